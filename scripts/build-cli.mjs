@@ -1,0 +1,22 @@
+// Bundles the CLI (and the engine it carries) into out/cli with esbuild, so `npx sluice` starts
+// fast without a TypeScript loader. Run by `npm install` (prepare) and `npm run build`.
+import { build } from 'esbuild';
+import { existsSync } from 'node:fs';
+
+const entryPoints = { sluice: 'src/cli/main.ts' };
+if (!existsSync(entryPoints.sluice)) {
+  console.log('build-cli: src/cli/main.ts not there yet, nothing to build');
+  process.exit(0);
+}
+await build({
+  entryPoints,
+  outdir: 'out/cli',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: true,
+  logLevel: 'warning',
+});

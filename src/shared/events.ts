@@ -1,0 +1,145 @@
+// The one event model of Sluice. The engine emits these objects; the CLI prints them as NDJSON
+// (`--json`) or renders them for a terminal, the Electron main process and the web host relay
+// them (batched) to the renderer, and tests assert on them. Plain JSON-serialisable data only.
+
+export type JobKind = 'apply' | 'clone' | 'bundle' | 'verify' | 'serve';
+
+/** On-the-wire or on-disk stream-clone format. */
+export type StreamFormat = 'packed1' | 'stream-v1' | 'stream-v2';
+
+export type JobPhase =
+  | 'connect' // HTTP: capabilities, negotiation
+  | 'download' // fetching a clone bundle before applying it
+  | 'write' // streaming entries into the temporary repository
+  | 'finalize' // requirements, fncache, phases, bookmarks, hgrc, rename into place
+  | 'verify' // optional verification after clone/apply
+  | 'generate' // producing a bundle or a served stream
+  | 'cleanup'; // removing the temporary directory after an error or a cancel
+
+/** Which vfs an entry belongs to, as in stream v2 (`s` store, `c` cache). */
+export type VfsKey = 's' | 'c';
+
+export interface BaseEvent {
+  jobId: string;
+  /** ms since the Unix epoch */
+  time: number;
+}
+
+export interface StartEvent extends BaseEvent {
+  type: 'start';
+  kind: JobKind;
+  format?: StreamFormat;
+  /** Entries announced by the stream header (0 when unknown, e.g. before the header arrives). */
+  files: number;
+  /** Data bytes announced by the stream header (entry headers excluded, like hg's bytecount). */
+  bytes: number;
+  requirements: string[];
+  source: string;
+  dest?: string;
+}
+
+export interface PhaseEvent extends BaseEvent {
+  type: 'phase';
+  phase: JobPhase;
+}
+
+/** Throttled to about 10 per second by the engine, plus one final event at 100 %. */
+export interface ProgressEvent extends BaseEvent {
+  type: 'progress';
+  bytes: number;
+  files: number;
+  totalBytes: number;
+  totalFiles: number;
+  /** Moving-window rate over the last ~2 s. */
+  bytesPerSec: number;
+  elapsedMs: number;
+  /** undefined while no rate is known */
+  etaMs?: number;
+}
+
+export interface FileEntry {
+  vfs: VfsKey;
+  /** Unencoded store path (`data/foo.i`) or cache name. */
+  name: string;
+  size: number;
+}
+
+/** Per-file debug events, always batched (never one message per file). */
+export interface FilesEvent extends BaseEvent {
+  type: 'files';
+  entries: FileEntry[];
+}
+
+export interface CloseStats {
+  /** whether the background closer was active for this job */
+  background: boolean;
+  threads: number;
+  /** files closed by the background threads */
+  backgroundClosed: number;
+  /** files closed synchronously on the writer */
+  syncClosed: number;
+  /** total time the writer spent blocked on closes (sync closes plus waiting on a full queue) */
+  writerWaitMs: number;
+}
+
+export interface DoneEvent extends BaseEvent {
+  type: 'done';
+  wallMs: number;
+  userCpuMs: number;
+  systemCpuMs: number;
+  bytes: number;
+  files: number;
+  close?: CloseStats;
+  peakRssBytes?: number;
+  /** final path of the result (repository or bundle) */
+  result?: string;
+}
+
+export interface ErrorEvent extends BaseEvent {
+  type: 'error';
+  code: string;
+  message: string;
+}
+
+export interface LogEvent extends BaseEvent {
+  type: 'log';
+  level: 'debug' | 'info' | 'warn';
+  message: string;
+}
+
+export type SluiceEvent =
+  | StartEvent
+  | PhaseEvent
+  | ProgressEvent
+  | FilesEvent
+  | DoneEvent
+  | ErrorEvent
+  | LogEvent;
+
+export type EventSink = (event: SluiceEvent) => void;
+
+/** hg's `--debug` line for one streamed file (streamclone.py: consumev1/consumev2). */
+export function debugLine(entry: FileEntry): string {
+  return `adding [${entry.vfs}] ${entry.name} (${formatHgBytes(entry.size)})`;
+}
+
+/** Mercurial's util.bytecount: `66 bytes`, `1.21 KB`, `12.3 MB`. */
+export function formatHgBytes(n: number): string {
+  const units: [number, number, string][] = [
+    [100, 1 << 30, 'GB'],
+    [10, 1 << 30, 'GB'],
+    [1, 1 << 30, 'GB'],
+    [100, 1 << 20, 'MB'],
+    [10, 1 << 20, 'MB'],
+    [1, 1 << 20, 'MB'],
+    [100, 1 << 10, 'KB'],
+    [10, 1 << 10, 'KB'],
+    [1, 1 << 10, 'KB'],
+  ];
+  const digits = [0, 1, 2, 0, 1, 2, 0, 1, 2];
+  for (let i = 0; i < units.length; i++) {
+    const [mult, div, unit] = units[i]!;
+    if (Math.abs(n) >= div * mult) return `${(n / div).toFixed(digits[i]!)} ${unit}`;
+  }
+  return `${n} bytes`;
+}

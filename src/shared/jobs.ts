@@ -1,0 +1,93 @@
+// Job requests: what a user (CLI flags, the app's dialogs, tests) asks the engine to do.
+// The same objects cross the IPC boundary, so they are plain data, validated in main
+// (src/shared/validate.ts) before they reach the engine.
+
+/** hg's worker.backgroundclose: `auto` = what the benchmark showed fastest for this platform. */
+export type BackgroundCloseMode = 'on' | 'off' | 'auto';
+
+export interface CloserOptions {
+  backgroundClose: BackgroundCloseMode;
+  /** worker.backgroundclosethreadcount (default 4) */
+  closeThreads: number;
+  /** worker.backgroundcloseminfilecount (default 2048): fewer files stay synchronous */
+  minFileCount: number;
+  /** worker.backgroundclosemaxqueue (default 384) */
+  maxQueue: number;
+}
+
+export const DEFAULT_CLOSER_OPTIONS: CloserOptions = {
+  backgroundClose: 'auto',
+  closeThreads: 4,
+  minFileCount: 2048,
+  maxQueue: 384,
+};
+
+export type BundleType = 'packed1' | 'v2';
+export type BundleCompression = 'none' | 'gzip' | 'zstd';
+export type StreamVersionChoice = 'auto' | 'v1' | 'v2';
+
+export interface ApplyRequest {
+  kind: 'apply';
+  bundlePath: string;
+  dest: string;
+  closer?: Partial<CloserOptions>;
+  verify?: boolean;
+}
+
+export interface CloneRequest {
+  kind: 'clone';
+  url: string;
+  dest: string;
+  stream?: StreamVersionChoice;
+  closer?: Partial<CloserOptions>;
+  verify?: boolean;
+  /** extra CA file (PEM) for https */
+  caFile?: string;
+  /** use a clone bundle advertised by the server when one fits (default true) */
+  cloneBundles?: boolean;
+}
+
+export interface BundleRequest {
+  kind: 'bundle';
+  repo: string;
+  out: string;
+  type?: BundleType;
+  compression?: BundleCompression;
+  /** bundle2 payload chunk size; default 32768, 4096 reproduces pre-4.5 hg */
+  chunkSize?: number;
+}
+
+export interface VerifyRequest {
+  kind: 'verify';
+  repo: string;
+}
+
+export type JobRequest = ApplyRequest | CloneRequest | BundleRequest | VerifyRequest;
+
+/** What `inspectBundle` reads from a bundle's header without applying it (drop dialog). */
+export interface BundleInfo {
+  path: string;
+  type: 'packed1' | 'v2';
+  /** bundle2 `Compression` (UN, GZ, BZ, ZS); packed1 is always UN */
+  compression: 'UN' | 'GZ' | 'BZ' | 'ZS';
+  requirements: string[];
+  files: number;
+  bytes: number;
+  /** requirements Sluice cannot apply; non-empty means the bundle will be refused */
+  unsupported: string[];
+  sizeOnDisk: number;
+}
+
+/** What `probeServer` learns from a URL before cloning ("test connection"). */
+export interface ServerInfo {
+  url: string;
+  streamV1: boolean;
+  streamV2: boolean;
+  streamRequirements: string[];
+  compression: string[];
+  cloneBundles: boolean;
+  /** heads count from the server, when asked */
+  heads?: number;
+  /** set when the server needs credentials */
+  authRequired?: boolean;
+}
