@@ -1,0 +1,102 @@
+// The one definition of the IPC contract between the renderer and the engine host (Electron main
+// via preload, or the web host via its WebSocket bridge). Main, preload, web host and renderer all
+// derive their signatures from these maps, so a renamed or mistyped channel fails to compile.
+
+import type { SluiceEvent } from './events';
+import type { BundleInfo, JobRequest, ServerInfo } from './jobs';
+
+export interface JobSummary {
+  jobId: string;
+  request: JobRequest;
+  state: 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+  startedAt: number;
+  endedAt?: number;
+}
+
+/** A persisted record of a finished job, for history and comparisons. */
+export interface HistoryRecord {
+  jobId: string;
+  request: JobRequest;
+  label?: string;
+  state: 'done' | 'failed' | 'cancelled';
+  startedAt: number;
+  endedAt: number;
+  /** the done event (timings, close stats), when it finished */
+  done?: Extract<SluiceEvent, { type: 'done' }>;
+  error?: { code: string; message: string };
+  /** throughput samples [elapsedMs, bytesPerSec] for the over-time chart, downsampled (<= 200) */
+  samples?: [number, number][];
+}
+
+export interface SampleRepoInfo {
+  url: string;
+  name: string;
+  files: number;
+}
+
+export interface AppInfo {
+  version: string;
+  platform: NodeJS.Platform | string;
+  /** 'electron' or 'web' — the renderer must not need it, but shows it in About */
+  host: 'electron' | 'web';
+  defaultCloneDir: string;
+}
+
+/** Request/response calls (renderer -> host). */
+export interface InvokeMap {
+  'app:info': { args: []; result: AppInfo };
+  'job:start': { args: [request: JobRequest, label?: string]; result: { jobId: string } };
+  'job:cancel': { args: [jobId: string]; result: void };
+  'job:list': { args: []; result: JobSummary[] };
+  'bundle:inspect': { args: [path: string]; result: BundleInfo };
+  'server:probe': { args: [url: string]; result: ServerInfo };
+  'sample:get': { args: []; result: SampleRepoInfo };
+  'history:list': { args: []; result: HistoryRecord[] };
+  'history:clear': { args: []; result: void };
+  'dialog:pickDirectory': { args: [defaultPath?: string]; result: string | null };
+  'dialog:pickBundle': { args: []; result: string | null };
+  'shell:openPath': { args: [path: string]; result: void };
+  'shell:openExternal': { args: [url: string]; result: void };
+  'file:writeText': { args: [suggestedName: string, text: string]; result: string | null };
+  'credentials:answer': { args: [requestId: string, answer: { user: string; password: string } | null]; result: void };
+}
+
+/** Pushes (host -> renderer). Events arrive batched: at most ~20 messages per second per job. */
+export interface PushMap {
+  'job:events': { jobId: string; events: SluiceEvent[] };
+  'job:state': JobSummary;
+  'credentials:request': { requestId: string; url: string; realm: string };
+  /** a bundle file opened from the OS (file association) or the command line */
+  'bundle:opened': { path: string };
+}
+
+export type InvokeChannel = keyof InvokeMap;
+export type PushChannel = keyof PushMap;
+
+/** The API the preload exposes as `window.sluice` (and the web host's bridge implements). */
+export interface SluiceApi {
+  invoke<C extends InvokeChannel>(channel: C, ...args: InvokeMap[C]['args']): Promise<InvokeMap[C]['result']>;
+  on<C extends PushChannel>(channel: C, listener: (payload: PushMap[C]) => void): () => void;
+  /** Path of a dropped File (Electron: webUtils.getPathForFile; web host: uploads the bytes to a temp file). */
+  pathForFile(file: File): Promise<string>;
+}
+
+export const INVOKE_CHANNELS: readonly InvokeChannel[] = [
+  'app:info',
+  'job:start',
+  'job:cancel',
+  'job:list',
+  'bundle:inspect',
+  'server:probe',
+  'sample:get',
+  'history:list',
+  'history:clear',
+  'dialog:pickDirectory',
+  'dialog:pickBundle',
+  'shell:openPath',
+  'shell:openExternal',
+  'file:writeText',
+  'credentials:answer',
+];
+
+export const PUSH_CHANNELS: readonly PushChannel[] = ['job:events', 'job:state', 'credentials:request', 'bundle:opened'];
