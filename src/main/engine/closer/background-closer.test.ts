@@ -1,0 +1,238 @@
+import { closeSync, fstatSync, openSync, mkdtempSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SluiceError } from '../errors';
+import { BackgroundCloser, planCloser, threadpoolSizeFor, type CloseImpl } from './background-closer';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sluice-closer-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function openFiles(n: number): number[] {
+  const fds: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const fd = openSync(join(dir, `f${fds.length}-${i}`), 'w');
+    writeSync(fd, 'x');
+    fds.push(fd);
+  }
+  return fds;
+}
+
+function isOpen(fd: number): boolean {
+  try {
+    fstatSync(fd);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A close that takes `ms` of latency before really closing (NTFS + antivirus in miniature). */
+function slowClose(ms: number, log?: { active: number; maxActive: number }): CloseImpl {
+  return (fd, cb) => {
+    if (log) log.maxActive = Math.max(log.maxActive, ++log.active);
+    setTimeout(() => {
+      if (log) log.active--;
+      try {
+        closeSync(fd);
+        cb(null);
+      } catch (e) {
+        cb(e as NodeJS.ErrnoException);
+      }
+    }, ms);
+  };
+}
+
+/** The writer's loop: hand every fd to the closer, awaiting only when it asks to. */
+async function writeAll(closer: BackgroundCloser, fds: number[]): Promise<void> {
+  for (const fd of fds) {
+    const wait = closer.close(fd);
+    if (wait) await wait;
+  }
+}
+
+describe('planCloser', () => {
+  it('auto is on for Windows only, off elsewhere', () => {
+    expect(planCloser({ backgroundClose: 'auto' }, 5000, 'win32', 40).background).toBe(true);
+    expect(planCloser({ backgroundClose: 'auto' }, 5000, 'linux', 40).background).toBe(false);
+    expect(planCloser({ backgroundClose: 'auto' }, 5000, 'darwin', 40).background).toBe(false);
+  });
+  it('on/off override the platform; a known count below minFileCount stays synchronous', () => {
+    expect(planCloser({ backgroundClose: 'on' }, 5000, 'linux', 40).background).toBe(true);
+    expect(planCloser({ backgroundClose: 'off' }, 5000, 'win32', 40).background).toBe(false);
+    expect(planCloser({ backgroundClose: 'on', minFileCount: 2048 }, 2047, 'linux', 40).background).toBe(false);
+    expect(planCloser({ backgroundClose: 'on', minFileCount: 2048 }, 2048, 'linux', 40).background).toBe(true);
+    // unknown count (0): like hg's expectedcount=-1, the threshold does not apply
+    expect(planCloser({ backgroundClose: 'on', minFileCount: 2048 }, 0, 'linux', 40).background).toBe(true);
+  });
+  it('never plans more closes in flight than the threadpool can run next to the reads', () => {
+    expect(planCloser({ backgroundClose: 'on', closeThreads: 64 }, 0, 'linux', 4).threads).toBe(2);
+    expect(planCloser({ backgroundClose: 'on', closeThreads: 8 }, 0, 'linux', 64).threads).toBe(8);
+    expect(threadpoolSizeFor(32)).toBe(34);
+    expect(threadpoolSizeFor(1)).toBe(4);
+  });
+  it('ignores undefined fields (partial options from a request)', () => {
+    const plan = planCloser({ backgroundClose: 'on', closeThreads: undefined, maxQueue: 7 }, 0, 'linux', 64);
+    expect(plan.threads).toBeGreaterThan(0);
+    expect(plan.maxQueue).toBe(7);
+  });
+});
+
+describe('BackgroundCloser', () => {
+  it('off: closes synchronously on the writer and counts it', async () => {
+    const closer = new BackgroundCloser({ background: false, threads: 0, maxQueue: 10 });
+    const fds = openFiles(20);
+    await writeAll(closer, fds);
+    expect(fds.every((fd) => !isOpen(fd))).toBe(true);
+    const stats = await closer.drain();
+    expect(stats).toMatchObject({ background: false, threads: 0, backgroundClosed: 0, syncClosed: 20 });
+  });
+
+  it('on: hides close latency behind the writer (40 closes of 20 ms in well under 40 x 20 ms)', async () => {
+    const n = 40;
+    const latency = 20;
+    const log = { active: 0, maxActive: 0 };
+    const closer = new BackgroundCloser({ background: true, threads: 8, maxQueue: 16 }, slowClose(latency, log));
+    const fds = openFiles(n);
+    const t0 = performance.now();
+    await writeAll(closer, fds);
+    const stats = await closer.drain();
+    const elapsed = performance.now() - t0;
+    // Serial closing would take n * latency = 800 ms; 8 in flight need ~n/8 * latency = 100 ms.
+    expect(elapsed).toBeLessThan((n * latency) / 3);
+    expect(log.maxActive).toBe(8);
+    expect(stats).toMatchObject({ background: true, threads: 8, backgroundClosed: n, syncClosed: 0 });
+    expect(fds.every((fd) => !isOpen(fd))).toBe(true);
+  });
+
+  it('the same slow close without the closer costs the full latency per file (control)', async () => {
+    const n = 10;
+    const latency = 20;
+    const closer = new BackgroundCloser({ background: true, threads: 1, maxQueue: 1 }, slowClose(latency));
+    const fds = openFiles(n);
+    const t0 = performance.now();
+    await writeAll(closer, fds);
+    const stats = await closer.drain();
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(n * latency * 0.9);
+    // one thread, queue of one: the writer waited for nearly all of it
+    expect(stats.writerWaitMs).toBeGreaterThan(n * latency * 0.6);
+  });
+
+  it('bounds the queue: the writer waits when maxQueue fds are queued behind the threads', async () => {
+    const log = { active: 0, maxActive: 0 };
+    let closed = 0;
+    const inner = slowClose(5, log);
+    const counting: CloseImpl = (fd, cb) => inner(fd, (err) => (closed++, cb(err)));
+    const closer = new BackgroundCloser({ background: true, threads: 2, maxQueue: 3 }, counting);
+    let waited = 0;
+    let maxOpen = 0;
+    for (let i = 0; i < 12; i++) {
+      const wait = closer.close(openFiles(1)[0]!);
+      maxOpen = Math.max(maxOpen, i + 1 - closed);
+      if (wait) {
+        waited++;
+        await wait;
+      }
+    }
+    await closer.drain();
+    expect(closed).toBe(12);
+    expect(waited).toBeGreaterThan(0);
+    // at most 2 in flight + 3 queued are still open at any time
+    expect(maxOpen).toBe(5);
+    expect(log.maxActive).toBe(2);
+  });
+
+  it('a failed close fails the next close() call, and still closes the fd it was given', async () => {
+    let calls = 0;
+    const failing: CloseImpl = (fd, cb) => {
+      calls++;
+      closeSync(fd);
+      setImmediate(() => cb(calls === 2 ? Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' }) : null));
+    };
+    const closer = new BackgroundCloser({ background: true, threads: 1, maxQueue: 4 }, failing);
+    const fds = openFiles(5);
+    closer.close(fds[0]!);
+    closer.close(fds[1]!);
+    await new Promise((r) => setTimeout(r, 20));
+    let thrown: unknown;
+    try {
+      closer.close(fds[2]!);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(SluiceError);
+    expect((thrown as SluiceError).code).toBe('CLOSE_FAILED');
+    expect((thrown as SluiceError).message).toContain('EIO');
+    expect(isOpen(fds[2]!)).toBe(false);
+    // drain reports it too (the error is not consumed by the first throw, unlike hg)
+    await expect(closer.drain()).rejects.toMatchObject({ code: 'CLOSE_FAILED' });
+    closeSync(fds[3]!);
+    closeSync(fds[4]!);
+  });
+
+  it('an error raised after the last enqueue surfaces at drain (hg drops it)', async () => {
+    const failing: CloseImpl = (fd, cb) => {
+      closeSync(fd);
+      setTimeout(() => cb(Object.assign(new Error('ENOSPC: no space left on device, close'), { code: 'ENOSPC' })), 5);
+    };
+    const closer = new BackgroundCloser({ background: true, threads: 4, maxQueue: 4 }, failing);
+    await writeAll(closer, openFiles(3));
+    await expect(closer.drain()).rejects.toMatchObject({ code: 'CLOSE_FAILED', details: { errno: 'ENOSPC' } });
+  });
+
+  it('drain closes every queued fd even after a failure (no fd outlives the job)', async () => {
+    let first = true;
+    const failOnce: CloseImpl = (fd, cb) => {
+      setTimeout(() => {
+        closeSync(fd);
+        const fail = first;
+        first = false;
+        cb(fail ? Object.assign(new Error('EIO'), { code: 'EIO' }) : null);
+      }, 2);
+    };
+    const closer = new BackgroundCloser({ background: true, threads: 2, maxQueue: 50 }, failOnce);
+    const fds = openFiles(30);
+    for (const fd of fds) closer.close(fd); // queue of 50: never asks to wait
+    await expect(closer.drain()).rejects.toMatchObject({ code: 'CLOSE_FAILED' });
+    expect(fds.filter(isOpen)).toEqual([]);
+  });
+
+  it('a writer blocked on a full queue is released by a failure and then sees it', async () => {
+    const failing: CloseImpl = (fd, cb) => {
+      setTimeout(() => {
+        closeSync(fd);
+        cb(Object.assign(new Error('EIO'), { code: 'EIO' }));
+      }, 5);
+    };
+    const closer = new BackgroundCloser({ background: true, threads: 1, maxQueue: 1 }, failing);
+    const fds = openFiles(4);
+    const handed: number[] = [];
+    const writer = async () => {
+      for (const fd of fds) {
+        handed.push(fd);
+        const wait = closer.close(fd);
+        if (wait) await wait;
+      }
+    };
+    await expect(writer()).rejects.toMatchObject({ code: 'CLOSE_FAILED' });
+    await expect(closer.drain()).rejects.toMatchObject({ code: 'CLOSE_FAILED' });
+    // every fd handed over is closed, including the one whose close() threw
+    expect(handed.length).toBeLessThan(fds.length);
+    expect(handed.filter(isOpen)).toEqual([]);
+    for (const fd of fds.filter(isOpen)) closeSync(fd);
+  });
+
+  it('real fs.close on the threadpool closes everything', async () => {
+    const closer = new BackgroundCloser({ background: true, threads: 2, maxQueue: 8 });
+    const fds = openFiles(100);
+    await writeAll(closer, fds);
+    const stats = await closer.drain();
+    expect(stats.backgroundClosed).toBe(100);
+    expect(fds.filter(isOpen)).toEqual([]);
+  });
+});
