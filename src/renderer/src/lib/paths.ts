@@ -1,0 +1,55 @@
+// Path helpers for the renderer, which has no node:path. The host tells us its platform (app:info);
+// Windows paths use backslashes, everything else forward slashes.
+
+export function pathSeparator(platform: string | undefined): '/' | '\\' {
+  return platform === 'win32' ? '\\' : '/';
+}
+
+export function joinPath(dir: string, name: string, platform?: string): string {
+  const sep = pathSeparator(platform);
+  const trimmed = dir.replace(/[\\/]+$/, '');
+  return trimmed === '' ? `${sep}${name}` : `${trimmed}${sep}${name}`;
+}
+
+export function baseName(p: string): string {
+  const parts = p.split(/[\\/]/).filter(Boolean);
+  return parts[parts.length - 1] ?? p;
+}
+
+export function dirName(p: string): string {
+  const i = Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\'));
+  return i <= 0 ? p.slice(0, i + 1) : p.slice(0, i);
+}
+
+/** The folder name hg would choose for a clone of `url` (hg.defaultdest: last path segment). */
+export function repoNameFromUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    const segs = u.pathname.split('/').filter(Boolean);
+    const last = segs[segs.length - 1];
+    const name = last ? decodeURIComponent(last) : u.hostname;
+    return sanitizeFolderName(name.replace(/\.hg$/i, '')) || 'repository';
+  } catch {
+    return 'repository';
+  }
+}
+
+/** Name for the repository created from a bundle file: the file name without its extension. */
+export function repoNameFromBundle(bundlePath: string): string {
+  const base = baseName(bundlePath).replace(/\.(hg|bundle|bin|hgs1|packed1)$/i, '');
+  return sanitizeFolderName(base) || 'repository';
+}
+
+function sanitizeFolderName(name: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are invalid in folder names
+  return name.replace(/[<>:"|?*\u0000-\u001f]/g, '_').replace(/^\.+/, '').trim();
+}
+
+/** `base`, `base-2`, `base-3`… the first not in `taken`. */
+export function uniquePath(base: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(base)) return base;
+  for (let i = 2; ; i++) {
+    const candidate = `${base}-${i}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}

@@ -1,0 +1,183 @@
+// Turns "compare these settings" into the sequence of jobs to run, and their results into JSON/CSV.
+// One scenario, parametrized (as hg's own tests do with #testcases): every chosen closer setting is
+// crossed with the chosen chunk sizes / stream versions / emulated latencies, each repeated N times.
+
+import type { ApplyRequest, BundleRequest, CloneRequest, CloserOptions } from '../../../shared/jobs';
+import { joinPath } from '../lib/paths';
+import { megabytesPerSec } from '../lib/format';
+import type { CloserChoice, ComparisonChoices, ComparisonConfig, ComparisonResult, ComparisonRun, ComparisonSource, TransferJob } from './types';
+
+export const CLOSER_THREAD_CHOICES = [1, 2, 4, 8] as const;
+export const CHUNK_SIZE_CHOICES = [4096, 32768] as const;
+
+export function closerLabel(c: CloserChoice): string {
+  return c.background === 'off' ? 'closer off' : `closer on, ${c.threads} thread${c.threads === 1 ? '' : 's'}`;
+}
+
+export function closerOptions(c: CloserChoice): Partial<CloserOptions> {
+  // minFileCount 1: hg only closes in the background from worker.backgroundcloseminfilecount (2048)
+  // files on; a comparison of "on" must really use the closer, whatever the repository size.
+  return c.background === 'off' ? { backgroundClose: 'off' } : { backgroundClose: 'on', closeThreads: c.threads, minFileCount: 1 };
+}
+
+export function chunkLabel(size: number): string {
+  return `${size / 1024} KiB chunks`;
+}
+
+export function latencyLabel(us: number): string {
+  return us === 0 ? 'no emulated latency' : `emulated close latency ${us >= 1000 ? `${us / 1000} ms` : `${us} µs`}`;
+}
+
+function slug(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+}
+
+/** Adds the emulated latency to a request in the field the host understands (see host capability). */
+export type LatencyApplier = (request: ApplyRequest | CloneRequest, latencyUs: number) => ApplyRequest | CloneRequest;
+
+export function planComparison(
+  source: ComparisonSource,
+  choices: ComparisonChoices,
+  outDir: string,
+  platform?: string,
+  applyLatency?: LatencyApplier,
+): ComparisonConfig[] {
+  const closers = choices.closer.length ? choices.closer : [{ background: 'off' } as CloserChoice];
+  const latencies: (number | undefined)[] = applyLatency && choices.latenciesUs.length ? choices.latenciesUs : [undefined];
+  type Variant = { label: string | null; build: (dest: string, closer: Partial<CloserOptions>) => ApplyRequest | CloneRequest; prepare?: BundleRequest };
+  let variants: Variant[];
+  switch (source.kind) {
+    case 'bundle':
+      variants = [{ label: null, build: (dest, closer) => ({ kind: 'apply', bundlePath: source.bundlePath, dest, closer, verify: false }) }];
+      break;
+    case 'url': {
+      const streams = choices.streams.length ? choices.streams : (['v2'] as const);
+      variants = streams.map((stream) => ({
+        label: `stream ${stream}`,
+        build: (dest, closer) => ({ kind: 'clone', url: source.url, dest, stream, closer, verify: false, cloneBundles: false }),
+      }));
+      break;
+    }
+    case 'repo': {
+      const sizes = choices.chunkSizes.length ? choices.chunkSizes : [32768];
+      variants = sizes.map((chunkSize) => {
+        const out = joinPath(outDir, `stream-v2-${chunkSize / 1024}k.hg`, platform);
+        return {
+          label: chunkLabel(chunkSize),
+          prepare: { kind: 'bundle', repo: source.repo, out, type: 'v2', compression: 'none', chunkSize },
+          build: (dest, closer) => ({ kind: 'apply', bundlePath: out, dest, closer, verify: false }),
+        };
+      });
+      break;
+    }
+  }
+  const repeat = Math.max(1, Math.min(10, Math.round(choices.repeat)));
+  const configs: ComparisonConfig[] = [];
+  let n = 0;
+  for (const latency of latencies) {
+    for (const variant of variants) {
+      for (const closer of closers) {
+        for (let run = 1; run <= repeat; run++) {
+          n++;
+          const parts = [variant.label, closerLabel(closer), latency !== undefined ? latencyLabel(latency) : null].filter(Boolean) as string[];
+          const label = parts.join(' · ') + (repeat > 1 ? ` #${run}` : '');
+          const dest = joinPath(outDir, `${String(n).padStart(2, '0')}-${slug(label)}`, platform);
+          let request = variant.build(dest, closerOptions(closer));
+          if (latency !== undefined && applyLatency) request = applyLatency(request, latency);
+          configs.push({
+            id: `c${n}`,
+            label,
+            request,
+            run,
+            ...(variant.prepare ? { prepare: variant.prepare } : {}),
+            ...(latency !== undefined ? { emulatedLatencyUs: latency } : {}),
+          });
+        }
+      }
+    }
+  }
+  return configs;
+}
+
+/** Reads the measured numbers of a finished job (its done event). */
+export function resultFromJob(base: ComparisonResult, job: TransferJob): ComparisonResult {
+  if (job.state !== 'done' || !job.done) {
+    return { ...base, jobId: job.jobId, state: job.state === 'cancelled' ? 'cancelled' : 'failed', error: job.error };
+  }
+  const d = job.done;
+  return {
+    ...base,
+    jobId: job.jobId,
+    state: 'done',
+    wallMs: d.wallMs,
+    userCpuMs: d.userCpuMs,
+    systemCpuMs: d.systemCpuMs,
+    bytes: d.bytes,
+    files: d.files,
+    mbPerSec: megabytesPerSec(d.bytes, d.wallMs),
+    samples: job.samples,
+    ...(d.close ? { close: d.close } : {}),
+    ...(d.peakRssBytes !== undefined ? { peakRssBytes: d.peakRssBytes } : {}),
+    ...(d.result !== undefined ? { result: d.result } : {}),
+  };
+}
+
+export function sourceLabel(source: ComparisonSource): string {
+  switch (source.kind) {
+    case 'bundle':
+      return `apply ${source.bundlePath}`;
+    case 'url':
+      return `clone ${source.url}`;
+    case 'repo':
+      return `bundle + apply ${source.repo}`;
+  }
+}
+
+export function comparisonToJson(run: ComparisonRun): string {
+  return JSON.stringify(
+    {
+      title: run.title,
+      source: run.source,
+      createdAt: new Date(run.createdAt).toISOString(),
+      outDir: run.outDir,
+      state: run.state,
+      results: run.results.map((r) => {
+        const config = run.configs.find((c) => c.id === r.configId);
+        return { ...r, request: config?.request, prepare: config?.prepare };
+      }),
+    },
+    null,
+    2,
+  );
+}
+
+const CSV_COLUMNS = ['label', 'state', 'wall_ms', 'user_cpu_ms', 'system_cpu_ms', 'bytes', 'files', 'mb_per_s', 'background_close', 'close_threads', 'writer_wait_ms', 'peak_rss_bytes', 'error'] as const;
+
+function csvCell(v: unknown): string {
+  if (v === undefined || v === null) return '';
+  const s = typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(3)) : String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function comparisonToCsv(run: ComparisonRun): string {
+  const rows = run.results.map((r) =>
+    [
+      r.label,
+      r.state,
+      r.wallMs,
+      r.userCpuMs,
+      r.systemCpuMs,
+      r.bytes,
+      r.files,
+      r.mbPerSec,
+      r.close ? String(r.close.background) : undefined,
+      r.close?.threads,
+      r.close?.writerWaitMs,
+      r.peakRssBytes,
+      r.error ? `${r.error.code}: ${r.error.message}` : undefined,
+    ]
+      .map(csvCell)
+      .join(','),
+  );
+  return [CSV_COLUMNS.join(','), ...rows].join('\n') + '\n';
+}

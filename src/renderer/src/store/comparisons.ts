@@ -1,0 +1,129 @@
+// Comparisons slice: runs one scenario under several configurations, strictly one job at a time
+// (parallel runs would measure each other), and keeps the numbers of each run's done event.
+
+import type { StateCreator } from 'zustand/vanilla';
+import { toUiError } from '../lib/errors';
+import { planComparison, resultFromJob, sourceLabel, type LatencyApplier } from './comparison-plan';
+import type { ComparisonResult, ComparisonRun, ComparisonsSlice, SluiceState, StoreDeps, TransferJob } from './types';
+
+export const COMPARISONS_KEY = 'sluice.comparisons.v1';
+const KEEP_FINISHED = 12;
+
+function readPersisted(storage: StoreDeps['storage']): ComparisonRun[] {
+  try {
+    const raw = storage?.getItem(COMPARISONS_KEY);
+    if (!raw) return [];
+    const runs = JSON.parse(raw) as ComparisonRun[];
+    return Array.isArray(runs) ? runs.filter((r) => r && typeof r.id === 'string' && Array.isArray(r.results)) : [];
+  } catch {
+    return [];
+  }
+}
+
+export function createComparisonsSlice(
+  deps: StoreDeps,
+  latencyApplier?: () => LatencyApplier | undefined,
+): StateCreator<SluiceState, [], [], ComparisonsSlice> {
+  return (set, get) => {
+    const cancelled = new Set<string>();
+    const current = new Map<string, string>();
+
+    const persist = (): void => {
+      const finished = get().comparisons.filter((r) => r.state !== 'running').slice(0, KEEP_FINISHED);
+      try {
+        deps.storage?.setItem(COMPARISONS_KEY, JSON.stringify(finished));
+      } catch {
+        // storage full: results stay for this session and can be exported
+      }
+    };
+
+    const update = (id: string, fn: (run: ComparisonRun) => ComparisonRun): void => {
+      set({ comparisons: get().comparisons.map((r) => (r.id === id ? fn(r) : r)) });
+    };
+    const updateResult = (id: string, configId: string, fn: (r: ComparisonResult) => ComparisonResult): void => {
+      update(id, (run) => ({ ...run, results: run.results.map((r) => (r.configId === configId ? fn(r) : r)) }));
+    };
+
+    const execute = async (id: string): Promise<void> => {
+      const run = get().comparisons.find((r) => r.id === id)!;
+      // bundles generated for chunk-size variants, shared by every config that applies them
+      const prepared = new Map<string, TransferJob>();
+      for (const config of run.configs) {
+        if (cancelled.has(id)) break;
+        try {
+          if (config.prepare) {
+            let bundleJob = prepared.get(config.prepare.out);
+            if (!bundleJob) {
+              updateResult(id, config.id, (r) => ({ ...r, state: 'preparing' }));
+              const jobId = await get().startJob(config.prepare, `Comparison: bundle ${config.prepare.chunkSize! / 1024} KiB chunks`, 'comparison');
+              current.set(id, jobId);
+              bundleJob = await get().waitForJob(jobId);
+              prepared.set(config.prepare.out, bundleJob);
+            }
+            if (bundleJob.state !== 'done') {
+              updateResult(id, config.id, (r) => ({
+                ...r,
+                state: bundleJob!.state === 'cancelled' ? 'cancelled' : 'failed',
+                error: bundleJob!.error ?? { code: 'UNKNOWN', message: 'bundle generation failed' },
+              }));
+              continue;
+            }
+          }
+          if (cancelled.has(id)) break;
+          const jobId = await get().startJob(config.request, `Comparison: ${config.label}`, 'comparison');
+          current.set(id, jobId);
+          updateResult(id, config.id, (r) => ({ ...r, state: 'running', jobId }));
+          const job = await get().waitForJob(jobId);
+          updateResult(id, config.id, (r) => resultFromJob(r, job));
+        } catch (e) {
+          updateResult(id, config.id, (r) => ({ ...r, state: 'failed', error: toUiError(e) }));
+        }
+      }
+      current.delete(id);
+      const wasCancelled = cancelled.delete(id);
+      update(id, (r) => {
+        const results = r.results.map((x) => (x.state === 'pending' || x.state === 'preparing' || x.state === 'running' ? { ...x, state: 'cancelled' as const } : x));
+        const anyDone = results.some((x) => x.state === 'done');
+        return { ...r, results, state: wasCancelled ? 'cancelled' : anyDone ? 'done' : 'failed' };
+      });
+      persist();
+    };
+
+    return {
+      comparisons: readPersisted(deps.storage),
+
+      runComparison: async (source, choices, outDir) => {
+        const info = get().appInfo;
+        const configs = planComparison(source, choices, outDir, info?.platform, latencyApplier?.());
+        const createdAt = Date.now();
+        const id = `cmp-${createdAt.toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
+        const run: ComparisonRun = {
+          id,
+          title: sourceLabel(source),
+          source,
+          createdAt,
+          outDir,
+          configs,
+          results: configs.map((c) => ({ configId: c.id, label: c.label, state: 'pending' })),
+          state: 'running',
+        };
+        set({ comparisons: [run, ...get().comparisons] });
+        void execute(id);
+        return id;
+      },
+
+      cancelComparison: async (id) => {
+        cancelled.add(id);
+        const jobId = current.get(id);
+        if (jobId) await get().cancelJob(jobId);
+      },
+
+      removeComparison: (id) => {
+        const run = get().comparisons.find((r) => r.id === id);
+        if (!run || run.state === 'running') return;
+        set({ comparisons: get().comparisons.filter((r) => r.id !== id) });
+        persist();
+      },
+    };
+  };
+}

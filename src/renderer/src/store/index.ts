@@ -1,0 +1,51 @@
+// The renderer's one store, made of slices. createSluiceStore() is vanilla zustand (node tests use
+// it directly with a fake api and a hand-driven scheduler); connectHost() wires the host's pushes.
+
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import { createComparisonsSlice } from './comparisons';
+import { createHistorySlice } from './history';
+import { createSettingsSlice } from './settings';
+import { createTransfersSlice } from './transfers';
+import { createUiSlice } from './ui';
+import type { LatencyApplier } from './comparison-plan';
+import type { SluiceState, StoreDeps } from './types';
+
+export type SluiceStore = StoreApi<SluiceState>;
+
+export interface CreateStoreOptions {
+  /** how the host wants emulated close latency passed in a request, if it offers it */
+  latencyApplier?: () => LatencyApplier | undefined;
+}
+
+export function createSluiceStore(deps: StoreDeps, options: CreateStoreOptions = {}): SluiceStore {
+  return createStore<SluiceState>()((...a) => ({
+    ...createTransfersSlice(deps)(...a),
+    ...createHistorySlice(deps)(...a),
+    ...createComparisonsSlice(deps, options.latencyApplier)(...a),
+    ...createSettingsSlice(deps)(...a),
+    ...createUiSlice(deps)(...a),
+  }));
+}
+
+/**
+ * Subscribes the store to the host's pushes and loads what the host already knows. Returns the
+ * disposer. The stall check runs on its own timer; it calls set() only when a flag changes.
+ */
+export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 1000): () => void {
+  const s = store.getState();
+  const offs = [
+    deps.api.on('job:events', ({ jobId, events }) => store.getState().ingestEvents(jobId, events)),
+    deps.api.on('job:state', (summary) => store.getState().ingestJobState(summary)),
+    deps.api.on('credentials:request', (req) => store.getState().promptCredentials(req)),
+    deps.api.on('bundle:opened', ({ path }) => void store.getState().openBundle(path)),
+  ];
+  void s.loadAppInfo().catch((e: unknown) => s.notify({ tone: 'error', text: 'Could not reach the Sluice host', detail: String(e) }));
+  void s.loadJobs().catch(() => undefined);
+  const timer = setInterval(() => store.getState().checkStalled(), stallCheckMs);
+  return () => {
+    clearInterval(timer);
+    for (const off of offs) off();
+  };
+}
+
+export type { SluiceState, StoreDeps } from './types';

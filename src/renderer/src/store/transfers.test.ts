@@ -1,0 +1,215 @@
+import { describe, expect, it } from 'vitest';
+import { createSluiceStore } from './index';
+import { FakeHost, ManualScheduler } from '../testing/fake-host';
+import { doneEv, entries, errorEv, filesEv, phaseEv, progressEv, startEv } from '../testing/events';
+import { pushSample, SAMPLE_CAP } from './transfers';
+import type { JobRequest } from '../../../shared/jobs';
+
+function setup() {
+  const host = new FakeHost();
+  let jobSeq = 0;
+  host.handlers['job:start'] = () => ({ jobId: `job-${++jobSeq}` });
+  host.handlers['job:cancel'] = () => undefined;
+  const frames = new ManualScheduler();
+  let now = 10_000;
+  const store = createSluiceStore({ api: host, schedule: frames.schedule, now: () => now });
+  return { host, frames, store, advance: (ms: number) => (now += ms) };
+}
+
+const cloneRequest: JobRequest = { kind: 'clone', url: 'http://127.0.0.1:8000/repo', dest: '/tmp/dest' };
+
+describe('transfers slice: event reduction', () => {
+  it('applies many batches with one state update per frame', () => {
+    const { store, frames } = setup();
+    let updates = 0;
+    store.subscribe(() => updates++);
+    store.getState().ingestEvents('a', [startEv('a', 1_000_000)]);
+    for (let i = 1; i <= 20; i++) store.getState().ingestEvents('a', [progressEv('a', i * 50, i * 10_000, Math.floor(i / 4))]);
+    store.getState().ingestEvents('b', [startEv('b', 1_000_000, { kind: 'apply', source: '/x.hg' })]);
+    expect(updates).toBe(0);
+    expect(frames.waiting).toBe(1);
+    frames.runFrame();
+    expect(updates).toBe(1);
+    const a = store.getState().jobs['a']!;
+    expect(a.state).toBe('running');
+    expect(a.bytes).toBe(200_000);
+    expect(a.files).toBe(5);
+    expect(a.totalBytes).toBe(1_000_000);
+    expect(a.samples).toHaveLength(20);
+    expect(store.getState().jobOrder).toEqual(['b', 'a']);
+    // nothing queued: no frame requested, no update
+    frames.runFrame();
+    expect(updates).toBe(1);
+  });
+
+  it('computes files/sec over a ~2 s window of progress', () => {
+    const { store, frames } = setup();
+    const evs = [startEv('a', 1_000_000)];
+    for (let t = 0; t <= 4000; t += 100) evs.push(progressEv('a', t, t * 100, t / 10) as never);
+    store.getState().ingestEvents('a', evs);
+    frames.runFrame();
+    // 10 files per 100 ms
+    expect(store.getState().jobs['a']!.filesPerSec).toBeCloseTo(100, 5);
+  });
+
+  it('appends files events to the job log as hg debug lines', () => {
+    const { store, frames } = setup();
+    store.getState().ingestEvents('a', [startEv('a', 1_000_000, { files: 3, bytes: 1500 }), phaseEv('a', 'write'), filesEv('a', [{ vfs: 's', name: 'data/foo.i', size: 66 }, { vfs: 'c', name: 'branch2-served', size: 2048 }])]);
+    store.getState().ingestEvents('a', [doneEv('a', { bytes: 1500, wallMs: 500 })]);
+    frames.runFrame();
+    const log = store.getState().logOf('a');
+    const lines = Array.from({ length: log.length }, (_, i) => log.line(i));
+    expect(lines).toEqual([
+      'streaming all changes',
+      '3 files to transfer, 1.46 KB of data',
+      'phase: write',
+      'adding [s] data/foo.i (66 bytes)',
+      'adding [c] branch2-served (2.00 KB)',
+      'transferred 1.46 KB in 0.5 seconds (2.93 KB/sec)',
+    ]);
+    expect(store.getState().jobs['a']!.logLines).toBe(6);
+  });
+
+  it('keeps up to 300k log lines and exports them all', () => {
+    const { store, frames } = setup();
+    store.getState().ingestEvents('a', [startEv('a', 1_000_000, { files: 0, kind: 'apply' })]);
+    for (let i = 0; i < 30; i++) store.getState().ingestEvents('a', [filesEv('a', entries(10_000, i * 10_000))]);
+    frames.runFrame();
+    const log = store.getState().logOf('a');
+    expect(log.length).toBe(300_000);
+    expect(log.dropped).toBe(0);
+    const text = log.toText();
+    expect(text.split('\n')).toHaveLength(300_001);
+    expect(text.startsWith('adding [s] data/file0.i (64 bytes)\n')).toBe(true);
+    expect(text.endsWith('adding [s] data/file299999.i (9.83 KB)\n')).toBe(true);
+    // beyond the cap the oldest go, and the export says so
+    store.getState().ingestEvents('a', [filesEv('a', entries(5, 300_000))]);
+    frames.runFrame();
+    expect(log.length).toBeLessThanOrEqual(300_000);
+    expect(log.total).toBe(300_005);
+    expect(log.dropped).toBeGreaterThanOrEqual(30_000);
+    expect(log.dropped + log.length).toBe(300_005);
+    expect(log.toText().split('\n')[0]).toBe(`# ${log.dropped} earlier lines were dropped (the log keeps the last 300000)`);
+    expect(log.line(log.length - 1)).toBe('adding [s] data/file300004.i (68 bytes)');
+  });
+
+  it('marks done with the done event timings, and failed/cancelled from error codes', () => {
+    const { store, frames } = setup();
+    const s = store.getState();
+    s.ingestEvents('a', [startEv('a', 1_000_000), progressEv('a', 1000, 500_000, 5), doneEv('a')]);
+    s.ingestEvents('b', [startEv('b', 1_000_000), errorEv('b', 'NETWORK', 'connection refused')]);
+    s.ingestEvents('c', [startEv('c', 1_000_000), errorEv('c', 'CANCELLED')]);
+    frames.runFrame();
+    const { jobs } = store.getState();
+    expect(jobs['a']).toMatchObject({ state: 'done', bytes: 1_000_000, elapsedMs: 2000, dest: '/tmp/dest' });
+    expect(jobs['a']!.done?.userCpuMs).toBe(800);
+    expect(jobs['b']).toMatchObject({ state: 'failed', error: { code: 'NETWORK', message: 'connection refused' } });
+    expect(jobs['c']!.state).toBe('cancelled');
+    expect(store.getState().historyStale).toBe(true);
+  });
+
+  it('a late job:state never moves a finished job back to running', () => {
+    const { store, frames } = setup();
+    store.getState().ingestEvents('a', [startEv('a', 1_000_000), doneEv('a')]);
+    store.getState().ingestJobState({ jobId: 'a', request: cloneRequest, state: 'running', startedAt: 1_000_000 });
+    frames.runFrame();
+    expect(store.getState().jobs['a']!.state).toBe('done');
+    expect(store.getState().jobs['a']!.request).toEqual(cloneRequest);
+  });
+
+  it('downsamples the throughput samples but keeps their time span', () => {
+    let samples: [number, number][] = [];
+    for (let i = 0; i < 1000; i++) samples = pushSample(samples, [i * 100, i]);
+    expect(samples.length).toBeLessThanOrEqual(SAMPLE_CAP);
+    expect(samples.length).toBeGreaterThan(SAMPLE_CAP / 2);
+    expect(samples[samples.length - 1]![0]).toBe(99_900);
+    for (let i = 1; i < samples.length; i++) expect(samples[i]![0]).toBeGreaterThan(samples[i - 1]![0]);
+  });
+});
+
+describe('transfers slice: stalled detection', () => {
+  it('flags a running job without progress for stallSeconds and clears it when bytes move', () => {
+    const { store, frames, advance } = setup();
+    store.getState().setStallSeconds(10);
+    store.getState().ingestEvents('a', [startEv('a', 1_000_000), progressEv('a', 100, 1000, 1)]);
+    frames.runFrame();
+    advance(5_000);
+    // a progress event that moves nothing is not progress
+    store.getState().ingestEvents('a', [progressEv('a', 5100, 1000, 1)]);
+    frames.runFrame();
+    store.getState().checkStalled();
+    expect(store.getState().jobs['a']!.stalled).toBe(false);
+    advance(5_000);
+    store.getState().checkStalled();
+    expect(store.getState().jobs['a']!.stalled).toBe(true);
+    store.getState().ingestEvents('a', [progressEv('a', 11_000, 2000, 1)]);
+    frames.runFrame();
+    expect(store.getState().jobs['a']!.stalled).toBe(false);
+  });
+
+  it('never flags finished jobs, and does not update the store when nothing changes', () => {
+    const { store, frames, advance } = setup();
+    store.getState().ingestEvents('a', [startEv('a', 1_000_000), doneEv('a')]);
+    frames.runFrame();
+    let updates = 0;
+    store.subscribe(() => updates++);
+    advance(3_600_000);
+    store.getState().checkStalled();
+    expect(store.getState().jobs['a']!.stalled).toBe(false);
+    expect(updates).toBe(0);
+  });
+});
+
+describe('transfers slice: actions', () => {
+  it('starts a job, keeps its request, and retry re-submits the same request', async () => {
+    const { store, host, frames } = setup();
+    const id = await store.getState().startJob(cloneRequest, 'my clone');
+    expect(id).toBe('job-1');
+    expect(store.getState().jobs[id]).toMatchObject({ kind: 'clone', source: cloneRequest.url, dest: '/tmp/dest', label: 'my clone', state: 'queued' });
+    store.getState().ingestEvents(id, [startEv(id, 1_000_000), errorEv(id, 'NETWORK')]);
+    frames.runFrame();
+    const retried = await store.getState().retryJob(id);
+    expect(retried).toBe('job-2');
+    expect(host.callsTo('job:start')).toEqual([
+      [cloneRequest, 'my clone'],
+      [cloneRequest, 'my clone'],
+    ]);
+  });
+
+  it('events that arrive before job:start resolves are kept and merged', async () => {
+    const { store, host, frames } = setup();
+    host.handlers['job:start'] = async () => {
+      store.getState().ingestEvents('early', [startEv('early', 1_000_000), progressEv('early', 100, 10, 0)]);
+      frames.runFrame();
+      return { jobId: 'early' };
+    };
+    await store.getState().startJob(cloneRequest, 'x');
+    const job = store.getState().jobs['early']!;
+    expect(job.request).toEqual(cloneRequest);
+    expect(job.bytes).toBe(10);
+    expect(store.getState().jobOrder).toEqual(['early']);
+  });
+
+  it('cancel asks the host and waiters resolve when the job ends', async () => {
+    const { store, host, frames } = setup();
+    const id = await store.getState().startJob(cloneRequest);
+    const waiting = store.getState().waitForJob(id);
+    await store.getState().cancelJob(id);
+    expect(host.callsTo('job:cancel')).toEqual([[id]]);
+    expect(store.getState().jobs[id]!.cancelRequested).toBe(true);
+    store.getState().ingestEvents(id, [errorEv(id, 'CANCELLED')]);
+    frames.runFrame();
+    await expect(waiting).resolves.toMatchObject({ jobId: id, state: 'cancelled' });
+  });
+
+  it('dismiss and clear finished remove only terminal jobs', async () => {
+    const { store, frames } = setup();
+    store.getState().ingestEvents('a', [startEv('a', 1), doneEv('a')]);
+    store.getState().ingestEvents('b', [startEv('b', 1)]);
+    frames.runFrame();
+    store.getState().dismissJob('b');
+    expect(store.getState().jobOrder).toEqual(['b', 'a']);
+    store.getState().clearFinished();
+    expect(store.getState().jobOrder).toEqual(['b']);
+  });
+});

@@ -1,0 +1,381 @@
+// Transfers slice: every job the host runs, reduced from its event stream. Events arrive batched
+// (job:events, ~20 messages/s per job); they are queued and applied with ONE set() per animation
+// frame, however many jobs and batches arrived in between (GitHub Desktop's mistake was one store
+// update per progress line).
+
+import type { StateCreator } from 'zustand/vanilla';
+import { debugLine, formatHgBytes, type SluiceEvent } from '../../../shared/events';
+import type { JobSummary } from '../../../shared/ipc';
+import type { JobRequest } from '../../../shared/jobs';
+import { toUiError } from '../lib/errors';
+import { JobLog } from './job-log';
+import type { JobOrigin, SluiceState, StoreDeps, TransferJob, TransfersSlice } from './types';
+
+/** points kept for the throughput sparkline and the comparison chart */
+export const SAMPLE_CAP = 240;
+/** window of the files/sec rate, like the engine's ~2 s bytes/sec window */
+const FILES_RATE_WINDOW_MS = 2000;
+
+type QueueItem = { kind: 'events'; jobId: string; events: SluiceEvent[] } | { kind: 'state'; summary: JobSummary };
+
+export function describeRequest(request: JobRequest): { kind: TransferJob['kind']; source: string; dest?: string } {
+  switch (request.kind) {
+    case 'apply':
+      return { kind: 'apply', source: request.bundlePath, dest: request.dest };
+    case 'clone':
+      return { kind: 'clone', source: request.url, dest: request.dest };
+    case 'bundle':
+      return { kind: 'bundle', source: request.repo, dest: request.out };
+    case 'verify':
+      return { kind: 'verify', source: request.repo };
+  }
+}
+
+export function isTerminal(state: TransferJob['state']): boolean {
+  return state === 'done' || state === 'failed' || state === 'cancelled';
+}
+
+export function newTransferJob(jobId: string, now: number, init: Partial<TransferJob> = {}): TransferJob {
+  return {
+    jobId,
+    origin: 'user',
+    kind: 'apply',
+    state: 'queued',
+    source: '',
+    requirements: [],
+    startedAt: Date.now(),
+    bytes: 0,
+    files: 0,
+    totalBytes: 0,
+    totalFiles: 0,
+    elapsedMs: 0,
+    samples: [],
+    lastActivityAt: now,
+    stalled: false,
+    cancelRequested: false,
+    logLines: 0,
+    announced: false,
+    ...init,
+  };
+}
+
+/** Halves the sample list by averaging neighbours once it is full: the shape survives, memory does not grow. */
+export function pushSample(samples: [number, number][], sample: [number, number], cap = SAMPLE_CAP): [number, number][] {
+  const next = samples.concat([sample]);
+  if (next.length <= cap) return next;
+  const halved: [number, number][] = [];
+  for (let i = 0; i + 1 < next.length; i += 2) {
+    halved.push([next[i + 1]![0], (next[i]![1] + next[i + 1]![1]) / 2]);
+  }
+  if (next.length % 2 === 1) halved.push(next[next.length - 1]!);
+  return halved;
+}
+
+interface ReduceContext {
+  now: number;
+  log: JobLog;
+  /** [elapsedMs, files] of the last couple of seconds, for files/sec */
+  filesWindow: [number, number][];
+}
+
+/** Applies one job's events in order. Pure apart from appending to the job's log. */
+export function reduceJobEvents(job: TransferJob, events: readonly SluiceEvent[], ctx: ReduceContext): TransferJob {
+  let j = job;
+  for (const e of events) {
+    switch (e.type) {
+      case 'start': {
+        j = {
+          ...j,
+          kind: e.kind === 'serve' ? j.kind : e.kind,
+          format: e.format ?? j.format,
+          totalFiles: e.files || j.totalFiles,
+          totalBytes: e.bytes || j.totalBytes,
+          requirements: e.requirements,
+          source: e.source || j.source,
+          dest: e.dest ?? j.dest,
+          startedAt: e.time,
+          state: isTerminal(j.state) ? j.state : 'running',
+          lastActivityAt: ctx.now,
+        };
+        if (e.kind === 'clone') ctx.log.append('streaming all changes');
+        if (e.files > 0) {
+          // streamclone.py: "%d files to transfer, %s of data"
+          ctx.log.append(`${e.files} files to transfer, ${formatHgBytes(e.bytes)} of data`);
+          j = { ...j, announced: true };
+        }
+        break;
+      }
+      case 'phase':
+        if (e.phase !== j.phase) {
+          j = { ...j, phase: e.phase, lastActivityAt: ctx.now, stalled: false, state: isTerminal(j.state) ? j.state : 'running' };
+          ctx.log.append(`phase: ${e.phase}`);
+        }
+        break;
+      case 'progress': {
+        const moved = e.bytes !== j.bytes || e.files !== j.files;
+        const win = ctx.filesWindow;
+        win.push([e.elapsedMs, e.files]);
+        while (win.length > 2 && win[1]![0] <= e.elapsedMs - FILES_RATE_WINDOW_MS) win.shift();
+        const first = win[0]!;
+        const span = e.elapsedMs - first[0];
+        const filesPerSec = span > 0 ? ((e.files - first[1]) * 1000) / span : j.filesPerSec;
+        if (!j.announced && e.totalFiles > 0) {
+          ctx.log.append(`${e.totalFiles} files to transfer, ${formatHgBytes(e.totalBytes)} of data`);
+        }
+        j = {
+          ...j,
+          state: isTerminal(j.state) ? j.state : 'running',
+          bytes: e.bytes,
+          files: e.files,
+          totalBytes: e.totalBytes || j.totalBytes,
+          totalFiles: e.totalFiles || j.totalFiles,
+          bytesPerSec: e.bytesPerSec,
+          filesPerSec,
+          elapsedMs: e.elapsedMs,
+          etaMs: e.etaMs,
+          samples: pushSample(j.samples, [e.elapsedMs, e.bytesPerSec]),
+          announced: j.announced || e.totalFiles > 0,
+          ...(moved ? { lastActivityAt: ctx.now, stalled: false } : null),
+        };
+        break;
+      }
+      case 'files':
+        for (const entry of e.entries) ctx.log.append(debugLine(entry));
+        if (e.entries.length > 0) j = { ...j, lastActivityAt: ctx.now, stalled: false };
+        break;
+      case 'log':
+        ctx.log.append(e.level === 'warn' ? `warning: ${e.message}` : e.message);
+        break;
+      case 'done': {
+        if (j.kind === 'clone' || j.kind === 'apply') {
+          const secs = e.wallMs / 1000;
+          // streamclone.py: "transferred %s in %.1f seconds (%s/sec)"
+          const rate = secs > 0 ? formatHgBytes(e.bytes / secs) : formatHgBytes(e.bytes);
+          ctx.log.append(`transferred ${formatHgBytes(e.bytes)} in ${secs.toFixed(1)} seconds (${rate}/sec)`);
+        }
+        j = {
+          ...j,
+          state: 'done',
+          done: e,
+          endedAt: e.time,
+          bytes: e.bytes || j.bytes,
+          files: e.files || j.files,
+          totalBytes: Math.max(j.totalBytes, e.bytes),
+          totalFiles: Math.max(j.totalFiles, e.files),
+          elapsedMs: e.wallMs,
+          etaMs: undefined,
+          stalled: false,
+          dest: e.result ?? j.dest,
+        };
+        break;
+      }
+      case 'error':
+        ctx.log.append(`abort: ${e.message}`);
+        j = {
+          ...j,
+          state: e.code === 'CANCELLED' ? 'cancelled' : 'failed',
+          error: { code: e.code, message: e.message },
+          endedAt: e.time,
+          etaMs: undefined,
+          stalled: false,
+        };
+        break;
+    }
+  }
+  return j.logLines === ctx.log.length ? j : { ...j, logLines: ctx.log.length };
+}
+
+/** Merges a job:state summary; a summary never moves a job back from a terminal state. */
+export function reduceJobState(job: TransferJob, s: JobSummary): TransferJob {
+  const described = describeRequest(s.request);
+  const state = isTerminal(job.state) ? job.state : s.state;
+  return {
+    ...job,
+    request: job.request ?? s.request,
+    kind: described.kind,
+    source: job.source || described.source,
+    dest: job.dest ?? described.dest,
+    startedAt: s.startedAt,
+    endedAt: s.endedAt ?? job.endedAt,
+    state,
+    stalled: isTerminal(state) ? false : job.stalled,
+  };
+}
+
+export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState, [], [], TransfersSlice> {
+  return (set, get) => {
+    const logs = new Map<string, JobLog>();
+    const filesWindows = new Map<string, [number, number][]>();
+    const waiters = new Map<string, ((job: TransferJob) => void)[]>();
+    const origins = new Map<string, { origin: JobOrigin; label?: string; request: JobRequest }>();
+    let queue: QueueItem[] = [];
+    let scheduled = false;
+
+    const logOf = (jobId: string): JobLog => {
+      let log = logs.get(jobId);
+      if (!log) logs.set(jobId, (log = new JobLog()));
+      return log;
+    };
+
+    const enqueue = (item: QueueItem): void => {
+      queue.push(item);
+      if (!scheduled) {
+        scheduled = true;
+        deps.schedule(() => get().flushEvents());
+      }
+    };
+
+    const settle = (job: TransferJob): void => {
+      const list = waiters.get(job.jobId);
+      if (!list) return;
+      waiters.delete(job.jobId);
+      for (const resolve of list) resolve(job);
+    };
+
+    return {
+      jobs: {},
+      jobOrder: [],
+
+      ingestEvents: (jobId, events) => enqueue({ kind: 'events', jobId, events }),
+      ingestJobState: (summary) => enqueue({ kind: 'state', summary }),
+
+      flushEvents: () => {
+        scheduled = false;
+        if (queue.length === 0) return;
+        const items = queue;
+        queue = [];
+        const now = deps.now();
+        const ended: TransferJob[] = [];
+        set((state) => {
+          const jobs = { ...state.jobs };
+          let order = state.jobOrder;
+          const seen = (jobId: string, init: Partial<TransferJob>): TransferJob => {
+            const existing = jobs[jobId];
+            if (existing) return existing;
+            order = [jobId, ...order];
+            const known = origins.get(jobId);
+            const fromRequest = known ? describeRequest(known.request) : {};
+            return newTransferJob(jobId, now, { ...fromRequest, ...init, ...(known ?? {}) });
+          };
+          for (const item of items) {
+            const jobId = item.kind === 'events' ? item.jobId : item.summary.jobId;
+            const first = item.kind === 'events' ? item.events[0] : undefined;
+            const before = seen(jobId, first ? { startedAt: first.time } : {});
+            let after: TransferJob;
+            if (item.kind === 'events') {
+              let win = filesWindows.get(jobId);
+              if (!win) filesWindows.set(jobId, (win = []));
+              after = reduceJobEvents(before, item.events, { now, log: logOf(jobId), filesWindow: win });
+            } else {
+              after = reduceJobState(before, item.summary);
+            }
+            if (!isTerminal(before.state) && isTerminal(after.state)) ended.push(after);
+            else if (jobs[jobId] === undefined && isTerminal(after.state)) ended.push(after);
+            jobs[jobId] = after;
+          }
+          return ended.length > 0 ? { jobs, jobOrder: order, historyStale: true } : { jobs, jobOrder: order };
+        });
+        for (const job of ended) {
+          filesWindows.delete(job.jobId);
+          settle(get().jobs[job.jobId] ?? job);
+        }
+      },
+
+      loadJobs: async () => {
+        const list = await deps.api.invoke('job:list');
+        for (const summary of list) enqueue({ kind: 'state', summary });
+      },
+
+      startJob: async (request, label, origin = 'user') => {
+        const { jobId } = await deps.api.invoke('job:start', request, label);
+        origins.set(jobId, { origin, request, ...(label !== undefined ? { label } : {}) });
+        const now = deps.now();
+        set((state) => {
+          const existing = state.jobs[jobId];
+          const described = describeRequest(request);
+          const job: TransferJob = existing
+            ? { ...existing, request, label, origin, source: existing.source || described.source, dest: existing.dest ?? described.dest }
+            : newTransferJob(jobId, now, { ...described, request, label, origin, startedAt: Date.now() });
+          return {
+            jobs: { ...state.jobs, [jobId]: job },
+            jobOrder: existing ? state.jobOrder : [jobId, ...state.jobOrder],
+          };
+        });
+        return jobId;
+      },
+
+      cancelJob: async (jobId) => {
+        const job = get().jobs[jobId];
+        if (!job || isTerminal(job.state)) return;
+        set((state) => ({ jobs: { ...state.jobs, [jobId]: { ...job, cancelRequested: true } } }));
+        try {
+          await deps.api.invoke('job:cancel', jobId);
+        } catch (e) {
+          const cur = get().jobs[jobId];
+          if (cur) set((state) => ({ jobs: { ...state.jobs, [jobId]: { ...cur, cancelRequested: false } } }));
+          get().notify({ tone: 'error', text: 'Could not cancel the job', detail: toUiError(e).message });
+        }
+      },
+
+      retryJob: async (jobId) => {
+        const job = get().jobs[jobId];
+        if (!job?.request) return null;
+        try {
+          return await get().startJob(job.request, job.label, job.origin === 'comparison' ? 'user' : job.origin);
+        } catch (e) {
+          const err = toUiError(e);
+          get().notify({ tone: 'error', text: 'Could not start the job again', detail: err.message });
+          return null;
+        }
+      },
+
+      dismissJob: (jobId) => {
+        const job = get().jobs[jobId];
+        if (!job || !isTerminal(job.state)) return;
+        logs.delete(jobId);
+        set((state) => {
+          const jobs = { ...state.jobs };
+          delete jobs[jobId];
+          return { jobs, jobOrder: state.jobOrder.filter((id) => id !== jobId) };
+        });
+      },
+
+      clearFinished: () => {
+        const { jobs, jobOrder } = get();
+        const keep = jobOrder.filter((id) => !isTerminal(jobs[id]!.state));
+        if (keep.length === jobOrder.length) return;
+        const next: Record<string, TransferJob> = {};
+        for (const id of keep) next[id] = jobs[id]!;
+        for (const id of jobOrder) if (!next[id]) logs.delete(id);
+        set({ jobs: next, jobOrder: keep });
+      },
+
+      checkStalled: () => {
+        const now = deps.now();
+        const limit = get().stallSeconds * 1000;
+        const { jobs } = get();
+        let changed: Record<string, TransferJob> | null = null;
+        for (const job of Object.values(jobs)) {
+          const stalled = (job.state === 'running' || job.state === 'queued') && now - job.lastActivityAt >= limit;
+          if (stalled !== job.stalled) {
+            changed ??= { ...jobs };
+            changed[job.jobId] = { ...job, stalled };
+          }
+        }
+        if (changed) set({ jobs: changed });
+      },
+
+      logOf,
+
+      waitForJob: (jobId) => {
+        const job = get().jobs[jobId];
+        if (job && isTerminal(job.state)) return Promise.resolve(job);
+        return new Promise((resolve) => {
+          const list = waiters.get(jobId) ?? [];
+          list.push(resolve);
+          waiters.set(jobId, list);
+        });
+      },
+    };
+  };
+}

@@ -1,0 +1,239 @@
+// State shapes of the renderer store. One zustand store made of slices; each slice's state and
+// actions are declared here so slices can call each other through get() with full types.
+
+import type { AppInfo, HistoryRecord, SluiceApi } from '../../../shared/ipc';
+import type { CloseStats, DoneEvent, JobKind, JobPhase, StreamFormat } from '../../../shared/events';
+import type {
+  ApplyRequest,
+  BackgroundCloseMode,
+  BundleInfo,
+  BundleRequest,
+  CloneRequest,
+  JobRequest,
+  StreamVersionChoice,
+} from '../../../shared/jobs';
+import type { UiError } from '../lib/errors';
+import type { JobLog } from './job-log';
+
+/** What the store needs from its surroundings; tests pass fakes. */
+export interface StoreDeps {
+  api: SluiceApi;
+  /** requestAnimationFrame in the browser; tests collect the callbacks and run them by hand */
+  schedule: (callback: () => void) => void;
+  now: () => number;
+  /** localStorage in the browser; absent in node tests */
+  storage?: Pick<Storage, 'getItem' | 'setItem'>;
+}
+
+// ---------- transfers ----------
+
+export type TransferState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+export type JobOrigin = 'user' | 'sample' | 'comparison';
+
+export interface TransferJob {
+  jobId: string;
+  /** the original request, for retry; unknown only for a job seen through events before job:start returned */
+  request?: JobRequest;
+  label?: string;
+  origin: JobOrigin;
+  kind: JobKind;
+  state: TransferState;
+  phase?: JobPhase;
+  format?: StreamFormat;
+  source: string;
+  dest?: string;
+  requirements: string[];
+  /** host clock (event times), ms since epoch */
+  startedAt: number;
+  endedAt?: number;
+  bytes: number;
+  files: number;
+  totalBytes: number;
+  totalFiles: number;
+  bytesPerSec?: number;
+  filesPerSec?: number;
+  etaMs?: number;
+  elapsedMs: number;
+  /** [elapsedMs, bytesPerSec], downsampled to at most SAMPLE_CAP points */
+  samples: [number, number][];
+  /** renderer clock of the last real progress (bytes/files moved, a phase change) */
+  lastActivityAt: number;
+  stalled: boolean;
+  cancelRequested: boolean;
+  done?: DoneEvent;
+  error?: UiError;
+  /** lines in the job's debug log (the lines themselves live in a JobLog, see logOf) */
+  logLines: number;
+  /** whether the "N files to transfer" line was written */
+  announced: boolean;
+}
+
+export interface TransfersSlice {
+  jobs: Record<string, TransferJob>;
+  /** newest first */
+  jobOrder: string[];
+  ingestEvents(jobId: string, events: import('../../../shared/events').SluiceEvent[]): void;
+  ingestJobState(summary: import('../../../shared/ipc').JobSummary): void;
+  /** applies everything queued now (the scheduler normally calls it once per animation frame) */
+  flushEvents(): void;
+  loadJobs(): Promise<void>;
+  startJob(request: JobRequest, label?: string, origin?: JobOrigin): Promise<string>;
+  cancelJob(jobId: string): Promise<void>;
+  retryJob(jobId: string): Promise<string | null>;
+  dismissJob(jobId: string): void;
+  clearFinished(): void;
+  /** flags running jobs without progress for settings.stallSeconds */
+  checkStalled(): void;
+  logOf(jobId: string): JobLog;
+  /** resolves when the job reaches done/failed/cancelled */
+  waitForJob(jobId: string): Promise<TransferJob>;
+}
+
+// ---------- history ----------
+
+export interface HistorySlice {
+  history: HistoryRecord[];
+  historyStatus: 'idle' | 'loading' | 'ready' | 'error';
+  historyError?: UiError;
+  /** a job ended since the last load */
+  historyStale: boolean;
+  loadHistory(): Promise<void>;
+  clearHistory(): Promise<void>;
+}
+
+// ---------- comparisons ----------
+
+export type ComparisonSource =
+  | { kind: 'bundle'; bundlePath: string }
+  | { kind: 'url'; url: string }
+  | { kind: 'repo'; repo: string };
+
+export type CloserChoice = { background: 'off' } | { background: 'on'; threads: number };
+
+export interface ComparisonChoices {
+  closer: CloserChoice[];
+  /** bundle2 chunk sizes; only for a repository source (bundles are generated first) */
+  chunkSizes: number[];
+  /** only for a URL source */
+  streams: ('v1' | 'v2')[];
+  /** emulated close() latency in µs, only when the host offers it; 0 = none */
+  latenciesUs: number[];
+  repeat: number;
+}
+
+export interface ComparisonConfig {
+  id: string;
+  label: string;
+  /** the measured job */
+  request: ApplyRequest | CloneRequest;
+  /** a bundle job that must run first (chunk-size comparisons), shared by configs with the same out */
+  prepare?: BundleRequest;
+  emulatedLatencyUs?: number;
+  run: number;
+}
+
+export type ComparisonResultState = 'pending' | 'preparing' | 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface ComparisonResult {
+  configId: string;
+  label: string;
+  state: ComparisonResultState;
+  jobId?: string;
+  wallMs?: number;
+  userCpuMs?: number;
+  systemCpuMs?: number;
+  bytes?: number;
+  files?: number;
+  mbPerSec?: number;
+  samples?: [number, number][];
+  close?: CloseStats;
+  peakRssBytes?: number;
+  error?: UiError;
+  result?: string;
+}
+
+export interface ComparisonRun {
+  id: string;
+  title: string;
+  source: ComparisonSource;
+  createdAt: number;
+  outDir: string;
+  configs: ComparisonConfig[];
+  results: ComparisonResult[];
+  state: 'running' | 'done' | 'cancelled' | 'failed';
+}
+
+export interface ComparisonsSlice {
+  comparisons: ComparisonRun[];
+  runComparison(source: ComparisonSource, choices: ComparisonChoices, outDir: string): Promise<string>;
+  cancelComparison(id: string): Promise<void>;
+  removeComparison(id: string): void;
+}
+
+// ---------- settings ----------
+
+export type ThemeChoice = 'system' | 'light' | 'dark';
+
+export interface TransferDefaults {
+  stream: StreamVersionChoice;
+  backgroundClose: BackgroundCloseMode;
+  closeThreads: number;
+  verify: boolean;
+}
+
+export interface SettingsSlice {
+  theme: ThemeChoice;
+  defaults: TransferDefaults;
+  stallSeconds: number;
+  appInfo?: AppInfo;
+  setTheme(theme: ThemeChoice): void;
+  setDefaults(patch: Partial<TransferDefaults>): void;
+  setStallSeconds(seconds: number): void;
+  loadAppInfo(): Promise<void>;
+}
+
+// ---------- ui ----------
+
+export type Screen = 'transfers' | 'comparisons' | 'history';
+
+export type DialogState =
+  | { type: 'clone'; initial?: Partial<CloneRequest> }
+  | { type: 'apply'; info: BundleInfo; initialDest?: string }
+  | { type: 'refused'; path: string; error: UiError; info?: BundleInfo }
+  | { type: 'log'; jobId: string };
+
+export interface CredentialsPrompt {
+  requestId: string;
+  url: string;
+  realm: string;
+}
+
+export interface Notice {
+  id: number;
+  tone: 'info' | 'error' | 'success';
+  text: string;
+  detail?: string;
+}
+
+export interface UiSlice {
+  screen: Screen;
+  dialog: DialogState | null;
+  credentials: CredentialsPrompt[];
+  dropHint: boolean;
+  /** path of the bundle being inspected (drop or bundle:opened) */
+  inspecting: string | null;
+  notices: Notice[];
+  setScreen(screen: Screen): void;
+  openDialog(dialog: DialogState): void;
+  closeDialog(): void;
+  setDropHint(on: boolean): void;
+  promptCredentials(prompt: CredentialsPrompt): void;
+  answerCredentials(requestId: string, answer: { user: string; password: string } | null): Promise<void>;
+  notify(notice: Omit<Notice, 'id'>): number;
+  dismissNotice(id: number): void;
+  /** inspect a bundle file and open the apply dialog, or refuse it with a message */
+  openBundle(path: string): Promise<void>;
+  cloneSample(): Promise<void>;
+}
+
+export type SluiceState = TransfersSlice & HistorySlice & ComparisonsSlice & SettingsSlice & UiSlice;

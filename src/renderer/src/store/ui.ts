@@ -1,0 +1,98 @@
+// UI slice: which screen, which dialog, credential prompts pushed by the host, drop hint, notices,
+// and the two flows that start from outside a form (a dropped/opened bundle, the sample clone).
+
+import type { StateCreator } from 'zustand/vanilla';
+import { toUiError } from '../lib/errors';
+import { joinPath, uniquePath } from '../lib/paths';
+import { closerFromDefaults } from './requests';
+import type { SluiceState, StoreDeps, UiSlice } from './types';
+
+export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], [], UiSlice> {
+  return (set, get) => {
+    let nextNoticeId = 1;
+    return {
+      screen: 'transfers',
+      dialog: null,
+      credentials: [],
+      dropHint: false,
+      inspecting: null,
+      notices: [],
+
+      setScreen: (screen) => set({ screen }),
+      openDialog: (dialog) => set({ dialog }),
+      closeDialog: () => set({ dialog: null }),
+      setDropHint: (on) => {
+        if (get().dropHint !== on) set({ dropHint: on });
+      },
+
+      promptCredentials: (prompt) => {
+        if (get().credentials.some((c) => c.requestId === prompt.requestId)) return;
+        set({ credentials: [...get().credentials, prompt] });
+      },
+      answerCredentials: async (requestId, answer) => {
+        set({ credentials: get().credentials.filter((c) => c.requestId !== requestId) });
+        try {
+          await deps.api.invoke('credentials:answer', requestId, answer);
+        } catch (e) {
+          get().notify({ tone: 'error', text: 'Could not pass the credentials to the transfer', detail: toUiError(e).message });
+        }
+      },
+
+      notify: (notice) => {
+        const id = nextNoticeId++;
+        set({ notices: [...get().notices, { ...notice, id }].slice(-5) });
+        return id;
+      },
+      dismissNotice: (id) => set({ notices: get().notices.filter((n) => n.id !== id) }),
+
+      openBundle: async (path) => {
+        set({ inspecting: path, dropHint: false });
+        try {
+          const info = await deps.api.invoke('bundle:inspect', path);
+          if (info.unsupported.length > 0) {
+            get().openDialog({
+              type: 'refused',
+              path,
+              info,
+              error: {
+                code: 'UNSUPPORTED_REQUIREMENTS',
+                message: `The bundle needs ${info.unsupported.join(', ')}, which Sluice cannot apply.`,
+              },
+            });
+          } else {
+            get().openDialog({ type: 'apply', info });
+          }
+        } catch (e) {
+          get().openDialog({ type: 'refused', path, error: toUiError(e) });
+        } finally {
+          if (get().inspecting === path) set({ inspecting: null });
+        }
+      },
+
+      cloneSample: async () => {
+        try {
+          if (!get().appInfo) await get().loadAppInfo();
+          const info = get().appInfo!;
+          const [sample] = await Promise.all([deps.api.invoke('sample:get'), get().loadHistory().catch(() => undefined)]);
+          const taken = new Set<string>();
+          for (const job of Object.values(get().jobs)) if (job.dest) taken.add(job.dest);
+          for (const rec of get().history) {
+            const r = rec.request;
+            if (r.kind === 'clone' || r.kind === 'apply') taken.add(r.dest);
+          }
+          const dest = uniquePath(joinPath(info.defaultCloneDir, sample.name, info.platform), taken);
+          const { defaults } = get();
+          await get().startJob(
+            { kind: 'clone', url: sample.url, dest, stream: defaults.stream, closer: closerFromDefaults(defaults), verify: defaults.verify },
+            `Sample repository (${sample.name})`,
+            'sample',
+          );
+          set({ screen: 'transfers' });
+        } catch (e) {
+          const err = toUiError(e);
+          get().notify({ tone: 'error', text: 'Could not start the sample clone', detail: err.message });
+        }
+      },
+    };
+  };
+}
