@@ -174,3 +174,10 @@ export function readStreamV2Fixture(buf: Buffer): { entries: FixtureEntry[]; byt
   const requirements = decodeURIComponent(params.get('requirements') ?? '').split(',').filter(Boolean);
   return { entries, bytes: Number(params.get('bytecount')), requirements };
 }
+
+/** Extracts test/fixtures/hg/<shape>/repo.tar.gz (a `.hg` with store, cache, requires) into `dest`. */
+export function extractFixtureRepo(shape: 'default' | 'legacy', dest: string): string {
+  const res = spawnSync('tar', ['-xzf', join(FIXTURES, shape, 'repo.tar.gz'), '-C', dest]);
+  if (res.status !== 0) throw new Error(`tar failed: ${res.stderr?.toString()}`);
+  return dest;
+}
