@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { posix, win32 } from 'node:path';
+import { isTrustedSender, LIMITS, validateInvoke, validateJobRequest, ValidationError } from './validate';
+import { INVOKE_CHANNELS } from '../../shared/ipc';
+
+const abs = posix.isAbsolute;
+
+function rejects(fn: () => unknown, pattern: RegExp): void {
+  let thrown: unknown;
+  try {
+    fn();
+  } catch (e) {
+    thrown = e;
+  }
+  expect(thrown, 'expected a ValidationError').toBeInstanceOf(ValidationError);
+  expect((thrown as ValidationError).code).toBe('USAGE');
+  expect((thrown as Error).message).toMatch(pattern);
+}
+
+describe('validateJobRequest', () => {
+  it('accepts each kind and copies only known fields', () => {
+    expect(validateJobRequest({ kind: 'apply', bundlePath: '/b/x.hg', dest: '/r', verify: true, closer: { backgroundClose: 'on', closeThreads: 8 } }, abs)).toEqual({
+      kind: 'apply',
+      bundlePath: '/b/x.hg',
+      dest: '/r',
+      verify: true,
+      closer: { backgroundClose: 'on', closeThreads: 8 },
+    });
+    expect(validateJobRequest({ kind: 'clone', url: 'https://hg.example.org/repo', dest: '/c', stream: 'v2', cloneBundles: false }, abs)).toEqual({
+      kind: 'clone',
+      url: 'https://hg.example.org/repo',
+      dest: '/c',
+      stream: 'v2',
+      cloneBundles: false,
+    });
+    expect(validateJobRequest({ kind: 'bundle', repo: '/r', out: '/o.hg', type: 'packed1', compression: 'none', chunkSize: 4096 }, abs)).toMatchObject({ chunkSize: 4096 });
+    expect(validateJobRequest({ kind: 'verify', repo: '/r' }, abs)).toEqual({ kind: 'verify', repo: '/r' });
+  });
+
+  it('refuses relative paths, NUL bytes and empty paths', () => {
+    rejects(() => validateJobRequest({ kind: 'apply', bundlePath: 'x.hg', dest: '/r' }, abs), /bundlePath: not an absolute path/);
+    rejects(() => validateJobRequest({ kind: 'apply', bundlePath: '/x.hg', dest: '/r\u0000/etc' }, abs), /dest: control characters/);
+    rejects(() => validateJobRequest({ kind: 'verify', repo: '' }, abs), /repo: empty path/);
+    rejects(() => validateJobRequest({ kind: 'verify', repo: 'a'.repeat(LIMITS.pathChars + 1) }, abs), /longer than/);
+    rejects(() => validateJobRequest({ kind: 'verify', repo: 42 }, abs), /repo: expected a string/);
+  });
+
+  it('uses the platform rule for absolute paths', () => {
+    expect(validateJobRequest({ kind: 'verify', repo: 'C:\\Users\\me\\repo' }, win32.isAbsolute)).toEqual({ kind: 'verify', repo: 'C:\\Users\\me\\repo' });
+    rejects(() => validateJobRequest({ kind: 'verify', repo: 'C:\\Users\\me\\repo' }, posix.isAbsolute), /not an absolute path/);
+  });
+
+  it('allows only http and https URLs', () => {
+    for (const url of ['file:///etc/passwd', 'javascript:alert(1)', 'ssh://hg@host/repo', 'ftp://x/y']) {
+      rejects(() => validateJobRequest({ kind: 'clone', url, dest: '/c' }, abs), /only http and https|not a valid URL/);
+    }
+    rejects(() => validateJobRequest({ kind: 'clone', url: 'not a url', dest: '/c' }, abs), /not a valid URL/);
+    rejects(() => validateJobRequest({ kind: 'clone', url: 'http://host/re po', dest: '/c' }, abs), /whitespace/);
+  });
+
+  it('checks ranges, enums and unknown fields', () => {
+    rejects(() => validateJobRequest({ kind: 'bundle', repo: '/r', out: '/o', chunkSize: 100 }, abs), /chunkSize: must be between 512/);
+    rejects(() => validateJobRequest({ kind: 'bundle', repo: '/r', out: '/o', chunkSize: 32 * 1024 * 1024 }, abs), /chunkSize: must be between/);
+    rejects(() => validateJobRequest({ kind: 'bundle', repo: '/r', out: '/o', chunkSize: 4096.5 }, abs), /expected an integer/);
+    rejects(() => validateJobRequest({ kind: 'bundle', repo: '/r', out: '/o', compression: 'bzip2' }, abs), /compression: expected one of/);
+    rejects(() => validateJobRequest({ kind: 'apply', bundlePath: '/b', dest: '/r', closer: { closeThreads: 0 } }, abs), /closeThreads: must be between 1/);
+    rejects(() => validateJobRequest({ kind: 'apply', bundlePath: '/b', dest: '/r', closer: { threads: 4 } }, abs), /unknown field "threads"/);
+    rejects(() => validateJobRequest({ kind: 'apply', bundlePath: '/b', dest: '/r', extra: 1 }, abs), /unknown field "extra"/);
+    rejects(() => validateJobRequest({ kind: 'serve', repo: '/r' }, abs), /kind: expected one of/);
+    rejects(() => validateJobRequest([], abs), /expected an object/);
+    rejects(() => validateJobRequest(null, abs), /expected an object/);
+  });
+
+  it('refuses objects that are not plain data', () => {
+    class Sneaky {
+      kind = 'verify';
+      repo = '/r';
+    }
+    rejects(() => validateJobRequest(new Sneaky(), abs), /expected an object/);
+  });
+});
+
+describe('validateInvoke', () => {
+  it('has a validator for every channel of the contract', () => {
+    for (const channel of INVOKE_CHANNELS) {
+      // Every channel refuses a wrong argument list instead of passing it through.
+      expect(() => validateInvoke(channel, [1, 2, 3, 4, 5], abs)).toThrow(ValidationError);
+    }
+  });
+
+  it('refuses unknown channels and non-array arguments', () => {
+    rejects(() => validateInvoke('fs:readFile', [], abs), /unknown channel/);
+    rejects(() => validateInvoke('job:list', 'x', abs), /arguments must be an array/);
+  });
+
+  it('validates arguments channel by channel', () => {
+    expect(validateInvoke('job:start', [{ kind: 'verify', repo: '/r' }, 'my label'], abs)).toEqual([{ kind: 'verify', repo: '/r' }, 'my label']);
+    expect(validateInvoke('job:start', [{ kind: 'verify', repo: '/r' }, undefined], abs)).toEqual([{ kind: 'verify', repo: '/r' }]);
+    rejects(() => validateInvoke('job:start', [{ kind: 'verify', repo: '/r' }, 'x'.repeat(201)], abs), /label: longer than 200/);
+    expect(validateInvoke('job:cancel', ['job-1'], abs)).toEqual(['job-1']);
+    rejects(() => validateInvoke('job:cancel', ['../x'], abs), /identifier/);
+    rejects(() => validateInvoke('bundle:inspect', ['rel/x.hg'], abs), /not an absolute path/);
+    rejects(() => validateInvoke('server:probe', ['file:///x'], abs), /only http and https/);
+    rejects(() => validateInvoke('shell:openExternal', ['javascript:alert(1)'], abs), /only http and https/);
+    expect(validateInvoke('dialog:pickDirectory', [], abs)).toEqual([]);
+    expect(validateInvoke('dialog:pickDirectory', ['/home'], abs)).toEqual(['/home']);
+    rejects(() => validateInvoke('file:writeText', ['../evil.txt', 'x'], abs), /file name, not a path/);
+    expect(validateInvoke('file:writeText', ['log.txt', 'hello'], abs)).toEqual(['log.txt', 'hello']);
+    expect(validateInvoke('credentials:answer', ['r1', null], abs)).toEqual(['r1', null]);
+    expect(validateInvoke('credentials:answer', ['r1', { user: 'u', password: 'p' }], abs)).toEqual(['r1', { user: 'u', password: 'p' }]);
+    rejects(() => validateInvoke('credentials:answer', ['r1', { user: 'u', password: 'p', token: 't' }], abs), /unknown field "token"/);
+    rejects(() => validateInvoke('app:info', [1], abs), /expected 0 argument/);
+  });
+});
+
+describe('isTrustedSender', () => {
+  const packaged = { webContentsId: 3, origin: 'file://', fileRoot: 'file:///opt/Sluice/resources/app.asar/out/renderer/' };
+  const dev = { webContentsId: 3, origin: 'http://localhost:5173' };
+
+  it('accepts only our window top frame at our origin', () => {
+    expect(isTrustedSender({ url: 'file:///opt/Sluice/resources/app.asar/out/renderer/index.html', isTopFrame: true, webContentsId: 3 }, packaged)).toBe(true);
+    expect(isTrustedSender({ url: 'http://localhost:5173/', isTopFrame: true, webContentsId: 3 }, dev)).toBe(true);
+  });
+
+  it('refuses iframes, other windows, other origins and other files', () => {
+    expect(isTrustedSender({ url: 'file:///opt/Sluice/resources/app.asar/out/renderer/index.html', isTopFrame: false, webContentsId: 3 }, packaged)).toBe(false);
+    expect(isTrustedSender({ url: 'file:///opt/Sluice/resources/app.asar/out/renderer/index.html', isTopFrame: true, webContentsId: 4 }, packaged)).toBe(false);
+    expect(isTrustedSender({ url: 'file:///tmp/evil.html', isTopFrame: true, webContentsId: 3 }, packaged)).toBe(false);
+    expect(isTrustedSender({ url: 'https://evil.example/', isTopFrame: true, webContentsId: 3 }, packaged)).toBe(false);
+    expect(isTrustedSender({ url: 'http://localhost:5174/', isTopFrame: true, webContentsId: 3 }, dev)).toBe(false);
+    expect(isTrustedSender({ url: 'not a url', isTopFrame: true, webContentsId: 3 }, dev)).toBe(false);
+    expect(isTrustedSender(null, dev)).toBe(false);
+  });
+});

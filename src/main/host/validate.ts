@@ -1,0 +1,294 @@
+// Validation of everything that crosses the IPC boundary into the host (Electron main via the
+// preload, or the web host via its WebSocket). The renderer is treated like any other untrusted
+// input: a payload reaches a handler (and so the engine) only after its shape, types and ranges
+// were checked here, and unknown fields are refused rather than ignored, so a typo in the renderer
+// fails loudly instead of silently dropping an option. Pure Node: no electron import.
+
+import { isAbsolute } from 'node:path';
+import { SluiceError } from '../engine/errors';
+import { INVOKE_CHANNELS, type InvokeChannel, type InvokeMap } from '../../shared/ipc';
+import type { CloserOptions, JobRequest } from '../../shared/jobs';
+
+/** Limits of what the host accepts; the engine has its own, these only keep absurd input out. */
+export const LIMITS = {
+  pathChars: 4096,
+  urlChars: 8192,
+  labelChars: 200,
+  idChars: 64,
+  userChars: 1024,
+  passwordChars: 4096,
+  fileNameChars: 255,
+  /** file:writeText exports (logs, comparison CSV); more is a bug in the renderer */
+  textBytes: 32 * 1024 * 1024,
+  closeThreads: [1, 64] as const,
+  minFileCount: [0, 100_000_000] as const,
+  maxQueue: [1, 1_000_000] as const,
+  /** bundle2 payload chunk size: hg writes 4096 (before 4.5) or 32768; 512 B..16 MiB is generous */
+  chunkSize: [512, 16 * 1024 * 1024] as const,
+};
+
+export class ValidationError extends SluiceError {
+  constructor(message: string) {
+    super('USAGE', message);
+  }
+}
+
+function fail(where: string, what: string): never {
+  throw new ValidationError(`${where}: ${what}`);
+}
+
+type Obj = Record<string, unknown>;
+
+function isPlainObject(v: unknown): v is Obj {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+function expectObject(v: unknown, where: string, allowed: readonly string[]): Obj {
+  if (!isPlainObject(v)) fail(where, 'expected an object');
+  for (const key of Object.keys(v)) {
+    if (!allowed.includes(key)) fail(where, `unknown field "${key}"`);
+  }
+  return v;
+}
+
+/** C0 controls and DEL: never typed by a person, and NUL truncates paths in C APIs. */
+function hasControlChars(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
+export function expectString(v: unknown, where: string, maxChars: number): string {
+  if (typeof v !== 'string') fail(where, 'expected a string');
+  if (v.length > maxChars) fail(where, `longer than ${maxChars} characters`);
+  return v;
+}
+
+function expectBoolean(v: unknown, where: string): boolean {
+  if (typeof v !== 'boolean') fail(where, 'expected true or false');
+  return v;
+}
+
+function expectInt(v: unknown, where: string, [min, max]: readonly [number, number]): number {
+  if (typeof v !== 'number' || !Number.isInteger(v)) fail(where, 'expected an integer');
+  if (v < min || v > max) fail(where, `must be between ${min} and ${max}`);
+  return v;
+}
+
+function expectOneOf<const T extends string>(v: unknown, where: string, values: readonly T[]): T {
+  if (typeof v !== 'string' || !(values as readonly string[]).includes(v)) {
+    fail(where, `expected one of ${values.map((x) => JSON.stringify(x)).join(', ')}`);
+  }
+  return v as T;
+}
+
+/**
+ * An absolute local path. Relative paths would resolve against the host's cwd (which the user
+ * never sees), NUL bytes truncate paths in C APIs, and control characters are never typed by a
+ * person, so all are refused. `pathIsAbsolute` is the platform's rule (win32 on Windows).
+ */
+export function expectAbsolutePath(v: unknown, where: string, pathIsAbsolute: (p: string) => boolean = isAbsolute): string {
+  const p = expectString(v, where, LIMITS.pathChars);
+  if (p === '') fail(where, 'empty path');
+  if (hasControlChars(p)) fail(where, 'control characters in path');
+  if (!pathIsAbsolute(p)) fail(where, `not an absolute path: ${JSON.stringify(p)}`);
+  return p;
+}
+
+/** An http(s) URL. Other schemes (file:, javascript:, ssh:...) are refused: the engine speaks HTTP only. */
+export function expectHttpUrl(v: unknown, where: string): string {
+  const s = expectString(v, where, LIMITS.urlChars);
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    fail(where, `not a valid URL: ${JSON.stringify(s.slice(0, 200))}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(where, `only http and https URLs are allowed, not ${url.protocol}`);
+  if (!url.hostname) fail(where, 'URL without a host');
+  if (hasControlChars(s) || /\s/.test(s)) fail(where, 'whitespace or control characters in URL');
+  return s;
+}
+
+export function expectId(v: unknown, where: string): string {
+  const s = expectString(v, where, LIMITS.idChars);
+  if (!/^[A-Za-z0-9_-]+$/.test(s)) fail(where, 'expected an identifier ([A-Za-z0-9_-])');
+  return s;
+}
+
+function expectCloser(v: unknown, where: string): Partial<CloserOptions> {
+  const o = expectObject(v, where, ['backgroundClose', 'closeThreads', 'minFileCount', 'maxQueue']);
+  const out: Partial<CloserOptions> = {};
+  if (o.backgroundClose !== undefined) out.backgroundClose = expectOneOf(o.backgroundClose, `${where}.backgroundClose`, ['on', 'off', 'auto']);
+  if (o.closeThreads !== undefined) out.closeThreads = expectInt(o.closeThreads, `${where}.closeThreads`, LIMITS.closeThreads);
+  if (o.minFileCount !== undefined) out.minFileCount = expectInt(o.minFileCount, `${where}.minFileCount`, LIMITS.minFileCount);
+  if (o.maxQueue !== undefined) out.maxQueue = expectInt(o.maxQueue, `${where}.maxQueue`, LIMITS.maxQueue);
+  return out;
+}
+
+/** Copies only the validated fields, so what reaches the engine is exactly what was checked. */
+export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => boolean = isAbsolute, where = 'request'): JobRequest {
+  if (!isPlainObject(v)) fail(where, 'expected an object');
+  const kind = expectOneOf(v.kind, `${where}.kind`, ['apply', 'clone', 'bundle', 'verify']);
+  const abs = (x: unknown, field: string) => expectAbsolutePath(x, `${where}.${field}`, pathIsAbsolute);
+  switch (kind) {
+    case 'apply': {
+      const o = expectObject(v, where, ['kind', 'bundlePath', 'dest', 'closer', 'verify']);
+      return {
+        kind,
+        bundlePath: abs(o.bundlePath, 'bundlePath'),
+        dest: abs(o.dest, 'dest'),
+        ...(o.closer !== undefined && { closer: expectCloser(o.closer, `${where}.closer`) }),
+        ...(o.verify !== undefined && { verify: expectBoolean(o.verify, `${where}.verify`) }),
+      };
+    }
+    case 'clone': {
+      const o = expectObject(v, where, ['kind', 'url', 'dest', 'stream', 'closer', 'verify', 'caFile', 'cloneBundles']);
+      return {
+        kind,
+        url: expectHttpUrl(o.url, `${where}.url`),
+        dest: abs(o.dest, 'dest'),
+        ...(o.stream !== undefined && { stream: expectOneOf(o.stream, `${where}.stream`, ['auto', 'v1', 'v2']) }),
+        ...(o.closer !== undefined && { closer: expectCloser(o.closer, `${where}.closer`) }),
+        ...(o.verify !== undefined && { verify: expectBoolean(o.verify, `${where}.verify`) }),
+        ...(o.caFile !== undefined && { caFile: abs(o.caFile, 'caFile') }),
+        ...(o.cloneBundles !== undefined && { cloneBundles: expectBoolean(o.cloneBundles, `${where}.cloneBundles`) }),
+      };
+    }
+    case 'bundle': {
+      const o = expectObject(v, where, ['kind', 'repo', 'out', 'type', 'compression', 'chunkSize']);
+      return {
+        kind,
+        repo: abs(o.repo, 'repo'),
+        out: abs(o.out, 'out'),
+        ...(o.type !== undefined && { type: expectOneOf(o.type, `${where}.type`, ['packed1', 'v2']) }),
+        ...(o.compression !== undefined && { compression: expectOneOf(o.compression, `${where}.compression`, ['none', 'gzip', 'zstd']) }),
+        ...(o.chunkSize !== undefined && { chunkSize: expectInt(o.chunkSize, `${where}.chunkSize`, LIMITS.chunkSize) }),
+      };
+    }
+    case 'verify': {
+      const o = expectObject(v, where, ['kind', 'repo']);
+      return { kind, repo: abs(o.repo, 'repo') };
+    }
+  }
+}
+
+function expectFileName(v: unknown, where: string): string {
+  const s = expectString(v, where, LIMITS.fileNameChars);
+  if (s === '' || s === '.' || s === '..') fail(where, 'empty or dot file name');
+  if (/[/\\]/.test(s) || hasControlChars(s)) fail(where, 'a file name, not a path, is expected');
+  return s;
+}
+
+function expectCredentialsAnswer(v: unknown, where: string): { user: string; password: string } | null {
+  if (v === null) return null;
+  const o = expectObject(v, where, ['user', 'password']);
+  return {
+    user: expectString(o.user, `${where}.user`, LIMITS.userChars),
+    password: expectString(o.password, `${where}.password`, LIMITS.passwordChars),
+  };
+}
+
+type ArgsOf<C extends InvokeChannel> = InvokeMap[C]['args'];
+type ArgValidators = { [C in InvokeChannel]: (args: unknown[], pathIsAbsolute: (p: string) => boolean) => ArgsOf<C> };
+
+function arity(channel: string, args: unknown[], min: number, max: number): void {
+  // Trailing undefined is what an omitted optional argument looks like after structured clone.
+  let n = args.length;
+  while (n > min && args[n - 1] === undefined) n--;
+  if (n < min || n > max) {
+    fail(channel, min === max ? `expected ${min} argument(s), got ${args.length}` : `expected ${min} to ${max} arguments, got ${args.length}`);
+  }
+}
+
+const VALIDATORS: ArgValidators = {
+  'app:info': (a) => (arity('app:info', a, 0, 0), []),
+  'job:start': (a, abs) => {
+    arity('job:start', a, 1, 2);
+    const request = validateJobRequest(a[0], abs, 'job:start request');
+    const label = a[1] === undefined ? undefined : expectString(a[1], 'job:start label', LIMITS.labelChars);
+    return label === undefined ? [request] : [request, label];
+  },
+  'job:cancel': (a) => (arity('job:cancel', a, 1, 1), [expectId(a[0], 'job:cancel jobId')]),
+  'job:list': (a) => (arity('job:list', a, 0, 0), []),
+  'bundle:inspect': (a, abs) => (arity('bundle:inspect', a, 1, 1), [expectAbsolutePath(a[0], 'bundle:inspect path', abs)]),
+  'server:probe': (a) => (arity('server:probe', a, 1, 1), [expectHttpUrl(a[0], 'server:probe url')]),
+  'sample:get': (a) => (arity('sample:get', a, 0, 0), []),
+  'history:list': (a) => (arity('history:list', a, 0, 0), []),
+  'history:clear': (a) => (arity('history:clear', a, 0, 0), []),
+  'dialog:pickDirectory': (a, abs) => {
+    arity('dialog:pickDirectory', a, 0, 1);
+    return a[0] === undefined ? [] : [expectAbsolutePath(a[0], 'dialog:pickDirectory defaultPath', abs)];
+  },
+  'dialog:pickBundle': (a) => (arity('dialog:pickBundle', a, 0, 0), []),
+  'shell:openPath': (a, abs) => (arity('shell:openPath', a, 1, 1), [expectAbsolutePath(a[0], 'shell:openPath path', abs)]),
+  'shell:openExternal': (a) => (arity('shell:openExternal', a, 1, 1), [expectHttpUrl(a[0], 'shell:openExternal url')]),
+  'file:writeText': (a) => {
+    arity('file:writeText', a, 2, 2);
+    const name = expectFileName(a[0], 'file:writeText suggestedName');
+    const text = expectString(a[1], 'file:writeText text', LIMITS.textBytes);
+    return [name, text];
+  },
+  'credentials:answer': (a) => {
+    arity('credentials:answer', a, 2, 2);
+    return [expectId(a[0], 'credentials:answer requestId'), expectCredentialsAnswer(a[1], 'credentials:answer answer')];
+  },
+};
+
+export function isInvokeChannel(channel: unknown): channel is InvokeChannel {
+  return typeof channel === 'string' && (INVOKE_CHANNELS as readonly string[]).includes(channel);
+}
+
+/** Checks a call's channel and arguments; returns the arguments rebuilt from validated values only. */
+export function validateInvoke<C extends InvokeChannel>(channel: C, args: unknown, pathIsAbsolute?: (p: string) => boolean): ArgsOf<C>;
+export function validateInvoke(channel: unknown, args: unknown, pathIsAbsolute?: (p: string) => boolean): unknown[];
+export function validateInvoke(channel: unknown, args: unknown, pathIsAbsolute: (p: string) => boolean = isAbsolute): unknown[] {
+  if (!isInvokeChannel(channel)) fail('invoke', `unknown channel ${JSON.stringify(String(channel).slice(0, 100))}`);
+  if (!Array.isArray(args)) fail(channel, 'arguments must be an array');
+  return VALIDATORS[channel](args, pathIsAbsolute) as unknown[];
+}
+
+/** What a host knows about the frame an IPC message came from. */
+export interface SenderFrame {
+  /** the frame's URL at the time of the message */
+  url: string;
+  /** true when the frame is the top frame of its page (not an iframe) */
+  isTopFrame: boolean;
+  /** the webContents the message came from */
+  webContentsId: number;
+}
+
+export interface TrustedRenderer {
+  /** our window's webContents id */
+  webContentsId: number;
+  /** the renderer's origin: `file://` for the packaged app, the dev server's origin under electron-vite dev */
+  origin: string;
+  /** for file:// origins: the directory the renderer was loaded from (file URLs share one opaque origin) */
+  fileRoot?: string;
+}
+
+/**
+ * Only our own window's top frame may talk to the host: not an iframe, not another window, not a
+ * page the renderer navigated to (navigation is blocked too; this is the second lock). Mirrors
+ * VS Code's validation of the sender in one place (ipcMain wrappers in vs/base/parts/ipc/electron-main).
+ */
+export function isTrustedSender(frame: SenderFrame | null | undefined, trusted: TrustedRenderer): boolean {
+  if (!frame || !frame.isTopFrame || frame.webContentsId !== trusted.webContentsId) return false;
+  let url: URL;
+  try {
+    url = new URL(frame.url);
+  } catch {
+    return false;
+  }
+  if (trusted.origin === 'file://') {
+    if (url.protocol !== 'file:') return false;
+    if (trusted.fileRoot === undefined) return true;
+    const root = new URL(trusted.fileRoot.endsWith('/') ? trusted.fileRoot : `${trusted.fileRoot}/`);
+    return url.pathname.startsWith(root.pathname);
+  }
+  return url.origin === trusted.origin;
+}
