@@ -68,6 +68,8 @@ export interface PushMap {
   'credentials:request': { requestId: string; url: string; realm: string };
   /** a bundle file opened from the OS (file association) or the command line */
   'bundle:opened': { path: string };
+  /** a command from the native menu that the renderer carries out (File > Clone from URL…) */
+  'app:command': { command: 'clone-from-url' };
 }
 
 export type InvokeChannel = keyof InvokeMap;
@@ -99,4 +101,4 @@ export const INVOKE_CHANNELS: readonly InvokeChannel[] = [
   'credentials:answer',
 ];
 
-export const PUSH_CHANNELS: readonly PushChannel[] = ['job:events', 'job:state', 'credentials:request', 'bundle:opened'];
+export const PUSH_CHANNELS: readonly PushChannel[] = ['job:events', 'job:state', 'credentials:request', 'bundle:opened', 'app:command'];

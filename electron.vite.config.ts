@@ -1,0 +1,83 @@
+// Build of the three runtimes (electron-vite): main (Electron main, the engine worker and the web
+// host, all Node), preload (sandboxed, so one CommonJS file) and the renderer (React). Works
+// without the Electron binary: electron-vite only reads electron's package.json for its targets.
+
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build as esbuild } from 'esbuild';
+import { defineConfig } from 'electron-vite';
+import react from '@vitejs/plugin-react';
+import type { Plugin } from 'vite';
+import { contentSecurityPolicy } from './src/main/host/csp';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+
+/** Bundles the web host's browser bridge (src/web-host/bridge-client.ts) into out/main/bridge.js. */
+function webBridgePlugin(): Plugin {
+  return {
+    name: 'sluice:web-bridge',
+    apply: 'build',
+    async generateBundle() {
+      const result = await esbuild({
+        entryPoints: [resolve(root, 'src/web-host/bridge-client.ts')],
+        bundle: true,
+        format: 'iife',
+        platform: 'browser',
+        target: 'chrome120',
+        write: false,
+        legalComments: 'none',
+      });
+      this.emitFile({ type: 'asset', fileName: 'bridge.js', source: result.outputFiles[0]!.text });
+    },
+  };
+}
+
+/** Puts the renderer's CSP into index.html as a <meta>, so it holds even where no header sets it. */
+function cspMetaPlugin(): Plugin {
+  return {
+    name: 'sluice:csp-meta',
+    apply: 'build',
+    transformIndexHtml(html) {
+      if (/http-equiv=["']Content-Security-Policy["']/i.test(html)) return html;
+      return {
+        html,
+        tags: [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: contentSecurityPolicy({ forMeta: true }) }, injectTo: 'head-prepend' }],
+      };
+    },
+  };
+}
+
+export default defineConfig({
+  main: {
+    build: {
+      outDir: 'out/main',
+      rolldownOptions: {
+        input: {
+          index: resolve(root, 'src/main/index.ts'),
+          'engine-worker': resolve(root, 'src/main/host/engine-worker.ts'),
+          'web-host': resolve(root, 'src/web-host/main.ts'),
+        },
+      },
+    },
+    plugins: [webBridgePlugin()],
+  },
+  preload: {
+    build: {
+      outDir: 'out/preload',
+      rolldownOptions: {
+        input: { index: resolve(root, 'src/preload/index.ts') },
+        // A sandboxed preload is run as a classic script: CommonJS, one file, nothing external but electron.
+        output: { format: 'cjs', entryFileNames: '[name].cjs' },
+      },
+    },
+  },
+  renderer: {
+    root: 'src/renderer',
+    base: './',
+    build: {
+      outDir: 'out/renderer',
+      rolldownOptions: { input: { index: resolve(root, 'src/renderer/index.html') } },
+    },
+    plugins: [react(), cspMetaPlugin()],
+  },
+});

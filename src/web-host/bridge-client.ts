@@ -1,0 +1,114 @@
+// The browser side of the web host: defines window.sluice with exactly the SluiceApi the Electron
+// preload exposes, over the loopback WebSocket. Built by electron.vite.config.ts into
+// out/main/bridge.js (an IIFE); the web host serves it as /bridge.js with the session token
+// prepended as self.__sluiceBridgeConfig. Imports only types.
+
+import type { InvokeChannel, InvokeMap, PushChannel, PushMap, SluiceApi } from '../shared/ipc';
+import type { BridgeToHost, HostToBridge } from './bridge-protocol';
+
+interface BridgeConfig {
+  token: string;
+}
+
+type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
+
+/** An invoke failure as the renderer's toUiError() expects it: `code` plus the engine's message. */
+class HostError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HostError';
+  }
+}
+
+function installSluiceBridge(config: BridgeConfig): void {
+  const pending = new Map<number, Pending>();
+  const listeners = new Map<PushChannel, Set<(payload: never) => void>>();
+  let nextId = 1;
+  let socket: WebSocket | null = null;
+  let opened: Promise<WebSocket> | null = null;
+  let retryMs = 250;
+
+  function connect(): Promise<WebSocket> {
+    if (opened) return opened;
+    opened = new Promise<WebSocket>((resolve, reject) => {
+      const url = new URL('./ws', location.href);
+      url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+      url.search = `?token=${encodeURIComponent(config.token)}`;
+      const ws = new WebSocket(url);
+      ws.onopen = () => {
+        socket = ws;
+        retryMs = 250;
+        resolve(ws);
+      };
+      ws.onmessage = (ev) => receive(JSON.parse(String(ev.data)) as HostToBridge);
+      ws.onclose = () => {
+        const wasOpen = socket === ws;
+        socket = null;
+        opened = null;
+        for (const p of pending.values()) p.reject(new HostError('NETWORK', 'the connection to the Sluice host was lost'));
+        pending.clear();
+        if (!wasOpen) reject(new HostError('NETWORK', 'cannot connect to the Sluice host'));
+        // Pushes (job progress) only arrive over an open socket: reconnect in the background.
+        setTimeout(() => void connect().catch(() => {}), retryMs);
+        retryMs = Math.min(retryMs * 2, 5000);
+      };
+    });
+    return opened;
+  }
+
+  function receive(message: HostToBridge): void {
+    if (message.t === 'result') {
+      const p = pending.get(message.id);
+      if (!p) return;
+      pending.delete(message.id);
+      if (message.ok) p.resolve(message.value);
+      else p.reject(new HostError(message.error.code, message.error.message));
+    } else if (message.t === 'push') {
+      for (const listener of listeners.get(message.channel) ?? []) {
+        try {
+          (listener as (payload: unknown) => void)(message.payload);
+        } catch (e) {
+          console.error(`sluice: a "${message.channel}" listener threw`, e);
+        }
+      }
+    }
+  }
+
+  async function invoke<C extends InvokeChannel>(channel: C, ...args: InvokeMap[C]['args']): Promise<InvokeMap[C]['result']> {
+    const ws = socket ?? (await connect());
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      ws.send(JSON.stringify({ t: 'invoke', id, channel, args } satisfies BridgeToHost));
+    });
+  }
+
+  function on<C extends PushChannel>(channel: C, listener: (payload: PushMap[C]) => void): () => void {
+    let set = listeners.get(channel);
+    if (!set) listeners.set(channel, (set = new Set()));
+    set.add(listener as (payload: never) => void);
+    void connect().catch(() => {});
+    return () => void set.delete(listener as (payload: never) => void);
+  }
+
+  async function pathForFile(file: File): Promise<string> {
+    const url = new URL('./upload', location.href);
+    url.search = `?name=${encodeURIComponent(file.name)}`;
+    const res = await fetch(url, { method: 'PUT', headers: { 'X-Sluice-Token': config.token, 'Content-Type': 'application/octet-stream' }, body: file });
+    if (!res.ok) throw new HostError(res.status === 413 ? 'LIMIT' : 'IO', `upload of ${file.name} failed: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { path: string }).path;
+  }
+
+  const api: SluiceApi = { invoke, on, pathForFile };
+  Object.defineProperty(window, 'sluice', { value: Object.freeze(api), writable: false, configurable: false, enumerable: true });
+  void connect().catch(() => {});
+}
+
+const holder = self as unknown as { __sluiceBridgeConfig?: BridgeConfig };
+const config = holder.__sluiceBridgeConfig;
+delete holder.__sluiceBridgeConfig;
+if (config) installSluiceBridge(config);
+else console.error('sluice: bridge.js loaded without its configuration');

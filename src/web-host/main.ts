@@ -1,0 +1,61 @@
+// `node out/main/web-host.js [--port N] [--data-dir DIR]`: the app without Electron. Serves the
+// built renderer and the bridged API on 127.0.0.1 and prints the URL (with its access token).
+// scripts/start.mjs runs this when the Electron binary is missing; the e2e fixtures run it too.
+import '../main/host/threadpool-size';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { defaultCloneDir, defaultDataDir } from '../main/host/data-dir';
+import { EngineHost } from '../main/host/engine-host';
+import { ENGINE_STUBS } from '../main/host/engine-api';
+import { WebHost } from './web-host';
+import { WebPlatform } from './web-platform';
+
+const { values: args } = parseArgs({
+  options: {
+    port: { type: 'string', default: process.env.SLUICE_PORT ?? '0' },
+    'data-dir': { type: 'string' },
+    'clone-dir': { type: 'string' },
+    'no-sample': { type: 'boolean', default: false },
+  },
+});
+
+// This file is bundled to out/main/web-host.js, beside engine-worker.js and bridge.js.
+const here = dirname(fileURLToPath(import.meta.url));
+const appRoot = resolve(here, '..', '..');
+const dataDir = resolve(args['data-dir'] ?? defaultDataDir());
+const pkg = JSON.parse(await readFile(join(appRoot, 'package.json'), 'utf8')) as { version: string };
+
+const engineHost = new EngineHost({
+  platform: new WebPlatform(pkg.version, resolve(args['clone-dir'] ?? defaultCloneDir()), join(dataDir, 'exports')),
+  dataDir,
+  sampleBundle: join(appRoot, 'build', 'sample', 'sample.hg'),
+  worker: { script: join(here, 'engine-worker.js') },
+});
+const web = new WebHost({
+  engineHost,
+  rendererDir: join(appRoot, 'out', 'renderer'),
+  bridgeScript: await readFile(join(here, 'bridge.js'), 'utf8'),
+  uploadDir: join(dataDir, 'uploads'),
+});
+const { url } = await web.listen(Number(args.port));
+
+console.log(`Sluice is running in your browser (web host, no Electron): open\n\n    ${url}\n`);
+console.log(`data: ${dataDir}`);
+if (ENGINE_STUBS.length) console.log(`note: engine entry points not in this build yet: ${ENGINE_STUBS.join(', ')}`);
+// One line for scripts and the e2e fixtures to read.
+console.log(`SLUICE_WEB_URL=${url}`);
+if (!args['no-sample']) engineHost.warmUp();
+
+let stopping = false;
+async function stop(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.log(`web host: ${signal}, stopping (cancelling running jobs)`);
+  await web.close();
+  await engineHost.dispose();
+  process.exit(0);
+}
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));
