@@ -68,7 +68,6 @@ const DEFAULT_KEEPS: Uint8Array = Uint8Array.from(DEFAULT_ENCODE, (s, code) =>
 
 const DOT = 0x2e;
 const SPACE = 0x20;
-const SLASH = 0x2f;
 
 function assertByteString(path: string): void {
   for (let i = 0; i < path.length; i++) {

@@ -171,7 +171,7 @@ describe.skipIf(!hasHg)('vs hg init / hg share', () => {
       expect(loc.requirements.has(marker)).toBe(true);
       expect(loc.requirements.has('fncache')).toBe(true);
       expect(loc.storeDir).toBe(join(tmp, 'src', '.hg', 'store'));
-      expect(loc.cacheDir).toBe(join(tmp, name, '.hg', 'cache'));
+      expect(loc.cacheDir).toBe(join(tmp, 'src', '.hg', 'cache'));
       expect(unsupportedRequirements(loc.requirements)).toEqual([]);
     }
   });

@@ -146,7 +146,7 @@ export interface RepoLocation {
   storeOwnerHgDir: string;
   /** Where store files live: `<owner>/.hg/store`, or `<owner>/.hg` itself without the `store` requirement. */
   storeDir: string;
-  /** `<root>/.hg/cache` */
+  /** `.hg/cache` of the store owner (a share uses its source's caches, like localrepo). */
   cacheDir: string;
   requirements: Set<string>;
 }
@@ -187,7 +187,7 @@ export async function locateRepository(repoRoot: string): Promise<RepoLocation> 
   }
   // localrepo.makestore: without the `store` requirement (hg < 0.9.2 layout) revlogs live in .hg.
   const storeDir = requirements.has('store') ? join(storeOwnerHgDir, 'store') : storeOwnerHgDir;
-  return { root: repoRoot, hgDir, storeOwnerHgDir, storeDir, cacheDir: join(hgDir, 'cache'), requirements };
+  return { root: repoRoot, hgDir, storeOwnerHgDir, storeDir, cacheDir: join(storeOwnerHgDir, 'cache'), requirements };
 }
 
 /** The repository's full requirement set (share-safe's two files merged). */
