@@ -1,0 +1,42 @@
+// Bounds on everything an untrusted stream can announce. hg itself trusts its peer (a 2^60-byte
+// entry or a 1 GB part header is just read); Sluice refuses such values up front with
+// SluiceError('LIMIT') so hostile input can never make us allocate, loop or write without end.
+// The values are far above anything a real repository produces (a 20k-file, 58 MB store uses
+// names < 300 bytes and entries < 2^32).
+
+import { SluiceError } from '../errors';
+
+/** Longest entry name (store path or cache name) in any format. */
+export const MAX_NAME_LENGTH = 4096;
+/** Most entries a stream may announce. */
+export const MAX_FILES = 50_000_000;
+/** Largest single entry. */
+export const MAX_ENTRY_SIZE = 2 ** 48;
+/** Largest announced total; keeps every sum exact in a JS number. */
+export const MAX_TOTAL_BYTES = Number.MAX_SAFE_INTEGER;
+/** packed1 requirements field (u16 length already caps it at 65535) and stream2 requirements. */
+export const MAX_REQUIREMENTS_FIELD = 64 * 1024;
+/** bundle2 part header (hg writes ~130 bytes for stream2). */
+export const MAX_PART_HEADER = 64 * 1024;
+/** bundle2 stream-level parameters blob. */
+export const MAX_STREAM_PARAMS_SIZE = 64 * 1024;
+/** bundle2 stream-level parameter count (hg defines one: Compression). */
+export const MAX_STREAM_PARAMS = 64;
+/** Nested out-of-band parts inside an interrupted payload (hg emits depth 1). */
+export const MAX_INTERRUPT_DEPTH = 4;
+/** Parts in one bundle2 container (a getbundle reply has ~4). */
+export const MAX_PARTS = 10_000;
+/** uvarint bytes: 8 × 7 bits = 56 bits, above the 2^53 value bound. */
+export const MAX_UVARINT_BYTES = 8;
+/** Decimal numbers in text headers: 2^53 has 16 digits. */
+export const MAX_DECIMAL_DIGITS = 16;
+/** One readExact() assembly; callers never need more (largest: a 64 KiB header). */
+export const MAX_CONTIGUOUS_READ = 16 * 1024 * 1024;
+
+export function limitError(what: string, value: number | string, max: number): SluiceError {
+  return new SluiceError('LIMIT', `${what} ${value} exceeds the limit of ${max}`, { what, value, max });
+}
+
+export function checkLimit(what: string, value: number, max: number): void {
+  if (value > max) throw limitError(what, value, max);
+}
