@@ -9,7 +9,7 @@ import { SluiceError, toSluiceError } from '../errors';
 import { Bundle2Reader, BUNDLE2_MAGIC } from './bundle2';
 import { ByteSource, type ChunkWriter } from './byte-source';
 import { PACKED1_MAGIC, readPacked1 } from './packed1';
-import { unsupportedRequirements } from './store-compat';
+import { unsupportedRequirements } from '../store/requirements';
 import { STREAM2_PARAMS, STREAM2_PART, readStream2Part, type Stream2Reader } from './stream2';
 import type { StreamEntry, StreamHeader, StreamReader } from './stream-reader';
 
@@ -86,6 +86,8 @@ class StreamBundleReader implements StreamReader {
     if (!this.bundle.atEnd) {
       const extra = await this.bundle.nextPart();
       if (extra) throw new SluiceError('MALFORMED', `stream bundle has a second ${extra.type} part`);
+      // whatever follows the end marker is ignored, as hg does; release the file now
+      await this.bundle.close();
     }
     return null;
   }

@@ -92,9 +92,10 @@ async function* viaTransform(
   // unbzip2-stream is a classic (through) stream: wrap its output side to iterate it
   let output: AsyncIterable<Buffer> = transform;
   if (!(Symbol.asyncIterator in transform)) {
+    const classic = transform as NodeJS.ReadWriteStream;
     const pass = new PassThrough();
-    transform.on('error', (e: Error) => pass.destroy(e));
-    output = transform.pipe(pass);
+    classic.on('error', (e: Error) => pass.destroy(e));
+    output = classic.pipe(pass);
   }
   try {
     for await (const out of output) {

@@ -6,7 +6,7 @@ import type { StreamFormat } from '../../../shared/events';
 import { SluiceError } from '../errors';
 import type { ByteSource, ChunkWriter } from './byte-source';
 import { MAX_DECIMAL_DIGITS, MAX_ENTRY_SIZE, MAX_FILES, MAX_TOTAL_BYTES, limitError } from './limits';
-import { assertSafeEntryName } from './store-compat';
+import { assertSafeEntryName } from '../store/paths';
 
 export type CompressionKey = 'UN' | 'GZ' | 'BZ' | 'ZS';
 

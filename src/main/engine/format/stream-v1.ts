@@ -8,7 +8,7 @@
 import { SluiceError } from '../errors';
 import { ByteSource } from './byte-source';
 import { MAX_DECIMAL_DIGITS, MAX_ENTRY_SIZE, MAX_FILES, MAX_NAME_LENGTH, MAX_TOTAL_BYTES, limitError } from './limits';
-import { decodeDir, encodeDir } from './store-compat';
+import { decodeDir, encodeDir } from '../store/encoding';
 import {
   CountedStreamReader,
   checkAnnouncedCounts,
