@@ -69,12 +69,8 @@ const DEFAULT_KEEPS: Uint8Array = Uint8Array.from(DEFAULT_ENCODE, (s, code) =>
 const DOT = 0x2e;
 const SPACE = 0x20;
 
-function assertByteString(path: string): void {
-  for (let i = 0; i < path.length; i++) {
-    if (path.charCodeAt(i) > 0xff) {
-      throw new SluiceError('UNSAFE_PATH', `store path is not a byte string: ${JSON.stringify(path)}`);
-    }
-  }
+function notByteString(path: string): SluiceError {
+  return new SluiceError('UNSAFE_PATH', `store path is not a byte string: ${JSON.stringify(path)}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -82,20 +78,26 @@ function assertByteString(path: string): void {
 // part before the first '.', which is lower case by the time _auxencode sees it.
 
 function isWindowsReservedStem(s: string, start: number, end: number): boolean {
-  let stemEnd = s.indexOf('.', start);
-  if (stemEnd < 0 || stemEnd > end) stemEnd = end;
-  const stemLength = stemEnd - start;
-  if (stemLength === 3) {
-    const stem = s.slice(start, stemEnd);
-    return stem === 'aux' || stem === 'con' || stem === 'prn' || stem === 'nul';
+  // Compared on char codes: this runs once per path segment of every file of a clone.
+  const stemLength = end - start;
+  if (stemLength < 3) return false;
+  const c0 = s.charCodeAt(start);
+  const c1 = s.charCodeAt(start + 1);
+  const c2 = s.charCodeAt(start + 2);
+  const c3 = stemLength > 3 ? s.charCodeAt(start + 3) : DOT;
+  if (c3 === DOT) {
+    // 3-byte stem: aux con prn nul
+    return (
+      (c0 === 0x61 && c1 === 0x75 && c2 === 0x78) || // aux
+      (c0 === 0x63 && c1 === 0x6f && c2 === 0x6e) || // con
+      (c0 === 0x70 && c1 === 0x72 && c2 === 0x6e) || // prn
+      (c0 === 0x6e && c1 === 0x75 && c2 === 0x6c) // nul
+    );
   }
-  if (stemLength === 4) {
-    const digit = s.charCodeAt(start + 3);
-    if (digit < 0x31 || digit > 0x39) return false;
-    const stem = s.slice(start, start + 3);
-    return stem === 'com' || stem === 'lpt';
-  }
-  return false;
+  if (c3 < 0x31 || c3 > 0x39) return false;
+  if (stemLength > 4 && s.charCodeAt(start + 4) !== DOT) return false;
+  // 4-byte stem: com1-9 lpt1-9
+  return (c0 === 0x63 && c1 === 0x6f && c2 === 0x6d) || (c0 === 0x6c && c1 === 0x70 && c2 === 0x74);
 }
 
 /**
@@ -149,7 +151,8 @@ function defaultEncode(de: string, dotencode: boolean): string {
         if (i === special1 || (escapeLast && i === lastIndex)) {
           out += de.slice(copied, i) + escape3(code);
           copied = i + 1;
-        } else if (DEFAULT_KEEPS[code] === 0) {
+        } else if (DEFAULT_KEEPS[code] !== 1) {
+          if (code > 0xff) throw notByteString(de);
           out += de.slice(copied, i) + DEFAULT_ENCODE[code];
           copied = i + 1;
         }
@@ -165,7 +168,11 @@ function defaultEncode(de: string, dotencode: boolean): string {
 
 function lowerEncode(s: string): string {
   let out = '';
-  for (let i = 0; i < s.length; i++) out += LOWER_ENCODE[s.charCodeAt(i)];
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
+    if (code > 0xff) throw notByteString(s);
+    out += LOWER_ENCODE[code];
+  }
   return out;
 }
 
@@ -211,7 +218,6 @@ function hashEncode(de: string, dotencode: boolean): string {
  * store._pathencode, i.e. C `pathencode`. Called once per file of a clone: keep it lean.
  */
 export function encodeStorePath(path: string): string {
-  assertByteString(path);
   const de = encodeDir(path);
   // _pathencode: a raw path already over the limit is hashed without trying the default form.
   if (path.length > MAX_STORE_PATH_LENGTH) return hashEncode(de, true);
@@ -221,7 +227,6 @@ export function encodeStorePath(path: string): string {
 
 /** The on-disk name in a fncache store without dotencode: store._hybridencode(path, False). */
 export function encodeStorePathPlain(path: string): string {
-  assertByteString(path);
   const de = encodeDir(path);
   const res = defaultEncode(de, false);
   return res.length > MAX_STORE_PATH_LENGTH ? hashEncode(de, false) : res;
@@ -229,13 +234,13 @@ export function encodeStorePathPlain(path: string): string {
 
 /** store.encodefilename (plain `store` repos without fncache): reversible, no aux/dot rules. */
 export function encodeFilename(path: string): string {
-  assertByteString(path);
   const de = encodeDir(path);
   let out = '';
   let copied = 0;
   for (let i = 0; i < de.length; i++) {
     const code = de.charCodeAt(i);
-    if (DEFAULT_KEEPS[code] === 0) {
+    if (DEFAULT_KEEPS[code] !== 1) {
+      if (code > 0xff) throw notByteString(path);
       out += de.slice(copied, i) + DEFAULT_ENCODE[code];
       copied = i + 1;
     }

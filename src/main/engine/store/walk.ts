@@ -13,7 +13,7 @@
 //     tuples and reversed, so data files precede their index and 00changelog.i comes last.
 
 import { lstat, readdir, readFile, stat, type Stats } from 'node:fs';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { cancelled, SluiceError, toSluiceError } from '../errors.js';
 import { decodeDir, decodeFilename, encodeFilename, storePathEncoder } from './encoding.js';
 import { parseFncache } from './fncache.js';
@@ -121,19 +121,52 @@ function listDir(dir: string): Promise<DirEntry[] | null> {
   });
 }
 
-/** stat (or lstat) of every path, `concurrency` at a time, in input order; null where missing. */
-async function statMany(paths: string[], follow: boolean, concurrency: number, signal?: AbortSignal): Promise<Array<Stats | null>> {
-  const results = new Array<Stats | null>(paths.length);
+/** What the walk keeps of a stat: sizes in a typed array (no 100k live Stats objects to collect). */
+interface StatResults {
+  /** Size, or -1 when the path does not exist. */
+  sizes: Float64Array;
+  /** 1 for a regular file. */
+  regular: Uint8Array;
+}
+
+/** stat (or lstat) of every path, `concurrency` at a time. */
+function statMany(paths: string[], follow: boolean, concurrency: number, signal?: AbortSignal): Promise<StatResults> {
+  const sizes = new Float64Array(paths.length);
+  const regular = new Uint8Array(paths.length);
+  const statFn = follow ? stat : lstat;
   let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < paths.length) {
-      if (signal?.aborted) throw cancelled();
-      const i = next++;
-      results[i] = await statOrNull(paths[i]!, follow);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, paths.length)) }, worker));
-  return results;
+  let running = 0;
+  let failed = false;
+  return new Promise((resolve, reject) => {
+    const fail = (e: SluiceError): void => {
+      if (!failed) {
+        failed = true;
+        reject(e);
+      }
+    };
+    const launch = (): void => {
+      while (!failed && running < concurrency && next < paths.length) {
+        if (signal?.aborted) return fail(cancelled());
+        const i = next++;
+        running++;
+        statFn(paths[i]!, (err, st) => {
+          running--;
+          if (err) {
+            if (err.code === 'ENOENT' || err.code === 'ENOTDIR') sizes[i] = -1;
+            else return fail(toSluiceError(err));
+          } else {
+            sizes[i] = st.size;
+            regular[i] = st.isFile() ? 1 : 0;
+          }
+          if (next >= paths.length && running === 0) {
+            if (!failed) resolve({ sizes, regular });
+          } else launch();
+        });
+      }
+    };
+    if (paths.length === 0) resolve({ sizes, regular });
+    else launch();
+  });
 }
 
 interface WalkedFile {
@@ -167,7 +200,9 @@ function fsPath(dir: string, rel: string): string {
       return join(dir, text);
     }
   }
-  return join(dir, rel);
+  // path.join normalises every call (~5 µs); a plain concatenation is enough on POSIX because a
+  // store-relative name never starts above the store (encodings escape `.`/`..` segments).
+  return sep === '/' ? dir + '/' + rel : join(dir, rel);
 }
 
 /**
@@ -196,8 +231,8 @@ async function walkDirectory(storeDir: string, relpath: string, recurse: boolean
       signal,
     );
     files.forEach((f, i) => {
-      const st = stats[i];
-      if (st) found.push({ type: revlogType(f.rel)!, name: decodeDir(f.rel), size: st.size, path: f.path });
+      const size = stats.sizes[i]!;
+      if (size >= 0) found.push({ type: revlogType(f.rel)!, name: decodeDir(f.rel), size, path: f.path });
     });
   }
   return found.sort(compareWalked);
@@ -214,10 +249,10 @@ async function fncacheDataFiles(loc: RepoLocation, concurrency: number, signal?:
   const stats = await statMany(paths, true, concurrency, signal);
   const files: WalkedFile[] = [];
   names.forEach((name, i) => {
-    const st = stats[i];
-    if (!st) return; // FileNotFoundError: listed but gone (hg skips it too)
-    if (!st.isFile()) throw new SluiceError('IO', `store file ${displayName(name)} is not a regular file`);
-    files.push({ type: revlogType(name)!, name, size: st.size, path: paths[i]! });
+    const size = stats.sizes[i]!;
+    if (size < 0) return; // FileNotFoundError: listed but gone (hg skips it too)
+    if (stats.regular[i] !== 1) throw new SluiceError('IO', `store file ${displayName(name)} is not a regular file`);
+    files.push({ type: revlogType(name)!, name, size, path: paths[i]! });
   });
   return files;
 }
