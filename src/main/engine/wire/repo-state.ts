@@ -1,0 +1,250 @@
+// What `sluice serve` knows about the repository it serves, re-read whenever the files change
+// (hg serve re-opens the repo per request too): changelog graph, phases, bookmarks, requirements,
+// the few config knobs hg serve honours. Everything the wire commands answer comes from here, in
+// the "served" view: secret (and archived/internal) changesets are invisible.
+
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SluiceError } from '../errors';
+import { STREAM_FIXED_REQUIREMENTS, locateRepository } from '../store/requirements';
+import { readRepoConfig } from '../store/hgrc';
+import {
+  ChangelogGraph,
+  PHASE_DRAFT,
+  PHASE_PUBLIC,
+  PHASE_SECRET,
+  computePhases,
+  hexNode,
+  parsePhaseRoots,
+} from './changelog-graph';
+
+async function readOptional(path: string): Promise<Buffer | null> {
+  try {
+    return await readFile(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw new SluiceError('IO', `cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+function lines(buf: Buffer | null): string[] {
+  return buf ? buf.toString('latin1').split('\n').filter((l) => l.length > 0) : [];
+}
+
+export interface ServeSettings {
+  /** server.uncompressed (default true): stream clones at all */
+  uncompressed: boolean;
+  /** server.bundle2.stream (default true): v2 through getbundle */
+  bundle2Stream: boolean;
+  /** server.preferuncompressed: advertise stream-preferred */
+  preferUncompressed: boolean;
+  /** server.uncompressedallowsecret */
+  allowSecret: boolean;
+  publishing: boolean;
+}
+
+export interface SettingsOverrides {
+  uncompressed?: boolean;
+  bundle2Stream?: boolean;
+  preferUncompressed?: boolean;
+  publishing?: boolean;
+}
+
+/** One consistent view of the repository (valid until one of its files changes). */
+export class RepoSnapshot {
+  readonly phases: Uint8Array;
+  readonly hasSecret: boolean;
+  private headsCache: number[] | null = null;
+
+  constructor(
+    readonly root: string,
+    readonly storeDir: string,
+    readonly graph: ChangelogGraph,
+    phaseRoots: Map<number, string[]>,
+    readonly bookmarks: [string, string][],
+    readonly requirements: Set<string>,
+    readonly settings: ServeSettings,
+    readonly hasObsstore: boolean,
+  ) {
+    this.phases = computePhases(graph, phaseRoots);
+    this.hasSecret = (phaseRoots.get(PHASE_SECRET)?.length ?? 0) > 0;
+  }
+
+  visible(rev: number): boolean {
+    return this.phases[rev]! < PHASE_SECRET;
+  }
+
+  /** streamclone.allowservergeneration */
+  get streamAllowed(): boolean {
+    if (!this.settings.uncompressed) return false;
+    if (this.hasSecret && !this.settings.allowSecret) return false;
+    return !this.hasObsstore;
+  }
+
+  /** streamclone.streamed_requirements */
+  get streamRequirements(): string[] {
+    return [...this.requirements].filter((r) => STREAM_FIXED_REQUIREMENTS.has(r)).sort();
+  }
+
+  /** repo.heads() of the served view: rev descending */
+  headRevs(): number[] {
+    this.headsCache ??= this.graph.headRevs((r) => this.visible(r)).reverse();
+    return this.headsCache;
+  }
+
+  revOfHex(hex: string): number | undefined {
+    const r = this.graph.rev(Buffer.from(hex, 'hex').toString('latin1'));
+    return r !== undefined && this.visible(r) ? r : undefined;
+  }
+
+  hex(rev: number): string {
+    return hexNode(this.graph.nodes[rev]!);
+  }
+
+  /** bookmarks.listbinbookmarks: known nodes, no divergent (`name@x`) marks */
+  servedBookmarks(): [string, string][] {
+    return this.bookmarks.filter(([name, hex]) => {
+      if (name.includes('@') && !name.endsWith('@')) return false;
+      return this.revOfHex(hex) !== undefined;
+    });
+  }
+
+  /** phases.listphases: draft roots still draft, plus `publishing True` */
+  listPhases(): [string, string][] {
+    const out: [string, string][] = [];
+    if (!this.settings.publishing) {
+      const g = this.graph;
+      for (let r = 0; r < g.length; r++) {
+        if (this.phases[r] !== PHASE_DRAFT) continue;
+        const p1 = g.p1[r]!;
+        const p2 = g.p2[r]!;
+        if ((p1 >= 0 && this.phases[p1] === PHASE_DRAFT) || (p2 >= 0 && this.phases[p2] === PHASE_DRAFT)) continue;
+        out.push([this.hex(r), String(PHASE_DRAFT)]);
+      }
+    } else {
+      out.push(['publishing', 'True']);
+    }
+    return out;
+  }
+
+  /**
+   * exchange._getbundlephasespart: heads by phase; for draft heads, the public heads inside
+   * `only(draftheads, publicheads)` too. Publishing: everything public.
+   */
+  phaseHeads(headRevs: number[]): Map<number, number[]> {
+    const byPhase = new Map<number, Set<number>>([
+      [PHASE_PUBLIC, new Set()],
+      [PHASE_DRAFT, new Set()],
+    ]);
+    if (this.settings.publishing) {
+      for (const r of headRevs) byPhase.get(PHASE_PUBLIC)!.add(r);
+    } else {
+      for (const r of headRevs) byPhase.get(this.phases[r] === PHASE_PUBLIC ? PHASE_PUBLIC : PHASE_DRAFT)!.add(r);
+      const draft = [...byPhase.get(PHASE_DRAFT)!];
+      if (draft.length) {
+        const pub = [...byPhase.get(PHASE_PUBLIC)!];
+        const inDraft = this.graph.ancestors(draft);
+        const inPublic = this.graph.ancestors(pub);
+        // heads(only(draft, public) and public())
+        const g = this.graph;
+        const candidate = (r: number): boolean => inDraft[r] === 1 && inPublic[r] !== 1 && this.phases[r] === PHASE_PUBLIC;
+        const hasChild = new Uint8Array(g.length);
+        for (let r = 0; r < g.length; r++) {
+          if (!candidate(r)) continue;
+          if (g.p1[r]! >= 0) hasChild[g.p1[r]!] = 1;
+          if (g.p2[r]! >= 0) hasChild[g.p2[r]!] = 1;
+        }
+        for (let r = 0; r < g.length; r++) if (candidate(r) && !hasChild[r]) byPhase.get(PHASE_PUBLIC)!.add(r);
+      }
+    }
+    // phasemapping = {phase: sorted(heads)}: sorted by binary node
+    const nodes = this.graph.nodes;
+    const byNode = (a: number, b: number): number => (nodes[a]! < nodes[b]! ? -1 : nodes[a]! > nodes[b]! ? 1 : 0);
+    return new Map([...byPhase].map(([p, revs]) => [p, [...revs].sort(byNode)]));
+  }
+}
+
+interface Stamp {
+  key: string;
+}
+
+async function stampOf(paths: string[]): Promise<Stamp> {
+  const parts = await Promise.all(
+    paths.map(async (p) => {
+      const st = await stat(p).catch(() => null);
+      return st ? `${st.size}:${st.mtimeMs}:${st.ino}` : '-';
+    }),
+  );
+  return { key: parts.join('|') };
+}
+
+/** Loads snapshots of one repository and reuses the last one while its files are unchanged. */
+export class ServedRepo {
+  private last: { stamp: string; snap: RepoSnapshot } | null = null;
+  private loading: Promise<RepoSnapshot> | null = null;
+
+  constructor(
+    readonly root: string,
+    private readonly overrides: SettingsOverrides = {},
+  ) {}
+
+  private watched(): string[] {
+    const hg = join(this.root, '.hg');
+    return [
+      join(hg, 'requires'),
+      join(hg, 'hgrc'),
+      join(hg, 'bookmarks'),
+      join(hg, 'store', 'requires'),
+      join(hg, 'store', '00changelog.i'),
+      join(hg, 'store', 'phaseroots'),
+      join(hg, 'store', 'bookmarks'),
+      join(hg, 'store', 'obsstore'),
+    ];
+  }
+
+  async snapshot(): Promise<RepoSnapshot> {
+    const stamp = (await stampOf(this.watched())).key;
+    if (this.last && this.last.stamp === stamp) return this.last.snap;
+    if (this.loading) return this.loading;
+    this.loading = this.load()
+      .then((snap) => {
+        this.last = { stamp, snap };
+        return snap;
+      })
+      .finally(() => {
+        this.loading = null;
+      });
+    return this.loading;
+  }
+
+  private async load(): Promise<RepoSnapshot> {
+    const loc = await locateRepository(this.root);
+    const requirements = loc.requirements;
+    if (!requirements.has('store')) {
+      throw new SluiceError('NOT_A_REPO', `${this.root}: repositories without the store layout are not supported`);
+    }
+    const hgrc = await readRepoConfig(this.root);
+    const o = this.overrides;
+    const settings: ServeSettings = {
+      uncompressed: o.uncompressed ?? hgrc.getBool('server', 'uncompressed', true),
+      bundle2Stream: o.bundle2Stream ?? hgrc.getBool('server', 'bundle2.stream', true),
+      preferUncompressed: o.preferUncompressed ?? hgrc.getBool('server', 'preferuncompressed', false),
+      allowSecret: hgrc.getBool('server', 'uncompressedallowsecret', false),
+      publishing: o.publishing ?? hgrc.getBool('phases', 'publish', true),
+    };
+    const hg = loc.hgDir;
+    const storeDir = loc.storeDir;
+    const graph = await ChangelogGraph.read(storeDir);
+    const phaseRoots = parsePhaseRoots((await readOptional(join(storeDir, 'phaseroots')))?.toString('latin1') ?? '');
+    const bmPath = requirements.has('bookmarksinstore') ? join(storeDir, 'bookmarks') : join(hg, 'bookmarks');
+    const bookmarks: [string, string][] = [];
+    for (const line of lines(await readOptional(bmPath))) {
+      const l = line.replace(/\r$/, '').trim();
+      const sp = l.indexOf(' ');
+      if (sp !== 40 || !/^[0-9a-f]{40}$/.test(l.slice(0, 40))) continue; // bmstore skips malformed lines
+      bookmarks.push([l.slice(41), l.slice(0, 40)]);
+    }
+    const obs = await stat(join(storeDir, 'obsstore')).catch(() => null);
+    return new RepoSnapshot(this.root, storeDir, graph, phaseRoots, bookmarks, requirements, settings, !!obs && obs.size > 1);
+  }
+}
