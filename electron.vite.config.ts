@@ -32,6 +32,25 @@ function webBridgePlugin(): Plugin {
   };
 }
 
+/**
+ * electron-vite's ESM shim prepends `const require = createRequire(import.meta.url)` to every main
+ * chunk that calls require(), so a module declaring its own top-level `require` (the usual way to
+ * load CommonJS packages from ESM, e.g. the engine's compression.ts) breaks the bundle with
+ * "Identifier 'require' has already been declared" once both land in one chunk. Such modules get
+ * their binding renamed here; vitest and tsx run the sources unchanged.
+ */
+function ownRequireRenamePlugin(): Plugin {
+  const declaresRequire = /^(?:const|let|var)\s+require\s*=\s*createRequire\(/m;
+  return {
+    name: 'sluice:own-require-rename',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!/\.[cm]?[jt]s$/.test(id) || !declaresRequire.test(code)) return null;
+      return { code: code.replace(/\brequire\b/g, '__moduleRequire'), map: null };
+    },
+  };
+}
+
 /** Puts the renderer's CSP into index.html as a <meta>, so it holds even where no header sets it. */
 function cspMetaPlugin(): Plugin {
   return {
@@ -59,7 +78,7 @@ export default defineConfig({
         },
       },
     },
-    plugins: [webBridgePlugin()],
+    plugins: [ownRequireRenamePlugin(), webBridgePlugin()],
   },
   preload: {
     build: {

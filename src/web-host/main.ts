@@ -6,13 +6,15 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { bundlePathsFromArgv } from '../main/host/argv';
 import { defaultCloneDir, defaultDataDir } from '../main/host/data-dir';
 import { EngineHost } from '../main/host/engine-host';
 import { ENGINE_STUBS } from '../main/host/engine-api';
 import { WebHost } from './web-host';
 import { WebPlatform } from './web-platform';
 
-const { values: args } = parseArgs({
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
     port: { type: 'string', default: process.env.SLUICE_PORT ?? '0' },
     'data-dir': { type: 'string' },
@@ -27,6 +29,8 @@ const appRoot = resolve(here, '..', '..');
 const dataDir = resolve(args['data-dir'] ?? defaultDataDir());
 const pkg = JSON.parse(await readFile(join(appRoot, 'package.json'), 'utf8')) as { version: string };
 
+const openAtStart = bundlePathsFromArgv(positionals, process.cwd());
+
 const engineHost = new EngineHost({
   platform: new WebPlatform(pkg.version, resolve(args['clone-dir'] ?? defaultCloneDir()), join(dataDir, 'exports')),
   dataDir,
@@ -38,6 +42,10 @@ const web = new WebHost({
   rendererDir: join(appRoot, 'out', 'renderer'),
   bridgeScript: await readFile(join(here, 'bridge.js'), 'utf8'),
   uploadDir: join(dataDir, 'uploads'),
+  // Bundles named on the command line open in the first page that connects (like Electron's argv).
+  onConnect: (push) => {
+    for (const path of openAtStart.splice(0)) push({ channel: 'bundle:opened', payload: { path } });
+  },
 });
 const { url } = await web.listen(Number(args.port));
 

@@ -21,6 +21,7 @@ import { pipeline } from 'node:stream/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { contentSecurityPolicy } from '../main/host/csp';
 import { toInvokeFailure, type EngineHost } from '../main/host/engine-host';
+import type { PushMessage } from '../main/host/job-registry';
 import type { BridgeToHost, HostToBridge } from './bridge-protocol';
 
 export interface WebHostOptions {
@@ -36,6 +37,8 @@ export interface WebHostOptions {
   token?: string;
   /** largest WebSocket message accepted from the page */
   maxMessageBytes?: number;
+  /** called for each page that connects, with a way to push to that page only */
+  onConnect?: (push: (message: PushMessage) => void) => void;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -254,6 +257,7 @@ export class WebHost {
 
   private attach(ws: WebSocket): void {
     this.clients.add(ws);
+    this.options.onConnect?.((message) => ws.readyState === ws.OPEN && ws.send(JSON.stringify({ t: 'push', ...message } as HostToBridge)));
     ws.on('close', () => this.clients.delete(ws));
     ws.on('error', () => this.clients.delete(ws));
     ws.on('message', (data, isBinary) => {

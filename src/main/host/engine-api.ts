@@ -5,7 +5,12 @@
 // Entry points that have not landed yet are stubs that fail with a clear SluiceError; ENGINE_STUBS
 // lists them (app:info logs it, tests skip on it).
 
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { SluiceError } from '../engine/errors';
+import { OWNER_MARKER, removeStaleTemporaries, type OwnerMarker } from '../engine/apply/destination';
+import { inspectBundleFile } from '../engine/format/bundle-file';
+import { startServer as startWireServer } from '../engine/wire/server';
 import type { EventSink } from '../../shared/events';
 import type { BundleInfo, JobRequest, ServerInfo } from '../../shared/jobs';
 
@@ -36,7 +41,7 @@ export interface StartServerOptions {
 }
 
 /** Names of engine entry points that are still stubs in this build. */
-export const ENGINE_STUBS: readonly string[] = ['runJob', 'inspectBundle', 'probeServer', 'startServer', 'cleanStaleTemporaries'];
+export const ENGINE_STUBS: readonly string[] = ['runJob', 'probeServer'];
 
 function notYet(name: string): never {
   throw new SluiceError('USAGE', `engine entry point ${name} is not available in this build`);
@@ -47,22 +52,52 @@ export async function runJob(_request: JobRequest, _ctx: EngineJobContext): Prom
   notYet('runJob');
 }
 
-export async function inspectBundle(_path: string): Promise<BundleInfo> {
-  notYet('inspectBundle');
+export function inspectBundle(path: string): Promise<BundleInfo> {
+  return inspectBundleFile(path);
 }
 
 export async function probeServer(_url: string): Promise<ServerInfo> {
   notYet('probeServer');
 }
 
-export async function startServer(_options: StartServerOptions): Promise<RunningServer> {
-  notYet('startServer');
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const server = await startWireServer(options);
+  return { url: server.url, close: () => server.close() };
 }
 
 /**
- * Removes the temporary directories a killed job left beside `dest` (the engine's atomic
- * destination writes into a temporary sibling and renames it at the end).
+ * Removes what a job whose worker thread was terminated left beside `dest`: the engine's atomic
+ * destination writes into `.<name>.sluice-tmp-<pid>-<random>` next to DEST and removes it itself
+ * on error or cancel, but a terminated thread runs no cleanup. The engine's own sweep
+ * (removeStaleTemporaries) only removes temporaries of dead processes, and a worker thread shares
+ * the host's pid, so the host removes the ones its own process made for this DEST (call only when
+ * no other job of this process writes to the same DEST), then runs the engine's sweep for the rest.
  */
-export async function cleanStaleTemporaries(_dest: string): Promise<void> {
-  notYet('cleanStaleTemporaries');
+export async function cleanStaleTemporaries(dest: string): Promise<void> {
+  const target = resolve(dest);
+  const parent = dirname(target);
+  const prefix = `.${basename(target)}.sluice-tmp-${process.pid}-`;
+  let names: string[] = [];
+  try {
+    names = await readdir(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const dir = join(parent, name);
+    try {
+      const marker = JSON.parse(await readFile(join(dir, OWNER_MARKER), 'utf8')) as Partial<OwnerMarker>;
+      if (marker.pid !== process.pid || (marker.dest !== undefined && resolve(marker.dest) !== target)) continue;
+    } catch {
+      // no marker: removed just before the final rename, or never written; the name says it is ours
+    }
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+  }
+  await removeStaleTemporaries(parent);
+}
+
+/** The engine's sweep of temporaries left by dead processes, for one parent directory. */
+export async function sweepDeadTemporaries(parent: string): Promise<void> {
+  await removeStaleTemporaries(parent);
 }

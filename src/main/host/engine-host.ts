@@ -3,11 +3,11 @@
 // around one EngineHost: they deliver `invoke` calls from their renderer (after checking who sent
 // them), forward `onPush` messages to it, and supply a HostPlatform for dialogs and the shell.
 
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import * as engine from './engine-api';
 import { EngineWorkerHost, type EngineWorkerLike, type EngineWorkerOptions } from './engine-worker-host';
 import { HistoryStore } from './history-store';
-import { JobRegistry, type PushMessage } from './job-registry';
+import { destinationOf, JobRegistry, type PushMessage } from './job-registry';
 import { SampleRepository } from './sample-repository';
 import { validateInvoke } from './validate';
 import { isSluiceError } from '../engine/errors';
@@ -38,7 +38,7 @@ export interface EngineHostOptions {
   sampleBundle: string;
   worker: EngineWorkerOptions;
   /** tests replace the engine's entry points and the worker */
-  engine?: Partial<Pick<typeof engine, 'inspectBundle' | 'probeServer' | 'startServer' | 'cleanStaleTemporaries'>>;
+  engine?: Partial<Pick<typeof engine, 'inspectBundle' | 'probeServer' | 'startServer' | 'cleanStaleTemporaries' | 'sweepDeadTemporaries'>>;
   createWorker?: (start: WorkerStartData) => EngineWorkerLike;
   maxConcurrentJobs?: number;
   cancelGraceMs?: number;
@@ -63,9 +63,10 @@ export class EngineHost {
   readonly sample: SampleRepository;
   private readonly handlers: InvokeHandlers;
   private readonly isAbsolutePath: (p: string) => boolean;
+  private readonly api: typeof engine;
 
   constructor(readonly options: EngineHostOptions) {
-    const api = { ...engine, ...options.engine };
+    const api = (this.api = { ...engine, ...options.engine });
     const createWorker = options.createWorker ?? ((start: WorkerStartData) => new EngineWorkerHost(start, options.worker));
     this.isAbsolutePath = options.platform.isAbsolutePath ?? isAbsolute;
     this.history = new HistoryStore(join(options.dataDir, 'history.json'));
@@ -102,9 +103,22 @@ export class EngineHost {
     };
   }
 
-  /** Starts preparing the sample repository in the background, so the first click is quick. */
+  /**
+   * Background work at start: prepares the sample repository (so the first click is quick) and
+   * sweeps temporaries that jobs of a previous run (killed, crashed) left beside their destinations.
+   */
   warmUp(): void {
     this.sample.get().catch((e: unknown) => console.warn((e as Error).message));
+    void this.sweepPreviousRuns();
+  }
+
+  private async sweepPreviousRuns(): Promise<void> {
+    const parents = new Set<string>();
+    for (const record of (await this.history.list()).slice(0, 50)) {
+      const dest = destinationOf(record.request);
+      if (dest) parents.add(dirname(dest));
+    }
+    for (const parent of parents) await this.api.sweepDeadTemporaries(parent).catch(() => {});
   }
 
   onPush(listener: (message: PushMessage) => void): () => void {

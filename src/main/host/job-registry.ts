@@ -176,9 +176,11 @@ export class JobRegistry {
       entry.error = { code: 'IO', message: `the engine stopped unexpectedly (${crash ? crash.message : `exit code ${code}`})` };
       entry.batcher.push({ type: 'error', jobId: entry.summary.jobId, time: this.now(), ...entry.error });
     }
-    // The engine had no chance to remove its temporary directory beside the destination.
+    // The engine had no chance to remove its temporary directory beside the destination. Another
+    // running job of ours with the same destination has a live temporary there: leave it alone.
     const dest = destinationOf(entry.summary.request);
-    if (dest && this.options.cleanStaleTemporaries) {
+    const shared = [...this.jobs.values()].some((j) => j !== entry && !j.finished && j.summary.state === 'running' && destinationOf(j.summary.request) === dest);
+    if (dest && !shared && this.options.cleanStaleTemporaries) {
       await this.options.cleanStaleTemporaries(dest).catch((e: unknown) => console.warn(`cleanup beside ${dest} failed:`, e));
     }
     await this.finish(entry, entry.cancelRequested ? 'cancelled' : 'failed');
@@ -276,7 +278,7 @@ export class JobRegistry {
   }
 }
 
-function destinationOf(request: JobRequest): string | undefined {
+export function destinationOf(request: JobRequest): string | undefined {
   switch (request.kind) {
     case 'apply':
     case 'clone':

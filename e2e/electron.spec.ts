@@ -1,0 +1,69 @@
+// The real Electron app, through Playwright's _electron, where an Electron binary exists (CI on
+// desktop runners, developer machines). Elsewhere every test here is skipped, saying why.
+import { _electron as electron, type ElectronApplication } from '@playwright/test';
+import { join } from 'node:path';
+import { test, expect, makeTempDir, PROJECT_ROOT, type TempDir } from './fixtures';
+import { installedElectronBinary } from './fixtures/electron';
+
+const binary = installedElectronBinary();
+
+test.describe('Electron app', () => {
+  test.skip(!binary, 'skipped: no Electron binary on this machine');
+
+  let app: ElectronApplication;
+  let home: TempDir;
+
+  test.beforeAll(async () => {
+    home = await makeTempDir('sluice-e2e-electron-');
+    app = await electron.launch({
+      executablePath: binary!,
+      args: [PROJECT_ROOT, ...(process.platform === 'linux' ? ['--no-sandbox'] : [])],
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, SLUICE_CLONE_DIR: join(home.path, 'clones'), ELECTRON_ENABLE_LOGGING: '1' },
+    });
+  });
+
+  test.afterAll(async () => {
+    await app?.close();
+    await home?.remove();
+  });
+
+  test('opens one secure window with window.sluice', async () => {
+    const win = await app.firstWindow();
+    await win.waitForFunction(() => typeof (window as { sluice?: unknown }).sluice === 'object');
+    expect(await win.title()).toMatch(/Sluice/);
+    expect(await app.evaluate(({ BrowserWindow }) => BrowserWindow.getAllWindows().length)).toBe(1);
+    // Sandboxed, context-isolated, no node integration: the page has no Node and no ipcRenderer, only the contract.
+    const globals = await win.evaluate(() => ({
+      require: typeof (window as { require?: unknown }).require,
+      process: typeof (window as { process?: unknown }).process,
+      keys: Object.keys(window.sluice).sort(),
+    }));
+    expect(globals).toEqual({ require: 'undefined', process: 'undefined', keys: ['invoke', 'on', 'pathForFile'] });
+  });
+
+  test('invoke reaches the host and invalid calls are refused with a code', async () => {
+    const win = await app.firstWindow();
+    const info = await win.evaluate(() => window.sluice.invoke('app:info'));
+    expect(info).toMatchObject({ host: 'electron', defaultCloneDir: join(home.path, 'clones') });
+    const refused = await win.evaluate(async () => {
+      try {
+        await (window.sluice as unknown as { invoke(c: string, ...a: unknown[]): Promise<unknown> }).invoke('bundle:inspect', 'relative.hg');
+        return null;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    });
+    expect(refused).toMatch(/USAGE/);
+  });
+
+  test('navigation away from the renderer is blocked', async () => {
+    const win = await app.firstWindow();
+    const before = win.url();
+    await win.evaluate(() => {
+      location.href = 'https://example.org/';
+    });
+    await win.waitForTimeout(500);
+    expect(win.url()).toBe(before);
+  });
+});
