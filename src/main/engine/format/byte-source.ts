@@ -70,6 +70,12 @@ export class ByteSource {
 
   private async readExactSlow(n: number): Promise<Uint8Array> {
     if (n > MAX_CONTIGUOUS_READ) throw limitError('contiguous read of', n, MAX_CONTIGUOUS_READ);
+    if (this.buf.length === this.pos) {
+      // nothing buffered: the next chunk alone may hold the whole read (zero-copy)
+      if (!(await this.pull())) throw truncated(this.offset, 0, n);
+      const view = this.tryReadExact(n);
+      if (view) return view;
+    }
     if (this.carry.length < n) this.carry = new Uint8Array(Math.max(n, this.carry.length * 2));
     const out = this.carry;
     let have = 0;
@@ -171,6 +177,7 @@ export class ByteSource {
    * sniffing): a straddling peek merges chunks into a new buffer.
    */
   async peek(n: number): Promise<Uint8Array> {
+    if (this.buf.length === this.pos) await this.pull();
     if (this.buf.length - this.pos >= n) return this.buf.subarray(this.pos, this.pos + n);
     if (n > MAX_CONTIGUOUS_READ) throw limitError('peek of', n, MAX_CONTIGUOUS_READ);
     const parts = [this.buf.subarray(this.pos)];
