@@ -22,6 +22,7 @@ import { createTempDestination, type TempDestination } from './destination';
 import {
   cloneRequirements,
   createRepoSkeleton,
+  DEFAULT_NEW_REPO_REQUIREMENTS,
   serializeFncache,
   storePathEncoder,
   unsupportedRequirements,
@@ -66,18 +67,6 @@ export interface ApplyStats {
   close: CloseStats;
 }
 
-/** What `hg init` writes in 6.3.2 with the zstd module present (localrepo.newreporequirements). */
-const HG_INIT_REQUIREMENTS = [
-  'dotencode',
-  'fncache',
-  'generaldelta',
-  'revlog-compression-zstd',
-  'revlogv1',
-  'share-safe',
-  'sparserevlog',
-  'store',
-];
-
 /**
  * nodemap.post_stream_cleanup: a clone without persistent-nodemap drops streamed nodemap files
  * (`00changelog.n`, `00changelog-<hex>.nd`, `.n.a`). Sluice never writes them instead of writing
@@ -102,7 +91,7 @@ export async function applyStream(
       { unsupported },
     );
   }
-  const requirements = opts.writeRequirements === false ? HG_INIT_REQUIREMENTS : cloneRequirements(streamed);
+  const requirements = opts.writeRequirements === false ? [...DEFAULT_NEW_REPO_REQUIREMENTS] : cloneRequirements(streamed);
   ctx.throwIfCancelled();
   ctx.emit({
     type: 'start',

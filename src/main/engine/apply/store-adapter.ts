@@ -1,6 +1,6 @@
 // The store helpers the applier needs, in one switch point. STORE (src/main/engine/store/) owns
-// the real ones; until requirements.ts and repo-layout.ts land, minimal local versions that follow
-// api.md live here, and apply-stream.ts imports only from this file.
+// the real ones; until repo-layout.ts (createRepoSkeleton) lands, a minimal local version that
+// follows api.md lives here, and apply-stream.ts imports only from this file.
 
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
@@ -8,72 +8,13 @@ import { SluiceError } from '../errors';
 
 export { storePathEncoder, encodeDir, type StorePathEncoder } from '../store/encoding';
 export { serializeFncache } from '../store/fncache';
-
-/** requirements.py STREAM_FIXED_REQUIREMENTS (6.3.2). */
-export const STREAM_FIXED_REQUIREMENTS: ReadonlySet<string> = new Set([
-  'exp-archived-phase',
-  'bookmarksinstore',
-  'exp-changelog-v2',
-  'exp-copies-sidedata-changeset',
-  'generaldelta',
-  'internal-phase-2',
-  'revlog-compression-zstd',
-  'revlogv1',
-  'exp-revlogv2.2',
-  'sparserevlog',
-  'treemanifest',
-]);
-
-/** What Sluice can apply and then read back. */
-const SUPPORTED_REQUIREMENTS: ReadonlySet<string> = new Set([
-  'revlogv1',
-  'generaldelta',
-  'sparserevlog',
-  'revlog-compression-zstd',
-  'store',
-  'fncache',
-  'dotencode',
-  'share-safe',
-  'treemanifest',
-  'persistent-nodemap',
-]);
-
-/** What hg 6.3.2 gives a fresh repository by default, minus the stream-fixed ones. */
-const LOCAL_DEFAULT_REQUIREMENTS = ['dotencode', 'fncache', 'share-safe', 'store'];
-
-/** Working-directory requirements that stay in .hg/requires with share-safe (requirements.py). */
-const WORKING_DIR_REQUIREMENTS: ReadonlySet<string> = new Set([
-  'share-safe',
-  'shared',
-  'relshared',
-  'exp-sparse',
-  'dirstate-v2',
-  'dirstate-tracked-key-v1',
-]);
-
-export function unsupportedRequirements(reqs: Iterable<string>): string[] {
-  return [...new Set(reqs)].filter((r) => !SUPPORTED_REQUIREMENTS.has(r)).sort();
-}
-
-/** streamclone.new_stream_clone_requirements with 6.3.2's defaults. */
-export function cloneRequirements(streamed: readonly string[]): string[] {
-  const out = new Set(LOCAL_DEFAULT_REQUIREMENTS.filter((r) => !STREAM_FIXED_REQUIREMENTS.has(r)));
-  for (const r of streamed) out.add(r);
-  return [...out].sort();
-}
-
-/** scmutil.writereporequirements: the share-safe split. */
-export async function writeRequirements(hgDir: string, reqs: Iterable<string>): Promise<void> {
-  const all = [...new Set(reqs)].sort();
-  const lines = (rs: string[]): string => rs.map((r) => r + '\n').join('');
-  if (all.includes('share-safe')) {
-    await fsp.writeFile(join(hgDir, 'requires'), lines(all.filter((r) => WORKING_DIR_REQUIREMENTS.has(r))));
-    await fsp.mkdir(join(hgDir, 'store'), { recursive: true });
-    await fsp.writeFile(join(hgDir, 'store', 'requires'), lines(all.filter((r) => !WORKING_DIR_REQUIREMENTS.has(r))));
-  } else {
-    await fsp.writeFile(join(hgDir, 'requires'), lines(all));
-  }
-}
+export {
+  cloneRequirements,
+  unsupportedRequirements,
+  writeRequirements,
+  DEFAULT_NEW_REPO_REQUIREMENTS,
+} from '../store/requirements';
+import { writeRequirements } from '../store/requirements';
 
 /** localrepo's `.hg/00changelog.i` guard: version 0xFFFF header + text (57 bytes). */
 const CHANGELOG_STUB = Buffer.concat([

@@ -54,6 +54,20 @@ export function threadpoolSizeFor(closeThreads: number): number {
 }
 
 /**
+ * The close thread count a command line asks for (`--close-threads N` / `--close-threads=N`), or
+ * the default: what a process entry needs before anything else runs (see threadpoolSizeFor).
+ */
+export function closeThreadsFromArgv(argv: readonly string[]): number {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const v = a === '--close-threads' ? argv[i + 1] : a.startsWith('--close-threads=') ? a.slice(16) : undefined;
+    const n = v === undefined ? NaN : Number.parseInt(v, 10);
+    if (Number.isFinite(n) && n > 0) return n;
+  }
+  return DEFAULT_CLOSER_OPTIONS.closeThreads;
+}
+
+/**
  * Resolves on/off/auto and the thresholds into a plan (vfs.backgroundfilecloser.__init__).
  * `auto` is on for Windows (slow CloseHandle) and off elsewhere: on Linux ext4/tmpfs a close costs
  * ~2 µs and handing it to a thread costs more than it saves (measured, see the README's bench table).

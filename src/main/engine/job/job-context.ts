@@ -8,6 +8,9 @@ import { cancelled } from '../errors';
 /** An event as a job emits it; the context stamps jobId and time. */
 export type JobEventInput = SluiceEvent extends infer E ? (E extends SluiceEvent ? Omit<E, 'jobId' | 'time'> : never) : never;
 
+/** Asks the user for credentials for `url` (HTTP 401 with `realm`); null = declined. */
+export type CredentialsPrompt = (request: { url: string; realm: string }) => Promise<{ user: string; password: string } | null>;
+
 export interface JobContextOptions {
   jobId?: string;
   signal?: AbortSignal;
@@ -20,6 +23,8 @@ export interface JobContextOptions {
   fileEvents?: boolean;
   /** progress events per second (default 10) */
   progressHz?: number;
+  /** for network jobs (WIRE): how to ask for credentials; absent = fail with AUTH */
+  askCredentials?: CredentialsPrompt;
 }
 
 export class JobContext {
@@ -27,6 +32,7 @@ export class JobContext {
   readonly signal: AbortSignal;
   readonly fileEvents: boolean;
   readonly progressIntervalMs: number;
+  readonly askCredentials: CredentialsPrompt | undefined;
   private readonly sink: EventSink;
 
   constructor(options: JobContextOptions = {}) {
@@ -35,6 +41,7 @@ export class JobContext {
     this.sink = options.sink ?? (() => undefined);
     this.fileEvents = options.fileEvents ?? true;
     this.progressIntervalMs = 1000 / Math.max(0.1, options.progressHz ?? 10);
+    this.askCredentials = options.askCredentials;
   }
 
   emit(event: JobEventInput): void {

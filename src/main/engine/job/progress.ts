@@ -63,6 +63,14 @@ export class ProgressTracker {
     if (now >= this.nextEmitAt) this.emit(now);
   }
 
+  /** Absolute counts from a producer that reports totals (bundle generation). */
+  update(files: number, bytes: number): void {
+    this.files = files;
+    this.bytes = bytes;
+    const now = performance.now();
+    if (now >= this.nextEmitAt) this.emit(now);
+  }
+
   /** The final event: remaining file entries, then progress at 100 % of what was done. */
   finish(): void {
     this.flushFiles();

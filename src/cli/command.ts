@@ -1,0 +1,84 @@
+// The shape of a `sluice` subcommand. Every file in src/cli/commands/ exports `command: CliCommand`
+// and is listed in main.ts. Commands parse their own arguments with parseCommandArgs (node's
+// util.parseArgs, strict) and return an exit code: 0 ok, 1 error, 2 usage, 130 interrupted.
+
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export interface CliIO {
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  /** fires on SIGINT (the job cancels cleanly, the command returns EXIT_INTERRUPTED) */
+  signal: AbortSignal;
+}
+
+export interface CliCommand {
+  name: string;
+  /** one line for `sluice --help` */
+  summary: string;
+  /** `sluice apply BUNDLE DEST [options]` */
+  usage: string;
+  /** options and details for `sluice help CMD` */
+  help: string;
+  run(argv: string[], io: CliIO): Promise<number>;
+}
+
+export const EXIT_OK = 0;
+export const EXIT_ERROR = 1;
+export const EXIT_USAGE = 2;
+export const EXIT_INTERRUPTED = 130;
+
+/** Bad command line: main prints `sluice CMD: message`, the usage, and exits 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** util.parseArgs in strict mode, with its errors turned into UsageError and `--help` handled. */
+export function parseCommandArgs<O extends Options>(
+  argv: string[],
+  options: O,
+  positionals: { min: number; max: number },
+): { values: ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>['values']; positionals: string[] } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message.replace(/\. To specify a positional argument.*$/s, ''));
+  }
+  const n = parsed.positionals.length;
+  if (n < positionals.min) throw new UsageError('missing arguments');
+  if (n > positionals.max) throw new UsageError(`unexpected argument '${parsed.positionals[positionals.max]}'`);
+  return { values: parsed.values, positionals: parsed.positionals };
+}
+
+/** A choice option's value, checked (`--background-close on|off|auto`). */
+export function choice<T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new UsageError(`--${name} must be one of ${allowed.join(', ')} (got '${value}')`);
+  }
+  return value as T;
+}
+
+/** A positive integer option (`--close-threads 32`). */
+export function positiveInt(name: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > max) {
+    throw new UsageError(`--${name} must be an integer between 1 and ${max} (got '${value}')`);
+  }
+  return Number(value);
+}
+
+/** The common output options of job commands. */
+export const OUTPUT_OPTIONS = {
+  json: { type: 'boolean' },
+  debug: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const OUTPUT_HELP = `  --json        print every event as one JSON object per line (NDJSON) on stdout
+  --debug       print hg-style debug lines ("adding [s] data/foo.i (66 bytes)")
+  -q, --quiet   print nothing but errors
+  -h, --help    show this help`;

@@ -1,0 +1,13 @@
+// Placeholder registration (owner: WIRE, who replaces this file with the real command).
+import { EXIT_ERROR, type CliCommand } from '../command';
+
+export const command: CliCommand = {
+  name: 'serve',
+  summary: '(serve: not available yet)',
+  usage: 'sluice serve ...',
+  help: 'Not available yet in this build.',
+  async run(_argv, io) {
+    io.stderr.write('abort: sluice serve is not available yet\n');
+    return EXIT_ERROR;
+  },
+};

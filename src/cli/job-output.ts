@@ -1,0 +1,154 @@
+// Runs an engine job for a command and renders its events: NDJSON (--json), hg-style status and
+// debug lines, and a one-line progress bar with rate and ETA when stderr is a terminal. Shared by
+// every job command (apply, bundle, and WIRE's clone / VERIFY's verify).
+
+import { debugLine, formatHgBytes, type SluiceEvent } from '../shared/events';
+import type { JobRequest } from '../shared/jobs';
+import { isSluiceError } from '../main/engine/errors';
+import { JobContext } from '../main/engine/job/job-context';
+import { runJob } from '../main/engine/job/run-job';
+import { EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, type CliIO } from './command';
+
+export interface OutputFlags {
+  json?: boolean;
+  debug?: boolean;
+  quiet?: boolean;
+}
+
+/** Runs `request` to its end; returns the exit code (0, 1, or 130 after SIGINT). */
+export async function runJobForCli(request: JobRequest, flags: OutputFlags, io: CliIO): Promise<number> {
+  const render = new EventRenderer(flags, io);
+  const ctx = new JobContext({
+    signal: io.signal,
+    sink: (e) => render.event(e),
+    fileEvents: Boolean(flags.json || flags.debug),
+  });
+  try {
+    await runJob(request, ctx);
+    return EXIT_OK;
+  } catch (e) {
+    render.clearBar();
+    if (isSluiceError(e) && e.code === 'CANCELLED') {
+      io.stderr.write('interrupted!\n');
+      return EXIT_INTERRUPTED;
+    }
+    io.stderr.write(`abort: ${(e as Error).message}\n`);
+    return EXIT_ERROR;
+  } finally {
+    render.clearBar();
+  }
+}
+
+/** Turns events into terminal output. */
+export class EventRenderer {
+  private readonly bar: ProgressBar | undefined;
+
+  constructor(
+    private readonly flags: OutputFlags,
+    private readonly io: CliIO,
+  ) {
+    if (!flags.json && !flags.quiet && io.stderr.isTTY) this.bar = new ProgressBar(io.stderr);
+  }
+
+  event(e: SluiceEvent): void {
+    const { stdout, stderr } = this.io;
+    if (this.flags.json) {
+      stdout.write(JSON.stringify(e) + '\n');
+      // debug lines go to stderr so stdout stays NDJSON
+      if (this.flags.debug && e.type === 'files') stderr.write(e.entries.map((f) => debugLine(f) + '\n').join(''));
+      return;
+    }
+    const status = (line: string): void => {
+      if (this.flags.quiet) return;
+      this.bar?.clear();
+      stdout.write(line + '\n');
+    };
+    switch (e.type) {
+      case 'start':
+        if (e.kind === 'apply' || e.kind === 'clone') {
+          status(`${e.files} files to transfer, ${formatHgBytes(e.bytes)} of data`);
+        } else if (e.kind === 'bundle') {
+          status(`writing ${e.bytes} bytes for ${e.files} files`);
+          status(`bundle requirements: ${e.requirements.join(', ')}`);
+        }
+        break;
+      case 'files':
+        if (this.flags.debug) {
+          this.bar?.clear();
+          stdout.write(e.entries.map((f) => debugLine(f) + '\n').join(''));
+        }
+        break;
+      case 'progress':
+        this.bar?.render(e);
+        break;
+      case 'phase':
+        if (this.flags.debug) status(`phase: ${e.phase}`);
+        break;
+      case 'log':
+        if (e.level === 'warn') {
+          this.bar?.clear();
+          stderr.write(`warning: ${e.message}\n`);
+        } else if (e.level === 'info' || this.flags.debug) {
+          status(e.message);
+        }
+        break;
+      case 'done': {
+        const secs = Math.max(e.wallMs, 1) / 1000;
+        status(`transferred ${formatHgBytes(e.bytes)} in ${secs.toFixed(1)} seconds (${formatHgBytes(e.bytes / secs)}/sec)`);
+        if (this.flags.debug) {
+          const c = e.close;
+          status(
+            `cpu: user ${e.userCpuMs} ms, system ${e.systemCpuMs} ms; peak rss ${formatHgBytes(e.peakRssBytes ?? 0)}` +
+              (c
+                ? `; close: ${c.background ? `${c.threads} threads, ${c.backgroundClosed} in background` : 'synchronous'}, ` +
+                  `${c.syncClosed} on the writer, writer waited ${c.writerWaitMs} ms`
+                : ''),
+          );
+        }
+        break;
+      }
+      case 'error':
+        break; // printed as `abort: ...` by runJobForCli
+    }
+  }
+
+  clearBar(): void {
+    this.bar?.clear();
+  }
+}
+
+/** `[=======>        ]  45%  25.3 MB/56.3 MB  120 MB/s  ETA 0:02` on one rewritten line. */
+export class ProgressBar {
+  private shown = false;
+
+  constructor(private readonly out: NodeJS.WriteStream) {}
+
+  render(p: Extract<SluiceEvent, { type: 'progress' }>): void {
+    const width = Math.max(40, Math.min(this.out.columns || 80, 120));
+    const frac = p.totalBytes > 0 ? Math.min(1, p.bytes / p.totalBytes) : 0;
+    const pct = `${Math.floor(frac * 100)}%`.padStart(4);
+    const amounts = `${formatHgBytes(p.bytes)}/${formatHgBytes(p.totalBytes)}`;
+    const rate = `${formatHgBytes(p.bytesPerSec)}/s`;
+    const eta = p.etaMs === undefined ? '' : `ETA ${formatDuration(p.etaMs)}`;
+    const tail = ` ${pct}  ${amounts}  ${rate}  ${eta}`;
+    const barWidth = Math.max(10, width - tail.length - 3);
+    const filled = Math.round(frac * barWidth);
+    const bar = '='.repeat(Math.max(0, filled - 1)) + (filled > 0 ? (filled === barWidth ? '=' : '>') : '') + ' '.repeat(barWidth - filled);
+    this.out.write(`\r[${bar}]${tail}`.slice(0, width) + '\x1b[K');
+    this.shown = true;
+  }
+
+  clear(): void {
+    if (!this.shown) return;
+    this.out.write('\r\x1b[K');
+    this.shown = false;
+  }
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
+}

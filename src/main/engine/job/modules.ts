@@ -1,0 +1,41 @@
+// Entry points of other helpers' modules that runJob dispatches to. Loaded on demand (dynamic
+// import) so that a module that has not landed yet is a clear SluiceError for that one job kind,
+// not a crash of everything that imports runJob.
+//
+// The specifiers are literals once the module exists (so esbuild bundles it into the CLI); until
+// then a variable specifier keeps the TypeScript build green and fails at run time with USAGE.
+
+import type { CloseStats } from '../../../shared/events';
+import type { CloneRequest } from '../../../shared/jobs';
+import { SluiceError } from '../errors';
+import type { JobContext } from './job-context';
+
+/** What runJob uses of a clone's result (WIRE returns applyStream's ApplyStats). */
+export interface CloneOutcome {
+  dest?: string;
+  bytes?: number;
+  files?: number;
+  close?: CloseStats;
+}
+
+export type CloneFromUrl = (request: CloneRequest, ctx: JobContext) => Promise<CloneOutcome | void>;
+export type VerifyRepository = (repoRoot: string, ctx?: JobContext) => Promise<{ bytes?: number; files?: number } | void>;
+
+async function load<T>(what: string, specifier: string, exportName: string): Promise<T> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(/* @vite-ignore */ specifier)) as Record<string, unknown>;
+  } catch (e) {
+    throw new SluiceError('USAGE', `${what} is not available in this build (${(e as Error).message})`);
+  }
+  const fn = mod[exportName];
+  if (typeof fn !== 'function') throw new SluiceError('USAGE', `${what} is not available in this build (${exportName} missing)`);
+  return fn as T;
+}
+
+// Variable specifiers until the modules land (see the header).
+const WIRE_CLONE: string = '../wire/clone';
+const VERIFY: string = '../verify/verify';
+
+export const loadCloneFromUrl = (): Promise<CloneFromUrl> => load('clone (wire)', WIRE_CLONE, 'cloneFromUrl');
+export const loadVerifyRepository = (): Promise<VerifyRepository> => load('verify', VERIFY, 'verifyRepository');

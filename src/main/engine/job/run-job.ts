@@ -1,0 +1,127 @@
+// runJob: the one entry point that turns a JobRequest into work and events, for every host (CLI,
+// the app's engine process, the web host, tests). It owns the job's frame: the done event (wall
+// and CPU time, bytes, files, close stats, peak RSS) or the error event; the jobs themselves emit
+// start/phase/progress/files/log.
+
+import type { CloseStats } from '../../../shared/events';
+import type { ApplyRequest, BundleRequest, CloneRequest, JobRequest, VerifyRequest } from '../../../shared/jobs';
+import { resolve } from 'node:path';
+import { applyBundleFile } from '../apply/apply-bundle';
+import { writeStreamBundle } from '../generate/stream-bundle';
+import { SluiceError, toSluiceError } from '../errors';
+import type { JobContext } from './job-context';
+import { loadCloneFromUrl, loadVerifyRepository } from './modules';
+import { ProgressTracker } from './progress';
+
+/** What a job reports for its done event (the frame adds time, CPU and RSS). */
+export interface JobResult {
+  bytes: number;
+  files: number;
+  close?: CloseStats;
+  /** final path: the repository or the bundle */
+  result?: string;
+}
+
+/**
+ * Runs one job. Resolves with its result after emitting `done`; on failure emits `error` (code and
+ * message) and rejects with the SluiceError, so a CLI can pick its exit code and an app its state.
+ */
+export async function runJob(request: JobRequest, ctx: JobContext): Promise<JobResult> {
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  try {
+    const result = await dispatch(request, ctx);
+    const cpu = process.cpuUsage(cpu0);
+    ctx.emit({
+      type: 'done',
+      wallMs: Math.round(performance.now() - t0),
+      userCpuMs: Math.round(cpu.user / 1000),
+      systemCpuMs: Math.round(cpu.system / 1000),
+      bytes: result.bytes,
+      files: result.files,
+      ...(result.close ? { close: result.close } : {}),
+      // process-wide high-water mark (getrusage): exact for the CLI's one job per process
+      peakRssBytes: process.resourceUsage().maxRSS * 1024,
+      ...(result.result !== undefined ? { result: result.result } : {}),
+    });
+    return result;
+  } catch (e) {
+    const err = toSluiceError(e);
+    ctx.emit({ type: 'error', code: err.code, message: err.message });
+    throw err;
+  }
+}
+
+async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult> {
+  switch (request.kind) {
+    case 'apply':
+      return runApply(request, ctx);
+    case 'bundle':
+      return runBundle(request, ctx);
+    case 'clone':
+      return runClone(request, ctx);
+    case 'verify':
+      return runVerify(request, ctx);
+    default:
+      throw new SluiceError('USAGE', `unknown job kind ${JSON.stringify((request as { kind?: unknown }).kind)}`);
+  }
+}
+
+async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResult> {
+  const stats = await applyBundleFile(request.bundlePath, request.dest, { ...(request.closer ? { closer: request.closer } : {}) }, ctx);
+  if (request.verify) await verifyAfter(stats.dest, ctx);
+  return { bytes: stats.bytes, files: stats.files, close: stats.close, result: stats.dest };
+}
+
+async function runBundle(request: BundleRequest, ctx: JobContext): Promise<JobResult> {
+  const type = request.type ?? 'v2';
+  let progress: ProgressTracker | undefined;
+  ctx.phase('generate');
+  const out = await writeStreamBundle(request.repo, request.out, {
+    type,
+    compression: request.compression ?? 'none',
+    ...(request.chunkSize !== undefined ? { chunkSize: request.chunkSize } : {}),
+    signal: ctx.signal,
+    onListed: (listing) => {
+      ctx.emit({
+        type: 'start',
+        kind: 'bundle',
+        format: type === 'packed1' ? 'packed1' : 'stream-v2',
+        files: listing.files.length,
+        bytes: listing.bytes,
+        requirements: [...listing.requirements],
+        source: resolve(request.repo),
+        dest: resolve(request.out),
+      });
+      progress = new ProgressTracker(ctx, { files: listing.files.length, bytes: listing.bytes });
+    },
+    onProgress: (files, bytes) => progress?.update(files, bytes),
+  });
+  progress?.finish();
+  return { bytes: out.bytes, files: out.files, result: out.path };
+}
+
+async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResult> {
+  const cloneFromUrl = await loadCloneFromUrl();
+  const stats = await cloneFromUrl(request, ctx);
+  if (request.verify) await verifyAfter(stats?.dest ?? request.dest, ctx);
+  return {
+    bytes: stats?.bytes ?? 0,
+    files: stats?.files ?? 0,
+    ...(stats?.close ? { close: stats.close } : {}),
+    result: stats?.dest ?? request.dest,
+  };
+}
+
+async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobResult> {
+  const verifyRepository = await loadVerifyRepository();
+  ctx.phase('verify');
+  const report = await verifyRepository(request.repo, ctx);
+  return { bytes: report?.bytes ?? 0, files: report?.files ?? 0, result: request.repo };
+}
+
+async function verifyAfter(repo: string, ctx: JobContext): Promise<void> {
+  const verifyRepository = await loadVerifyRepository();
+  ctx.phase('verify');
+  await verifyRepository(repo, ctx);
+}
