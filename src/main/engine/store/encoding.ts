@@ -145,7 +145,8 @@ function defaultEncode(de: string, dotencode: boolean): string {
       const lastIndex = segEnd - 1;
       const last = de.charCodeAt(lastIndex);
       // A one-byte segment whose leading '.'/' ' was escaped no longer ends in '.'/' '.
-      const escapeLast = (last === DOT || last === SPACE) && !(special1 === segStart && lastIndex === segStart);
+      const escapeLast =
+        (last === DOT || last === SPACE) && !(special1 === segStart && lastIndex === segStart);
       for (let i = segStart; i < segEnd; i++) {
         const code = de.charCodeAt(i);
         if (i === special1 || (escapeLast && i === lastIndex)) {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors.js';
 import { parseFncache, serializeFncache } from './fncache.js';
-import { FIXTURES, hasHgPython, hex, runHgPython, unhex } from './test-support.js';
+import { FIXTURES, hasHgPython, hex, runHgPython, unhex, ifNoHgPython } from './test-support.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
 
@@ -29,7 +29,11 @@ describe('parseFncache', () => {
   });
 
   it('splits like bytes.splitlines and drops duplicates', () => {
-    expect(parseFncache(b('data/a.i\ndata/b.i\r\ndata/c.i\rdata/a.i\n'))).toEqual(['data/a.i', 'data/b.i', 'data/c.i']);
+    expect(parseFncache(b('data/a.i\ndata/b.i\r\ndata/c.i\rdata/a.i\n'))).toEqual([
+      'data/a.i',
+      'data/b.i',
+      'data/c.i',
+    ]);
     expect(parseFncache(b(''))).toEqual([]);
     const whole = Uint8Array.from(b('xxdata/a.i\nyy'));
     expect(parseFncache(new Uint8Array(whole.buffer, 2, 9))).toEqual(['data/a.i']);
@@ -49,12 +53,14 @@ describe('parseFncache', () => {
 
 describe('serializeFncache', () => {
   it('writes encodedir lines with a final newline (store.fncache.write)', () => {
-    expect(serializeFncache(['data/foo.i/bar.i', 'data/x.hg/y.d']).toString('latin1')).toBe('data/foo.i.hg/bar.i\ndata/x.hg.hg/y.d\n');
+    expect(serializeFncache(['data/foo.i/bar.i', 'data/x.hg/y.d']).toString('latin1')).toBe(
+      'data/foo.i.hg/bar.i\ndata/x.hg.hg/y.d\n',
+    );
     expect(serializeFncache([]).length).toBe(0);
   });
 });
 
-describe.skipIf(!hasHgPython)('vs Mercurial store.fncache', () => {
+describe.skipIf(!hasHgPython)(`vs Mercurial store.fncache${ifNoHgPython}`, () => {
   it('reads the fixture fncaches to the same set as hg', () => {
     const script = `
 import sys

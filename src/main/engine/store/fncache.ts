@@ -16,7 +16,10 @@ export function parseFncache(data: Uint8Array): string[] {
   const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('latin1');
   if (text.length === 0) return [];
   if (text.charCodeAt(text.length - 1) !== 0x0a) {
-    throw new SluiceError('MALFORMED', 'fncache does not end with a newline (hg debugrebuildfncache rebuilds it)');
+    throw new SluiceError(
+      'MALFORMED',
+      'fncache does not end with a newline (hg debugrebuildfncache rebuilds it)',
+    );
   }
   const seen = new Set<string>();
   let line = 0;

@@ -3,7 +3,18 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors.js';
 import { parseBool, parseConfig, readRepoConfig } from './hgrc.js';
-import { hasHg, hasHgPython, hex, hg, makeTempDir, removeDir, runHgPython, unhex } from './test-support.js';
+import {
+  hasHg,
+  hasHgPython,
+  hex,
+  hg,
+  makeTempDir,
+  removeDir,
+  runHgPython,
+  unhex,
+  ifNoHg,
+  ifNoHgPython,
+} from './test-support.js';
 
 let tmp: string;
 beforeEach(() => {
@@ -42,7 +53,9 @@ describe('parseConfig', () => {
     const w = parseConfig(CASES[2]!);
     expect(w.getList('web', 'allow_read')).toEqual(['alice', 'bob', 'carol']);
     expect(w.get('web', 'name')).toBe('My Repo');
-    expect(parseConfig(CASES[3]!).get('paths', 'default')).toBe('https://example.com/repo\ncontinued line\n# comment inside\nmore');
+    expect(parseConfig(CASES[3]!).get('paths', 'default')).toBe(
+      'https://example.com/repo\ncontinued line\n# comment inside\nmore',
+    );
   });
   it('parses booleans like stringutil.parsebool', () => {
     for (const t of ['1', 'yes', 'TRUE', 'On', 'always']) expect(parseBool(t)).toBe(true);
@@ -50,7 +63,9 @@ describe('parseConfig', () => {
     expect(parseBool('maybe')).toBeNull();
     expect(parseBool('')).toBeNull();
     const c = parseConfig('[phases]\npublish = maybe\n');
-    expect(() => c.getBool('phases', 'publish', true)).toThrowError(/phases.publish is not a boolean \('maybe'\)/);
+    expect(() => c.getBool('phases', 'publish', true)).toThrowError(
+      /phases.publish is not a boolean \('maybe'\)/,
+    );
   });
   it('reports syntax errors as MALFORMED with the line', () => {
     for (const bad of [CASES[13]!, CASES[14]!, CASES[15]!, CASES[16]!]) {
@@ -67,7 +82,7 @@ describe('parseConfig', () => {
   });
 });
 
-describe.skipIf(!hasHgPython)("vs Mercurial's config.parse", () => {
+describe.skipIf(!hasHgPython)(`vs Mercurial's config.parse${ifNoHgPython}`, () => {
   it('produces the same sections, items and errors', () => {
     const script = `
 import sys
@@ -85,7 +100,10 @@ for line in sys.stdin:
             out.append(s.hex() + ':' + k.hex() + ':' + v.hex())
     print(' '.join(out) or '-')
 `;
-    const lines = runHgPython(script, CASES.map((c) => hex(c)));
+    const lines = runHgPython(
+      script,
+      CASES.map((c) => hex(c)),
+    );
     CASES.forEach((text, i) => {
       const theirs = lines[i]!;
       let ours: string;
@@ -110,8 +128,14 @@ for line in sys.stdin:
 describe('readRepoConfig', () => {
   it('reads .hg/hgrc then .hg/hgrc-not-shared, following %include relative to the file', async () => {
     mkdirSync(join(tmp, '.hg', 'inc'), { recursive: true });
-    writeFileSync(join(tmp, '.hg', 'hgrc'), '[phases]\npublish = true\n%include inc/extra.rc\n[web]\nname = repo\n');
-    writeFileSync(join(tmp, '.hg', 'inc', 'extra.rc'), '[server]\nuncompressed = false\n%include ../loop.rc\n');
+    writeFileSync(
+      join(tmp, '.hg', 'hgrc'),
+      '[phases]\npublish = true\n%include inc/extra.rc\n[web]\nname = repo\n',
+    );
+    writeFileSync(
+      join(tmp, '.hg', 'inc', 'extra.rc'),
+      '[server]\nuncompressed = false\n%include ../loop.rc\n',
+    );
     writeFileSync(join(tmp, '.hg', 'loop.rc'), '[web]\ncontact = me\n');
     writeFileSync(join(tmp, '.hg', 'hgrc-not-shared'), '[phases]\npublish = false\n');
     const c = await readRepoConfig(tmp);
@@ -134,7 +158,7 @@ describe('readRepoConfig', () => {
   });
 });
 
-describe.skipIf(!hasHg)('vs hg config', () => {
+describe.skipIf(!hasHg)(`vs hg config${ifNoHg}`, () => {
   it('agrees with `hg config` on a repository hgrc with includes and continuations', async () => {
     hg(['init', join(tmp, 'r')]);
     writeFileSync(
@@ -144,13 +168,25 @@ describe.skipIf(!hasHg)('vs hg config', () => {
     mkdirSync(join(tmp, 'r', '.hg', 'sub'));
     writeFileSync(join(tmp, 'r', '.hg', 'sub', 'more.rc'), '[server]\nbundle2.stream = never\n');
     const c = await readRepoConfig(join(tmp, 'r'));
-    for (const key of ['phases.publish', 'server.preferuncompressed', 'server.bundle2.stream', 'web.description']) {
+    for (const key of [
+      'phases.publish',
+      'server.preferuncompressed',
+      'server.bundle2.stream',
+      'web.description',
+    ]) {
       const [section, ...rest] = key.split('.');
       const theirs = hg(['config', '-R', join(tmp, 'r'), key]).stdout.replace(/\n$/, '');
       // `hg config` prints a multi-line value with its newlines escaped
       expect(c.get(section!, rest.join('.'))?.replaceAll('\n', '\\n')).toBe(theirs);
     }
-    const publishing = hg(['config', '-R', join(tmp, 'r'), '--config', 'ui.x=1', 'phases.publish']).stdout.trim();
+    const publishing = hg([
+      'config',
+      '-R',
+      join(tmp, 'r'),
+      '--config',
+      'ui.x=1',
+      'phases.publish',
+    ]).stdout.trim();
     expect(c.getBool('phases', 'publish', true)).toBe(parseBool(publishing));
   });
 });

@@ -70,7 +70,10 @@ function splitLinesKeepEnds(text: string): string[] {
 
 /** util.expandpath: `~` and environment variables ($VAR, ${VAR}); unknown variables stay as written. */
 function expandPath(path: string): string {
-  let p = path.replace(/\$(\w+)|\$\{(\w+)\}/g, (m, a: string | undefined, b: string | undefined) => process.env[(a ?? b)!] ?? m);
+  let p = path.replace(
+    /\$(\w+)|\$\{(\w+)\}/g,
+    (m, a: string | undefined, b: string | undefined) => process.env[(a ?? b)!] ?? m,
+  );
   if (p === '~' || p.startsWith('~/')) p = homedir() + p.slice(1);
   return p;
 }
@@ -131,7 +134,10 @@ export class HgConfig implements RepoConfig {
    * as in hg's parse without an include callback).
    */
   parse(text: string | Uint8Array, source = '<config>', path?: string, depth = 0): this {
-    const data = typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1');
+    const data =
+      typeof text === 'string'
+        ? text
+        : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1');
     let section = '';
     let item: string | null = null;
     let cont = false;
@@ -183,13 +189,17 @@ export class HgConfig implements RepoConfig {
   }
 
   private include(target: string, source: string, lineNo: number, depth: number): void {
-    if (depth >= MAX_INCLUDE_DEPTH) throw new SluiceError('MALFORMED', `config error at ${source}:${lineNo}: %include nested too deeply`);
+    if (depth >= MAX_INCLUDE_DEPTH)
+      throw new SluiceError('MALFORMED', `config error at ${source}:${lineNo}: %include nested too deeply`);
     let bytes: Buffer;
     try {
       bytes = readFileSync(target);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new SluiceError('MALFORMED', `config error at ${source}:${lineNo}: cannot include ${target} (${(e as Error).message})`);
+      throw new SluiceError(
+        'MALFORMED',
+        `config error at ${source}:${lineNo}: cannot include ${target} (${(e as Error).message})`,
+      );
     }
     this.parse(bytes, target, target, depth + 1);
   }
@@ -221,7 +231,8 @@ export function parseConfig(text: string | Uint8Array, source?: string): HgConfi
 export async function readRepoConfig(repoRoot: string): Promise<HgConfig> {
   const loc = await locateRepository(repoRoot);
   const config = new HgConfig();
-  if (loc.requirements.has('share-safe') && loc.storeOwnerHgDir !== loc.hgDir) config.readFile(join(loc.storeOwnerHgDir, 'hgrc'));
+  if (loc.requirements.has('share-safe') && loc.storeOwnerHgDir !== loc.hgDir)
+    config.readFile(join(loc.storeOwnerHgDir, 'hgrc'));
   config.readFile(join(loc.hgDir, 'hgrc'));
   config.readFile(join(loc.hgDir, 'hgrc-not-shared'));
   return config;

@@ -13,7 +13,13 @@ import {
   revlogType,
   type StreamVfs,
 } from './paths.js';
-import { FIXTURES, readPacked1Fixture, readStreamOutFixture, readStreamV2Fixture, unhex } from './test-support.js';
+import {
+  FIXTURES,
+  readPacked1Fixture,
+  readStreamOutFixture,
+  readStreamV2Fixture,
+  unhex,
+} from './test-support.js';
 
 function fixtureNames(): Array<[StreamVfs, string]> {
   const names: Array<[StreamVfs, string]> = [];
@@ -22,9 +28,12 @@ function fixtureNames(): Array<[StreamVfs, string]> {
     for (const f of ['stream-v2.hg', 'stream-v2-phases.hg']) {
       for (const e of readStreamV2Fixture(readFileSync(join(dir, f))).entries) names.push([e.vfs, e.name]);
     }
-    for (const e of readStreamOutFixture(readFileSync(join(dir, 'stream_out.bin'))).entries) names.push(['s', decodeDir(e.name)]);
-    for (const e of readPacked1Fixture(readFileSync(join(dir, 'packed1.hg'))).entries) names.push(['s', decodeDir(e.name)]);
-    for (const line of readFileSync(join(dir, 'fncache'), 'latin1').split('\n')) if (line) names.push(['s', decodeDir(line)]);
+    for (const e of readStreamOutFixture(readFileSync(join(dir, 'stream_out.bin'))).entries)
+      names.push(['s', decodeDir(e.name)]);
+    for (const e of readPacked1Fixture(readFileSync(join(dir, 'packed1.hg'))).entries)
+      names.push(['s', decodeDir(e.name)]);
+    for (const line of readFileSync(join(dir, 'fncache'), 'latin1').split('\n'))
+      if (line) names.push(['s', decodeDir(line)]);
   }
   for (const line of readFileSync(join(FIXTURES, 'store-names.tsv'), 'utf8').split('\n')) {
     if (line && !line.startsWith('#')) names.push(['s', unhex(line.split('\t')[0]!)]);

@@ -79,7 +79,10 @@ export function entryNameProblem(vfs: StreamVfs, name: string): string | null {
     if (segEnd < 0) segEnd = name.length;
     const segLength = segEnd - segStart;
     if (segLength === 0) return 'empty path segment';
-    if (name.charCodeAt(segStart) === 0x2e && (segLength === 1 || (segLength === 2 && name.charCodeAt(segStart + 1) === 0x2e))) {
+    if (
+      name.charCodeAt(segStart) === 0x2e &&
+      (segLength === 1 || (segLength === 2 && name.charCodeAt(segStart + 1) === 0x2e))
+    ) {
       return "'.' or '..' segment";
     }
     if (segEnd === name.length) break;
@@ -101,7 +104,8 @@ export function entryNameProblem(vfs: StreamVfs, name: string): string | null {
     if (revlogType(name) === null) return 'not a revlog file, phaseroots or obsstore';
     return null;
   }
-  if (!name.startsWith('data/') && !name.startsWith('meta/')) return "store subdirectory other than 'data/' or 'meta/'";
+  if (!name.startsWith('data/') && !name.startsWith('meta/'))
+    return "store subdirectory other than 'data/' or 'meta/'";
   if (revlogType(name) === null) return 'not a revlog file name';
   return null;
 }
@@ -127,9 +131,13 @@ export function assertSafeEntryName(vfs: StreamVfs, name: string): void {
   const problem = entryNameProblem(vfs, name);
   if (problem !== null) {
     const shown = typeof name === 'string' ? displayName(name.slice(0, 300)) : String(name);
-    throw new SluiceError('UNSAFE_PATH', `unsafe stream entry ${shown} (${vfs === 'c' ? 'cache' : 'store'}): ${problem}`, {
-      vfs,
-      name,
-    });
+    throw new SluiceError(
+      'UNSAFE_PATH',
+      `unsafe stream entry ${shown} (${vfs === 'c' ? 'cache' : 'store'}): ${problem}`,
+      {
+        vfs,
+        name,
+      },
+    );
   }
 }

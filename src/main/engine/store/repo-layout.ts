@@ -74,7 +74,8 @@ export async function createRepoSkeleton(repoRoot: string, options: RepoSkeleton
     try {
       await mkdir(hgDir);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new SluiceError('DEST_EXISTS', `repository ${repoRoot} already exists`);
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new SluiceError('DEST_EXISTS', `repository ${repoRoot} already exists`);
       throw e;
     }
     await mkdir(join(hgDir, 'cache'));

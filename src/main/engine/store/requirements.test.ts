@@ -15,7 +15,17 @@ import {
   WORKING_DIR_REQUIREMENTS,
   writeRequirements,
 } from './requirements.js';
-import { extractFixtureRepo, hasHg, hasHgPython, hg, makeTempDir, removeDir, runHgPython } from './test-support.js';
+import {
+  extractFixtureRepo,
+  hasHg,
+  hasHgPython,
+  hg,
+  makeTempDir,
+  removeDir,
+  runHgPython,
+  ifNoHg,
+  ifNoHgPython,
+} from './test-support.js';
 
 let tmp: string;
 beforeEach(() => {
@@ -35,17 +45,30 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
 
 describe('pure functions', () => {
   it('streamRequirements = sorted ∩ STREAM_FIXED', () => {
-    expect(streamRequirements(['store', 'revlogv1', 'sparserevlog', 'share-safe', 'generaldelta', 'revlog-compression-zstd', 'fncache'])).toEqual([
-      'generaldelta',
-      'revlog-compression-zstd',
-      'revlogv1',
-      'sparserevlog',
-    ]);
+    expect(
+      streamRequirements([
+        'store',
+        'revlogv1',
+        'sparserevlog',
+        'share-safe',
+        'generaldelta',
+        'revlog-compression-zstd',
+        'fncache',
+      ]),
+    ).toEqual(['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog']);
     expect(streamRequirements(new Set(['revlogv1', 'store', 'fncache', 'dotencode']))).toEqual(['revlogv1']);
   });
   it('cloneRequirements keeps the local layout choices and takes the stream formats', () => {
-    expect(cloneRequirements(['revlogv1'])).toEqual(['dotencode', 'fncache', 'revlogv1', 'share-safe', 'store']);
-    expect(cloneRequirements(['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog'])).toEqual([
+    expect(cloneRequirements(['revlogv1'])).toEqual([
+      'dotencode',
+      'fncache',
+      'revlogv1',
+      'share-safe',
+      'store',
+    ]);
+    expect(
+      cloneRequirements(['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog']),
+    ).toEqual([
       'dotencode',
       'fncache',
       'generaldelta',
@@ -57,7 +80,9 @@ describe('pure functions', () => {
     ]);
   });
   it('unsupportedRequirements', () => {
-    expect(unsupportedRequirements(['revlogv1', 'exp-revlogv2.2', 'lfs', 'store', 'bookmarksinstore'])).toEqual(['bookmarksinstore', 'exp-revlogv2.2', 'lfs']);
+    expect(
+      unsupportedRequirements(['revlogv1', 'exp-revlogv2.2', 'lfs', 'store', 'bookmarksinstore']),
+    ).toEqual(['bookmarksinstore', 'exp-revlogv2.2', 'lfs']);
     expect(unsupportedRequirements(DEFAULT_NEW_REPO_REQUIREMENTS)).toEqual([]);
   });
   it('splitRequirements follows scmutil.filterrequirements', () => {
@@ -65,7 +90,10 @@ describe('pure functions', () => {
       wc: ['dirstate-v2', 'share-safe'],
       store: ['revlogv1', 'store'],
     });
-    expect(splitRequirements(['store', 'revlogv1', 'dirstate-v2'])).toEqual({ wc: ['dirstate-v2', 'revlogv1', 'store'], store: null });
+    expect(splitRequirements(['store', 'revlogv1', 'dirstate-v2'])).toEqual({
+      wc: ['dirstate-v2', 'revlogv1', 'store'],
+      store: null,
+    });
   });
 });
 
@@ -75,8 +103,16 @@ describe('writeRequirements / readRequirements', () => {
     mkdirSync(hgDir);
     await writeRequirements(hgDir, ['store', 'revlogv1', 'share-safe', 'fncache', 'dotencode']);
     expect(readFileSync(join(hgDir, 'requires'), 'latin1')).toBe('share-safe\n');
-    expect(readFileSync(join(hgDir, 'store', 'requires'), 'latin1')).toBe('dotencode\nfncache\nrevlogv1\nstore\n');
-    expect([...(await readRequirements(tmp))].sort()).toEqual(['dotencode', 'fncache', 'revlogv1', 'share-safe', 'store']);
+    expect(readFileSync(join(hgDir, 'store', 'requires'), 'latin1')).toBe(
+      'dotencode\nfncache\nrevlogv1\nstore\n',
+    );
+    expect([...(await readRequirements(tmp))].sort()).toEqual([
+      'dotencode',
+      'fncache',
+      'revlogv1',
+      'share-safe',
+      'store',
+    ]);
     // without share-safe: one file, stale store/requires removed
     await writeRequirements(hgDir, ['store', 'revlogv1', 'fncache']);
     expect(readFileSync(join(hgDir, 'requires'), 'latin1')).toBe('fncache\nrevlogv1\nstore\n');
@@ -108,7 +144,7 @@ describe('writeRequirements / readRequirements', () => {
   });
 });
 
-describe.skipIf(!hasHgPython)("vs Mercurial's requirements.py / localrepo.py", () => {
+describe.skipIf(!hasHgPython)(`vs Mercurial's requirements.py / localrepo.py${ifNoHgPython}`, () => {
   it('constants and defaults match hg 6.3.2', () => {
     const [fixed, wdir, defaults, supported] = runHgPython(
       `
@@ -128,7 +164,12 @@ for s in (r.STREAM_FIXED_REQUIREMENTS, r.WORKING_DIR_REQUIREMENTS,
     expect([...SUPPORTED_REQUIREMENTS].filter((x) => !supported!.includes(x))).toEqual([]);
   });
   it('cloneRequirements = streamclone.new_stream_clone_requirements(defaults, streamed)', () => {
-    const cases = [['revlogv1'], ['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog'], ['revlogv1', 'treemanifest'], []];
+    const cases = [
+      ['revlogv1'],
+      ['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog'],
+      ['revlogv1', 'treemanifest'],
+      [],
+    ];
     const lines = runHgPython(
       `
 import sys
@@ -145,13 +186,15 @@ for line in sys.stdin:
   });
 });
 
-describe.skipIf(!hasHg)('vs hg init / hg share', () => {
+describe.skipIf(!hasHg)(`vs hg init / hg share${ifNoHg}`, () => {
   it('writes the same requires files as hg init (share-safe and not)', async () => {
     hg(['init', join(tmp, 'hg1')]);
     mkdirSync(join(tmp, 'ours1', '.hg'), { recursive: true });
     await writeRequirements(join(tmp, 'ours1', '.hg'), DEFAULT_NEW_REPO_REQUIREMENTS);
     for (const f of ['requires', 'store/requires']) {
-      expect(readFileSync(join(tmp, 'ours1', '.hg', f), 'latin1')).toBe(readFileSync(join(tmp, 'hg1', '.hg', f), 'latin1'));
+      expect(readFileSync(join(tmp, 'ours1', '.hg', f), 'latin1')).toBe(
+        readFileSync(join(tmp, 'hg1', '.hg', f), 'latin1'),
+      );
     }
     hg(['init', '--config', 'format.use-share-safe=false', join(tmp, 'hg2')]);
     mkdirSync(join(tmp, 'ours2', '.hg'), { recursive: true });
@@ -159,14 +202,28 @@ describe.skipIf(!hasHg)('vs hg init / hg share', () => {
       join(tmp, 'ours2', '.hg'),
       DEFAULT_NEW_REPO_REQUIREMENTS.filter((r) => r !== 'share-safe'),
     );
-    expect(readFileSync(join(tmp, 'ours2', '.hg', 'requires'), 'latin1')).toBe(readFileSync(join(tmp, 'hg2', '.hg', 'requires'), 'latin1'));
+    expect(readFileSync(join(tmp, 'ours2', '.hg', 'requires'), 'latin1')).toBe(
+      readFileSync(join(tmp, 'hg2', '.hg', 'requires'), 'latin1'),
+    );
     expect(existsSync(join(tmp, 'hg2', '.hg', 'store', 'requires'))).toBe(false);
   });
   it('follows a share to the source store (shared and relshared)', async () => {
     hg(['init', join(tmp, 'src')]);
     hg(['share', '-q', '--config', 'extensions.share=', '-U', join(tmp, 'src'), join(tmp, 'abs')]);
-    hg(['share', '-q', '--config', 'extensions.share=', '--relative', '-U', join(tmp, 'src'), join(tmp, 'rel')]);
-    for (const [name, marker] of [['abs', 'shared'], ['rel', 'relshared']] as const) {
+    hg([
+      'share',
+      '-q',
+      '--config',
+      'extensions.share=',
+      '--relative',
+      '-U',
+      join(tmp, 'src'),
+      join(tmp, 'rel'),
+    ]);
+    for (const [name, marker] of [
+      ['abs', 'shared'],
+      ['rel', 'relshared'],
+    ] as const) {
       const loc = await locateRepository(join(tmp, name));
       expect(loc.requirements.has(marker)).toBe(true);
       expect(loc.requirements.has('fncache')).toBe(true);

@@ -169,13 +169,18 @@ export async function locateRepository(repoRoot: string): Promise<RepoLocation> 
   if (requirements.has('shared') || requirements.has('relshared')) {
     // localrepo._getsharedvfs: absolute for `shared`, relative to .hg for `relshared`.
     const raw = await readOptional(join(hgDir, 'sharedpath'));
-    if (raw === null) throw new SluiceError('NOT_A_REPO', `shared repository ${repoRoot} has no .hg/sharedpath`);
+    if (raw === null)
+      throw new SluiceError('NOT_A_REPO', `shared repository ${repoRoot} has no .hg/sharedpath`);
     const shared = raw.replace(/\n+$/, '');
-    storeOwnerHgDir = requirements.has('relshared') || !isAbsolute(shared) ? normalize(join(hgDir, shared)) : shared;
+    storeOwnerHgDir =
+      requirements.has('relshared') || !isAbsolute(shared) ? normalize(join(hgDir, shared)) : shared;
     try {
       await stat(storeOwnerHgDir);
     } catch {
-      throw new SluiceError('NOT_A_REPO', `.hg/sharedpath points to nonexistent directory ${storeOwnerHgDir}`);
+      throw new SluiceError(
+        'NOT_A_REPO',
+        `.hg/sharedpath points to nonexistent directory ${storeOwnerHgDir}`,
+      );
     }
   }
   if (requirements.has('share-safe')) {
@@ -187,7 +192,14 @@ export async function locateRepository(repoRoot: string): Promise<RepoLocation> 
   }
   // localrepo.makestore: without the `store` requirement (hg < 0.9.2 layout) revlogs live in .hg.
   const storeDir = requirements.has('store') ? join(storeOwnerHgDir, 'store') : storeOwnerHgDir;
-  return { root: repoRoot, hgDir, storeOwnerHgDir, storeDir, cacheDir: join(storeOwnerHgDir, 'cache'), requirements };
+  return {
+    root: repoRoot,
+    hgDir,
+    storeOwnerHgDir,
+    storeDir,
+    cacheDir: join(storeOwnerHgDir, 'cache'),
+    requirements,
+  };
 }
 
 /** The repository's full requirement set (share-safe's two files merged). */
@@ -199,7 +211,10 @@ export async function readRequirements(repoRoot: string): Promise<Set<string>> {
 export function splitRequirements(requirements: Iterable<string>): { wc: string[]; store: string[] | null } {
   const all = sorted(new Set(requirements));
   if (!all.includes('share-safe')) return { wc: all, store: null };
-  return { wc: all.filter((r) => WORKING_DIR_REQUIREMENTS.has(r)), store: all.filter((r) => !WORKING_DIR_REQUIREMENTS.has(r)) };
+  return {
+    wc: all.filter((r) => WORKING_DIR_REQUIREMENTS.has(r)),
+    store: all.filter((r) => !WORKING_DIR_REQUIREMENTS.has(r)),
+  };
 }
 
 /** scmutil.writerequires: sorted, one per line, each `\n`-terminated. */
@@ -225,7 +240,8 @@ async function writeAtomically(path: string, text: string): Promise<void> {
 export async function writeRequirements(hgDir: string, requirements: Iterable<string>): Promise<void> {
   const all = [...requirements];
   for (const r of all) {
-    if (!isWellFormedRequirement(r)) throw new SluiceError('MALFORMED', `invalid requirement name ${JSON.stringify(r)}`);
+    if (!isWellFormedRequirement(r))
+      throw new SluiceError('MALFORMED', `invalid requirement name ${JSON.stringify(r)}`);
   }
   const { wc, store } = splitRequirements(all);
   try {

@@ -38,7 +38,10 @@ export function runHgPython(script: string, input: string[]): string[] {
 }
 
 /** Runs hg with HGPLAIN and a fixed user; throws with stderr on a non-zero exit unless allowed. */
-export function hg(args: string[], opts: { cwd?: string; allowFail?: boolean } = {}): { status: number; stdout: string; stderr: string } {
+export function hg(
+  args: string[],
+  opts: { cwd?: string; allowFail?: boolean } = {},
+): { status: number; stdout: string; stderr: string } {
   const res = spawnSync('hg', args, {
     cwd: opts.cwd,
     encoding: 'utf8',
@@ -46,7 +49,8 @@ export function hg(args: string[], opts: { cwd?: string; allowFail?: boolean } =
     env: { ...process.env, HGPLAIN: '1', HGUSER: 'Test <test@example.com>', HGRCPATH: '' },
   });
   const out = { status: res.status ?? -1, stdout: res.stdout ?? '', stderr: res.stderr ?? '' };
-  if (out.status !== 0 && !opts.allowFail) throw new Error(`hg ${args.join(' ')} failed (${out.status}): ${out.stderr}`);
+  if (out.status !== 0 && !opts.allowFail)
+    throw new Error(`hg ${args.join(' ')} failed (${out.status}): ${out.stderr}`);
   return out;
 }
 
@@ -103,22 +107,37 @@ export function readStreamOutFixture(buf: Buffer): { entries: FixtureEntry[]; by
   const l1 = buf.indexOf(0x0a);
   if (buf.subarray(0, l1).toString() !== '0') throw new Error('fixture stream_out: bad status');
   const l2 = buf.indexOf(0x0a, l1 + 1);
-  const [files, bytes] = buf.subarray(l1 + 1, l2).toString().split(' ').map(Number) as [number, number];
+  const [files, bytes] = buf
+    .subarray(l1 + 1, l2)
+    .toString()
+    .split(' ')
+    .map(Number) as [number, number];
   return { entries: readV1Entries(buf, l2 + 1, files), bytes };
 }
 
 /** Entries and requirements of a packed1 (HGS1) bundle (names as sent: encodedir'd). */
-export function readPacked1Fixture(buf: Buffer): { entries: FixtureEntry[]; bytes: number; requirements: string[] } {
+export function readPacked1Fixture(buf: Buffer): {
+  entries: FixtureEntry[];
+  bytes: number;
+  requirements: string[];
+} {
   if (buf.subarray(0, 6).toString() !== 'HGS1UN') throw new Error('fixture packed1: bad magic');
   const files = Number(buf.readBigUInt64BE(6));
   const bytes = Number(buf.readBigUInt64BE(14));
   const reqLength = buf.readUInt16BE(22);
-  const requirements = buf.subarray(24, 24 + reqLength - 1).toString('latin1').split(',');
+  const requirements = buf
+    .subarray(24, 24 + reqLength - 1)
+    .toString('latin1')
+    .split(',');
   return { entries: readV1Entries(buf, 24 + reqLength, files), bytes, requirements };
 }
 
 /** Entries of the stream2 part of an uncompressed HG20 stream bundle (names raw). */
-export function readStreamV2Fixture(buf: Buffer): { entries: FixtureEntry[]; bytes: number; requirements: string[] } {
+export function readStreamV2Fixture(buf: Buffer): {
+  entries: FixtureEntry[];
+  bytes: number;
+  requirements: string[];
+} {
   if (buf.subarray(0, 4).toString() !== 'HG20') throw new Error('fixture v2: bad magic');
   let pos = 8 + buf.readInt32BE(4);
   const headerSize = buf.readInt32BE(pos);
@@ -126,7 +145,13 @@ export function readStreamV2Fixture(buf: Buffer): { entries: FixtureEntry[]; byt
   const header = buf.subarray(pos, pos + headerSize);
   pos += headerSize;
   const typeLength = header[0]!;
-  if (header.subarray(1, 1 + typeLength).toString().toLowerCase() !== 'stream2') throw new Error('fixture v2: not stream2');
+  if (
+    header
+      .subarray(1, 1 + typeLength)
+      .toString()
+      .toLowerCase() !== 'stream2'
+  )
+    throw new Error('fixture v2: not stream2');
   let h = 1 + typeLength + 4;
   const paramCount = header[h]! + header[h + 1]!;
   h += 2;
@@ -171,7 +196,9 @@ export function readStreamV2Fixture(buf: Buffer): { entries: FixtureEntry[]; byt
     entries.push({ vfs, name, size });
   }
   if (p !== payload.length) throw new Error('fixture v2: trailing payload');
-  const requirements = decodeURIComponent(params.get('requirements') ?? '').split(',').filter(Boolean);
+  const requirements = decodeURIComponent(params.get('requirements') ?? '')
+    .split(',')
+    .filter(Boolean);
   return { entries, bytes: Number(params.get('bytecount')), requirements };
 }
 
@@ -181,3 +208,7 @@ export function extractFixtureRepo(shape: 'default' | 'legacy', dest: string): s
   if (res.status !== 0) throw new Error(`tar failed: ${res.stderr?.toString()}`);
   return dest;
 }
+
+/** Suffixes for interop test titles so a skipped run says why. */
+export const ifNoHg = hasHg ? '' : ' (skipped: hg not installed)';
+export const ifNoHgPython = hasHgPython ? '' : ' (skipped: /usr/bin/python3 cannot import mercurial)';

@@ -14,7 +14,10 @@ function buildSynthetic(root: string, count: number): void {
   if (existsSync(join(root, '.hg', 'store', 'fncache'))) return;
   const store = join(root, '.hg', 'store');
   mkdirSync(store, { recursive: true });
-  writeFileSync(join(root, '.hg', 'requires'), 'dotencode\nfncache\ngeneraldelta\nrevlogv1\nsparserevlog\nstore\n');
+  writeFileSync(
+    join(root, '.hg', 'requires'),
+    'dotencode\nfncache\ngeneraldelta\nrevlogv1\nsparserevlog\nstore\n',
+  );
   const names: string[] = [];
   const madeDirs = new Set<string>();
   for (let i = 0; i < count; i++) {

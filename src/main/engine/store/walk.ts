@@ -18,7 +18,13 @@ import { cancelled, SluiceError, toSluiceError } from '../errors.js';
 import { decodeDir, decodeFilename, encodeFilename, storePathEncoder } from './encoding.js';
 import { parseFncache } from './fncache.js';
 import { readRepoConfig } from './hgrc.js';
-import { assertSafeEntryName, displayName, FILEFLAGS_VOLATILE, isSafeEntryName, revlogType } from './paths.js';
+import {
+  assertSafeEntryName,
+  displayName,
+  FILEFLAGS_VOLATILE,
+  isSafeEntryName,
+  revlogType,
+} from './paths.js';
 import { locateRepository, streamRequirements, type RepoLocation } from './requirements.js';
 
 export interface StoreFile {
@@ -116,7 +122,9 @@ function listDir(dir: string): Promise<DirEntry[] | null> {
         else reject(toSluiceError(err));
         return;
       }
-      resolve(entries.map((e) => ({ name: String(e.name), isFile: e.isFile(), isDirectory: e.isDirectory() })));
+      resolve(
+        entries.map((e) => ({ name: String(e.name), isFile: e.isFile(), isDirectory: e.isDirectory() })),
+      );
     });
   });
 }
@@ -130,7 +138,12 @@ interface StatResults {
 }
 
 /** stat (or lstat) of every path, `concurrency` at a time. */
-function statMany(paths: string[], follow: boolean, concurrency: number, signal?: AbortSignal): Promise<StatResults> {
+function statMany(
+  paths: string[],
+  follow: boolean,
+  concurrency: number,
+  signal?: AbortSignal,
+): Promise<StatResults> {
   const sizes = new Float64Array(paths.length);
   const regular = new Uint8Array(paths.length);
   const statFn = follow ? stat : lstat;
@@ -195,7 +208,10 @@ function fsPath(dir: string, rel: string): string {
       const bytes = Buffer.from(rel, 'latin1');
       const text = bytes.toString('utf8');
       if (!Buffer.from(text, 'utf8').equals(bytes)) {
-        throw new SluiceError('IO', `cannot address store file ${displayName(rel)}: its name is not valid UTF-8`);
+        throw new SluiceError(
+          'IO',
+          `cannot address store file ${displayName(rel)}: its name is not valid UTF-8`,
+        );
       }
       return join(dir, text);
     }
@@ -210,7 +226,12 @@ function fsPath(dir: string, rel: string): string {
  * i.e. lstat: symlinks are neither files nor directories), names relative to the store with
  * decodedir applied, sizes from lstat, sorted as tuples.
  */
-async function walkDirectory(storeDir: string, relpath: string, recurse: boolean, signal?: AbortSignal): Promise<WalkedFile[]> {
+async function walkDirectory(
+  storeDir: string,
+  relpath: string,
+  recurse: boolean,
+  signal?: AbortSignal,
+): Promise<WalkedFile[]> {
   const found: WalkedFile[] = [];
   const visit: string[] = [relpath];
   while (visit.length > 0) {
@@ -221,7 +242,8 @@ async function walkDirectory(storeDir: string, relpath: string, recurse: boolean
     const files: Array<{ rel: string; path: string }> = [];
     for (const e of entries) {
       const childRel = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isFile && revlogType(e.name) !== null) files.push({ rel: childRel, path: fsPath(storeDir, childRel) });
+      if (e.isFile && revlogType(e.name) !== null)
+        files.push({ rel: childRel, path: fsPath(storeDir, childRel) });
       else if (e.isDirectory && recurse) visit.push(childRel);
     }
     const stats = await statMany(
@@ -239,7 +261,11 @@ async function walkDirectory(storeDir: string, relpath: string, recurse: boolean
 }
 
 /** fncachestore.datafiles: sorted fncache entries that exist, through the store encoding. */
-async function fncacheDataFiles(loc: RepoLocation, concurrency: number, signal?: AbortSignal): Promise<WalkedFile[]> {
+async function fncacheDataFiles(
+  loc: RepoLocation,
+  concurrency: number,
+  signal?: AbortSignal,
+): Promise<WalkedFile[]> {
   const raw = await readFileOrNull(join(loc.storeDir, 'fncache'));
   const names = raw === null ? [] : parseFncache(raw);
   names.sort(); // bytewise: one UTF-16 code unit per byte
@@ -251,7 +277,8 @@ async function fncacheDataFiles(loc: RepoLocation, concurrency: number, signal?:
   names.forEach((name, i) => {
     const size = stats.sizes[i]!;
     if (size < 0) return; // FileNotFoundError: listed but gone (hg skips it too)
-    if (stats.regular[i] !== 1) throw new SluiceError('IO', `store file ${displayName(name)} is not a regular file`);
+    if (stats.regular[i] !== 1)
+      throw new SluiceError('IO', `store file ${displayName(name)} is not a regular file`);
     files.push({ type: revlogType(name)!, name, size, path: paths[i]! });
   });
   return files;
@@ -259,7 +286,10 @@ async function fncacheDataFiles(loc: RepoLocation, concurrency: number, signal?:
 
 /** basicstore/encodedstore.datafiles: walk data/ then meta/ (each sorted), names decoded. */
 async function walkedDataFiles(loc: RepoLocation, signal?: AbortSignal): Promise<WalkedFile[]> {
-  const walked = [...(await walkDirectory(loc.storeDir, 'data', true, signal)), ...(await walkDirectory(loc.storeDir, 'meta', true, signal))];
+  const walked = [
+    ...(await walkDirectory(loc.storeDir, 'data', true, signal)),
+    ...(await walkDirectory(loc.storeDir, 'meta', true, signal)),
+  ];
   if (!loc.requirements.has('store')) return walked;
   // encodedstore.datafiles: decodefilename(f) of an already decodedir'd name. hg decodes the
   // directory part twice, so a directory named like `x.i.hg` decodes to a name whose file does not
@@ -268,17 +298,25 @@ async function walkedDataFiles(loc: RepoLocation, signal?: AbortSignal): Promise
     const name = decodeFilename(f.name);
     if (name === null) throw new SluiceError('MALFORMED', `undecodable revlog name ${displayName(f.name)}`);
     if (fsPath(loc.storeDir, encodeFilename(name)) !== f.path) {
-      throw new SluiceError('MALFORMED', `store file ${displayName(f.name)} decodes to ${displayName(name)}, which hg cannot read back`);
+      throw new SluiceError(
+        'MALFORMED',
+        `store file ${displayName(f.name)} decodes to ${displayName(name)}, which hg cannot read back`,
+      );
     }
     return { ...f, name };
   });
 }
 
 /** store.walk(): the revlog files of the store in hg's order, size-0 files included. */
-export async function walkStore(loc: RepoLocation, concurrency = DEFAULT_STAT_CONCURRENCY, signal?: AbortSignal): Promise<WalkedFile[]> {
-  const data = loc.requirements.has('store') && loc.requirements.has('fncache')
-    ? await fncacheDataFiles(loc, concurrency, signal)
-    : await walkedDataFiles(loc, signal);
+export async function walkStore(
+  loc: RepoLocation,
+  concurrency = DEFAULT_STAT_CONCURRENCY,
+  signal?: AbortSignal,
+): Promise<WalkedFile[]> {
+  const data =
+    loc.requirements.has('store') && loc.requirements.has('fncache')
+      ? await fncacheDataFiles(loc, concurrency, signal)
+      : await walkedDataFiles(loc, signal);
   // basicstore.topfiles: reversed((type, name, size)-sorted listing of the store directory).
   const top = (await walkDirectory(loc.storeDir, '', false, signal)).reverse();
   return [...data, ...top];
@@ -288,7 +326,10 @@ export async function walkStore(loc: RepoLocation, concurrency = DEFAULT_STAT_CO
  * The files a stream clone of `repoRoot` sends, in hg's order, with sizes, for v1 (stream_out,
  * packed1) or v2 (stream2 part). Every store name is checked with assertSafeEntryName.
  */
-export async function listStreamFiles(repoRoot: string, options: ListStreamFilesOptions): Promise<StreamFileList> {
+export async function listStreamFiles(
+  repoRoot: string,
+  options: ListStreamFilesOptions,
+): Promise<StreamFileList> {
   const concurrency = options.concurrency ?? DEFAULT_STAT_CONCURRENCY;
   const signal = options.signal;
   const loc = await locateRepository(repoRoot);
@@ -305,7 +346,13 @@ export async function listStreamFiles(repoRoot: string, options: ListStreamFiles
       // it out rather than refuse to serve the repository.
       continue;
     }
-    files.push({ vfs: 's', name: f.name, size: f.size, path: f.path, full: (f.type & FILEFLAGS_VOLATILE) !== 0 });
+    files.push({
+      vfs: 's',
+      name: f.name,
+      size: f.size,
+      path: f.path,
+      full: (f.type & FILEFLAGS_VOLATILE) !== 0,
+    });
     bytes += f.size;
   }
 
@@ -321,7 +368,8 @@ export async function listStreamFiles(repoRoot: string, options: ListStreamFiles
       files.push({ vfs, name, size: st.size, path, full: true });
       bytes += st.size;
     };
-    const publishing = options.publishing ?? (await readRepoConfig(repoRoot)).getBool('phases', 'publish', true);
+    const publishing =
+      options.publishing ?? (await readRepoConfig(repoRoot)).getBool('phases', 'publish', true);
     if (!publishing) await addFull('s', loc.storeDir, 'phaseroots');
     if (options.includeObsmarkers) await addFull('s', loc.storeDir, 'obsstore');
     for (const name of CACHE_FILES_TO_COPY) await addFull('c', loc.cacheDir, name);
