@@ -39,7 +39,10 @@ export function parseCommandArgs<O extends Options>(
   argv: string[],
   options: O,
   positionals: { min: number; max: number },
-): { values: ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>['values']; positionals: string[] } {
+): {
+  values: ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>['values'];
+  positionals: string[];
+} {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
@@ -48,12 +51,17 @@ export function parseCommandArgs<O extends Options>(
   }
   const n = parsed.positionals.length;
   if (n < positionals.min) throw new UsageError('missing arguments');
-  if (n > positionals.max) throw new UsageError(`unexpected argument '${parsed.positionals[positionals.max]}'`);
+  if (n > positionals.max)
+    throw new UsageError(`unexpected argument '${parsed.positionals[positionals.max]}'`);
   return { values: parsed.values, positionals: parsed.positionals };
 }
 
 /** A choice option's value, checked (`--background-close on|off|auto`). */
-export function choice<T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+export function choice<T extends string>(
+  name: string,
+  value: string | undefined,
+  allowed: readonly T[],
+): T | undefined {
   if (value === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(value)) {
     throw new UsageError(`--${name} must be one of ${allowed.join(', ')} (got '${value}')`);
@@ -62,7 +70,11 @@ export function choice<T extends string>(name: string, value: string | undefined
 }
 
 /** A positive integer option (`--close-threads 32`). */
-export function positiveInt(name: string, value: string | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function positiveInt(
+  name: string,
+  value: string | undefined,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (value === undefined) return undefined;
   if (!/^[0-9]+$/.test(value) || Number(value) < 1 || Number(value) > max) {
     throw new UsageError(`--${name} must be an integer between 1 and ${max} (got '${value}')`);

@@ -55,7 +55,8 @@ export class EventRenderer {
     if (this.flags.json) {
       stdout.write(JSON.stringify(e) + '\n');
       // debug lines go to stderr so stdout stays NDJSON
-      if (this.flags.debug && e.type === 'files') stderr.write(e.entries.map((f) => debugLine(f) + '\n').join(''));
+      if (this.flags.debug && e.type === 'files')
+        stderr.write(e.entries.map((f) => debugLine(f) + '\n').join(''));
       return;
     }
     const status = (line: string): void => {
@@ -94,7 +95,9 @@ export class EventRenderer {
         break;
       case 'done': {
         const secs = Math.max(e.wallMs, 1) / 1000;
-        status(`transferred ${formatHgBytes(e.bytes)} in ${secs.toFixed(1)} seconds (${formatHgBytes(e.bytes / secs)}/sec)`);
+        status(
+          `transferred ${formatHgBytes(e.bytes)} in ${secs.toFixed(1)} seconds (${formatHgBytes(e.bytes / secs)}/sec)`,
+        );
         if (this.flags.debug) {
           const c = e.close;
           status(
@@ -133,7 +136,10 @@ export class ProgressBar {
     const tail = ` ${pct}  ${amounts}  ${rate}  ${eta}`;
     const barWidth = Math.max(10, width - tail.length - 3);
     const filled = Math.round(frac * barWidth);
-    const bar = '='.repeat(Math.max(0, filled - 1)) + (filled > 0 ? (filled === barWidth ? '=' : '>') : '') + ' '.repeat(barWidth - filled);
+    const bar =
+      '='.repeat(Math.max(0, filled - 1)) +
+      (filled > 0 ? (filled === barWidth ? '=' : '>') : '') +
+      ' '.repeat(barWidth - filled);
     this.out.write(`\r[${bar}]${tail}`.slice(0, width) + '\x1b[K');
     this.shown = true;
   }

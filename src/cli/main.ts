@@ -13,7 +13,9 @@ export const COMMANDS: readonly CliCommand[] = [clone, apply, bundle, inspect, v
 
 function version(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
     return pkg.version ?? '?';
   } catch {
     return '?';
@@ -97,7 +99,11 @@ async function run(): Promise<void> {
   });
   let code: number;
   try {
-    code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, signal: controller.signal });
+    code = await main(process.argv.slice(2), {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      signal: controller.signal,
+    });
   } catch (e) {
     process.stderr.write(`abort: ${(e as Error).stack ?? String(e)}\n`);
     code = 1;

@@ -30,12 +30,23 @@ function walk(dir: string, base = dir, out = new Map<string, string>()): Map<str
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) walk(p, base, out);
-    else out.set(relative(base, p).split('\\').join('/'), createHash('md5').update(readFileSync(p)).digest('hex'));
+    else
+      out.set(
+        relative(base, p).split('\\').join('/'),
+        createHash('md5').update(readFileSync(p)).digest('hex'),
+      );
   }
   return out;
 }
 
-const BUNDLES = ['packed1.hg', 'stream-v2.hg', 'stream-v2-zstd.hg', 'stream-v2-gzip.hg', 'stream-v2-bzip2.hg', 'stream-v2-phases.hg'];
+const BUNDLES = [
+  'packed1.hg',
+  'stream-v2.hg',
+  'stream-v2-zstd.hg',
+  'stream-v2-gzip.hg',
+  'stream-v2-bzip2.hg',
+  'stream-v2-phases.hg',
+];
 let n = 0;
 
 describe.each(['default', 'legacy'])('golden apply of the %s fixture bundles', (shape) => {
@@ -57,7 +68,9 @@ describe.each(['default', 'legacy'])('golden apply of the %s fixture bundles', (
     expect(extra).toEqual([]);
     // fncache: same set of lines as hg's
     const lines = (b: Buffer) => b.toString('latin1').split('\n').filter(Boolean).sort();
-    expect(lines(readFileSync(join(dest, '.hg/store/fncache')))).toEqual(lines(readFileSync(join(FIXTURES, shape, 'fncache'))));
+    expect(lines(readFileSync(join(dest, '.hg/store/fncache')))).toEqual(
+      lines(readFileSync(join(FIXTURES, shape, 'fncache'))),
+    );
     // requirements of a 6.3.2 stream clone: local defaults (share-safe split) + streamed
     const storeReqs = readFileSync(join(dest, '.hg/store/requires'), 'latin1');
     expect(readFileSync(join(dest, '.hg/requires'), 'latin1')).toBe('share-safe\n');

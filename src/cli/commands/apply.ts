@@ -1,12 +1,20 @@
 // sluice apply BUNDLE DEST: a packed1 or stream v2 bundle into a new repository.
 import type { CloserOptions } from '../../shared/jobs';
-import { OUTPUT_HELP, OUTPUT_OPTIONS, choice, parseCommandArgs, positiveInt, type CliCommand } from '../command';
+import {
+  OUTPUT_HELP,
+  OUTPUT_OPTIONS,
+  choice,
+  parseCommandArgs,
+  positiveInt,
+  type CliCommand,
+} from '../command';
 import { runJobForCli } from '../job-output';
 
 export const command: CliCommand = {
   name: 'apply',
   summary: 'apply a stream clone bundle (packed1 or v2) into a new repository',
-  usage: 'sluice apply BUNDLE DEST [--background-close on|off|auto] [--close-threads N] [--json] [--debug] [--verify]',
+  usage:
+    'sluice apply BUNDLE DEST [--background-close on|off|auto] [--close-threads N] [--json] [--debug] [--verify]',
   help: `Writes the repository held by BUNDLE (made by 'hg debugcreatestreamclonebundle', 'hg bundle -t
 "<comp>-v2;stream=v2"' or 'sluice bundle') to DEST, which must not exist or be an empty directory.
 The repository is written to a temporary directory beside DEST and renamed into place at the end;
@@ -42,7 +50,13 @@ ${OUTPUT_HELP}`,
     const maxQueue = positiveInt('max-queue', values['max-queue'], 100_000);
     if (maxQueue) closer.maxQueue = maxQueue;
     return runJobForCli(
-      { kind: 'apply', bundlePath: positionals[0]!, dest: positionals[1]!, closer, ...(values.verify ? { verify: true } : {}) },
+      {
+        kind: 'apply',
+        bundlePath: positionals[0]!,
+        dest: positionals[1]!,
+        closer,
+        ...(values.verify ? { verify: true } : {}),
+      },
       values,
       io,
     );

@@ -1,5 +1,12 @@
 // sluice bundle REPO OUT: a stream clone bundle of a local repository.
-import { OUTPUT_HELP, OUTPUT_OPTIONS, choice, parseCommandArgs, positiveInt, type CliCommand } from '../command';
+import {
+  OUTPUT_HELP,
+  OUTPUT_OPTIONS,
+  choice,
+  parseCommandArgs,
+  positiveInt,
+  type CliCommand,
+} from '../command';
 import { runJobForCli } from '../job-output';
 
 export const command: CliCommand = {
@@ -16,7 +23,12 @@ ${OUTPUT_HELP}`,
   async run(argv, io) {
     const { values, positionals } = parseCommandArgs(
       argv,
-      { ...OUTPUT_OPTIONS, type: { type: 'string' }, compression: { type: 'string' }, 'chunk-size': { type: 'string' } },
+      {
+        ...OUTPUT_OPTIONS,
+        type: { type: 'string' },
+        compression: { type: 'string' },
+        'chunk-size': { type: 'string' },
+      },
       { min: 2, max: 2 },
     );
     const type = choice('type', values.type, ['packed1', 'v2'] as const);

@@ -22,7 +22,10 @@ export const command: CliCommand = {
       if (values.json) {
         io.stdout.write(JSON.stringify(info) + '\n');
       } else {
-        const spec = info.type === 'packed1' ? 'none-packed1' : `${{ UN: 'none', GZ: 'gzip', BZ: 'bzip2', ZS: 'zstd' }[info.compression]}-v2;stream=v2`;
+        const spec =
+          info.type === 'packed1'
+            ? 'none-packed1'
+            : `${{ UN: 'none', GZ: 'gzip', BZ: 'bzip2', ZS: 'zstd' }[info.compression]}-v2;stream=v2`;
         io.stdout.write(
           [
             `type: ${info.type} (${spec})`,
@@ -30,7 +33,9 @@ export const command: CliCommand = {
             `files: ${info.files}`,
             `bytes: ${info.bytes} (${formatHgBytes(info.bytes)})`,
             `requirements: ${info.requirements.join(', ') || '(none)'}`,
-            ...(info.unsupported.length ? [`unsupported: ${info.unsupported.join(', ')} (Sluice will refuse to apply it)`] : []),
+            ...(info.unsupported.length
+              ? [`unsupported: ${info.unsupported.join(', ')} (Sluice will refuse to apply it)`]
+              : []),
             `size on disk: ${info.sizeOnDisk} (${formatHgBytes(info.sizeOnDisk)})`,
           ].join('\n') + '\n',
         );

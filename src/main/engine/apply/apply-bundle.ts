@@ -41,7 +41,9 @@ export async function* readAhead(path: string, chunkSize = READ_CHUNK): AsyncGen
   const readChunk = (): Promise<Buffer> =>
     new Promise((resolveRead, reject) => {
       const buf = Buffer.allocUnsafe(chunkSize);
-      fsRead(fd, buf, 0, chunkSize, null, (err, n) => (err ? reject(toSluiceError(err)) : resolveRead(buf.subarray(0, n))));
+      fsRead(fd, buf, 0, chunkSize, null, (err, n) =>
+        err ? reject(toSluiceError(err)) : resolveRead(buf.subarray(0, n)),
+      );
     });
   let next: Promise<Buffer> | undefined = readChunk();
   try {

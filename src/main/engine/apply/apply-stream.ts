@@ -80,6 +80,19 @@ export async function applyStream(
   opts: ApplyStreamOptions,
   ctx: JobContext,
 ): Promise<ApplyStats> {
+  try {
+    return await applyOpened(reader, dest, opts, ctx);
+  } finally {
+    await reader.close();
+  }
+}
+
+async function applyOpened(
+  reader: StreamReader,
+  dest: string,
+  opts: ApplyStreamOptions,
+  ctx: JobContext,
+): Promise<ApplyStats> {
   const header = reader.header;
   const streamed = opts.requirements ?? header.requirements;
   // applybundlev1/v2: refuse before anything is written.
@@ -91,7 +104,8 @@ export async function applyStream(
       { unsupported },
     );
   }
-  const requirements = opts.writeRequirements === false ? [...DEFAULT_NEW_REPO_REQUIREMENTS] : cloneRequirements(streamed);
+  const requirements =
+    opts.writeRequirements === false ? [...DEFAULT_NEW_REPO_REQUIREMENTS] : cloneRequirements(streamed);
   ctx.throwIfCancelled();
   ctx.emit({
     type: 'start',
@@ -145,8 +159,6 @@ export async function applyStream(
       await tmp.discard();
     }
     throw err;
-  } finally {
-    await reader.close();
   }
 }
 

@@ -108,7 +108,13 @@ async function renameIntoPlace(root: string, dest: string): Promise<void> {
     return;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EEXIST' && code !== 'ENOTEMPTY' && code !== 'EPERM' && code !== 'EACCES' && code !== 'EISDIR') {
+    if (
+      code !== 'EEXIST' &&
+      code !== 'ENOTEMPTY' &&
+      code !== 'EPERM' &&
+      code !== 'EACCES' &&
+      code !== 'EISDIR'
+    ) {
       throw toSluiceError(e);
     }
   }

@@ -65,8 +65,12 @@ describe('planCloser', () => {
   it('on/off override the platform; a known count below minFileCount stays synchronous', () => {
     expect(planCloser({ backgroundClose: 'on' }, 5000, 'linux', 40).background).toBe(true);
     expect(planCloser({ backgroundClose: 'off' }, 5000, 'win32', 40).background).toBe(false);
-    expect(planCloser({ backgroundClose: 'on', minFileCount: 2048 }, 2047, 'linux', 40).background).toBe(false);
-    expect(planCloser({ backgroundClose: 'on', minFileCount: 2048 }, 2048, 'linux', 40).background).toBe(true);
+    expect(planCloser({ backgroundClose: 'on', minFileCount: 2048 }, 2047, 'linux', 40).background).toBe(
+      false,
+    );
+    expect(planCloser({ backgroundClose: 'on', minFileCount: 2048 }, 2048, 'linux', 40).background).toBe(
+      true,
+    );
     // unknown count (0): like hg's expectedcount=-1, the threshold does not apply
     expect(planCloser({ backgroundClose: 'on', minFileCount: 2048 }, 0, 'linux', 40).background).toBe(true);
   });
@@ -97,7 +101,10 @@ describe('BackgroundCloser', () => {
     const n = 40;
     const latency = 20;
     const log = { active: 0, maxActive: 0 };
-    const closer = new BackgroundCloser({ background: true, threads: 8, maxQueue: 16 }, slowClose(latency, log));
+    const closer = new BackgroundCloser(
+      { background: true, threads: 8, maxQueue: 16 },
+      slowClose(latency, log),
+    );
     const fds = openFiles(n);
     const t0 = performance.now();
     await writeAll(closer, fds);
@@ -152,7 +159,9 @@ describe('BackgroundCloser', () => {
     const failing: CloseImpl = (fd, cb) => {
       calls++;
       closeSync(fd);
-      setImmediate(() => cb(calls === 2 ? Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' }) : null));
+      setImmediate(() =>
+        cb(calls === 2 ? Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' }) : null),
+      );
     };
     const closer = new BackgroundCloser({ background: true, threads: 1, maxQueue: 4 }, failing);
     const fds = openFiles(5);
@@ -178,11 +187,17 @@ describe('BackgroundCloser', () => {
   it('an error raised after the last enqueue surfaces at drain (hg drops it)', async () => {
     const failing: CloseImpl = (fd, cb) => {
       closeSync(fd);
-      setTimeout(() => cb(Object.assign(new Error('ENOSPC: no space left on device, close'), { code: 'ENOSPC' })), 5);
+      setTimeout(
+        () => cb(Object.assign(new Error('ENOSPC: no space left on device, close'), { code: 'ENOSPC' })),
+        5,
+      );
     };
     const closer = new BackgroundCloser({ background: true, threads: 4, maxQueue: 4 }, failing);
     await writeAll(closer, openFiles(3));
-    await expect(closer.drain()).rejects.toMatchObject({ code: 'CLOSE_FAILED', details: { errno: 'ENOSPC' } });
+    await expect(closer.drain()).rejects.toMatchObject({
+      code: 'CLOSE_FAILED',
+      details: { errno: 'ENOSPC' },
+    });
   });
 
   it('drain closes every queued fd even after a failure (no fd outlives the job)', async () => {

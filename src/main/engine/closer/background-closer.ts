@@ -60,7 +60,8 @@ export function threadpoolSizeFor(closeThreads: number): number {
 export function closeThreadsFromArgv(argv: readonly string[]): number {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    const v = a === '--close-threads' ? argv[i + 1] : a.startsWith('--close-threads=') ? a.slice(16) : undefined;
+    const v =
+      a === '--close-threads' ? argv[i + 1] : a.startsWith('--close-threads=') ? a.slice(16) : undefined;
     const n = v === undefined ? NaN : Number.parseInt(v, 10);
     if (Number.isFinite(n) && n > 0) return n;
   }

@@ -6,10 +6,17 @@ import type { EventSink, JobPhase, SluiceEvent } from '../../../shared/events';
 import { cancelled } from '../errors';
 
 /** An event as a job emits it; the context stamps jobId and time. */
-export type JobEventInput = SluiceEvent extends infer E ? (E extends SluiceEvent ? Omit<E, 'jobId' | 'time'> : never) : never;
+export type JobEventInput = SluiceEvent extends infer E
+  ? E extends SluiceEvent
+    ? Omit<E, 'jobId' | 'time'>
+    : never
+  : never;
 
 /** Asks the user for credentials for `url` (HTTP 401 with `realm`); null = declined. */
-export type CredentialsPrompt = (request: { url: string; realm: string }) => Promise<{ user: string; password: string } | null>;
+export type CredentialsPrompt = (request: {
+  url: string;
+  realm: string;
+}) => Promise<{ user: string; password: string } | null>;
 
 export interface JobContextOptions {
   jobId?: string;

@@ -19,7 +19,10 @@ export interface CloneOutcome {
 }
 
 export type CloneFromUrl = (request: CloneRequest, ctx: JobContext) => Promise<CloneOutcome | void>;
-export type VerifyRepository = (repoRoot: string, ctx?: JobContext) => Promise<{ bytes?: number; files?: number } | void>;
+export type VerifyRepository = (
+  repoRoot: string,
+  ctx?: JobContext,
+) => Promise<{ bytes?: number; files?: number } | void>;
 
 async function load<T>(what: string, specifier: string, exportName: string): Promise<T> {
   let mod: Record<string, unknown>;
@@ -29,7 +32,8 @@ async function load<T>(what: string, specifier: string, exportName: string): Pro
     throw new SluiceError('USAGE', `${what} is not available in this build (${(e as Error).message})`);
   }
   const fn = mod[exportName];
-  if (typeof fn !== 'function') throw new SluiceError('USAGE', `${what} is not available in this build (${exportName} missing)`);
+  if (typeof fn !== 'function')
+    throw new SluiceError('USAGE', `${what} is not available in this build (${exportName} missing)`);
   return fn as T;
 }
 
@@ -38,4 +42,5 @@ const WIRE_CLONE: string = '../wire/clone';
 const VERIFY: string = '../verify/verify';
 
 export const loadCloneFromUrl = (): Promise<CloneFromUrl> => load('clone (wire)', WIRE_CLONE, 'cloneFromUrl');
-export const loadVerifyRepository = (): Promise<VerifyRepository> => load('verify', VERIFY, 'verifyRepository');
+export const loadVerifyRepository = (): Promise<VerifyRepository> =>
+  load('verify', VERIFY, 'verifyRepository');

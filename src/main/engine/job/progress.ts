@@ -82,7 +82,8 @@ export class ProgressTracker {
   /** Emits pending file entries and a progress event now if anything changed (before phase changes). */
   flush(): void {
     this.flushFiles();
-    if (this.bytes !== this.lastEmittedBytes || this.files !== this.lastEmittedFiles) this.emitProgress(performance.now(), false);
+    if (this.bytes !== this.lastEmittedBytes || this.files !== this.lastEmittedFiles)
+      this.emitProgress(performance.now(), false);
   }
 
   private emit(now: number): void {

@@ -4,7 +4,13 @@
 // start/phase/progress/files/log.
 
 import type { CloseStats } from '../../../shared/events';
-import type { ApplyRequest, BundleRequest, CloneRequest, JobRequest, VerifyRequest } from '../../../shared/jobs';
+import type {
+  ApplyRequest,
+  BundleRequest,
+  CloneRequest,
+  JobRequest,
+  VerifyRequest,
+} from '../../../shared/jobs';
 import { resolve } from 'node:path';
 import { applyBundleFile } from '../apply/apply-bundle';
 import { writeStreamBundle } from '../generate/stream-bundle';
@@ -63,12 +69,20 @@ async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult
     case 'verify':
       return runVerify(request, ctx);
     default:
-      throw new SluiceError('USAGE', `unknown job kind ${JSON.stringify((request as { kind?: unknown }).kind)}`);
+      throw new SluiceError(
+        'USAGE',
+        `unknown job kind ${JSON.stringify((request as { kind?: unknown }).kind)}`,
+      );
   }
 }
 
 async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResult> {
-  const stats = await applyBundleFile(request.bundlePath, request.dest, { ...(request.closer ? { closer: request.closer } : {}) }, ctx);
+  const stats = await applyBundleFile(
+    request.bundlePath,
+    request.dest,
+    { ...(request.closer ? { closer: request.closer } : {}) },
+    ctx,
+  );
   if (request.verify) await verifyAfter(stats.dest, ctx);
   return { bytes: stats.bytes, files: stats.files, close: stats.close, result: stats.dest };
 }
