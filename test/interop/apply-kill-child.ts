@@ -1,0 +1,15 @@
+// Child process for apply-kill.test.ts: applies a slow in-memory stream into argv[2] and never
+// finishes on its own within the test's patience; the test kills it with SIGKILL mid-apply.
+import { applyStream } from '../../src/main/engine/apply/apply-stream';
+import { memoryStream, syntheticEntries } from '../../src/main/engine/apply/memory-stream';
+import { JobContext } from '../../src/main/engine/job/job-context';
+
+const dest = process.argv[2]!;
+const reader = memoryStream(syntheticEntries(2000, 64), {
+  delayMs: 5,
+  onEntry: (i) => {
+    if (i === 20) process.stdout.write('writing\n');
+  },
+});
+await applyStream(reader, dest, {}, new JobContext());
+process.stdout.write('finished\n');
