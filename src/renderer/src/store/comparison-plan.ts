@@ -3,7 +3,8 @@
 // crossed with the chosen chunk sizes / stream versions / emulated latencies, each repeated N times.
 
 import type { ApplyRequest, BundleRequest, CloneRequest, CloserOptions } from '../../../shared/jobs';
-import { joinPath } from '../lib/paths';
+import { baseName, joinPath } from '../lib/paths';
+import type { AppInfo } from '../../../shared/ipc';
 import { megabytesPerSec } from '../lib/format';
 import type { CloserChoice, ComparisonChoices, ComparisonConfig, ComparisonResult, ComparisonRun, ComparisonSource, TransferJob } from './types';
 
@@ -32,8 +33,30 @@ function slug(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 }
 
-/** Adds the emulated latency to a request in the field the host understands (see host capability). */
+/** Adds the emulated latency to a request in the way the host offers it (see latencyApplierFor). */
 export type LatencyApplier = (request: ApplyRequest | CloneRequest, latencyUs: number) => ApplyRequest | CloneRequest;
+
+/**
+ * Emulated close latency, when the host offers it: the host process runs with slowclose.so
+ * (shared/bench) preloaded, which delays close() of files under `prefix` by `closeUs`. A
+ * configuration "with latency" therefore writes its destination under that prefix.
+ */
+export interface EmulatedCloseLatency {
+  prefix: string;
+  closeUs: number;
+}
+
+export function emulatedLatencyOf(info: AppInfo | undefined): EmulatedCloseLatency | undefined {
+  const offer = (info as (AppInfo & { emulatedCloseLatency?: EmulatedCloseLatency }) | undefined)?.emulatedCloseLatency;
+  return offer && typeof offer.prefix === 'string' && offer.prefix !== '' && offer.closeUs > 0 ? offer : undefined;
+}
+
+export function latencyApplierFor(info: AppInfo | undefined): LatencyApplier | undefined {
+  const offer = emulatedLatencyOf(info);
+  if (!offer) return undefined;
+  return (request, latencyUs) =>
+    latencyUs > 0 ? { ...request, dest: joinPath(offer.prefix, `sluice-${Date.now().toString(36)}-${baseName(request.dest)}`, info?.platform) } : request;
+}
 
 export function planComparison(
   source: ComparisonSource,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createSluiceStore } from './index';
 import { FakeHost, ManualScheduler, MemoryStorage } from '../testing/fake-host';
 import { doneEv, errorEv, progressEv, startEv } from '../testing/events';
-import { comparisonToCsv, comparisonToJson, planComparison } from './comparison-plan';
+import { comparisonToCsv, comparisonToJson, latencyApplierFor, planComparison } from './comparison-plan';
 import { COMPARISONS_KEY } from './comparisons';
 import type { JobRequest } from '../../../shared/jobs';
 
@@ -32,9 +32,13 @@ describe('comparison plan', () => {
     const url = planComparison({ kind: 'url', url: 'http://h/r' }, choices, '/o');
     expect(url.map((c) => c.label)).toEqual(['stream v1 · closer off #1', 'stream v1 · closer off #2', 'stream v2 · closer off #1', 'stream v2 · closer off #2']);
     expect(url.every((c) => c.request.kind === 'clone' && c.request.cloneBundles === false && !c.prepare)).toBe(true);
-    const withLatency = planComparison({ kind: 'bundle', bundlePath: '/b.hg' }, { ...choices, repeat: 1 }, '/o', 'linux', (r, us) => ({ ...r, emulate: us }) as JobRequest as never);
+    const info = { version: '0', platform: 'linux', host: 'web' as const, defaultCloneDir: '/home/u', emulatedCloseLatency: { prefix: '/slow', closeUs: 2000 } };
+    expect(latencyApplierFor({ ...info, emulatedCloseLatency: undefined } as never)).toBeUndefined();
+    const withLatency = planComparison({ kind: 'bundle', bundlePath: '/b.hg' }, { ...choices, repeat: 1 }, '/o', 'linux', latencyApplierFor(info));
     expect(withLatency.map((c) => c.label)).toEqual(['closer off · no emulated latency', 'closer off · emulated close latency 2 ms']);
-    expect((withLatency[1]!.request as unknown as { emulate: number }).emulate).toBe(2000);
+    // slowclose.so delays close() under its prefix: the emulated configuration writes there
+    expect((withLatency[0]!.request as { dest: string }).dest).toBe('/o/01-closer-off-no-emulated-latency');
+    expect((withLatency[1]!.request as { dest: string }).dest).toMatch(/^\/slow\/sluice-[a-z0-9]+-02-closer-off-emulated-close-latency-2-ms$/);
     expect(withLatency[1]!.emulatedLatencyUs).toBe(2000);
   });
 

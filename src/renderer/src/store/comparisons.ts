@@ -3,7 +3,7 @@
 
 import type { StateCreator } from 'zustand/vanilla';
 import { toUiError } from '../lib/errors';
-import { planComparison, resultFromJob, sourceLabel, type LatencyApplier } from './comparison-plan';
+import { latencyApplierFor, planComparison, resultFromJob, sourceLabel } from './comparison-plan';
 import type { ComparisonResult, ComparisonRun, ComparisonsSlice, SluiceState, StoreDeps, TransferJob } from './types';
 
 export const COMPARISONS_KEY = 'sluice.comparisons.v1';
@@ -20,10 +20,7 @@ function readPersisted(storage: StoreDeps['storage']): ComparisonRun[] {
   }
 }
 
-export function createComparisonsSlice(
-  deps: StoreDeps,
-  latencyApplier?: () => LatencyApplier | undefined,
-): StateCreator<SluiceState, [], [], ComparisonsSlice> {
+export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceState, [], [], ComparisonsSlice> {
   return (set, get) => {
     const cancelled = new Set<string>();
     const current = new Map<string, string>();
@@ -94,7 +91,7 @@ export function createComparisonsSlice(
 
       runComparison: async (source, choices, outDir) => {
         const info = get().appInfo;
-        const configs = planComparison(source, choices, outDir, info?.platform, latencyApplier?.());
+        const configs = planComparison(source, choices, outDir, info?.platform, latencyApplierFor(info));
         const createdAt = Date.now();
         const id = `cmp-${createdAt.toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
         const run: ComparisonRun = {

@@ -7,21 +7,15 @@ import { createHistorySlice } from './history';
 import { createSettingsSlice } from './settings';
 import { createTransfersSlice } from './transfers';
 import { createUiSlice } from './ui';
-import type { LatencyApplier } from './comparison-plan';
 import type { SluiceState, StoreDeps } from './types';
 
 export type SluiceStore = StoreApi<SluiceState>;
 
-export interface CreateStoreOptions {
-  /** how the host wants emulated close latency passed in a request, if it offers it */
-  latencyApplier?: () => LatencyApplier | undefined;
-}
-
-export function createSluiceStore(deps: StoreDeps, options: CreateStoreOptions = {}): SluiceStore {
+export function createSluiceStore(deps: StoreDeps): SluiceStore {
   return createStore<SluiceState>()((...a) => ({
     ...createTransfersSlice(deps)(...a),
     ...createHistorySlice(deps)(...a),
-    ...createComparisonsSlice(deps, options.latencyApplier)(...a),
+    ...createComparisonsSlice(deps)(...a),
     ...createSettingsSlice(deps)(...a),
     ...createUiSlice(deps)(...a),
   }));
@@ -38,6 +32,9 @@ export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 
     deps.api.on('job:state', (summary) => store.getState().ingestJobState(summary)),
     deps.api.on('credentials:request', (req) => store.getState().promptCredentials(req)),
     deps.api.on('bundle:opened', ({ path }) => void store.getState().openBundle(path)),
+    deps.api.on('app:command', ({ command }) => {
+      if (command === 'clone-from-url') store.getState().openDialog({ type: 'clone' });
+    }),
   ];
   void s.loadAppInfo().catch((e: unknown) => s.notify({ tone: 'error', text: 'Could not reach the Sluice host', detail: String(e) }));
   void s.loadJobs().catch(() => undefined);

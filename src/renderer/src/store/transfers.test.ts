@@ -202,6 +202,21 @@ describe('transfers slice: actions', () => {
     await expect(waiting).resolves.toMatchObject({ jobId: id, state: 'cancelled' });
   });
 
+  it('restart of a stalled job cancels it, waits for its end, then re-submits', async () => {
+    const { store, host, frames } = setup();
+    const id = await store.getState().startJob(cloneRequest, 'slow');
+    store.getState().ingestEvents(id, [startEv(id, 1)]);
+    frames.runFrame();
+    const restarted = store.getState().restartJob(id);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(host.callsTo('job:cancel')).toEqual([[id]]);
+    expect(host.callsTo('job:start')).toHaveLength(1);
+    store.getState().ingestEvents(id, [errorEv(id, 'CANCELLED')]);
+    frames.runFrame();
+    await expect(restarted).resolves.toBe('job-2');
+    expect(host.callsTo('job:start')[1]).toEqual([cloneRequest, 'slow']);
+  });
+
   it('dismiss and clear finished remove only terminal jobs', async () => {
     const { store, frames } = setup();
     store.getState().ingestEvents('a', [startEv('a', 1), doneEv('a')]);

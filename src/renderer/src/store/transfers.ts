@@ -329,6 +329,17 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         }
       },
 
+      restartJob: async (jobId) => {
+        const job = get().jobs[jobId];
+        if (!job?.request) return null;
+        if (!isTerminal(job.state)) {
+          const ended = get().waitForJob(jobId);
+          await get().cancelJob(jobId);
+          await ended;
+        }
+        return get().retryJob(jobId);
+      },
+
       dismissJob: (jobId) => {
         const job = get().jobs[jobId];
         if (!job || !isTerminal(job.state)) return;

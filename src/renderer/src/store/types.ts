@@ -80,6 +80,8 @@ export interface TransfersSlice {
   startJob(request: JobRequest, label?: string, origin?: JobOrigin): Promise<string>;
   cancelJob(jobId: string): Promise<void>;
   retryJob(jobId: string): Promise<string | null>;
+  /** a stalled job: cancel it, wait until it has cleaned up, then submit its request again */
+  restartJob(jobId: string): Promise<string | null>;
   dismissJob(jobId: string): void;
   clearFinished(): void;
   /** flags running jobs without progress for settings.stallSeconds */
@@ -200,7 +202,9 @@ export type DialogState =
   | { type: 'clone'; initial?: Partial<CloneRequest> }
   | { type: 'apply'; info: BundleInfo; initialDest?: string }
   | { type: 'refused'; path: string; error: UiError; info?: BundleInfo }
-  | { type: 'log'; jobId: string };
+  | { type: 'log'; jobId: string }
+  /** a path field where the host has no native file picker (web host) */
+  | { type: 'open-bundle' };
 
 export interface CredentialsPrompt {
   requestId: string;
@@ -233,7 +237,17 @@ export interface UiSlice {
   dismissNotice(id: number): void;
   /** inspect a bundle file and open the apply dialog, or refuse it with a message */
   openBundle(path: string): Promise<void>;
+  /** a File dropped on the window: its path through the host (pathForFile), then openBundle */
+  openDroppedFile(file: File): Promise<void>;
   cloneSample(): Promise<void>;
+  /** host services the dialogs use; failures become notices */
+  openPath(path: string): Promise<void>;
+  exportText(suggestedName: string, text: string): Promise<string | null>;
+  pickDirectory(defaultPath?: string): Promise<string | null>;
+  pickBundle(): Promise<void>;
+  /** the picker alone, for forms that only need a path */
+  pickBundlePath(): Promise<string | null>;
+  probeServer(url: string): Promise<import('../../../shared/jobs').ServerInfo>;
 }
 
 export type SluiceState = TransfersSlice & HistorySlice & ComparisonsSlice & SettingsSlice & UiSlice;

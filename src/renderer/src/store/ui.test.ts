@@ -42,6 +42,14 @@ describe('ui slice: opening bundles', () => {
     expect(host.callsTo('job:start')).toHaveLength(0);
   });
 
+  it('a dropped file goes through pathForFile, then inspect', async () => {
+    const host = new FakeHost({ 'bundle:inspect': (path) => info({ path }) });
+    const store = setup(host);
+    await store.getState().openDroppedFile(new File([new Uint8Array([1, 2, 3])], 'dropped.hg'));
+    expect(host.callsTo('bundle:inspect')).toEqual([['/uploads/dropped.hg']]);
+    expect(store.getState().dialog).toMatchObject({ type: 'apply', info: { path: '/uploads/dropped.hg' } });
+  });
+
   it('a file inspect rejects is refused with the error code', async () => {
     const store = setup(new FakeHost({ 'bundle:inspect': () => Promise.reject(Object.assign(new Error('not a stream bundle'), { code: 'BAD_MAGIC' })) }));
     await store.getState().openBundle('/notes.txt');
@@ -96,5 +104,38 @@ describe('settings slice', () => {
     const b = createSluiceStore(deps);
     expect(b.getState().theme).toBe('dark');
     expect(b.getState().defaults.verify).toBe(true);
+  });
+});
+
+describe('host pushes', () => {
+  it('bundle:opened inspects the bundle; app:command opens the clone dialog', async () => {
+    const { connectHost } = await import('./index');
+    const host = new FakeHost({
+      'bundle:inspect': (path) => info({ path }),
+      'app:info': () => ({ version: '0', platform: 'linux', host: 'electron', defaultCloneDir: '/c' }),
+      'job:list': () => [],
+    });
+    const deps = { api: host, schedule: new ManualScheduler().schedule, now: () => 0 };
+    const store = createSluiceStore(deps);
+    const off = connectHost(store, deps, 60_000);
+    host.push('bundle:opened', { path: '/opened.hg' });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.getState().dialog).toMatchObject({ type: 'apply', info: { path: '/opened.hg' } });
+    host.push('app:command', { command: 'clone-from-url' });
+    expect(store.getState().dialog).toEqual({ type: 'clone' });
+    host.push('credentials:request', { requestId: 'r', url: 'http://h', realm: 'x' });
+    expect(store.getState().credentials).toHaveLength(1);
+    off();
+    host.push('app:command', { command: 'clone-from-url' });
+    expect(host.callsTo('app:info')).toHaveLength(1);
+  });
+
+  it('on the web host, "Apply bundle…" opens a path dialog instead of a native picker', async () => {
+    const host = new FakeHost({ 'app:info': () => ({ version: '0', platform: 'linux', host: 'web', defaultCloneDir: '/c' }) });
+    const store = setup(host);
+    await store.getState().loadAppInfo();
+    await store.getState().pickBundle();
+    expect(store.getState().dialog).toEqual({ type: 'open-bundle' });
+    expect(host.callsTo('dialog:pickBundle')).toHaveLength(0);
   });
 });

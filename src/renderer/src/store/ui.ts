@@ -69,6 +69,19 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
         }
       },
 
+      openDroppedFile: async (file) => {
+        set({ inspecting: file.name, dropHint: false });
+        let path: string;
+        try {
+          path = await deps.api.pathForFile(file);
+        } catch (e) {
+          set({ inspecting: null });
+          get().openDialog({ type: 'refused', path: file.name, error: toUiError(e) });
+          return;
+        }
+        await get().openBundle(path);
+      },
+
       cloneSample: async () => {
         try {
           if (!get().appInfo) await get().loadAppInfo();
@@ -93,6 +106,55 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
           get().notify({ tone: 'error', text: 'Could not start the sample clone', detail: err.message });
         }
       },
+
+      openPath: async (path) => {
+        try {
+          await deps.api.invoke('shell:openPath', path);
+        } catch (e) {
+          get().notify({ tone: 'error', text: 'Could not open the folder', detail: toUiError(e).message });
+        }
+      },
+
+      exportText: async (suggestedName, text) => {
+        try {
+          const saved = await deps.api.invoke('file:writeText', suggestedName, text);
+          if (saved) get().notify({ tone: 'success', text: 'Saved', detail: saved });
+          return saved;
+        } catch (e) {
+          get().notify({ tone: 'error', text: `Could not save ${suggestedName}`, detail: toUiError(e).message });
+          return null;
+        }
+      },
+
+      pickDirectory: async (defaultPath) => {
+        try {
+          return await deps.api.invoke('dialog:pickDirectory', defaultPath);
+        } catch (e) {
+          get().notify({ tone: 'error', text: 'The folder picker is not available; type the path instead', detail: toUiError(e).message });
+          return null;
+        }
+      },
+
+      pickBundle: async () => {
+        // The web host has no native picker: a path field (and the drop zone) instead.
+        if (get().appInfo?.host === 'web') {
+          get().openDialog({ type: 'open-bundle' });
+          return;
+        }
+        const path = await get().pickBundlePath();
+        if (path) await get().openBundle(path);
+      },
+
+      pickBundlePath: async () => {
+        try {
+          return await deps.api.invoke('dialog:pickBundle');
+        } catch (e) {
+          get().notify({ tone: 'error', text: 'The file picker is not available; drop the bundle on the window or type its path', detail: toUiError(e).message });
+          return null;
+        }
+      },
+
+      probeServer: (url) => deps.api.invoke('server:probe', url),
     };
   };
 }

@@ -1,0 +1,129 @@
+// Virtualized view of a job's debug log: only the rows in the viewport (plus a few) are in the DOM,
+// so 250k lines scroll like 50. Rows have a fixed height; the spacer gives the scrollbar its range.
+
+import { memo, useDeferredValue, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { LogFilter } from '../store/job-log';
+import { useSluice } from '../store/react';
+
+export const LOG_ROW_HEIGHT = 20;
+const OVERSCAN = 12;
+
+export const LogView = memo(function LogView({
+  jobId,
+  query,
+  follow,
+  onFollowChange,
+  onCounts,
+}: {
+  jobId: string;
+  query: string;
+  follow: boolean;
+  onFollowChange: (follow: boolean) => void;
+  onCounts?: (c: { shown: number; total: number; dropped: number }) => void;
+}) {
+  const logOf = useSluice((s) => s.logOf);
+  const log = useMemo(() => logOf(jobId), [logOf, jobId]);
+  const lineCount = useSluice((s) => s.jobs[jobId]?.logLines ?? 0);
+  const deferredQuery = useDeferredValue(query);
+  const filter = useMemo(() => new LogFilter(log), [log]);
+  // LogFilter is incremental: re-run when the query changes or lines were added
+  const matches = useMemo(() => {
+    const m = filter.update(deferredQuery);
+    return m ? { list: m, length: m.length } : null;
+  }, [filter, deferredQuery, lineCount]);
+  const total = matches ? matches.length : log.length;
+
+  const viewportRef = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const [height, setHeight] = useState(480);
+  const frame = useRef(0);
+
+  useEffect(() => {
+    onCounts?.({ shown: total, total: log.length, dropped: log.dropped });
+  }, [onCounts, total, log, lineCount]);
+
+  useLayoutEffect(() => {
+    const el = viewportRef.current!;
+    setHeight(el.clientHeight);
+    const ro = new ResizeObserver(() => setHeight(el.clientHeight));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+
+  useLayoutEffect(() => {
+    if (!follow) return;
+    const el = viewportRef.current!;
+    el.scrollTop = el.scrollHeight;
+    setScrollTop(el.scrollTop);
+  }, [follow, total]);
+
+  const onScroll = () => {
+    if (frame.current) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = 0;
+      const el = viewportRef.current;
+      if (!el) return;
+      setScrollTop(el.scrollTop);
+      const atBottom = el.scrollTop + el.clientHeight >= el.scrollHeight - LOG_ROW_HEIGHT;
+      if (atBottom !== follow) onFollowChange(atBottom);
+    });
+  };
+  useEffect(() => () => cancelAnimationFrame(frame.current), []);
+
+  const first = Math.max(0, Math.floor(scrollTop / LOG_ROW_HEIGHT) - OVERSCAN);
+  const last = Math.min(total, Math.ceil((scrollTop + height) / LOG_ROW_HEIGHT) + OVERSCAN);
+  const needle = deferredQuery.trim().toLowerCase();
+  const rows = [];
+  for (let i = first; i < last; i++) {
+    const idx = matches ? matches.list[i]! : i;
+    rows.push(<LogRow key={i} number={log.dropped + idx + 1} text={log.line(idx)} needle={needle} />);
+  }
+
+  return (
+    <div
+      ref={viewportRef}
+      className="logview"
+      tabIndex={0}
+      role="region"
+      aria-label={`Debug log, ${total.toLocaleString('en-US')} lines${needle ? ' matching the filter' : ''}`}
+      onScroll={onScroll}
+      data-testid="logview"
+      data-total={total}
+    >
+      {total === 0 ? (
+        <p className="logview-empty">{needle ? 'No line matches the filter.' : 'No log lines yet.'}</p>
+      ) : (
+        <div className="logview-spacer" style={{ height: total * LOG_ROW_HEIGHT }}>
+          <div className="logview-rows" style={{ transform: `translateY(${first * LOG_ROW_HEIGHT}px)` }}>
+            {rows}
+          </div>
+        </div>
+      )}
+    </div>
+  );
+});
+
+const LogRow = memo(function LogRow({ number, text, needle }: { number: number; text: string; needle: string }) {
+  let body: ReactNode = text;
+  if (needle) {
+    const at = text.toLowerCase().indexOf(needle);
+    if (at >= 0) {
+      body = (
+        <>
+          {text.slice(0, at)}
+          <mark>{text.slice(at, at + needle.length)}</mark>
+          {text.slice(at + needle.length)}
+        </>
+      );
+    }
+  }
+  const tone = text.startsWith('abort:') ? ' log-error' : text.startsWith('warning:') ? ' log-warn' : text.startsWith('phase:') ? ' log-phase' : '';
+  return (
+    <div className={`log-line${tone}`} style={{ height: LOG_ROW_HEIGHT }}>
+      <span className="log-number" aria-hidden="true">
+        {number}
+      </span>
+      <span className="log-text">{body}</span>
+    </div>
+  );
+});

@@ -1,0 +1,189 @@
+// One job in the Transfers list. The row re-renders only when its coarse state changes (state,
+// phase, stalled, error); bytes, rates, ETA, the bar and the sparkline update transiently.
+
+import { memo, type ReactNode } from 'react';
+import { useSluice, useSluiceShallow } from '../store/react';
+import { explainError } from '../lib/errors';
+import { formatBytes, formatClock, formatCount, formatFilesRate, formatRate, formatDuration } from '../lib/format';
+import { baseName } from '../lib/paths';
+import { isTerminal } from '../store/transfers';
+import type { TransferJob } from '../store/types';
+import { Icon, type IconName } from './Icon';
+import { KIND_LABEL, stateLabel } from './labels';
+import { LiveJobText, LiveProgressBar, LiveSparkline } from './Live';
+import { ErrorDetails } from './ErrorDetails';
+
+const KIND_ICON: Record<TransferJob['kind'], IconName> = { clone: 'clone', apply: 'apply', bundle: 'bundle', verify: 'verify', serve: 'external' };
+
+const fmtBytes = (j: TransferJob) => (j.totalBytes > 0 ? `${formatBytes(j.bytes)} of ${formatBytes(j.totalBytes)}` : formatBytes(j.bytes));
+const fmtFiles = (j: TransferJob) => (j.totalFiles > 0 ? `${formatCount(j.files)} of ${formatCount(j.totalFiles)}` : formatCount(j.files));
+const fmtRate = (j: TransferJob) => (j.state === 'done' && j.done ? formatRate(j.done.wallMs > 0 ? (j.done.bytes * 1000) / j.done.wallMs : undefined) : j.state === 'running' ? formatRate(j.bytesPerSec) : '–');
+const fmtFilesRate = (j: TransferJob) => (j.state === 'done' && j.done ? formatFilesRate(j.done.wallMs > 0 ? (j.done.files * 1000) / j.done.wallMs : undefined) : j.state === 'running' ? formatFilesRate(j.filesPerSec) : '–');
+const fmtEta = (j: TransferJob) => (j.state === 'running' && j.etaMs !== undefined ? formatClock(j.etaMs) : j.state === 'done' ? '0:00' : '–');
+const fmtElapsed = (j: TransferJob, now: number) => {
+  if (j.done) return formatDuration(j.done.wallMs);
+  if (isTerminal(j.state)) return j.endedAt ? formatClock(j.endedAt - j.startedAt) : formatClock(j.elapsedMs);
+  if (j.state === 'queued') return '–';
+  return formatClock(Math.max(j.elapsedMs, now - j.startedAt));
+};
+
+export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string }) {
+  const job = useSluiceShallow((s) => {
+    const j = s.jobs[jobId]!;
+    return {
+      kind: j.kind,
+      state: j.state,
+      phase: j.phase,
+      stalled: j.stalled,
+      cancelRequested: j.cancelRequested,
+      label: j.label,
+      source: j.source,
+      dest: j.dest,
+      error: j.error,
+      hasRequest: j.request !== undefined,
+      request: j.request,
+      origin: j.origin,
+      format: j.format,
+      result: j.done?.result,
+    };
+  });
+  const stallSeconds = useSluice((s) => s.stallSeconds);
+  const { cancelJob, retryJob, restartJob, dismissJob, openDialog, openBundle } = useSluiceShallow((s) => ({
+    cancelJob: s.cancelJob,
+    retryJob: s.retryJob,
+    restartJob: s.restartJob,
+    dismissJob: s.dismissJob,
+    openDialog: s.openDialog,
+    openBundle: s.openBundle,
+  }));
+  const title = job.label ?? (job.dest ? baseName(job.dest) : baseName(job.source));
+  const titleId = `job-title-${jobId}`;
+  const active = !isTerminal(job.state);
+  const stalled = job.stalled && active && !job.cancelRequested;
+  const canRetry = job.hasRequest && (job.state === 'failed' || job.state === 'cancelled');
+  const retryable = job.error ? explainError(job.error.code).retryable : true;
+
+  const editAndRetry = () => {
+    const r = job.request;
+    if (r?.kind === 'clone') openDialog({ type: 'clone', initial: r });
+    else if (r?.kind === 'apply') void openBundle(r.bundlePath);
+  };
+
+  return (
+    <li className={`transfer transfer-${job.state}${stalled ? ' transfer-stalled' : ''}`} aria-labelledby={titleId} data-testid="transfer" data-job-id={jobId} data-state={job.state}>
+      <div className="transfer-icon" aria-hidden="true">
+        <Icon name={KIND_ICON[job.kind]} size={20} />
+      </div>
+      <div className="transfer-main">
+        <div className="transfer-head">
+          <div className="transfer-titles">
+            <h3 id={titleId} className="transfer-title">
+              <span className="kind-tag">{KIND_LABEL[job.kind]}</span>
+              {title}
+            </h3>
+            <p className="transfer-route" title={`${job.source} → ${job.dest ?? ''}`}>
+              <span className="route-source">{job.source || '…'}</span>
+              {job.dest ? (
+                <>
+                  <span className="route-arrow" aria-label="to">
+                    →
+                  </span>
+                  <span className="route-dest">{job.dest}</span>
+                </>
+              ) : null}
+            </p>
+          </div>
+          <span className={`state-badge state-${stalled ? 'stalled' : job.state}`} data-testid="transfer-state">
+            {stateLabel(job)}
+            {job.format && active ? <span className="format-tag"> · {job.format}</span> : null}
+          </span>
+          <div className="transfer-actions">
+            {active ? (
+              <button type="button" className="button small" onClick={() => void cancelJob(jobId)} disabled={job.cancelRequested} aria-label={`Cancel ${title}`}>
+                <Icon name="cancel" /> Cancel
+              </button>
+            ) : null}
+            {canRetry ? (
+              <button type="button" className="button small" onClick={() => void (retryable ? retryJob(jobId) : editAndRetry())} aria-label={`Retry ${title}`}>
+                <Icon name="retry" /> {retryable ? 'Retry' : 'Edit & retry'}
+              </button>
+            ) : null}
+            {job.state === 'done' && (job.result ?? job.dest) ? (
+              <OpenFolderButton path={(job.result ?? job.dest)!} title={title} />
+            ) : null}
+            <button type="button" className="button small ghost" onClick={() => openDialog({ type: 'log', jobId })} aria-label={`Show log of ${title}`}>
+              <Icon name="log" /> Log
+            </button>
+            {!active ? (
+              <button type="button" className="icon-button" onClick={() => dismissJob(jobId)} aria-label={`Remove ${title} from the list`} title="Remove from the list">
+                <Icon name="close" />
+              </button>
+            ) : null}
+          </div>
+        </div>
+        <LiveProgressBar jobId={jobId} label={`Progress of ${title}`} />
+        <div className="transfer-stats">
+          <dl className="stats">
+            <Stat term="Data">
+              <LiveJobText jobId={jobId} format={fmtBytes} testId="stat-bytes" />
+            </Stat>
+            <Stat term="Speed">
+              <LiveJobText jobId={jobId} format={fmtRate} testId="stat-rate" />
+            </Stat>
+            <Stat term="Files">
+              <LiveJobText jobId={jobId} format={fmtFiles} />
+            </Stat>
+            <Stat term="Files/s">
+              <LiveJobText jobId={jobId} format={fmtFilesRate} />
+            </Stat>
+            <Stat term="ETA">
+              <LiveJobText jobId={jobId} format={fmtEta} />
+            </Stat>
+            <Stat term="Elapsed">
+              <LiveJobText jobId={jobId} format={fmtElapsed} tickMs={active ? 1000 : undefined} testId="stat-elapsed" />
+            </Stat>
+          </dl>
+          <LiveSparkline jobId={jobId} />
+        </div>
+        {stalled ? (
+          <div className="stall-banner" role="alert" data-testid="stall-banner">
+            <Icon name="warning" />
+            <span>No progress for {stallSeconds} seconds or more. The server or the disk may be stuck.</span>
+            <button type="button" className="button small" onClick={() => void cancelJob(jobId)}>
+              Cancel
+            </button>
+            {job.hasRequest ? (
+              <button type="button" className="button small primary" onClick={() => void restartJob(jobId)}>
+                Cancel and retry
+              </button>
+            ) : null}
+          </div>
+        ) : null}
+        {job.error && job.state === 'failed' ? <ErrorDetails error={job.error} compact /> : null}
+      </div>
+    </li>
+  );
+});
+
+function Stat({ term, children }: { term: string; children: ReactNode }) {
+  return (
+    <div className="stat">
+      <dt>{term}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
+function OpenFolderButton({ path, title }: { path: string; title: string }) {
+  const open = useSluice((s) => s.openPath);
+  return (
+    <button
+      type="button"
+      className="button small"
+      onClick={() => void open(path)}
+      aria-label={`Open folder of ${title}`}
+    >
+      <Icon name="folder" /> Open folder
+    </button>
+  );
+}

@@ -1,0 +1,173 @@
+// Form pieces shared by the dialogs: a labelled text field with its error, the folder field with a
+// picker (and a plain text fallback when the host has no picker), the transfer options.
+
+import { useId, type ReactNode } from 'react';
+import type { BackgroundCloseMode, StreamVersionChoice } from '../../../shared/jobs';
+import { useSluice } from '../store/react';
+import { Icon } from './Icon';
+
+export function TextField({
+  id,
+  label,
+  value,
+  onChange,
+  error,
+  hint,
+  placeholder,
+  type = 'text',
+  inputMode,
+  autoComplete = 'off',
+  after,
+  spellCheck = false,
+  required,
+  onBlur,
+}: {
+  onBlur?: () => void;
+  id: string;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  error?: string | null;
+  hint?: ReactNode;
+  placeholder?: string;
+  type?: 'text' | 'url' | 'password';
+  inputMode?: 'url' | 'text';
+  autoComplete?: string;
+  after?: ReactNode;
+  spellCheck?: boolean;
+  required?: boolean;
+}) {
+  const hintId = `${id}-hint`;
+  const errorId = `${id}-error`;
+  const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className={`field${error ? ' has-error' : ''}`}>
+      <label htmlFor={id}>{label}</label>
+      <div className="field-row">
+        <input
+          id={id}
+          type={type}
+          value={value}
+          inputMode={inputMode}
+          placeholder={placeholder}
+          autoComplete={autoComplete}
+          spellCheck={spellCheck}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={describedBy}
+          aria-required={required || undefined}
+          onChange={(e) => onChange(e.target.value)}
+          onBlur={onBlur}
+        />
+        {after}
+      </div>
+      {hint ? (
+        <p id={hintId} className="field-hint">
+          {hint}
+        </p>
+      ) : null}
+      {error ? (
+        <p id={errorId} className="field-error">
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function FolderField({ id, label, value, onChange, error, hint }: { id: string; label: string; value: string; onChange: (v: string) => void; error?: string | null; hint?: ReactNode }) {
+  const pickDirectory = useSluice((s) => s.pickDirectory);
+  // only Electron has a native folder picker; the web host answers null, so offer the text field alone
+  const canPick = useSluice((s) => s.appInfo?.host === 'electron');
+  return (
+    <TextField
+      id={id}
+      label={label}
+      value={value}
+      onChange={onChange}
+      error={error}
+      hint={hint}
+      after={
+        canPick ? (
+          <button
+            type="button"
+            className="button"
+            onClick={async () => {
+              const parent = value.replace(/[\\/][^\\/]*$/, '') || undefined;
+              const picked = await pickDirectory(parent);
+              if (picked) onChange(picked);
+            }}
+          >
+            <Icon name="folder" /> Choose…
+          </button>
+        ) : undefined
+      }
+    />
+  );
+}
+
+export interface TransferOptionValues {
+  backgroundClose: BackgroundCloseMode;
+  closeThreads: number;
+  verify: boolean;
+}
+
+export function TransferOptions<T extends TransferOptionValues>({ value, onChange, verifyLabel }: { value: T; onChange: (v: T) => void; verifyLabel: string }) {
+  const id = useId();
+  return (
+    <>
+      <div className="field inline">
+        <label htmlFor={`${id}-closer`}>Background closing</label>
+        <select id={`${id}-closer`} value={value.backgroundClose} onChange={(e) => onChange({ ...value, backgroundClose: e.target.value as BackgroundCloseMode })} aria-describedby={`${id}-closer-hint`}>
+          <option value="auto">Auto (what is fastest on this platform)</option>
+          <option value="on">On</option>
+          <option value="off">Off</option>
+        </select>
+        <p id={`${id}-closer-hint`} className="field-hint">
+          Closes written files on worker threads, like hg&rsquo;s <code>worker.backgroundclose</code>; it pays off where closing is slow (Windows, network drives).
+        </p>
+      </div>
+      <div className="field inline">
+        <label htmlFor={`${id}-threads`}>Closing threads</label>
+        <input
+          id={`${id}-threads`}
+          type="number"
+          min={1}
+          max={32}
+          value={value.closeThreads}
+          disabled={value.backgroundClose === 'off'}
+          onChange={(e) => onChange({ ...value, closeThreads: Math.max(1, Math.min(32, Number(e.target.value) || 1)) })}
+        />
+      </div>
+      <div className="field checkbox">
+        <input id={`${id}-verify`} type="checkbox" checked={value.verify} onChange={(e) => onChange({ ...value, verify: e.target.checked })} />
+        <label htmlFor={`${id}-verify`}>{verifyLabel}</label>
+      </div>
+    </>
+  );
+}
+
+export function StreamChoice({ value, onChange, offered }: { value: StreamVersionChoice; onChange: (v: StreamVersionChoice) => void; offered?: { v1: boolean; v2: boolean } }) {
+  const name = useId();
+  const opts: { v: StreamVersionChoice; label: string; hint: string }[] = [
+    { v: 'auto', label: 'Auto', hint: 'v2 when offered, else v1' },
+    { v: 'v2', label: 'Stream v2', hint: 'bundle2 stream2 part' },
+    { v: 'v1', label: 'Stream v1', hint: 'legacy stream_out' },
+  ];
+  return (
+    <fieldset className="field segmented-field">
+      <legend>Stream format</legend>
+      <div className="segmented" role="radiogroup" aria-label="Stream format">
+        {opts.map((o) => {
+          const unavailable = offered && o.v !== 'auto' && !offered[o.v];
+          return (
+            <label key={o.v} className={`segment${value === o.v ? ' selected' : ''}${unavailable ? ' unavailable' : ''}`} title={o.hint}>
+              <input type="radio" name={name} value={o.v} checked={value === o.v} onChange={() => onChange(o.v)} />
+              <span>{o.label}</span>
+              {unavailable ? <span className="visually-hidden"> (not offered by the server)</span> : null}
+            </label>
+          );
+        })}
+      </div>
+    </fieldset>
+  );
+}

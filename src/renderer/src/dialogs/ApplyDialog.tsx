@@ -1,0 +1,120 @@
+// Apply a stream bundle: what the bundle is (read from its header by bundle:inspect, before anything
+// is written), where it goes, how files are closed.
+
+import { useState, type FormEvent } from 'react';
+import type { ApplyRequest, BundleInfo } from '../../../shared/jobs';
+import { formatHgBytes } from '../../../shared/events';
+import { Dialog } from '../components/Dialog';
+import { FolderField, TransferOptions, type TransferOptionValues } from '../components/fields';
+import { Icon } from '../components/Icon';
+import { ErrorDetails } from '../components/ErrorDetails';
+import { BUNDLE_TYPE_LABEL, COMPRESSION_LABEL } from '../components/labels';
+import { toUiError, type UiError } from '../lib/errors';
+import { formatBytes, formatCount } from '../lib/format';
+import { baseName, joinPath, repoNameFromBundle, dirName } from '../lib/paths';
+import { useSluice, useSluiceShallow } from '../store/react';
+import { closerFromDefaults, validateDestination } from '../store/requests';
+
+export function BundleFacts({ info }: { info: BundleInfo }) {
+  return (
+    <dl className="facts" data-testid="bundle-facts">
+      <dt>File</dt>
+      <dd className="path" title={info.path}>
+        {baseName(info.path)}
+      </dd>
+      <dt>Type</dt>
+      <dd>{BUNDLE_TYPE_LABEL[info.type]}</dd>
+      <dt>Compression</dt>
+      <dd>{COMPRESSION_LABEL[info.compression]}</dd>
+      <dt>Files</dt>
+      <dd data-testid="bundle-files">{formatCount(info.files)}</dd>
+      <dt>Data</dt>
+      <dd>
+        {formatBytes(info.bytes)} <span className="muted">({formatHgBytes(info.bytes)} as hg counts it)</span>
+      </dd>
+      <dt>Size on disk</dt>
+      <dd>{formatBytes(info.sizeOnDisk)}</dd>
+      <dt>Requirements</dt>
+      <dd>
+        <ul className="chips">
+          {info.requirements.map((r) => (
+            <li key={r} className={`chip${info.unsupported.includes(r) ? ' chip-bad' : ''}`}>
+              {r}
+              {info.unsupported.includes(r) ? <span className="visually-hidden"> (not supported)</span> : null}
+            </li>
+          ))}
+        </ul>
+      </dd>
+    </dl>
+  );
+}
+
+export function ApplyDialog({ info, initialDest }: { info: BundleInfo; initialDest?: string }) {
+  const { closeDialog, startJob, setScreen, setDefaults } = useSluiceShallow((s) => ({
+    closeDialog: s.closeDialog,
+    startJob: s.startJob,
+    setScreen: s.setScreen,
+    setDefaults: s.setDefaults,
+  }));
+  const defaults = useSluice((s) => s.defaults);
+  const appInfo = useSluice((s) => s.appInfo);
+  const [dest, setDest] = useState(
+    () => initialDest ?? (appInfo ? joinPath(appInfo.defaultCloneDir, repoNameFromBundle(info.path), appInfo.platform) : joinPath(dirName(info.path), repoNameFromBundle(info.path))),
+  );
+  const [options, setOptions] = useState<TransferOptionValues>({ backgroundClose: defaults.backgroundClose, closeThreads: defaults.closeThreads, verify: defaults.verify });
+  const [showErrors, setShowErrors] = useState(false);
+  const [submitting, setSubmitting] = useState(false);
+  const [error, setError] = useState<UiError | null>(null);
+  const destError = validateDestination(dest);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (destError) {
+      setShowErrors(true);
+      document.getElementById('apply-dest')?.focus();
+      return;
+    }
+    setSubmitting(true);
+    const request: ApplyRequest = { kind: 'apply', bundlePath: info.path, dest: dest.trim(), closer: closerFromDefaults(options), verify: options.verify };
+    try {
+      await startJob(request, undefined, 'user');
+      setDefaults(options);
+      closeDialog();
+      setScreen('transfers');
+    } catch (err) {
+      setError(toUiError(err));
+    } finally {
+      setSubmitting(false);
+    }
+  };
+
+  return (
+    <Dialog
+      title="Apply stream bundle"
+      onClose={closeDialog}
+      testId="apply-dialog"
+      footer={
+        <>
+          <button type="button" className="button" onClick={closeDialog}>
+            Cancel
+          </button>
+          <button type="submit" form="apply-form" className="button primary" disabled={submitting}>
+            <Icon name="apply" /> {submitting ? 'Starting…' : 'Apply bundle'}
+          </button>
+        </>
+      }
+    >
+      <form id="apply-form" onSubmit={submit} noValidate>
+        <BundleFacts info={info} />
+        <FolderField id="apply-dest" label="New repository folder" value={dest} onChange={setDest} error={showErrors ? destError : null} hint="Must not exist yet, or be an empty folder." />
+        <details className="options">
+          <summary>Options</summary>
+          <div className="options-grid">
+            <TransferOptions value={options} onChange={setOptions} verifyLabel="Verify the repository after applying" />
+          </div>
+        </details>
+        {error ? <ErrorDetails error={error} compact /> : null}
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,67 @@
+// A job's debug log (hg --debug style lines): filter, follow the tail, export the whole log.
+
+import { useCallback, useState } from 'react';
+import { Dialog } from '../components/Dialog';
+import { Icon } from '../components/Icon';
+import { LogView } from '../components/LogView';
+import { KIND_LABEL } from '../components/labels';
+import { baseName } from '../lib/paths';
+import { useSluice, useSluiceShallow } from '../store/react';
+
+export function LogDialog({ jobId }: { jobId: string }) {
+  const { closeDialog, exportText, logOf } = useSluiceShallow((s) => ({ closeDialog: s.closeDialog, exportText: s.exportText, logOf: s.logOf }));
+  const job = useSluiceShallow((s) => {
+    const j = s.jobs[jobId];
+    return { kind: j?.kind ?? 'apply', source: j?.source ?? '', dest: j?.dest, label: j?.label, state: j?.state };
+  });
+  const running = useSluice((s) => {
+    const st = s.jobs[jobId]?.state;
+    return st === 'running' || st === 'queued';
+  });
+  const [query, setQuery] = useState('');
+  const [follow, setFollow] = useState(true);
+  const [counts, setCounts] = useState({ shown: 0, total: 0, dropped: 0 });
+  const onCounts = useCallback((c: typeof counts) => setCounts(c), []);
+  const name = job.label ?? baseName(job.dest ?? job.source) ?? jobId;
+
+  const exportLog = () => {
+    const header = `# Sluice ${KIND_LABEL[job.kind].toLowerCase()} ${job.source}${job.dest ? ` -> ${job.dest}` : ''} (job ${jobId}, ${job.state})`;
+    const safe = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-|-$/g, '') || 'job';
+    void exportText(`${safe}-debug.log`, logOf(jobId).toText(header));
+  };
+
+  return (
+    <Dialog
+      title={
+        <>
+          Debug log <span className="dialog-title-sub">{name}</span>
+        </>
+      }
+      onClose={closeDialog}
+      size="full"
+      testId="log-dialog"
+      initialFocusId="log-filter"
+    >
+      <div className="log-toolbar" role="toolbar" aria-label="Log tools">
+        <div className="search-field">
+          <label htmlFor="log-filter" className="visually-hidden">
+            Filter lines
+          </label>
+          <input id="log-filter" type="search" placeholder="Filter lines (e.g. data/ or .d )" value={query} onChange={(e) => setQuery(e.target.value)} spellCheck={false} autoComplete="off" />
+        </div>
+        <span className="log-count" aria-live="polite" data-testid="log-count">
+          {query.trim() ? `${counts.shown.toLocaleString('en-US')} of ${counts.total.toLocaleString('en-US')} lines` : `${counts.total.toLocaleString('en-US')} lines`}
+          {counts.dropped > 0 ? ` (first ${counts.dropped.toLocaleString('en-US')} dropped)` : ''}
+        </span>
+        <div className="field checkbox compact">
+          <input id="log-follow" type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} />
+          <label htmlFor="log-follow">Follow{running ? ' live' : ' end'}</label>
+        </div>
+        <button type="button" className="button" onClick={exportLog}>
+          <Icon name="download" /> Export…
+        </button>
+      </div>
+      <LogView jobId={jobId} query={query} follow={follow} onFollowChange={setFollow} onCounts={onCounts} />
+    </Dialog>
+  );
+}

@@ -1,0 +1,54 @@
+// Renderer entry: one store, wired to the host's window.sluice (Electron preload or the web host's
+// WebSocket bridge), rendered into #root.
+
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './App';
+import { hasSluiceApi, sluiceApi } from './api';
+import { connectHost, createSluiceStore, type StoreDeps } from './store';
+import { StoreProvider } from './store/react';
+import './styles/app.css';
+
+const root = createRoot(document.getElementById('root')!);
+
+if (!hasSluiceApi()) {
+  root.render(
+    <div className="fatal" role="alert">
+      <h1>Sluice cannot reach its host</h1>
+      <p>This page is the Sluice user interface; open it through the Sluice app (npm start), which provides the connection to the engine.</p>
+    </div>,
+  );
+} else {
+  let storage: Storage | undefined;
+  try {
+    storage = window.localStorage;
+  } catch {
+    storage = undefined;
+  }
+  const deps: StoreDeps = {
+    api: sluiceApi(),
+    // One store update per animation frame; the timeout keeps events flowing while the window is
+    // hidden (no frames then), e.g. a comparison running behind a minimized window.
+    schedule: (cb) => {
+      let ran = false;
+      const run = () => {
+        if (ran) return;
+        ran = true;
+        cb();
+      };
+      requestAnimationFrame(run);
+      setTimeout(run, 250);
+    },
+    now: () => performance.now(),
+    ...(storage ? { storage } : {}),
+  };
+  const store = createSluiceStore(deps);
+  connectHost(store, deps);
+  root.render(
+    <StrictMode>
+      <StoreProvider store={store}>
+        <App />
+      </StoreProvider>
+    </StrictMode>,
+  );
+}

@@ -1,0 +1,393 @@
+// Comparisons: the same apply or clone under several configurations, one after another, with the
+// measured wall/CPU times and throughput of each (from the jobs' done events) as charts and a table.
+
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { BarChart, type Bar } from '../charts/BarChart';
+import { LineChart } from '../charts/LineChart';
+import { FolderField, TextField } from '../components/fields';
+import { Icon } from '../components/Icon';
+import { ErrorDetails } from '../components/ErrorDetails';
+import { formatDuration, formatTimestamp, formatCount } from '../lib/format';
+import { joinPath } from '../lib/paths';
+import { useSluice, useSluiceShallow } from '../store/react';
+import { validateCloneUrl, validateDestination } from '../store/requests';
+import { CHUNK_SIZE_CHOICES, CLOSER_THREAD_CHOICES, comparisonToCsv, comparisonToJson, emulatedLatencyOf, latencyLabel } from '../store/comparison-plan';
+import type { CloserChoice, ComparisonRun, ComparisonSource } from '../store/types';
+
+type SourceKind = ComparisonSource['kind'];
+
+function stamp(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
+
+export function ComparisonsScreen() {
+  const comparisons = useSluice((s) => s.comparisons);
+  const [selected, setSelected] = useState<string | null>(null);
+  const current = comparisons.find((c) => c.id === selected) ?? comparisons[0];
+  return (
+    <section className="screen" aria-labelledby="comparisons-heading">
+      <header className="screen-header">
+        <div>
+          <h1 id="comparisons-heading">Comparisons</h1>
+          <p className="screen-subtitle">Run one transfer under several configurations, one after another, and compare the measured numbers.</p>
+        </div>
+      </header>
+      <div className="comparisons-layout">
+        <ComparisonForm onStarted={setSelected} />
+        <div className="comparison-results-column">
+          {comparisons.length > 1 ? (
+            <div className="field inline run-picker">
+              <label htmlFor="comparison-pick">Run</label>
+              <select id="comparison-pick" value={current?.id} onChange={(e) => setSelected(e.target.value)}>
+                {comparisons.map((c) => (
+                  <option key={c.id} value={c.id}>
+                    {formatTimestamp(c.createdAt)} — {c.title} ({c.state})
+                  </option>
+                ))}
+              </select>
+            </div>
+          ) : null}
+          {current ? (
+            <ComparisonResults run={current} />
+          ) : (
+            <div className="empty-state small" data-testid="empty-comparisons">
+              <div className="empty-art" aria-hidden="true">
+                <Icon name="compare" size={36} />
+              </div>
+              <h2>No comparison yet</h2>
+              <p>Pick a bundle, a server or a local repository, choose the configurations, and run them. Each run is a real transfer; the numbers come from the engine&rsquo;s own measurements.</p>
+            </div>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
+  const { runComparison, pickBundlePath, pickDirectory, notify } = useSluiceShallow((s) => ({
+    runComparison: s.runComparison,
+    pickBundlePath: s.pickBundlePath,
+    pickDirectory: s.pickDirectory,
+    notify: s.notify,
+  }));
+  const appInfo = useSluice((s) => s.appInfo);
+  const running = useSluice((s) => s.comparisons.some((c) => c.state === 'running'));
+  const latencyOffer = emulatedLatencyOf(appInfo);
+  const canPick = appInfo?.host === 'electron';
+
+  const [kind, setKind] = useState<SourceKind>('bundle');
+  const [bundlePath, setBundlePath] = useState('');
+  const [url, setUrl] = useState('');
+  const [repo, setRepo] = useState('');
+  const [closerOff, setCloserOff] = useState(true);
+  const [threads, setThreads] = useState<number[]>([4]);
+  const [chunks, setChunks] = useState<number[]>([4096, 32768]);
+  const [streams, setStreams] = useState<('v1' | 'v2')[]>(['v1', 'v2']);
+  const [withLatency, setWithLatency] = useState(false);
+  const [repeat, setRepeat] = useState(1);
+  const [parent, setParent] = useState('');
+  const [showErrors, setShowErrors] = useState(false);
+
+  useEffect(() => {
+    if (appInfo && parent === '') setParent(joinPath(appInfo.defaultCloneDir, 'sluice-comparisons', appInfo.platform));
+  }, [appInfo, parent]);
+
+  const closer: CloserChoice[] = [...(closerOff ? [{ background: 'off' as const }] : []), ...threads.map((t) => ({ background: 'on' as const, threads: t }))];
+  const sourceError =
+    kind === 'bundle' ? validateDestination(bundlePath) && 'Choose the bundle file to apply.' : kind === 'url' ? validateCloneUrl(url) : validateDestination(repo) && 'Choose the repository folder (the one containing .hg).';
+  const configError =
+    closer.length === 0
+      ? 'Choose at least one closer setting.'
+      : kind === 'repo' && chunks.length === 0
+        ? 'Choose at least one chunk size.'
+        : kind === 'url' && streams.length === 0
+          ? 'Choose at least one stream format.'
+          : null;
+  const parentError = validateDestination(parent);
+  const variants = kind === 'repo' ? chunks.length : kind === 'url' ? streams.length : 1;
+  const runs = closer.length * Math.max(1, variants) * (latencyOffer && withLatency ? 2 : 1) * repeat;
+
+  const toggle = <T,>(list: T[], v: T, on: boolean): T[] => (on ? [...list.filter((x) => x !== v), v] : list.filter((x) => x !== v));
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (sourceError || configError || parentError) {
+      setShowErrors(true);
+      return;
+    }
+    const source: ComparisonSource = kind === 'bundle' ? { kind, bundlePath: bundlePath.trim() } : kind === 'url' ? { kind, url: url.trim() } : { kind, repo: repo.trim() };
+    const outDir = joinPath(parent.trim(), stamp(Date.now()), appInfo?.platform);
+    try {
+      const id = await runComparison(
+        source,
+        {
+          closer,
+          chunkSizes: [...chunks].sort((a, b) => a - b),
+          streams: [...streams].sort(),
+          latenciesUs: latencyOffer && withLatency ? [0, latencyOffer.closeUs] : [],
+          repeat,
+        },
+        outDir,
+      );
+      onStarted(id);
+    } catch (err) {
+      notify({ tone: 'error', text: 'The comparison did not start', detail: String(err) });
+    }
+  };
+
+  return (
+    <form className="card comparison-form" onSubmit={submit} noValidate aria-labelledby="comparison-form-title" data-testid="comparison-form">
+      <h2 id="comparison-form-title">New comparison</h2>
+      <fieldset className="field">
+        <legend>What to measure</legend>
+        <div className="segmented" role="radiogroup" aria-label="Source">
+          {(
+            [
+              ['bundle', 'Apply a bundle'],
+              ['url', 'Clone a URL'],
+              ['repo', 'Bundle + apply a repository'],
+            ] as const
+          ).map(([k, label]) => (
+            <label key={k} className={`segment${kind === k ? ' selected' : ''}`}>
+              <input type="radio" name="comparison-source" value={k} checked={kind === k} onChange={() => setKind(k)} />
+              <span>{label}</span>
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      {kind === 'bundle' ? (
+        <TextField
+          id="cmp-bundle"
+          label="Bundle file"
+          value={bundlePath}
+          onChange={setBundlePath}
+          error={showErrors ? sourceError : null}
+          placeholder="/path/to/stream-v2.hg"
+          after={
+            canPick ? (
+              <button type="button" className="button" onClick={async () => setBundlePath((await pickBundlePath()) ?? bundlePath)}>
+                <Icon name="bundle" /> Choose…
+              </button>
+            ) : undefined
+          }
+        />
+      ) : kind === 'url' ? (
+        <TextField id="cmp-url" label="Repository URL" type="url" value={url} onChange={setUrl} error={showErrors ? sourceError : null} placeholder="http://127.0.0.1:8000/" hint="Clone bundles are turned off so every run streams from the server." />
+      ) : (
+        <TextField
+          id="cmp-repo"
+          label="Local repository"
+          value={repo}
+          onChange={setRepo}
+          error={showErrors ? sourceError : null}
+          placeholder="/path/to/repo"
+          hint="Sluice first writes an uncompressed stream-v2 bundle per chunk size, then applies it."
+          after={
+            canPick ? (
+              <button type="button" className="button" onClick={async () => setRepo((await pickDirectory(repo || undefined)) ?? repo)}>
+                <Icon name="folder" /> Choose…
+              </button>
+            ) : undefined
+          }
+        />
+      )}
+
+      <fieldset className="field">
+        <legend>Background closing</legend>
+        <div className="check-row">
+          <label className="check">
+            <input type="checkbox" checked={closerOff} onChange={(e) => setCloserOff(e.target.checked)} /> Off
+          </label>
+          {CLOSER_THREAD_CHOICES.map((t) => (
+            <label key={t} className="check">
+              <input type="checkbox" checked={threads.includes(t)} onChange={(e) => setThreads(toggle(threads, t, e.target.checked).sort((a, b) => a - b))} /> On, {t} thread{t === 1 ? '' : 's'}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      {kind === 'repo' ? (
+        <fieldset className="field">
+          <legend>Bundle chunk size</legend>
+          <div className="check-row">
+            {CHUNK_SIZE_CHOICES.map((c) => (
+              <label key={c} className="check">
+                <input type="checkbox" checked={chunks.includes(c)} onChange={(e) => setChunks(toggle(chunks, c, e.target.checked))} /> {c / 1024} KiB{c === 4096 ? ' (hg before 4.5)' : ' (hg default)'}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+      ) : null}
+      {kind === 'url' ? (
+        <fieldset className="field">
+          <legend>Stream format</legend>
+          <div className="check-row">
+            {(['v1', 'v2'] as const).map((v) => (
+              <label key={v} className="check">
+                <input type="checkbox" checked={streams.includes(v)} onChange={(e) => setStreams(toggle(streams, v, e.target.checked))} /> Stream {v}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+      ) : null}
+      {latencyOffer ? (
+        <fieldset className="field emulated">
+          <legend>Close latency</legend>
+          <label className="check">
+            <input type="checkbox" checked={withLatency} onChange={(e) => setWithLatency(e.target.checked)} /> Also run with <strong>emulated</strong> close latency ({latencyLabel(latencyOffer.closeUs).replace('emulated close latency ', '')} per
+            file)
+          </label>
+          <p className="field-hint">
+            Emulated by the host (a preloaded shim delays every <code>close()</code> under {latencyOffer.prefix}), to show what slow file systems such as NTFS do. Not a real
+            measurement of such a disk.
+          </p>
+        </fieldset>
+      ) : null}
+      <div className="form-row">
+        <div className="field inline">
+          <label htmlFor="cmp-repeat">Repeat each</label>
+          <input id="cmp-repeat" type="number" min={1} max={5} value={repeat} onChange={(e) => setRepeat(Math.max(1, Math.min(5, Number(e.target.value) || 1)))} />
+        </div>
+      </div>
+      <FolderField id="cmp-out" label="Results folder" value={parent} onChange={setParent} error={showErrors ? parentError : null} hint="Each comparison writes its repositories into a new dated subfolder here." />
+      {showErrors && configError ? (
+        <p className="field-error" role="alert">
+          {configError}
+        </p>
+      ) : null}
+      <div className="form-actions">
+        <span className="muted" aria-live="polite">
+          {runs} run{runs === 1 ? '' : 's'}, one after another
+        </span>
+        <button type="submit" className="button primary" disabled={running}>
+          <Icon name="play" /> {running ? 'A comparison is running' : 'Run comparison'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+const mb = (v: number) => `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} MB/s`;
+const secs = (v: number) => formatDuration(v);
+
+function ComparisonResults({ run }: { run: ComparisonRun }) {
+  const { cancelComparison, removeComparison, exportText, openPath } = useSluiceShallow((s) => ({
+    cancelComparison: s.cancelComparison,
+    removeComparison: s.removeComparison,
+    exportText: s.exportText,
+    openPath: s.openPath,
+  }));
+  const bars = useMemo(() => {
+    const make = (pick: (r: ComparisonRun['results'][number]) => number | undefined): Bar[] => run.results.map((r, i) => ({ label: r.label, value: r.state === 'done' ? pick(r) : undefined, series: i }));
+    return {
+      wall: make((r) => r.wallMs),
+      user: make((r) => r.userCpuMs),
+      system: make((r) => r.systemCpuMs),
+      mbps: make((r) => r.mbPerSec),
+    };
+  }, [run.results]);
+  const series = useMemo(() => run.results.map((r, i) => ({ label: r.label, series: i, points: (r.samples ?? []).map(([t, v]) => [t, v / 1e6] as [number, number]) })), [run.results]);
+  const done = run.results.filter((r) => r.state === 'done').length;
+  const base = `sluice-comparison-${stamp(run.createdAt)}`;
+
+  return (
+    <article className="card comparison-results" aria-labelledby={`run-${run.id}`} data-testid="comparison-results" data-state={run.state}>
+      <header className="results-header">
+        <div>
+          <h2 id={`run-${run.id}`}>{run.title}</h2>
+          <p className="muted">
+            {formatTimestamp(run.createdAt)} · {done} of {run.results.length} measured · <span className={`state-badge state-${run.state === 'running' ? 'running' : run.state}`}>{run.state}</span>
+          </p>
+        </div>
+        <div className="results-actions">
+          {run.state === 'running' ? (
+            <button type="button" className="button" onClick={() => void cancelComparison(run.id)}>
+              <Icon name="cancel" /> Cancel
+            </button>
+          ) : (
+            <>
+              <button type="button" className="button" onClick={() => void exportText(`${base}.json`, comparisonToJson(run))}>
+                <Icon name="download" /> JSON
+              </button>
+              <button type="button" className="button" onClick={() => void exportText(`${base}.csv`, comparisonToCsv(run))}>
+                <Icon name="download" /> CSV
+              </button>
+              <button type="button" className="button ghost" onClick={() => void openPath(run.outDir)} aria-label="Open the results folder">
+                <Icon name="folder" />
+              </button>
+              <button type="button" className="button ghost" onClick={() => removeComparison(run.id)} aria-label="Remove this comparison">
+                <Icon name="trash" />
+              </button>
+            </>
+          )}
+        </div>
+      </header>
+
+      <ol className="run-steps">
+        {run.results.map((r, i) => (
+          <li key={r.configId} className={`run-step step-${r.state}`}>
+            <span className={`swatch series-${(i % 8) + 1}`} aria-hidden="true" />
+            <span className="run-step-label">{r.label}</span>
+            <span className="run-step-state">
+              {r.state === 'done' ? formatDuration(r.wallMs) : r.state === 'running' ? 'running…' : r.state === 'preparing' ? 'generating bundle…' : r.state}
+            </span>
+          </li>
+        ))}
+      </ol>
+
+      {done > 0 ? (
+        <>
+          <div className="chart-grid">
+            <BarChart title="Wall time" bars={bars.wall} format={secs} better="lower" />
+            <BarChart title="Throughput" bars={bars.mbps} format={mb} better="higher" />
+            <BarChart title="User CPU" bars={bars.user} format={secs} better="lower" />
+            <BarChart title="System CPU" bars={bars.system} format={secs} better="lower" />
+          </div>
+          <LineChart title="Throughput over time" series={series} yUnit="MB/s" yFormat={(v) => (v >= 10 ? v.toFixed(0) : v.toFixed(1))} />
+          <div className="table-scroll">
+            <table className="data-table" data-testid="comparison-table">
+              <caption className="visually-hidden">Measured numbers per configuration</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Configuration</th>
+                  <th scope="col">Wall</th>
+                  <th scope="col">User CPU</th>
+                  <th scope="col">System CPU</th>
+                  <th scope="col">MB/s</th>
+                  <th scope="col">Files</th>
+                  <th scope="col">Closed in background</th>
+                  <th scope="col">Writer waited</th>
+                </tr>
+              </thead>
+              <tbody>
+                {run.results.map((r) => (
+                  <tr key={r.configId}>
+                    <th scope="row">{r.label}</th>
+                    {r.state === 'done' ? (
+                      <>
+                        <td>{formatDuration(r.wallMs)}</td>
+                        <td>{formatDuration(r.userCpuMs)}</td>
+                        <td>{formatDuration(r.systemCpuMs)}</td>
+                        <td data-testid="mbps">{r.mbPerSec !== undefined ? r.mbPerSec.toFixed(1) : '–'}</td>
+                        <td>{r.files !== undefined ? formatCount(r.files) : '–'}</td>
+                        <td>{r.close ? (r.close.background ? `${formatCount(r.close.backgroundClosed)} on ${r.close.threads} thread${r.close.threads === 1 ? '' : 's'}` : 'no') : '–'}</td>
+                        <td>{r.close ? formatDuration(r.close.writerWaitMs) : '–'}</td>
+                      </>
+                    ) : (
+                      <td colSpan={7} className="muted">
+                        {r.error ? `${r.error.code}: ${r.error.message}` : r.state}
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      ) : null}
+      {run.state !== 'running' && done === 0 && run.results[0]?.error ? <ErrorDetails error={run.results[0].error} /> : null}
+    </article>
+  );
+}

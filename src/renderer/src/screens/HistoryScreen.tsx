@@ -1,0 +1,191 @@
+// History: every finished job with its timings, as the host recorded it (persists across restarts).
+
+import { useEffect, useMemo, useState } from 'react';
+import type { HistoryRecord } from '../../../shared/ipc';
+import { Icon } from '../components/Icon';
+import { ErrorDetails } from '../components/ErrorDetails';
+import { KIND_LABEL } from '../components/labels';
+import { sparklinePoints } from '../components/Live';
+import { explainError } from '../lib/errors';
+import { formatBytes, formatDuration, formatRate, formatTimestamp } from '../lib/format';
+import { useSluice, useSluiceShallow } from '../store/react';
+import { describeRequest } from '../store/transfers';
+
+export function HistoryScreen() {
+  const { history, status, error, stale } = useSluiceShallow((s) => ({ history: s.history, status: s.historyStatus, error: s.historyError, stale: s.historyStale }));
+  const { loadHistory, clearHistory } = useSluiceShallow((s) => ({ loadHistory: s.loadHistory, clearHistory: s.clearHistory }));
+  const [query, setQuery] = useState('');
+  const [confirming, setConfirming] = useState(false);
+
+  useEffect(() => {
+    if (stale) void loadHistory();
+  }, [stale, loadHistory]);
+
+  const shown = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    if (!q) return history;
+    return history.filter((r) => {
+      const d = describeRequest(r.request);
+      return `${r.label ?? ''} ${d.source} ${d.dest ?? ''} ${r.state} ${r.request.kind} ${r.error?.code ?? ''}`.toLowerCase().includes(q);
+    });
+  }, [history, query]);
+
+  return (
+    <section className="screen" aria-labelledby="history-heading">
+      <header className="screen-header">
+        <div>
+          <h1 id="history-heading">History</h1>
+          <p className="screen-subtitle">{history.length ? `${history.length} finished job${history.length === 1 ? '' : 's'}` : 'Finished jobs appear here, with their timings.'}</p>
+        </div>
+        <div className="header-tools">
+          <div className="search-field">
+            <label htmlFor="history-filter" className="visually-hidden">
+              Filter history
+            </label>
+            <input id="history-filter" type="search" placeholder="Filter" value={query} onChange={(e) => setQuery(e.target.value)} />
+          </div>
+          <button type="button" className="button ghost" onClick={() => void loadHistory()} aria-label="Reload history">
+            <Icon name="retry" />
+          </button>
+          {history.length ? (
+            confirming ? (
+              <span className="confirm" role="group" aria-label="Confirm clearing the history">
+                <span>Clear all?</span>
+                <button
+                  type="button"
+                  className="button small danger"
+                  onClick={() => {
+                    setConfirming(false);
+                    void clearHistory();
+                  }}
+                >
+                  Clear
+                </button>
+                <button type="button" className="button small" onClick={() => setConfirming(false)} autoFocus>
+                  Keep
+                </button>
+              </span>
+            ) : (
+              <button type="button" className="button ghost" onClick={() => setConfirming(true)}>
+                <Icon name="trash" /> Clear history
+              </button>
+            )
+          ) : null}
+        </div>
+      </header>
+      {status === 'error' && error ? (
+        <ErrorDetails
+          error={error}
+          actions={
+            <button type="button" className="button" onClick={() => void loadHistory()}>
+              Try again
+            </button>
+          }
+        />
+      ) : status === 'loading' && history.length === 0 ? (
+        <p className="muted" aria-busy="true">
+          Loading…
+        </p>
+      ) : history.length === 0 ? (
+        <div className="empty-state small" data-testid="empty-history">
+          <div className="empty-art" aria-hidden="true">
+            <Icon name="history" size={36} />
+          </div>
+          <h2>No history yet</h2>
+          <p>When a clone, apply, bundle or verify job ends, its timings are kept here, also after a restart.</p>
+        </div>
+      ) : (
+        <div className="table-scroll">
+          <table className="data-table history-table" data-testid="history-table">
+            <caption className="visually-hidden">Finished jobs, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Finished</th>
+                <th scope="col">Job</th>
+                <th scope="col">Result</th>
+                <th scope="col">Wall</th>
+                <th scope="col">CPU (user + sys)</th>
+                <th scope="col">Data</th>
+                <th scope="col">Speed</th>
+                <th scope="col">Throughput</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((r) => (
+                <HistoryRow key={r.jobId} record={r} />
+              ))}
+            </tbody>
+          </table>
+          {shown.length === 0 ? <p className="muted center">No job matches “{query}”.</p> : null}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function HistoryRow({ record: r }: { record: HistoryRecord }) {
+  const { startJob, openPath, setScreen } = useSluiceShallow((s) => ({ startJob: s.startJob, openPath: s.openPath, setScreen: s.setScreen }));
+  const notify = useSluice((s) => s.notify);
+  const d = describeRequest(r.request);
+  const done = r.done;
+  const wall = done?.wallMs ?? r.endedAt - r.startedAt;
+  const points = r.samples?.length ? sparklinePoints(r.samples) : '';
+  return (
+    <tr className={`history-${r.state}`}>
+      <td className="nowrap">{formatTimestamp(r.endedAt)}</td>
+      <td className="history-job">
+        <span className="kind-tag">{KIND_LABEL[d.kind]}</span>
+        <span className="history-label">{r.label ?? d.dest ?? d.source}</span>
+        <span className="history-route" title={`${d.source}${d.dest ? ` → ${d.dest}` : ''}`}>
+          {d.source}
+          {d.dest ? ` → ${d.dest}` : ''}
+        </span>
+      </td>
+      <td>
+        <span className={`state-badge state-${r.state}`}>{r.state}</span>
+        {r.error ? (
+          <span className="history-error" title={r.error.message}>
+            {explainError(r.error.code).title}
+          </span>
+        ) : null}
+      </td>
+      <td className="num">{formatDuration(wall)}</td>
+      <td className="num">{done ? `${formatDuration(done.userCpuMs)} + ${formatDuration(done.systemCpuMs)}` : '–'}</td>
+      <td className="num">{done ? formatBytes(done.bytes) : '–'}</td>
+      <td className="num">{done && done.wallMs > 0 ? formatRate((done.bytes * 1000) / done.wallMs) : '–'}</td>
+      <td>
+        {points ? (
+          <svg className="sparkline small" viewBox="0 0 100 30" preserveAspectRatio="none" aria-hidden="true">
+            <polygon className="sparkline-area" points={`0,30 ${points} 100,30`} />
+            <polyline className="sparkline-line" points={points} vectorEffect="non-scaling-stroke" />
+          </svg>
+        ) : null}
+      </td>
+      <td className="row-actions">
+        {r.state === 'done' && (done?.result ?? d.dest) ? (
+          <button type="button" className="icon-button" onClick={() => void openPath((done?.result ?? d.dest)!)} aria-label={`Open folder of ${r.label ?? d.dest}`} title="Open folder">
+            <Icon name="folder" />
+          </button>
+        ) : null}
+        {r.state !== 'done' ? (
+          <button
+            type="button"
+            className="icon-button"
+            title="Run again"
+            aria-label={`Run ${r.label ?? d.dest ?? d.source} again`}
+            onClick={() =>
+              void startJob(r.request, r.label)
+                .then(() => setScreen('transfers'))
+                .catch((e: unknown) => notify({ tone: 'error', text: 'Could not start the job again', detail: String(e) }))
+            }
+          >
+            <Icon name="retry" />
+          </button>
+        ) : null}
+      </td>
+    </tr>
+  );
+}
