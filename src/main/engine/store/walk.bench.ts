@@ -49,21 +49,26 @@ async function main(): Promise<void> {
     repo = args[0] ?? '/dev/shm/corpus-medium';
   }
   const runs = Number(args[args[0] === '--synthetic' ? 3 : 1] ?? 5);
+  const variants = [
+    { statStrategy: 'auto' as const, concurrency: 64 },
+    { statStrategy: 'async' as const, concurrency: 16 },
+    { statStrategy: 'async' as const, concurrency: 64 },
+  ];
   for (const version of ['v1', 'v2'] as const) {
-    for (const concurrency of [1, 16, 64]) {
+    for (const { statStrategy, concurrency } of variants) {
       const times: number[] = [];
       let files = 0;
       let bytes = 0;
       for (let r = 0; r < runs; r++) {
         const t0 = performance.now();
-        const list = await listStreamFiles(repo, { version, concurrency });
+        const list = await listStreamFiles(repo, { version, concurrency, statStrategy });
         times.push(performance.now() - t0);
         files = list.files.length;
         bytes = list.bytes;
       }
       times.sort((a, b) => a - b);
       console.log(
-        `${version} concurrency ${String(concurrency).padStart(2)}: ${files} files, ${bytes} bytes, ` +
+        `${version} ${statStrategy} (concurrency ${concurrency}): ${files} files, ${bytes} bytes, ` +
           `median ${times[Math.floor(times.length / 2)]!.toFixed(0)} ms (min ${times[0]!.toFixed(0)}, max ${times[times.length - 1]!.toFixed(0)})`,
       );
     }

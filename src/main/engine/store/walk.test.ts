@@ -154,6 +154,17 @@ describe('store edge cases (fixture copy)', () => {
     expect((await listStreamFiles(repo, { version: 'v2' })).files.map((f) => f.name)).toEqual(['tags2']);
   });
 
+  it('lists the same with the async stat pool as with sliced sync stats', async () => {
+    const repo = extractFixtureRepo('default', freshDir('strategy'));
+    writeFileSync(join(repo, '.hg', 'hgrc'), '[phases]\npublish = false\n');
+    for (const version of ['v1', 'v2'] as const) {
+      const auto = await listStreamFiles(repo, { version });
+      for (const concurrency of [1, 3, 64]) {
+        expect(await listStreamFiles(repo, { version, statStrategy: 'async', concurrency })).toEqual(auto);
+      }
+    }
+  });
+
   it('reports NOT_A_REPO and honours an aborted signal', async () => {
     await expect(listStreamFiles(freshDir('none'), { version: 'v1' })).rejects.toBeInstanceOf(SluiceError);
     const repo = extractFixtureRepo('default', freshDir('abort'));
@@ -162,6 +173,9 @@ describe('store edge cases (fixture copy)', () => {
     await expect(listStreamFiles(repo, { version: 'v1', signal: ac.signal })).rejects.toMatchObject({
       code: 'CANCELLED',
     });
+    await expect(
+      listStreamFiles(repo, { version: 'v1', signal: ac.signal, statStrategy: 'async' }),
+    ).rejects.toMatchObject({ code: 'CANCELLED' });
   });
 
   it('knows cacheutil.cachetocopy', () => {
