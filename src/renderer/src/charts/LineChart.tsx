@@ -1,4 +1,6 @@
-// Throughput over time, one line per configuration (SVG, nice ticks on both axes).
+// Throughput over time, one line per configuration (SVG at the element's width, nice ticks).
+
+import { useWidth } from './useWidth';
 
 export interface Series {
   label: string;
@@ -7,8 +9,7 @@ export interface Series {
   points: readonly [number, number][];
 }
 
-const W = 640;
-const H = 240;
+const H = 220;
 const M = { left: 52, right: 12, top: 12, bottom: 30 };
 
 export function niceTicks(max: number, count = 4): number[] {
@@ -23,6 +24,7 @@ export function niceTicks(max: number, count = 4): number[] {
 }
 
 export function LineChart({ title, series, yUnit, yFormat }: { title: string; series: Series[]; yUnit: string; yFormat: (v: number) => string }) {
+  const [ref, W] = useWidth<HTMLElement>(640);
   let maxX = 0;
   let maxY = 0;
   for (const s of series) {
@@ -41,12 +43,12 @@ export function LineChart({ title, series, yUnit, yFormat }: { title: string; se
   const sy = (y: number) => M.top + ph - (y / yMax) * ph;
   const empty = series.every((s) => s.points.length === 0);
   return (
-    <figure className="chart line-chart">
+    <figure className="chart line-chart" ref={ref}>
       <figcaption>{title}</figcaption>
       {empty ? (
         <p className="chart-empty">No throughput samples yet.</p>
       ) : (
-        <svg viewBox={`0 0 ${W} ${H}`} width="100%" role="img" aria-label={`${title}: ${series.map((s) => s.label).join(', ')}`}>
+        <svg viewBox={`0 0 ${W} ${H}`} width={W} height={H} role="img" aria-label={`${title}: ${series.map((s) => s.label).join(', ')}`}>
           {yTicks.map((t) => (
             <g key={`y${t}`}>
               <line x1={M.left} x2={W - M.right} y1={sy(t)} y2={sy(t)} className="grid" />

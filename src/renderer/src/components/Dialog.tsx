@@ -34,7 +34,8 @@ export function Dialog({ title, onClose, children, footer, role = 'dialog', size
     const first =
       (initialFocusId ? document.getElementById(initialFocusId) : null) ??
       dialog.querySelector<HTMLElement>('[data-autofocus], .dialog-body input:not([disabled]), .dialog-body select, .dialog-body textarea') ??
-      dialog.querySelector<HTMLElement>('.dialog-footer .primary, .dialog-footer button');
+      dialog.querySelector<HTMLElement>('.dialog-footer .primary') ??
+      dialog.querySelector<HTMLElement>('.dialog-footer button');
     first?.focus();
     const onCancel = (e: Event) => {
       e.preventDefault();

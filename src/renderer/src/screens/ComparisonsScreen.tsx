@@ -345,7 +345,7 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
             <BarChart title="User CPU" bars={bars.user} format={secs} better="lower" />
             <BarChart title="System CPU" bars={bars.system} format={secs} better="lower" />
           </div>
-          <LineChart title="Throughput over time" series={series} yUnit="MB/s" yFormat={(v) => (v >= 10 ? v.toFixed(0) : v.toFixed(1))} />
+          <LineChart title="Throughput over time" series={series} yUnit="MB/s" yFormat={(v) => (v === 0 || v >= 10 ? v.toFixed(0) : v.toFixed(1))} />
           <div className="table-scroll">
             <table className="data-table" data-testid="comparison-table">
               <caption className="visually-hidden">Measured numbers per configuration</caption>

@@ -10,6 +10,7 @@ import { explainError } from '../lib/errors';
 import { formatBytes, formatDuration, formatRate, formatTimestamp } from '../lib/format';
 import { useSluice, useSluiceShallow } from '../store/react';
 import { describeRequest } from '../store/transfers';
+import { baseName } from '../lib/paths';
 
 export function HistoryScreen() {
   const { history, status, error, stale } = useSluiceShallow((s) => ({ history: s.history, status: s.historyStatus, error: s.historyError, stale: s.historyStale }));
@@ -136,17 +137,19 @@ function HistoryRow({ record: r }: { record: HistoryRecord }) {
   return (
     <tr className={`history-${r.state}`}>
       <td className="nowrap">{formatTimestamp(r.endedAt)}</td>
-      <td className="history-job">
-        <span className="kind-tag">{KIND_LABEL[d.kind]}</span>
-        <span className="history-label">{r.label ?? d.dest ?? d.source}</span>
-        <span className="history-route" title={`${d.source}${d.dest ? ` → ${d.dest}` : ''}`}>
-          {d.source}
-          {d.dest ? ` → ${d.dest}` : ''}
-        </span>
+      <td>
+        <div className="history-job">
+          <span className="kind-tag">{KIND_LABEL[d.kind]}</span>
+          <span className="history-label">{r.label ?? baseName(d.dest ?? d.source)}</span>
+          <span className="history-route" title={`${d.source}${d.dest ? ` → ${d.dest}` : ''}`}>
+            {d.source}
+            {d.dest ? ` → ${d.dest}` : ''}
+          </span>
+        </div>
       </td>
       <td>
         <span className={`state-badge state-${r.state}`}>{r.state}</span>
-        {r.error ? (
+        {r.error && r.error.code !== 'CANCELLED' ? (
           <span className="history-error" title={r.error.message}>
             {explainError(r.error.code).title}
           </span>
