@@ -1,0 +1,68 @@
+// Revlog chunk decoding (revlog.py `decompress`, hg-stream-formats.md §8.2): the first byte says
+// how the chunk is stored. `x` starts a zlib stream (the byte is part of it), `(` a zstd frame,
+// `\0` raw data whose NUL is part of the data, `u` raw data after the marker, empty = empty text.
+import * as zlib from 'node:zlib';
+import { SluiceError } from '../errors';
+import { prepareZstd, scanZstdFrame, zstdDecompress, zstdReadyFor } from './zstd';
+
+export type ChunkKind = 'empty' | 'zlib' | 'zstd' | 'raw' | 'stored';
+
+export function chunkKind(chunk: Uint8Array): ChunkKind {
+  if (chunk.length === 0) return 'empty';
+  switch (chunk[0]) {
+    case 0x78:
+      return 'zlib';
+    case 0x28:
+      return 'zstd';
+    case 0x00:
+      return 'raw';
+    case 0x75:
+      return 'stored';
+    default:
+      throw new SluiceError('REVLOG', `unknown compression type ${Buffer.from(chunk.subarray(0, 1)).toString('hex')}`, {
+        problem: 'decompress',
+      });
+  }
+}
+
+/**
+ * Returns a promise when decoding this chunk needs a decoder not loaded yet (zstd on Node 20),
+ * undefined otherwise, so callers pay nothing on the common path.
+ */
+export function chunkNeedsPreparation(chunk: Uint8Array): Promise<void> | undefined {
+  if (chunk.length === 0 || chunk[0] !== 0x28) return undefined;
+  let info;
+  try {
+    info = scanZstdFrame(chunk);
+  } catch {
+    return undefined; // decompressChunk reports it
+  }
+  return zstdReadyFor(info) ? undefined : prepareZstd(info);
+}
+
+/**
+ * Decodes one chunk into at most maxOutput bytes (the caller knows the bound: the revision's text
+ * size for a full text, a bound derived from base and result sizes for a delta). Raw chunks are
+ * returned as views, not copies.
+ */
+export function decompressChunk(chunk: Uint8Array, maxOutput: number): Uint8Array {
+  const kind = chunkKind(chunk);
+  switch (kind) {
+    case 'empty':
+      return chunk;
+    case 'raw':
+      return chunk;
+    case 'stored':
+      return chunk.subarray(1);
+    case 'zlib':
+      try {
+        return zlib.inflateSync(chunk, { maxOutputLength: Math.max(1, maxOutput) });
+      } catch (e) {
+        const err = e as NodeJS.ErrnoException;
+        const why = err.code === 'ERR_BUFFER_TOO_LARGE' ? `more than ${maxOutput} bytes` : err.message;
+        throw new SluiceError('REVLOG', `revlog decompress error: ${why}`, { problem: 'decompress' });
+      }
+    case 'zstd':
+      return zstdDecompress(chunk, maxOutput);
+  }
+}

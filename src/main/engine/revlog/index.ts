@@ -1,0 +1,421 @@
+// Revlog v1 index: the 64-byte entries of NAME.i (hg 6.3.2 revlog.py `_loadindex`, pure/parsers.py
+// `IndexObject`/`InlinedIndexObject`, hg-stream-formats.md §8.1).
+//
+// The parser is incremental: bytes arrive in pieces of any size (hg's test-parseindex.t reads with
+// 1-byte reads; inline entries sit at arbitrary offsets, so an entry straddles any read buffer) and
+// each piece is consumed with carry-over. Entries are kept as their raw 64 bytes in one buffer, fields
+// are decoded on access: an index costs 64 bytes per revision, like hg's C index.
+import { open } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import {
+  ENTRY_SIZE,
+  FLAG_GENERALDELTA,
+  FLAG_INLINE_DATA,
+  NODE_SIZE,
+  NULL_REV,
+  REVLOGV1,
+  REVLOGV1_FLAGS,
+  REVLOGV0,
+  REVLOGV2,
+  CHANGELOGV2,
+} from './constants';
+import { revlogError, type RevlogProblemKind } from './revlog-error';
+import { SluiceError } from '../errors';
+
+/** One decoded index entry (for tests, debug output and fuzzing; hot paths use the accessors). */
+export interface RevlogEntry {
+  rev: number;
+  offset: number;
+  flags: number;
+  compressedLength: number;
+  rawSize: number;
+  base: number;
+  link: number;
+  p1: number;
+  p2: number;
+  node: string; // hex
+}
+
+/** A structural problem of one entry, as `hg verify` would find it; `validate()` throws the first. */
+export interface RevlogIndexProblem {
+  rev: number;
+  problem: RevlogProblemKind;
+  message: string;
+}
+
+export class RevlogIndex {
+  /** u32 header: flags << 16 | version (0 for an empty revlog's defaults, see `empty`). */
+  readonly header: number;
+  readonly version: number;
+  readonly inline: boolean;
+  readonly generalDelta: boolean;
+  readonly length: number;
+  private readonly view: DataView;
+  private nodemap: Map<string, number> | undefined;
+
+  /**
+   * @param entries exactly `length * 64` bytes
+   * @param inlineDataPos for inline revlogs, the position in NAME.i where each chunk starts
+   */
+  constructor(
+    readonly name: string,
+    header: number,
+    private readonly entries: Uint8Array,
+    length: number,
+    private readonly inlineDataPos: Float64Array | null,
+    /** bytes of NAME.i consumed by the parser (the whole file) */
+    readonly indexFileSize: number,
+  ) {
+    this.header = header;
+    this.version = header & 0xffff;
+    this.inline = (header & FLAG_INLINE_DATA) !== 0;
+    this.generalDelta = (header & FLAG_GENERALDELTA) !== 0;
+    this.length = length;
+    this.view = new DataView(entries.buffer, entries.byteOffset, length * ENTRY_SIZE);
+  }
+
+  /** 48-bit data offset; rev 0's bytes hold the header, its offset is 0 by definition. */
+  offset(rev: number): number {
+    if (rev === 0) return 0;
+    const b = rev * ENTRY_SIZE;
+    return this.view.getUint32(b) * 0x10000 + this.view.getUint16(b + 4);
+  }
+  revFlags(rev: number): number {
+    return this.view.getUint16(rev * ENTRY_SIZE + 6);
+  }
+  compressedLength(rev: number): number {
+    return this.view.getInt32(rev * ENTRY_SIZE + 8);
+  }
+  /** Length of the full revision text (negative = unknown, tolerated like hg's rawsize()). */
+  rawSize(rev: number): number {
+    return this.view.getInt32(rev * ENTRY_SIZE + 12);
+  }
+  base(rev: number): number {
+    return this.view.getInt32(rev * ENTRY_SIZE + 16);
+  }
+  link(rev: number): number {
+    return this.view.getInt32(rev * ENTRY_SIZE + 20);
+  }
+  p1(rev: number): number {
+    return this.view.getInt32(rev * ENTRY_SIZE + 24);
+  }
+  p2(rev: number): number {
+    return this.view.getInt32(rev * ENTRY_SIZE + 28);
+  }
+  /** A view into the index buffer: copy it if you keep it past the index. */
+  node(rev: number): Uint8Array {
+    const b = rev * ENTRY_SIZE + 32;
+    return this.entries.subarray(b, b + NODE_SIZE);
+  }
+  nodeHex(rev: number): string {
+    return Buffer.from(this.node(rev)).toString('hex');
+  }
+  /** Position of rev's chunk in the data file (NAME.d, or NAME.i when inline). */
+  chunkStart(rev: number): number {
+    if (this.inlineDataPos) return this.offset(rev) + (rev + 1) * ENTRY_SIZE;
+    return this.offset(rev);
+  }
+  /** hg's end(rev): logical end of rev's chunk. */
+  end(rev: number): number {
+    return this.offset(rev) + this.compressedLength(rev);
+  }
+  /** Where the parser actually found rev's chunk inside an inline NAME.i. */
+  inlineChunkPos(rev: number): number | undefined {
+    return this.inlineDataPos ? this.inlineDataPos[rev] : undefined;
+  }
+
+  /** hg's deltaparent(): the rev the chunk is a delta against, NULL_REV for a full text. */
+  deltaParent(rev: number): number {
+    const base = this.base(rev);
+    if (base === rev) return NULL_REV;
+    return this.generalDelta ? base : rev - 1;
+  }
+
+  /** Revision of a 20-byte node id; NULL_REV for the null node; undefined when absent. */
+  rev(node: Uint8Array): number | undefined {
+    if (node.length !== NODE_SIZE) return undefined;
+    if (isNullNode(node)) return NULL_REV;
+    if (!this.nodemap) {
+      const map = new Map<string, number>();
+      // first occurrence wins, as a duplicated node resolves to its first rev in hg's radix tree
+      for (let r = this.length - 1; r >= 0; r--) map.set(nodeKey(this.node(r)), r);
+      this.nodemap = map;
+    }
+    return this.nodemap.get(nodeKey(node));
+  }
+
+  entry(rev: number): RevlogEntry {
+    this.checkRev(rev);
+    return {
+      rev,
+      offset: this.offset(rev),
+      flags: this.revFlags(rev),
+      compressedLength: this.compressedLength(rev),
+      rawSize: this.rawSize(rev),
+      base: this.base(rev),
+      link: this.link(rev),
+      p1: this.p1(rev),
+      p2: this.p2(rev),
+      node: this.nodeHex(rev),
+    };
+  }
+
+  checkRev(rev: number): void {
+    if (!Number.isInteger(rev) || rev < 0 || rev >= this.length) {
+      throw revlogError(this.name, 'rev-out-of-range', `revlog index out of range: ${rev} in ${this.name}`, { rev });
+    }
+  }
+
+  /**
+   * Structural checks of one entry, the ones hg's C index and readers rely on: parents within the
+   * index (test-parseindex.t: p1 = 2 on a 2-revision log, 65536, -2), the delta base not after the
+   * revision, a non-negative compressed length, a linkrev that can name a changeset.
+   */
+  checkEntry(rev: number, linkLimit?: number): RevlogIndexProblem | null {
+    const n = this.length;
+    const clen = this.compressedLength(rev);
+    if (clen < 0) return { rev, problem: 'bad-length', message: `negative compressed length ${clen}` };
+    const base = this.base(rev);
+    if (base > rev) {
+      return { rev, problem: 'base-out-of-range', message: `corrupted revlog, revision base above revision: ${rev}, ${base}` };
+    }
+    if (base < 0) return { rev, problem: 'base-out-of-range', message: `delta base ${base} out of range` };
+    for (const [which, p] of [
+      [1, this.p1(rev)],
+      [2, this.p2(rev)],
+    ] as const) {
+      if (p < NULL_REV || p >= n) {
+        return { rev, problem: 'parent-out-of-range', message: `parent ${which} out of range: ${p}` };
+      }
+    }
+    const link = this.link(rev);
+    if (link < 0 || (linkLimit !== undefined && link >= linkLimit)) {
+      return { rev, problem: 'link-out-of-range', message: `linkrev ${link} out of range` };
+    }
+    return null;
+  }
+
+  problems(linkLimit?: number): RevlogIndexProblem[] {
+    const out: RevlogIndexProblem[] = [];
+    for (let r = 0; r < this.length; r++) {
+      const p = this.checkEntry(r, linkLimit);
+      if (p) out.push(p);
+    }
+    return out;
+  }
+
+  /** Throws the first structural problem as SluiceError('REVLOG'). */
+  validate(linkLimit?: number): this {
+    for (let r = 0; r < this.length; r++) {
+      const p = this.checkEntry(r, linkLimit);
+      if (p) throw revlogError(this.name, p.problem, `${this.name}: rev ${r}: ${p.message}`, { rev: r });
+    }
+    return this;
+  }
+}
+
+export function isNullNode(node: Uint8Array): boolean {
+  for (let i = 0; i < node.length; i++) if (node[i] !== 0) return false;
+  return true;
+}
+
+function nodeKey(node: Uint8Array): string {
+  return Buffer.from(node.buffer, node.byteOffset, node.length).toString('latin1');
+}
+
+/** Checks the u32 header like revlog._loadindex (messages as hg's). */
+export function checkHeader(name: string, header: number): void {
+  const version = header & 0xffff;
+  const flags = header & ~0xffff;
+  if (version === REVLOGV1) {
+    if (flags & ~REVLOGV1_FLAGS) {
+      const shown = '0x' + ((flags >>> 16) & 0xffff).toString(16).padStart(2, '0');
+      throw revlogError(name, 'unknown-flags', `unknown flags (${shown}) in version 1 revlog ${name}`, { header });
+    }
+    return;
+  }
+  if (version === REVLOGV0 || version === REVLOGV2 || version === CHANGELOGV2) {
+    // Known to hg, but Sluice reads v1 only (v0 predates 2006, v2 is experimental and docket-based).
+    throw revlogError(name, 'unknown-version', `unsupported revlog version (${version}) in revlog ${name}`, {
+      header,
+      version,
+    });
+  }
+  throw revlogError(name, 'unknown-version', `unknown version (${version}) in revlog ${name}`, { header, version });
+}
+
+export interface RevlogIndexParserOptions {
+  /** Expected total size of NAME.i: lets the parser allocate once (a hint, not trusted). */
+  sizeHint?: number;
+}
+
+/** Incremental NAME.i parser: push() pieces of any size, then finish(). */
+export class RevlogIndexParser {
+  private entries: Uint8Array;
+  private count = 0;
+  private header = -1;
+  private inline = false;
+  private inlinePos: Float64Array | null = null;
+  private readonly pending = new Uint8Array(ENTRY_SIZE);
+  private pendingLen = 0;
+  /** inline: bytes of the current chunk not yet passed */
+  private skip = 0;
+  private consumed = 0;
+  private finished = false;
+
+  constructor(
+    readonly name: string,
+    opts: RevlogIndexParserOptions = {},
+  ) {
+    // An honest size hint sizes the buffer exactly for a non-inline index; it is capped so a lying
+    // hint cannot allocate much, the buffer grows with the bytes that really arrive.
+    const hint = opts.sizeHint ?? 0;
+    const initial = Math.min(Math.max(ENTRY_SIZE * 16, hint - (hint % ENTRY_SIZE)), 64 << 20);
+    this.entries = new Uint8Array(initial);
+  }
+
+  push(chunk: Uint8Array): void {
+    if (this.finished) throw new SluiceError('MALFORMED', 'revlog index parser: push after finish');
+    const len = chunk.length;
+    let i = 0;
+    while (i < len) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, len - i);
+        this.skip -= n;
+        i += n;
+        this.consumed += n;
+        continue;
+      }
+      if (this.pendingLen === 0 && len - i >= ENTRY_SIZE) {
+        this.addEntry(chunk, i);
+        i += ENTRY_SIZE;
+        continue;
+      }
+      const n = Math.min(ENTRY_SIZE - this.pendingLen, len - i);
+      this.pending.set(chunk.subarray(i, i + n), this.pendingLen);
+      this.pendingLen += n;
+      i += n;
+      if (this.pendingLen === ENTRY_SIZE) {
+        this.pendingLen = 0;
+        this.addEntry(this.pending, 0);
+      }
+    }
+  }
+
+  finish(): RevlogIndex {
+    if (this.finished) throw new SluiceError('MALFORMED', 'revlog index parser: finish called twice');
+    this.finished = true;
+    const name = this.name;
+    if (this.count === 0 && this.pendingLen === 0) {
+      // An empty or missing NAME.i is an empty revlog (hg: _initempty); defaults: v1 inline.
+      return new RevlogIndex(name, REVLOGV1 | FLAG_INLINE_DATA, new Uint8Array(0), 0, new Float64Array(0), 0);
+    }
+    if (this.count === 0 && this.pendingLen >= 4) {
+      checkHeader(name, readU32(this.pending, 0));
+    }
+    if (this.pendingLen > 0 || this.skip > 0) {
+      const rev = this.count - (this.pendingLen > 0 ? 0 : 1);
+      const what = this.pendingLen > 0 ? `${this.pendingLen} of ${ENTRY_SIZE} entry bytes` : `${this.skip} chunk bytes missing`;
+      throw revlogError(name, 'truncated-entry', `index ${name} is corrupted: truncated revision ${rev} (${what})`, {
+        rev,
+      });
+    }
+    const entries = this.entries.subarray(0, this.count * ENTRY_SIZE);
+    const pos = this.inlinePos ? this.inlinePos.subarray(0, this.count) : null;
+    return new RevlogIndex(name, this.header, entries, this.count, pos, this.consumed);
+  }
+
+  private addEntry(src: Uint8Array, at: number): void {
+    if (this.count === 0) {
+      this.header = readU32(src, at);
+      checkHeader(this.name, this.header);
+      this.inline = (this.header & FLAG_INLINE_DATA) !== 0;
+      if (this.inline) this.inlinePos = new Float64Array(16);
+    }
+    const need = (this.count + 1) * ENTRY_SIZE;
+    if (need > this.entries.length) {
+      const grown = new Uint8Array(Math.max(need, this.entries.length * 2));
+      grown.set(this.entries.subarray(0, this.count * ENTRY_SIZE));
+      this.entries = grown;
+    }
+    this.entries.set(src.subarray(at, at + ENTRY_SIZE), this.count * ENTRY_SIZE);
+    this.consumed += ENTRY_SIZE;
+    if (this.inline) {
+      const clen = readI32(src, at + 8);
+      if (clen < 0) {
+        throw revlogError(this.name, 'bad-length', `index ${this.name} is corrupted: negative chunk length ${clen} at revision ${this.count}`, {
+          rev: this.count,
+        });
+      }
+      let pos = this.inlinePos!;
+      if (this.count >= pos.length) {
+        const grown = new Float64Array(pos.length * 2);
+        grown.set(pos);
+        this.inlinePos = pos = grown;
+      }
+      pos[this.count] = this.consumed;
+      this.skip = clen;
+    }
+    this.count++;
+  }
+}
+
+function readU32(b: Uint8Array, at: number): number {
+  return ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+}
+function readI32(b: Uint8Array, at: number): number {
+  return (b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!;
+}
+
+/** Parses a whole NAME.i held in memory. */
+export function parseRevlogIndex(name: string, data: Uint8Array): RevlogIndex {
+  const p = new RevlogIndexParser(name, { sizeHint: data.length });
+  p.push(data);
+  return p.finish();
+}
+
+export interface ReadIndexOptions {
+  /** bytes per read() (default 64 KiB, hg's chunk cache size); tests use 1 */
+  readSize?: number;
+  signal?: AbortSignal;
+}
+
+/** Streams NAME.i from disk into the parser; a missing file is an empty revlog. */
+export async function readRevlogIndex(path: string, name: string, opts: ReadIndexOptions = {}): Promise<RevlogIndex> {
+  const readSize = Math.max(1, opts.readSize ?? 65536);
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return new RevlogIndexParser(name).finish();
+    throw e;
+  }
+  try {
+    const { size } = await fh.stat();
+    const parser = new RevlogIndexParser(name, { sizeHint: size });
+    const buf = new Uint8Array(Math.min(readSize, Math.max(size, 1)));
+    for (;;) {
+      if (opts.signal?.aborted) throw new SluiceError('CANCELLED', 'cancelled');
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      parser.push(buf.subarray(0, bytesRead));
+    }
+    return parser.finish();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** SHA-1 node id of a revision: sha1(min(p1, p2) + max(p1, p2) + text) (storageutil.hashrevisionsha1). */
+export function revisionNode(text: Uint8Array, p1: Uint8Array, p2: Uint8Array): Buffer {
+  const h = createHash('sha1');
+  if (Buffer.compare(p1, p2) <= 0) {
+    h.update(p1);
+    h.update(p2);
+  } else {
+    h.update(p2);
+    h.update(p1);
+  }
+  h.update(text);
+  return h.digest();
+}

@@ -1,0 +1,42 @@
+// Every revlog failure is a SluiceError('REVLOG') whose details name the revlog and, when known, the
+// revision, plus a stable `problem` key tests and UIs can match without parsing the message.
+import { SluiceError } from '../errors';
+
+export type RevlogProblemKind =
+  | 'unknown-version'
+  | 'unknown-flags'
+  | 'corrupted-index' // entries do not tile the file (inline) or the size is not a multiple of 64
+  | 'truncated-entry'
+  | 'bad-length' // negative compressed length, text size beyond the 2 GiB limit
+  | 'bad-offset' // rev 0 offset not 0, offsets overlapping / going backwards
+  | 'base-out-of-range'
+  | 'link-out-of-range'
+  | 'parent-out-of-range'
+  | 'rev-out-of-range'
+  | 'partial-read' // chunk beyond the end of the data file
+  | 'missing-data-file'
+  | 'decompress' // corrupt compressed chunk / unknown compression type
+  | 'bad-delta' // mpatch could not apply a delta
+  | 'size-mismatch' // reconstructed text length differs from the index
+  | 'node-mismatch' // SHA-1 of parents + text differs from the node id
+  | 'revision-flags'
+  | 'limit';
+
+export interface RevlogErrorDetails {
+  revlog: string;
+  rev?: number;
+  problem: RevlogProblemKind;
+  /** the message as hg words it, without Sluice's revlog/rev prefix (verify prints this one) */
+  reason: string;
+  [key: string]: unknown;
+}
+
+export function revlogError(
+  revlog: string,
+  problem: RevlogProblemKind,
+  message: string,
+  extra: { rev?: number; [key: string]: unknown } = {},
+): SluiceError {
+  const details: RevlogErrorDetails = { revlog, problem, reason: message, ...extra };
+  return new SluiceError('REVLOG', message, details);
+}
