@@ -244,7 +244,8 @@ function statAsync(
   });
 }
 
-interface WalkedFile {
+/** A store revlog file as store.walk() yields it (type = store.FILEFLAGS_* bits). */
+export interface WalkedFile {
   type: number;
   name: string;
   size: number;
