@@ -4,6 +4,12 @@ import { explainError, type UiError } from '../lib/errors';
 import { Icon } from './Icon';
 import type { ReactNode } from 'react';
 
+/** `backticked` parts of a hint as <code>. */
+function withCode(text: string): ReactNode {
+  const parts = text.split('`');
+  return parts.map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part));
+}
+
 export function ErrorDetails({ error, actions, compact }: { error: UiError; actions?: ReactNode; compact?: boolean }) {
   const ex = explainError(error.code);
   return (
@@ -11,7 +17,7 @@ export function ErrorDetails({ error, actions, compact }: { error: UiError; acti
       <Icon name="error" className="error-icon" />
       <div className="error-text">
         <p className="error-title">{ex.title}</p>
-        <p className="error-hint">{ex.hint}</p>
+        <p className="error-hint">{withCode(ex.hint)}</p>
         <p className="error-raw">
           <code>{error.code}</code> {error.message}
         </p>

@@ -1,0 +1,66 @@
+// Bundles through the UI: drop a real bundle file (its bytes in a DataTransfer, dispatched as a
+// drop), inspect it, apply it, verify the result; refuse a file that is not a bundle and one that
+// needs requirements nobody supports, before anything starts.
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test, expect, hasHg, FIXTURES_DIR } from './fixtures';
+import { dropFile, expectTransferState, hgVerify, packed1WithRequirement, screenshot, transferRow } from './ui-helpers';
+
+test('dropping a stream v2 bundle opens the apply dialog; applying it makes a sound repository', async ({ sluicePage: page, tempDir }) => {
+  const bytes = await readFile(join(FIXTURES_DIR, 'default', 'stream-v2.hg'));
+  const dest = join(tempDir, 'from-drop');
+
+  await page.evaluate(() => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array(4)], 'x.hg'));
+    document.body.dispatchEvent(new DragEvent('dragenter', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  });
+  await expect(page.getByTestId('drop-overlay')).toContainText('Drop a stream bundle');
+  await screenshot(page, 'drop-overlay');
+
+  await dropFile(page, 'stream-v2.hg', bytes);
+  const dialog = page.getByRole('dialog', { name: 'Apply stream bundle' });
+  await expect(dialog).toBeVisible();
+  const facts = dialog.getByTestId('bundle-facts');
+  await expect(facts).toContainText('bundle2 with stream v2');
+  await expect(facts).toContainText('generaldelta');
+  expect(Number((await dialog.getByTestId('bundle-files').textContent())!.replace(/,/g, ''))).toBeGreaterThan(0);
+  await dialog.getByLabel('New repository folder').fill(dest);
+  await screenshot(page, 'apply-dialog');
+  await dialog.getByRole('button', { name: 'Apply bundle' }).click();
+
+  const row = transferRow(page, dest);
+  await expectTransferState(row, 'done');
+  expect(existsSync(join(dest, '.hg', 'requires'))).toBe(true);
+  if (hasHg) {
+    const verify = hgVerify(dest);
+    expect(verify.status, verify.output).toBe(0);
+  }
+});
+
+test('a file that is not a bundle is refused with a clear message, and nothing starts', async ({ sluicePage: page }) => {
+  await dropFile(page, 'notes.txt', Buffer.from('# Release notes\n\nNothing to see here.\n'));
+  const refused = page.getByRole('alertdialog', { name: /Sluice cannot apply “notes.txt”/ });
+  await expect(refused).toBeVisible();
+  await expect(refused).toContainText('Nothing was written.');
+  await expect(refused.getByRole('alert')).toContainText(/not a Mercurial stream bundle|damaged|ended too early/);
+  await screenshot(page, 'refused-dialog');
+  await refused.getByRole('button', { name: 'OK' }).click();
+  await expect(refused).toBeHidden();
+  expect(await page.evaluate(() => window.sluice.invoke('job:list'))).toEqual([]);
+  await expect(page.getByTestId('transfer')).toHaveCount(0);
+});
+
+test('a bundle that needs an unsupported requirement is refused before it starts', async ({ sluicePage: page }) => {
+  const bytes = await packed1WithRequirement(join(FIXTURES_DIR, 'default', 'packed1.hg'), 'exp-sluice-test-unknown');
+  await dropFile(page, 'future.hg', bytes);
+  const refused = page.getByRole('alertdialog', { name: /Sluice cannot apply “future.hg”/ });
+  await expect(refused).toBeVisible();
+  await expect(refused).toContainText('needs features Sluice does not support');
+  await expect(refused).toContainText('exp-sluice-test-unknown');
+  await screenshot(page, 'refused-requirements');
+  await page.keyboard.press('Escape');
+  await expect(refused).toBeHidden();
+  expect(await page.evaluate(() => window.sluice.invoke('job:list'))).toEqual([]);
+});

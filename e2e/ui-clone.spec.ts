@@ -1,0 +1,99 @@
+// Clone through the UI from a live `hg serve` (a temp copy of the golden fixture repository):
+// test the connection, clone, check the result with `hg verify`; and cancel a clone mid-transfer
+// (served through a throttling proxy) and find nothing at the destination.
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test, expect, hasHg, repoFromFixture, startHgServe, type HgServe } from './fixtures';
+import { expectTransferState, hgVerify, screenshot, startThrottleProxy, transferRow, type ThrottleProxy } from './ui-helpers';
+
+test.describe('clone from URL', () => {
+  test.skip(!hasHg, 'hg is not installed: these tests clone from a live `hg serve`');
+
+  let server: HgServe | undefined;
+  let proxy: ThrottleProxy | undefined;
+  test.afterEach(async () => {
+    await proxy?.stop();
+    await server?.stop();
+    proxy = server = undefined;
+  });
+
+  test('clone from hg serve through the dialog; hg verify accepts the result', async ({ sluicePage: page, tempDir }) => {
+    server = await startHgServe(await repoFromFixture(tempDir));
+    const dest = join(tempDir, 'cloned');
+
+    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
+    await expect(dialog).toBeVisible();
+    await dialog.getByLabel('Repository URL').fill(server.url);
+    await dialog.getByRole('button', { name: 'Test connection' }).click();
+    const probe = dialog.getByTestId('probe-result');
+    await expect(probe).toBeVisible();
+    // hg 6.3.2 serves both stream formats of this repository
+    await expect(probe.locator('dt', { hasText: 'Stream clone v2' }).locator('+ dd')).toContainText('yes');
+    await expect(probe.locator('dt', { hasText: 'Stream clone v1' }).locator('+ dd')).toContainText('yes');
+    await expect(probe).toContainText('revlogv1');
+    // the destination defaulted to <clone dir>/<repository name>; choose our own
+    await expect(dialog.getByLabel('Destination folder')).not.toHaveValue('');
+    await dialog.getByLabel('Destination folder').fill(dest);
+    await screenshot(page, 'clone-dialog');
+    await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
+    await expect(dialog).toBeHidden();
+
+    const row = transferRow(page, dest);
+    await expectTransferState(row, 'done');
+    await expect(row.getByTestId('stat-bytes')).toContainText(/of/);
+    await screenshot(page, 'transfers-done');
+    const verify = hgVerify(dest);
+    expect(verify.output).toMatch(/checked \d+ changesets/);
+    expect(verify.status).toBe(0);
+
+    // the debug log has hg's lines for every streamed file
+    await row.getByRole('button', { name: /Show log/ }).click();
+    const log = page.getByRole('dialog', { name: /Debug log/ });
+    await expect(log.getByTestId('logview')).toContainText('adding [s] ');
+    await expect(log.getByTestId('logview')).toContainText(/transferred .* in .* seconds/);
+    await log.getByLabel('Filter lines').fill('00changelog');
+    await expect(log.getByTestId('log-count')).toContainText(/^\d+ of \d+ lines/);
+    await screenshot(page, 'log-dialog');
+    await page.keyboard.press('Escape'); // clears the search field
+    await page.keyboard.press('Escape'); // closes the dialog
+    await expect(log).toBeHidden();
+  });
+
+  test('cancel mid-transfer leaves nothing at the destination', async ({ sluicePage: page, tempDir }) => {
+    server = await startHgServe(await repoFromFixture(tempDir));
+    // ~145 KB of stream at 12 KB/s: a dozen seconds, plenty of time to cancel in the middle
+    proxy = await startThrottleProxy(server.url, 12 * 1024);
+    const parent = join(tempDir, 'out');
+    const dest = join(parent, 'cancelled');
+
+    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
+    await dialog.getByLabel('Repository URL').fill(proxy.url);
+    await dialog.getByLabel('Destination folder').fill(dest);
+    await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
+
+    const row = transferRow(page, dest);
+    // wait until data is flowing, then cancel while it is incomplete
+    await expect
+      .poll(async () => {
+        const text = (await row.getByTestId('stat-bytes').textContent()) ?? '';
+        const m = /^([\d.]+) (\w+) of ([\d.]+) (\w+)$/.exec(text);
+        return m !== null && parseFloat(m[1]!) > 0;
+      }, { timeout: 30_000 })
+      .toBe(true);
+    await screenshot(page, 'transfers-running');
+    const before = await row.getByTestId('stat-bytes').textContent();
+    await row.getByRole('button', { name: /^Cancel / }).click();
+    await expectTransferState(row, 'cancelled');
+    expect(before).not.toMatch(/^(\S+ \S+) of \1$/);
+    await expect(row.getByTestId('transfer-state')).toHaveText('Cancelled');
+    await expect(row.getByRole('button', { name: /Retry/ })).toBeVisible();
+
+    expect(existsSync(dest)).toBe(false);
+    // nor the engine's temporary directory beside it
+    const left = existsSync(parent) ? await readdir(parent) : [];
+    expect(left.filter((n) => n.includes('cancelled'))).toEqual([]);
+  });
+});

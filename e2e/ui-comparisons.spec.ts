@@ -1,0 +1,77 @@
+// Comparisons through the UI: the same apply under two closer settings, and a repository bundled
+// at 4 KiB and 32 KiB chunks then applied; the view shows numbers measured by the engine (from the
+// jobs' done events) and exports them.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test, expect, FIXTURES_DIR, repoFromFixture } from './fixtures';
+import { screenshot } from './ui-helpers';
+
+function seconds(text: string): number {
+  const m = /^([\d.]+) (ms|s)$/.exec(text.trim());
+  if (!m) return NaN;
+  return m[2] === 'ms' ? Number(m[1]) / 1000 : Number(m[1]);
+}
+
+test('apply under two closer settings: measured wall, CPU and MB/s, exported as CSV', async ({ sluicePage: page, tempDir }) => {
+  await page.getByRole('navigation').getByRole('button', { name: 'Comparisons' }).click();
+  const form = page.getByTestId('comparison-form');
+  await expect(page.getByTestId('empty-comparisons')).toBeVisible();
+  await form.getByRole('radio', { name: 'Apply a bundle' }).check();
+  await form.getByLabel('Bundle file').fill(join(FIXTURES_DIR, 'default', 'stream-v2.hg'));
+  await expect(form.getByRole('checkbox', { name: 'Off' })).toBeChecked();
+  await form.getByRole('checkbox', { name: 'On, 4 threads' }).uncheck();
+  await form.getByRole('checkbox', { name: 'On, 2 threads' }).check();
+  await form.getByLabel('Results folder').fill(join(tempDir, 'cmp'));
+  await expect(form).toContainText('2 runs, one after another');
+  await form.getByRole('button', { name: 'Run comparison' }).click();
+
+  const results = page.getByTestId('comparison-results');
+  await expect(results).toHaveAttribute('data-state', 'done', { timeout: 45_000 });
+  const rows = results.getByTestId('comparison-table').locator('tbody tr');
+  await expect(rows).toHaveCount(2);
+  await expect(rows.nth(0).locator('th')).toHaveText('closer off');
+  await expect(rows.nth(1).locator('th')).toHaveText('closer on, 2 threads');
+  for (let i = 0; i < 2; i++) {
+    const cells = rows.nth(i).locator('td');
+    expect(seconds((await cells.nth(0).textContent())!)).toBeGreaterThan(0); // wall
+    expect(seconds((await cells.nth(1).textContent())!)).toBeGreaterThanOrEqual(0); // user CPU
+    expect(Number(await cells.nth(3).textContent())).toBeGreaterThan(0); // MB/s
+  }
+  // the closer really ran on threads in the second configuration (engine close stats)
+  await expect(rows.nth(1).locator('td').nth(5)).toContainText('on 2 threads');
+  await expect(results.getByRole('img', { name: /^Wall time\./ })).toBeVisible();
+  await expect(results.getByRole('img', { name: /^Throughput\./ })).toBeVisible();
+  await screenshot(page, 'comparisons');
+
+  await results.getByRole('button', { name: 'CSV' }).click();
+  const saved = page.getByTestId('notice').filter({ hasText: 'Saved' });
+  await expect(saved).toBeVisible();
+  const path = (await saved.locator('.notice-detail').textContent())!;
+  const csv = (await readFile(path, 'utf8')).trim().split('\n');
+  expect(csv[0]).toMatch(/^label,state,wall_ms,user_cpu_ms,system_cpu_ms,bytes,files,mb_per_s/);
+  expect(csv).toHaveLength(3);
+  expect(csv[1]).toMatch(/^closer off,done,\d+,/);
+  expect(csv[2]).toMatch(/^"closer on, 2 threads",done,\d+,.*,true,2,/);
+});
+
+test('bundle a repository at 4 KiB and 32 KiB chunks, then apply each', async ({ sluicePage: page, tempDir }) => {
+  const repo = await repoFromFixture(tempDir);
+  await page.getByRole('navigation').getByRole('button', { name: 'Comparisons' }).click();
+  const form = page.getByTestId('comparison-form');
+  await form.getByRole('radio', { name: 'Bundle + apply a repository' }).check();
+  await form.getByLabel('Local repository').fill(repo);
+  await form.getByRole('checkbox', { name: 'On, 4 threads' }).uncheck();
+  await expect(form.getByRole('checkbox', { name: /4 KiB/ })).toBeChecked();
+  await expect(form.getByRole('checkbox', { name: /32 KiB/ })).toBeChecked();
+  await form.getByLabel('Results folder').fill(join(tempDir, 'cmp'));
+  await form.getByRole('button', { name: 'Run comparison' }).click();
+
+  const results = page.getByTestId('comparison-results');
+  await expect(results).toHaveAttribute('data-state', 'done', { timeout: 45_000 });
+  const rows = results.getByTestId('comparison-table').locator('tbody tr');
+  await expect(rows.locator('th')).toHaveText(['4 KiB chunks · closer off', '32 KiB chunks · closer off']);
+  for (let i = 0; i < 2; i++) expect(Number(await rows.nth(i).locator('td').nth(3).textContent())).toBeGreaterThan(0);
+  // the generated bundles were jobs of their own, visible in Transfers
+  await page.getByRole('navigation').getByRole('button', { name: 'Transfers' }).click();
+  await expect(page.getByTestId('transfer').filter({ hasText: 'Comparison: bundle 4 KiB chunks' })).toHaveAttribute('data-state', 'done');
+});
