@@ -13,6 +13,7 @@ import { RefusedDialog } from './dialogs/RefusedDialog';
 import { CredentialsDialog } from './dialogs/CredentialsDialog';
 import { LogDialog } from './dialogs/LogDialog';
 import { OpenBundleDialog } from './dialogs/OpenBundleDialog';
+import { SettingsDialog } from './dialogs/SettingsDialog';
 import { formatRate } from './lib/format';
 import { baseName } from './lib/paths';
 import type { Screen, ThemeChoice } from './store/types';
@@ -99,6 +100,9 @@ function Toolbar() {
       </div>
       <div className="toolbar-end">
         <ThemeToggle />
+        <button type="button" className="button ghost" onClick={() => openDialog({ type: 'settings' })} aria-label="Settings" title="Settings">
+          <Icon name="settings" />
+        </button>
       </div>
     </header>
   );
@@ -172,6 +176,7 @@ function Dialogs() {
       {dialog?.type === 'refused' ? <RefusedDialog path={dialog.path} error={dialog.error} info={dialog.info} /> : null}
       {dialog?.type === 'log' ? <LogDialog jobId={dialog.jobId} /> : null}
       {dialog?.type === 'open-bundle' ? <OpenBundleDialog /> : null}
+      {dialog?.type === 'settings' ? <SettingsDialog /> : null}
       {credentials ? <CredentialsDialog key={credentials.requestId} prompt={credentials} /> : null}
     </>
   );

@@ -26,6 +26,7 @@ const PATHS = {
   play: 'M5 3.5v9l7-4.5z',
   sample: 'M3 4.5 8 2l5 2.5v7L8 14l-5-2.5zM8 7v7M3 4.5 8 7l5-2.5',
   external: 'M9 3h4v4M13 3 7.5 8.5M11 9.5V13H3V5h3.5',
+  settings: 'M2 4h12M2 8h12M2 12h12M10 2.5v3M5 6.5v3M11 10.5v3',
 } as const;
 
 export type IconName = keyof typeof PATHS;

@@ -204,7 +204,8 @@ export type DialogState =
   | { type: 'refused'; path: string; error: UiError; info?: BundleInfo }
   | { type: 'log'; jobId: string }
   /** a path field where the host has no native file picker (web host) */
-  | { type: 'open-bundle' };
+  | { type: 'open-bundle' }
+  | { type: 'settings' };
 
 export interface CredentialsPrompt {
   requestId: string;

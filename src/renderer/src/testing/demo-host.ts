@@ -140,7 +140,12 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
     'dialog:pickBundle': async () => null,
     'shell:openPath': async () => undefined,
     'shell:openExternal': async () => undefined,
-    'file:writeText': async (name) => `${HOME}/exports/${name}`,
+    'file:writeText': async (name, text) => {
+      // kept for the specs to read back (the demo has no disk)
+      const store = ((globalThis as { __sluiceDemoExports?: Record<string, string> }).__sluiceDemoExports ??= {});
+      store[name] = text;
+      return `${HOME}/exports/${name}`;
+    },
     'credentials:answer': async () => undefined,
   };
 

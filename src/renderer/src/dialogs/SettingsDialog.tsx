@@ -1,0 +1,60 @@
+// Preferences: theme, when a transfer counts as stalled, defaults of the transfer dialogs.
+
+import { Dialog } from '../components/Dialog';
+import { StreamChoice, TransferOptions } from '../components/fields';
+import { useSluice, useSluiceShallow } from '../store/react';
+import type { ThemeChoice } from '../store/types';
+
+export function SettingsDialog() {
+  const { closeDialog, setTheme, setStallSeconds, setDefaults } = useSluiceShallow((s) => ({
+    closeDialog: s.closeDialog,
+    setTheme: s.setTheme,
+    setStallSeconds: s.setStallSeconds,
+    setDefaults: s.setDefaults,
+  }));
+  const theme = useSluice((s) => s.theme);
+  const stallSeconds = useSluice((s) => s.stallSeconds);
+  const defaults = useSluice((s) => s.defaults);
+  const appInfo = useSluice((s) => s.appInfo);
+  return (
+    <Dialog
+      title="Settings"
+      onClose={closeDialog}
+      testId="settings-dialog"
+      footer={
+        <button type="button" className="button primary" onClick={closeDialog}>
+          Done
+        </button>
+      }
+    >
+      <div className="field inline">
+        <label htmlFor="settings-theme">Theme</label>
+        <select id="settings-theme" value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
+          <option value="system">Same as the system</option>
+          <option value="light">Light</option>
+          <option value="dark">Dark</option>
+        </select>
+      </div>
+      <div className="field inline">
+        <label htmlFor="settings-stall">Stalled after</label>
+        <span className="field-row">
+          <input id="settings-stall" type="number" min={3} max={600} value={stallSeconds} onChange={(e) => setStallSeconds(Number(e.target.value) || 15)} aria-describedby="settings-stall-hint" />
+          <span className="muted">seconds without progress</span>
+        </span>
+        <p id="settings-stall-hint" className="field-hint">
+          A transfer that moves no data for this long is flagged, with Cancel and Retry at hand.
+        </p>
+      </div>
+      <fieldset className="field settings-defaults">
+        <legend>Defaults for new transfers</legend>
+        <StreamChoice value={defaults.stream} onChange={(stream) => setDefaults({ stream })} />
+        <TransferOptions value={defaults} onChange={(v) => setDefaults({ backgroundClose: v.backgroundClose, closeThreads: v.closeThreads, verify: v.verify })} verifyLabel="Verify repositories after cloning or applying" />
+      </fieldset>
+      {appInfo ? (
+        <p className="muted about">
+          Sluice {appInfo.version} · {appInfo.host === 'web' ? 'web host' : 'Electron'} on {appInfo.platform} · clones go to {appInfo.defaultCloneDir}
+        </p>
+      ) : null}
+    </Dialog>
+  );
+}
