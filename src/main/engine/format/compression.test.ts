@@ -98,6 +98,32 @@ describe('compressStream / decompressStream', () => {
     if (err) expect((err as SluiceError).code).toBe('COMPRESSION');
   });
 
+  it('hostile zstd frames (huge windows) fail as COMPRESSION and never break later streams', async () => {
+    // frame header: magic, FHD 0 (window descriptor present, no checksum/dict/size), window
+    // descriptor exponent e → windowLog 10+e; then one raw last block of 4 bytes
+    const frame = (exponent: number): Buffer =>
+      Buffer.concat([Buffer.from('28b52ffd00', 'hex'), Buffer.from([exponent << 3]), Buffer.from([0x21, 0, 0]), Buffer.from('abcd')]);
+    expect((await collect(decompressStream('ZS', chunked([frame(4)])))).toString()).toBe('abcd');
+    for (const exponent of [14, 17, 20, 31]) {
+      // 16 MiB, 128 MiB, 1 GiB windows: beyond the wasm heap (abort "OOM") or zstd's own limit
+      const code = await errorCode(() => collect(decompressStream('ZS', chunked([frame(exponent)])))).catch(() => 'ok');
+      if (!nativeZstd || exponent >= 18) expect(code).toBe('COMPRESSION');
+    }
+    const core = bundleCore('stream-v2-zstd.hg');
+    expect((await collect(decompressStream('ZS', chunked([core])))).equals(bundleCore('stream-v2.hg'))).toBe(true);
+  });
+
+  it('abandoned zstd streams (never finished, never closed) do not exhaust anything', async () => {
+    const core = bundleCore('stream-v2-zstd.hg');
+    for (let i = 0; i < 12; i++) {
+      const it = decompressStream('ZS', chunked(splitAt(core, [1000])))[Symbol.asyncIterator]();
+      await it.next(); // started, then dropped on the floor
+      const c = compressStream('ZS', chunked([sample(100_000)]))[Symbol.asyncIterator]();
+      await c.next();
+    }
+    expect((await collect(decompressStream('ZS', chunked([core])))).equals(bundleCore('stream-v2.hg'))).toBe(true);
+  });
+
   it('errors of the input pass through unchanged', async () => {
     async function* failing(): AsyncGenerator<Uint8Array> {
       yield bundleCore('stream-v2-zstd.hg').subarray(0, 100);

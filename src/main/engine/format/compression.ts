@@ -125,6 +125,13 @@ function nativeZstd(): NativeZstd | null {
 }
 
 // --- zstd-codec (wasm) fallback ------------------------------------------------------------
+//
+// The wasm module has a fixed 16 MiB heap and dies for good on an allocation failure (emscripten
+// abort("OOM"), e.g. a hostile frame asking for a huge window, or contexts leaked by streams
+// nobody finished). So every stream gets an instance of its own: taken from a small pool of
+// instances whose previous stream ended cleanly (its context freed), or created (~5 ms once the
+// module is compiled). An instance whose stream failed or was abandoned is never reused; the
+// garbage collector reclaims it with its heap.
 
 interface CodecStreamBinding {
   begin(level?: number): boolean;
@@ -132,25 +139,37 @@ interface CodecStreamBinding {
   end(callback: (out: Uint8Array) => void): boolean;
   delete(): void;
 }
-interface CodecBinding {
+interface CodecInstance {
   ZstdCompressStreamBinding: new () => CodecStreamBinding;
   ZstdDecompressStreamBinding: new () => CodecStreamBinding;
 }
 
-let codecBinding: Promise<{ binding: CodecBinding }> | undefined;
+const POOL_MAX = 4;
+const idleInstances: CodecBox[] = [];
 
-/** The wasm module is compiled once per process (≈ 0.1 s), on first use. */
-function loadCodecBinding(): Promise<{ binding: CodecBinding }> {
-  codecBinding ??= new Promise((resolve, reject) => {
+/** Boxed: the emscripten Module has a `then` method, so it must never settle a promise itself. */
+interface CodecBox {
+  codec: CodecInstance;
+}
+
+function newCodecInstance(): Promise<CodecBox> {
+  return new Promise<CodecBox>((resolve, reject) => {
     try {
-      const mod = require('zstd-codec/lib/module.js') as { run(f: (b: CodecBinding) => void): void };
-      // the emscripten Module has a `then` method: resolving with it directly would never settle
-      mod.run((binding) => resolve({ binding }));
+      const factory = require('zstd-codec/lib/zstd-codec-binding-wasm.js') as (m: object) => unknown;
+      const module: Record<string, unknown> = {};
+      module.onRuntimeInitialized = () => resolve({ codec: module as unknown as CodecInstance });
+      module.onAbort = (what: unknown) => reject(new SluiceError('UNSUPPORTED_COMPRESSION', `zstd is not available: ${String(what)}`));
+      factory(module);
     } catch (e) {
       reject(new SluiceError('UNSUPPORTED_COMPRESSION', `zstd is not available: ${String(e)}`));
     }
   });
-  return codecBinding;
+}
+
+/** Never return the instance itself from an async function (see CodecBox). */
+function acquireCodec(): Promise<CodecBox> {
+  const idle = idleInstances.pop();
+  return idle ? Promise.resolve(idle) : newCodecInstance();
 }
 
 /**
@@ -158,10 +177,20 @@ function loadCodecBinding(): Promise<{ binding: CodecBinding }> {
  * chunk yields the outputs it produced. Output arrays are fresh copies out of the wasm heap.
  */
 async function* zstdCodecStream(mode: 'compress' | 'decompress', src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const { binding } = await loadCodecBinding();
-  const stream = mode === 'compress' ? new binding.ZstdCompressStreamBinding() : new binding.ZstdDecompressStreamBinding();
+  const box = await acquireCodec();
+  const codec = box.codec;
+  let healthy = true;
+  const call = <T>(f: () => T): T => {
+    try {
+      return f();
+    } catch (e) {
+      healthy = false; // emscripten abort: this instance is dead
+      throw new SluiceError('COMPRESSION', `zstd ${mode} failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  const stream = call(() => (mode === 'compress' ? new codec.ZstdCompressStreamBinding() : new codec.ZstdDecompressStreamBinding()));
   try {
-    const ok = mode === 'compress' ? stream.begin(3) : stream.begin();
+    const ok = call(() => (mode === 'compress' ? stream.begin(3) : stream.begin()));
     if (!ok) throw new SluiceError('COMPRESSION', `zstd ${mode} could not start`);
     let outputs: Uint8Array[] = [];
     const collect = (out: Uint8Array): void => {
@@ -169,7 +198,7 @@ async function* zstdCodecStream(mode: 'compress' | 'decompress', src: AsyncItera
     };
     for await (const chunk of src) {
       if (!chunk.length) continue;
-      const good = stream.transform(chunk, collect);
+      const good = call(() => stream.transform(chunk, collect));
       // outputs produced before a failure are still delivered: a valid frame followed by
       // garbage yields the frame's bytes, then the error (hg would stop at the frame's end)
       const ready = outputs;
@@ -179,10 +208,17 @@ async function* zstdCodecStream(mode: 'compress' | 'decompress', src: AsyncItera
     }
     // zstd-codec's decompressor does not report a frame cut short: the container's own framing
     // (bundle2 end marker) turns that into TRUNCATED.
-    const good = stream.end(collect);
+    const good = call(() => stream.end(collect));
     for (const out of outputs) yield out;
     if (!good) throw new SluiceError('COMPRESSION', `corrupt zstd stream (${mode} end failed)`);
   } finally {
-    stream.delete();
+    if (healthy) {
+      try {
+        stream.delete();
+        if (idleInstances.length < POOL_MAX) idleInstances.push(box);
+      } catch {
+        // a failed delete means a broken instance: drop it
+      }
+    }
   }
 }
