@@ -188,8 +188,9 @@ export class RevlogIndex {
         return { rev, problem: 'parent-out-of-range', message: `parent ${which} out of range: ${p}` };
       }
     }
+    // linkrevs only matter to the changelog they point into (verify reports them); readers ignore them
     const link = this.link(rev);
-    if (link < 0 || (linkLimit !== undefined && link >= linkLimit)) {
+    if (linkLimit !== undefined && (link < 0 || link >= linkLimit)) {
       return { rev, problem: 'link-out-of-range', message: `linkrev ${link} out of range` };
     }
     return null;
@@ -204,7 +205,7 @@ export class RevlogIndex {
     return out;
   }
 
-  /** Throws the first structural problem as SluiceError('REVLOG'). */
+  /** Throws the first structural problem as SluiceError('REVLOG'); pass the changelog length to check linkrevs. */
   validate(linkLimit?: number): this {
     for (let r = 0; r < this.length; r++) {
       const p = this.checkEntry(r, linkLimit);

@@ -19,6 +19,7 @@ export type RevlogProblemKind =
   | 'bad-delta' // mpatch could not apply a delta
   | 'size-mismatch' // reconstructed text length differs from the index
   | 'node-mismatch' // SHA-1 of parents + text differs from the node id
+  | 'censored' // node mismatch on a censored revision whose text is a tombstone (hg CensoredNodeError)
   | 'revision-flags'
   | 'limit';
 

@@ -5,7 +5,6 @@
 // stops early at any text already in a small LRU cache: reading revisions in order (verify, export)
 // then costs one decompress + one patch per revision, and sparse-revlog snapshots that many later
 // revisions delta against stay warm.
-import { open, readFile, stat, type FileHandle } from 'node:fs/promises';
 import { SluiceError } from '../errors';
 import { chunkNeedsPreparation, decompressChunk } from './chunk';
 import {
@@ -19,6 +18,7 @@ import {
 } from './constants';
 import { parseRevlogIndex, readRevlogIndex, revisionNode, type RevlogIndex } from './index';
 import { applyDelta } from './mpatch';
+import { openForRead, readUpTo, type OpenedFile, type RevlogIoMode } from './file-io';
 import { revlogError } from './revlog-error';
 import { parseFilelogMeta } from './texts';
 
@@ -35,6 +35,11 @@ export interface RevlogOpenOptions {
   windowSize?: number;
   /** budget of the reconstructed-text cache (default 32 MiB) */
   cacheBytes?: number;
+  /** 'sync' for page-cache-hot small files (see file-io.ts); default 'async' */
+  io?: RevlogIoMode;
+  /** current sizes already known from a store listing (saves an fstat each) */
+  indexSize?: number;
+  dataSize?: number;
   signal?: AbortSignal;
 }
 
@@ -66,8 +71,8 @@ class MemorySource implements ByteSource {
 }
 
 class FileSource implements ByteSource {
-  private fh: FileHandle | undefined;
-  private opening: Promise<FileHandle | undefined> | undefined;
+  private file: OpenedFile | null | undefined;
+  private opening: Promise<OpenedFile | null> | undefined;
   private fileSize: number | undefined;
   private winPos = 0;
   private win: Uint8Array = new Uint8Array(0);
@@ -76,18 +81,16 @@ class FileSource implements ByteSource {
     private readonly path: string,
     private readonly label: string,
     private readonly windowSize: number,
+    private readonly io: RevlogIoMode,
+    private readonly sizeHint: number | undefined,
   ) {}
 
-  private handle(): Promise<FileHandle | undefined> {
+  private handle(): Promise<OpenedFile | null> {
     this.opening ??= (async () => {
-      try {
-        this.fh = await open(this.path, 'r');
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw e;
-      }
-      this.fileSize = (await this.fh.stat()).size;
-      return this.fh;
+      const f = await openForRead(this.path, this.io);
+      this.file = f;
+      if (f) this.fileSize = this.sizeHint ?? (await f.size());
+      return f;
     })();
     return this.opening;
   }
@@ -101,8 +104,8 @@ class FileSource implements ByteSource {
     if (pos >= this.winPos && pos + len <= this.winPos + this.win.length) {
       return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
     }
-    const fh = await this.handle();
-    if (!fh) {
+    const f = await this.handle();
+    if (!f) {
       if (len === 0) return new Uint8Array(0);
       throw revlogError(this.label, 'missing-data-file', `revlog data file ${this.label} is missing`, { path: this.path });
     }
@@ -112,9 +115,9 @@ class FileSource implements ByteSource {
     const buf = Buffer.allocUnsafe(want);
     let got = 0;
     while (got < want) {
-      const { bytesRead } = await fh.read(buf, got, want - got, pos + got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
+      const n = await f.read(buf, got, want - got, pos + got);
+      if (n === 0) break;
+      got += n;
     }
     if (got < len) throw partialRead(this.label, pos, len, got);
     this.win = buf.subarray(0, got);
@@ -123,11 +126,11 @@ class FileSource implements ByteSource {
   }
 
   async close(): Promise<void> {
-    const fh = this.fh;
-    this.fh = undefined;
+    const f = this.file;
+    this.file = undefined;
     this.opening = undefined;
     this.win = new Uint8Array(0);
-    if (fh) await fh.close();
+    if (f) await f.close();
   }
 }
 
@@ -193,23 +196,27 @@ export class Revlog {
     const dataPath = opts.dataPath ?? indexPath.replace(/\.i$/, '') + '.d';
     const wholeLimit = opts.wholeFileLimit ?? DEFAULT_WHOLE_FILE;
     const windowSize = opts.windowSize ?? 256 << 10;
-    let size: number | undefined;
-    try {
-      size = (await stat(indexPath)).size;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    }
-    let index: RevlogIndex;
+    const io = opts.io ?? 'async';
+    let index: RevlogIndex | undefined;
     let whole: Uint8Array | undefined;
-    if (size !== undefined && size <= wholeLimit) {
-      whole = await readFile(indexPath, { signal: opts.signal });
-      index = parseRevlogIndex(name, whole);
+    const f = await openForRead(indexPath, io);
+    if (!f) {
+      index = parseRevlogIndex(name, new Uint8Array(0)); // missing NAME.i: an empty revlog
     } else {
-      index = await readRevlogIndex(indexPath, name, { readSize: opts.readSize, signal: opts.signal });
+      try {
+        const size = opts.indexSize ?? (await f.size());
+        if (size <= wholeLimit) {
+          whole = await readUpTo(f, size);
+          index = parseRevlogIndex(name, whole);
+        }
+      } finally {
+        await f.close();
+      }
+      index ??= await readRevlogIndex(indexPath, name, { readSize: opts.readSize, signal: opts.signal });
     }
     let data: ByteSource;
-    if (index.inline) data = whole ? new MemorySource(whole, name) : new FileSource(indexPath, name, windowSize);
-    else data = new FileSource(dataPath, name + '.d', windowSize);
+    if (index.inline) data = whole ? new MemorySource(whole, name) : new FileSource(indexPath, name, windowSize, io, undefined);
+    else data = new FileSource(dataPath, name + '.d', windowSize, io, opts.dataSize);
     return new Revlog(name, index, data, indexPath, dataPath, opts.cacheBytes ?? 32 << 20);
   }
 
@@ -228,16 +235,20 @@ export class Revlog {
   }
 
   /**
-   * rev's chunk decompressed. baseLength: the length of the text it applies to (for the output bound
-   * of a delta); omit for a full text.
+   * rev's chunk decompressed (a full text, or a delta against deltaParent(rev)). The output bound
+   * comes from the index sizes (a delta is at most 12 bytes per hunk plus what it inserts) or zlib's
+   * best ratio, whichever is larger, so honest chunks always fit and a lying size cannot allocate.
    */
-  async chunk(rev: number, baseLength?: number): Promise<Uint8Array> {
+  async chunk(rev: number): Promise<Uint8Array> {
     const raw = await this.rawChunk(rev);
     const prep = chunkNeedsPreparation(raw);
     if (prep) await prep;
-    const rawSize = Math.max(0, this.index.rawSize(rev));
+    const index = this.index;
+    const rawSize = Math.max(0, index.rawSize(rev));
+    const dp = index.deltaParent(rev);
+    const baseSize = dp >= 0 && dp < index.length ? Math.max(0, index.rawSize(dp)) : 0;
+    const sizeBound = dp === NULL_REV ? rawSize : 13 * (baseSize + rawSize + 1);
     const ratioBound = 1032 * raw.length + 65536; // zlib's best ratio is ~1032:1
-    const sizeBound = baseLength === undefined ? rawSize : 13 * (baseLength + rawSize + 1);
     try {
       return decompressChunk(raw, Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, ratioBound)));
     } catch (e) {
@@ -286,7 +297,7 @@ export class Revlog {
     const { chain, cachedBase } = this.deltaChain(rev, true);
     let text: Uint8Array | undefined = cachedBase === NULL_REV ? undefined : this.cache.get(cachedBase);
     for (const r of chain) {
-      const c = await this.chunk(r, text === undefined ? undefined : text.length);
+      const c = await this.chunk(r);
       if (text === undefined) {
         text = c;
         continue;
@@ -305,7 +316,7 @@ export class Revlog {
     return text;
   }
 
-  /** hg checkhash(): throws 'node-mismatch' unless the text hashes to rev's node (censored tombstones pass). */
+  /** hg checkhash(): throws 'node-mismatch' unless the text hashes to rev's node ('censored' for tombstones). */
   checkNode(rev: number, text: Uint8Array): void {
     const index = this.index;
     const p1 = index.p1(rev);
@@ -318,7 +329,10 @@ export class Revlog {
     const p2n = p2 === NULL_REV ? NULL_NODE : index.node(p2);
     const computed = revisionNode(text, p1n, p2n);
     if (Buffer.compare(computed, index.node(rev)) === 0) return;
-    if (index.revFlags(rev) & REVIDX_ISCENSORED && isCensoredText(text)) return;
+    if (index.revFlags(rev) & REVIDX_ISCENSORED && isCensoredText(text)) {
+      // revlog.checkhash raises CensoredNodeError here; verify reports "censored file data"
+      throw revlogError(this.name, 'censored', `${this.name}:${index.nodeHex(rev).slice(0, 12)}`, { rev });
+    }
     throw revlogError(this.name, 'node-mismatch', `integrity check failed on ${this.name}:${rev}`, {
       rev,
       expected: index.nodeHex(rev),
@@ -362,6 +376,10 @@ export function checkRevisionFlags(name: string, rev: number, flags: number): vo
 
 /** storageutil.iscensoredtext: a filelog text whose metadata has a `censored` key. */
 export function isCensoredText(text: Uint8Array): boolean {
-  const meta = parseFilelogMeta(text);
-  return meta !== null && meta.fields.has('censored');
+  try {
+    const meta = parseFilelogMeta(text);
+    return meta !== null && meta.fields.has('censored');
+  } catch {
+    return false;
+  }
 }
