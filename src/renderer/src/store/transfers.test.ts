@@ -193,6 +193,8 @@ describe('transfers slice: actions', () => {
   it('cancel asks the host and waiters resolve when the job ends', async () => {
     const { store, host, frames } = setup();
     const id = await store.getState().startJob(cloneRequest);
+    // no label: the argument is left out rather than sent as undefined (null over JSON)
+    expect(host.callsTo('job:start')[0]).toEqual([cloneRequest]);
     const waiting = store.getState().waitForJob(id);
     await store.getState().cancelJob(id);
     expect(host.callsTo('job:cancel')).toEqual([[id]]);

@@ -287,7 +287,8 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
       },
 
       startJob: async (request, label, origin = 'user') => {
-        const { jobId } = await deps.api.invoke('job:start', request, label);
+        // an absent label is left out, not sent as undefined (a JSON bridge would make it null)
+        const { jobId } = await (label !== undefined ? deps.api.invoke('job:start', request, label) : deps.api.invoke('job:start', request));
         origins.set(jobId, { origin, request, ...(label !== undefined ? { label } : {}) });
         const now = deps.now();
         set((state) => {

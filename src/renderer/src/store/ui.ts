@@ -128,7 +128,8 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
 
       pickDirectory: async (defaultPath) => {
         try {
-          return await deps.api.invoke('dialog:pickDirectory', defaultPath);
+          // optional arguments are left out, not sent as undefined (JSON bridges turn that into null)
+          return await (defaultPath ? deps.api.invoke('dialog:pickDirectory', defaultPath) : deps.api.invoke('dialog:pickDirectory'));
         } catch (e) {
           get().notify({ tone: 'error', text: 'The folder picker is not available; type the path instead', detail: toUiError(e).message });
           return null;
