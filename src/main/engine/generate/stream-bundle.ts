@@ -6,7 +6,7 @@
 // cores are identical once decompressed (the compressed bytes depend on the compressor build).
 
 import { randomBytes } from 'node:crypto';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { BundleCompression, BundleType } from '../../../shared/jobs';
 import { cancelled, SluiceError, toSluiceError } from '../errors';
@@ -165,6 +165,9 @@ export async function writeFileAtomically(
   const tmp = join(dirname(outPath), `.${basename(outPath)}.sluice-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   let fh: FileHandle | undefined;
   try {
+    // like an apply's destination, the bundle's folder is created when missing (the app's
+    // comparisons write their generated bundles into a fresh results folder)
+    await mkdir(dirname(outPath), { recursive: true });
     fh = await open(tmp, 'wx');
   } catch (e) {
     throw toSluiceError(e);
