@@ -26,7 +26,8 @@ export class ByteSource {
   /** current upstream chunk (never the carry-over buffer) and read position in it */
   private buf: Uint8Array = EMPTY;
   private pos = 0;
-  private carry: Uint8Array = new Uint8Array(1024);
+  /** assembly area of straddling reads, allocated on first use */
+  private carry: Uint8Array = EMPTY;
   private ended = false;
   private closed = false;
   /** bytes consumed before `buf` */
@@ -76,7 +77,7 @@ export class ByteSource {
       const view = this.tryReadExact(n);
       if (view) return view;
     }
-    if (this.carry.length < n) this.carry = new Uint8Array(Math.max(n, this.carry.length * 2));
+    if (this.carry.length < n) this.carry = new Uint8Array(Math.max(n, 256, this.carry.length * 2));
     const out = this.carry;
     let have = 0;
     const start = this.offset;
@@ -160,7 +161,7 @@ export class ByteSource {
       if (!found) end = limitEnd;
       const piece = end - this.pos;
       if (this.carry.length < have + piece) {
-        const bigger = new Uint8Array(Math.max(have + piece, this.carry.length * 2));
+        const bigger = new Uint8Array(Math.max(have + piece, 256, this.carry.length * 2));
         bigger.set(this.carry.subarray(0, have));
         this.carry = bigger;
       }

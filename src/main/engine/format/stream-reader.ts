@@ -122,7 +122,8 @@ export function malformed(message: string, details?: Record<string, unknown>): S
 
 /** Bytes as a latin1 string (one char per byte): how the engine holds hg's byte names. */
 export function latin1(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return buf.toString('latin1');
 }
 
 /** A latin1 byte string back to bytes. */
