@@ -9,7 +9,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { SluiceError } from '../engine/errors';
 import { OWNER_MARKER, removeStaleTemporaries, type OwnerMarker } from '../engine/apply/destination';
-import { inspectBundleFile } from '../engine/format/bundle-file';
+import { inspectBundle as engineInspectBundle, JobContext, runJob as engineRunJob } from '../engine/job';
 import { startServer as startWireServer } from '../engine/wire/server';
 import type { EventSink } from '../../shared/events';
 import type { BundleInfo, JobRequest, ServerInfo } from '../../shared/jobs';
@@ -41,19 +41,27 @@ export interface StartServerOptions {
 }
 
 /** Names of engine entry points that are still stubs in this build. */
-export const ENGINE_STUBS: readonly string[] = ['runJob', 'probeServer'];
+export const ENGINE_STUBS: readonly string[] = ['probeServer'];
 
 function notYet(name: string): never {
   throw new SluiceError('USAGE', `engine entry point ${name} is not available in this build`);
 }
 
 /** Runs one job to its end: emits start ... done (or error) through ctx.emit; rejects on failure. */
-export async function runJob(_request: JobRequest, _ctx: EngineJobContext): Promise<void> {
-  notYet('runJob');
+export async function runJob(request: JobRequest, ctx: EngineJobContext): Promise<void> {
+  const jobContext = new JobContext({
+    jobId: ctx.jobId,
+    signal: ctx.signal,
+    sink: ctx.emit,
+    // The app shows hg's --debug file lines in its job log; the events are batched on the way.
+    fileEvents: true,
+    ...(ctx.askCredentials && { askCredentials: ctx.askCredentials }),
+  });
+  await engineRunJob(request, jobContext);
 }
 
 export function inspectBundle(path: string): Promise<BundleInfo> {
-  return inspectBundleFile(path);
+  return engineInspectBundle(path);
 }
 
 export async function probeServer(_url: string): Promise<ServerInfo> {

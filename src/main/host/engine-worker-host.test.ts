@@ -1,11 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { EngineWorkerHost } from './engine-worker-host';
 import { SOURCE_WORKER } from './source-worker';
-import { ENGINE_STUBS } from './engine-api';
 import type { WorkerToHost } from './worker-protocol';
 import type { JobRequest } from '../../shared/jobs';
 
 const script = new URL('./test-fixtures/scripted-worker.mjs', import.meta.url);
+const sampleBundle = new URL('../../../build/sample/sample.hg', import.meta.url).pathname;
 
 function run(repo: string, options: { maxOldGenerationSizeMb?: number } = {}) {
   const request: JobRequest = { kind: 'verify', repo };
@@ -57,17 +60,43 @@ describe('EngineWorkerHost', () => {
 });
 
 describe('engine-worker.ts (the real worker entry, run from source)', () => {
-  it('runs a job through the engine and always ends with an error or done event, then finished', async () => {
-    const host = new EngineWorkerHost({ jobId: 'j2', request: { kind: 'verify', repo: '/nonexistent/sluice-test-repo' }, batchIntervalMs: 10 }, SOURCE_WORKER);
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sluice-worker-'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  async function runReal(request: JobRequest) {
+    const host = new EngineWorkerHost({ jobId: 'real', request, batchIntervalMs: 10 }, SOURCE_WORKER);
     const messages: WorkerToHost[] = [];
-    host.on('message', (m) => messages.push(m));
-    const finished = await new Promise<WorkerToHost>((resolve) => host.on('message', (m) => m.type === 'finished' && resolve(m)));
+    const finished = new Promise<WorkerToHost>((resolve) =>
+      host.on('message', (m) => {
+        messages.push(m);
+        if (m.type === 'finished') resolve(m);
+      }),
+    );
+    const result = await finished;
     await host.terminate();
-    const events = messages.flatMap((m) => (m.type === 'events' ? m.events : []));
-    expect(finished).toMatchObject({ type: 'finished', ok: false });
-    const last = events.at(-1)!;
-    expect(last).toMatchObject({ type: 'error', jobId: 'j2' });
-    if (ENGINE_STUBS.includes('runJob')) expect(last).toMatchObject({ code: 'USAGE', message: expect.stringMatching(/not available/) });
-    else expect(last.type === 'error' && last.code).not.toBe('USAGE');
+    return { finished: result, events: messages.flatMap((m) => (m.type === 'events' ? m.events : [])) };
+  }
+
+  it('applies a bundle through the engine and posts its events, then finished', async () => {
+    const dest = join(dir, 'repo');
+    const { finished, events } = await runReal({ kind: 'apply', bundlePath: sampleBundle, dest });
+    expect(finished).toEqual({ type: 'finished', ok: true });
+    expect(events[0]).toMatchObject({ type: 'start', jobId: 'real', kind: 'apply', files: 28 });
+    expect(events.at(-1)).toMatchObject({ type: 'done', jobId: 'real', files: 28, result: dest });
+    const names = events.flatMap((e) => (e.type === 'files' ? e.entries.map((x) => x.name) : []));
+    expect(names).toHaveLength(28);
+    expect(await readFile(join(dest, '.hg', 'requires'), 'utf8')).toMatch(/share-safe/);
+  });
+
+  it('reports an engine failure as an error event with its code, then finished with the error', async () => {
+    const notABundle = join(dir, 'not-a-bundle.hg');
+    await writeFile(notABundle, 'hello, not a bundle');
+    const { finished, events } = await runReal({ kind: 'apply', bundlePath: notABundle, dest: join(dir, 'r') });
+    expect(finished).toMatchObject({ type: 'finished', ok: false, error: { code: 'BAD_MAGIC' } });
+    expect(events.at(-1)).toMatchObject({ type: 'error', jobId: 'real', code: 'BAD_MAGIC' });
+    expect(events.filter((e) => e.type === 'error')).toHaveLength(1);
   });
 });

@@ -1,0 +1,135 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EngineHost, InvokeFailure, toInvokeFailure, type HostPlatform } from './engine-host';
+import { TypedEmitter } from './typed-emitter';
+import { SluiceError } from '../engine/errors';
+import type { EngineWorkerEvents, EngineWorkerLike } from './engine-worker-host';
+import type { HostToWorker, WorkerStartData } from './worker-protocol';
+
+const fixtures = new URL('../../../test/fixtures/hg/', import.meta.url).pathname;
+const sampleBundle = new URL('../../../build/sample/sample.hg', import.meta.url).pathname;
+const execFileAsync = promisify(execFile);
+const hasHg = spawnSync('hg', ['--version'], { stdio: 'ignore' }).status === 0;
+
+/**
+ * A worker that "applies" by unpacking the fixture repository the sample bundle was made from, so
+ * the sample flow (apply once, mark, serve, reuse) is tested apart from the engine's apply.
+ */
+class UnpackingWorker implements EngineWorkerLike {
+  static runs = 0;
+  private readonly events = new TypedEmitter<EngineWorkerEvents>();
+  constructor(start: WorkerStartData) {
+    UnpackingWorker.runs++;
+    if (start.request.kind !== 'apply') throw new Error('unexpected request');
+    const { dest } = start.request;
+    setTimeout(async () => {
+      await mkdir(dest, { recursive: true });
+      const r = spawnSync('tar', ['-xzf', join(fixtures, 'default', 'repo.tar.gz'), '-C', dest]);
+      const jobId = start.jobId;
+      if (r.status !== 0) {
+        this.events.emit('message', { type: 'finished', ok: false, error: { code: 'IO', message: String(r.stderr) } });
+        return;
+      }
+      this.events.emit('message', { type: 'events', events: [{ type: 'done', jobId, time: Date.now(), wallMs: 1, userCpuMs: 0, systemCpuMs: 0, bytes: 1, files: 28 }] });
+      this.events.emit('message', { type: 'finished', ok: true });
+    }, 0);
+  }
+  on<K extends keyof EngineWorkerEvents>(event: K, listener: (...args: EngineWorkerEvents[K]) => void) {
+    return this.events.on(event, listener);
+  }
+  send(_message: HostToWorker) {}
+  async terminate() {}
+  dispose() {}
+}
+
+const platform: HostPlatform = {
+  host: 'web',
+  version: '9.9.9',
+  platform: 'linux',
+  defaultCloneDir: '/home/u/Sluice',
+  pickDirectory: async () => null,
+  pickBundle: async () => null,
+  openPath: async () => {},
+  openExternal: async () => {},
+  writeText: async () => null,
+};
+
+describe('EngineHost', () => {
+  let dir: string;
+  let host: EngineHost;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sluice-enginehost-'));
+    UnpackingWorker.runs = 0;
+    host = new EngineHost({
+      platform,
+      dataDir: join(dir, 'data'),
+      sampleBundle,
+      worker: { script: '/nonexistent' },
+      createWorker: (start) => new UnpackingWorker(start),
+      engine: {
+        inspectBundle: async (path) => {
+          throw new SluiceError('BAD_MAGIC', `not a bundle: ${path}`);
+        },
+      },
+    });
+  });
+
+  afterEach(async () => {
+    await host.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers app:info from the platform', async () => {
+    expect(await host.invoke('app:info', [])).toEqual({ version: '9.9.9', platform: 'linux', host: 'web', defaultCloneDir: '/home/u/Sluice' });
+  });
+
+  it('rejects invalid calls before any handler runs, and keeps engine error codes', async () => {
+    await expect(host.invoke('job:start', [{ kind: 'apply', bundlePath: 'x.hg', dest: '/r' }])).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('not an absolute path') });
+    expect(host.jobs.list()).toEqual([]);
+    await expect(host.invoke('nope', [])).rejects.toBeInstanceOf(InvokeFailure);
+    await expect(host.invoke('bundle:inspect', ['/tmp/x.hg'])).rejects.toMatchObject({ code: 'BAD_MAGIC', message: 'not a bundle: /tmp/x.hg' });
+  });
+
+  it('prepares the sample once, serves it with the engine server, and reuses it on the next start', async () => {
+    const info = (await host.invoke('sample:get', [])) as { url: string; name: string; files: number };
+    expect(info).toMatchObject({ name: 'sample', files: 28, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//) });
+    const caps = await fetch(`${info.url}?cmd=capabilities`, { signal: AbortSignal.timeout(10_000) });
+    expect(caps.status).toBe(200);
+    expect(await caps.text()).toMatch(/stream/);
+    expect(await host.invoke('sample:get', [])).toEqual(info);
+    expect(UnpackingWorker.runs).toBe(1);
+
+    await host.dispose();
+    host = new EngineHost({ platform, dataDir: join(dir, 'data'), sampleBundle, worker: { script: '/nonexistent' }, createWorker: (s) => new UnpackingWorker(s) });
+    const again = (await host.invoke('sample:get', [])) as { url: string; files: number };
+    expect(again.files).toBe(28);
+    expect(UnpackingWorker.runs).toBe(1);
+  }, 30_000);
+
+  it.skipIf(!hasHg)('serves a sample that real hg clones with --stream (skipped: hg not installed)', async () => {
+    const { url } = (await host.invoke('sample:get', [])) as { url: string };
+    const dest = join(dir, 'hg-clone');
+    // Asynchronously: the server runs on this process's event loop.
+    const r = await execFileAsync('hg', ['clone', '--stream', '-U', '-q', url, dest], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' } });
+    expect(r.stderr).toBe('');
+    const log = spawnSync('hg', ['-R', dest, 'log', '-T', '{rev}:{node} {bookmarks}\\n'], { encoding: 'utf8', env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' } });
+    // Same changesets and bookmarks as the repository the bundle was made from (phases differ:
+    // the sample server publishes, like hg serve).
+    const expected = (await readFile(join(fixtures, 'default', 'log.txt'), 'utf8')).replace(/ (public|draft|secret) /g, ' ');
+    expect(log.stdout).toBe(expected);
+  }, 30_000);
+});
+
+describe('toInvokeFailure', () => {
+  it('keeps SluiceError codes and maps errno errors to IO', () => {
+    expect(toInvokeFailure(new SluiceError('DEST_EXISTS', 'x'))).toMatchObject({ code: 'DEST_EXISTS', message: 'x' });
+    expect(toInvokeFailure(Object.assign(new Error('no such file'), { code: 'ENOENT' }))).toMatchObject({ code: 'IO', message: 'no such file' });
+    expect(toInvokeFailure(Object.assign(new Error('x'), { code: 'ERR_INVALID_ARG_TYPE' }))).toMatchObject({ code: 'IO' });
+    expect(toInvokeFailure('weird')).toMatchObject({ code: 'IO', message: 'weird' });
+  });
+});
