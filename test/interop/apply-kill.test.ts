@@ -17,7 +17,10 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** Starts the child and resolves once it is writing files into its temporary. */
 function startChild(dest: string): Promise<import('node:child_process').ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dest], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dest], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -44,7 +47,9 @@ describe('kill -9 mid-apply', () => {
 
     const temps = readdirSync(work).filter((n) => n.includes('.sluice-tmp-'));
     expect(temps).toHaveLength(1);
-    expect(temps[0]).toMatch(new RegExp(`^\\.${emptyDir ? 'empty' : 'absent'}\\.sluice-tmp-${child.pid}-[0-9a-f]+$`));
+    expect(temps[0]).toMatch(
+      new RegExp(`^\\.${emptyDir ? 'empty' : 'absent'}\\.sluice-tmp-${child.pid}-[0-9a-f]+$`),
+    );
     expect(readdirSync(join(work, temps[0]!, '.hg', 'store', 'data')).length).toBeGreaterThan(0);
     if (emptyDir) expect(readdirSync(dest)).toEqual([]);
     else expect(existsSync(dest)).toBe(false);
