@@ -5,16 +5,28 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test, expect, hasHg, FIXTURES_DIR } from './fixtures';
-import { dropFile, expectTransferState, hgVerify, packed1WithRequirement, screenshot, transferRow } from './ui-helpers';
+import {
+  dropFile,
+  expectTransferState,
+  hgVerify,
+  packed1WithRequirement,
+  screenshot,
+  transferRow,
+} from './ui-helpers';
 
-test('dropping a stream v2 bundle opens the apply dialog; applying it makes a sound repository', async ({ sluicePage: page, tempDir }) => {
+test('dropping a stream v2 bundle opens the apply dialog; applying it makes a sound repository', async ({
+  sluicePage: page,
+  tempDir,
+}) => {
   const bytes = await readFile(join(FIXTURES_DIR, 'default', 'stream-v2.hg'));
   const dest = join(tempDir, 'from-drop');
 
   await page.evaluate(() => {
     const dt = new DataTransfer();
     dt.items.add(new File([new Uint8Array(4)], 'x.hg'));
-    document.body.dispatchEvent(new DragEvent('dragenter', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    document.body.dispatchEvent(
+      new DragEvent('dragenter', { dataTransfer: dt, bubbles: true, cancelable: true }),
+    );
   });
   await expect(page.getByTestId('drop-overlay')).toContainText('Drop a stream bundle');
   await screenshot(page, 'drop-overlay');
@@ -25,7 +37,9 @@ test('dropping a stream v2 bundle opens the apply dialog; applying it makes a so
   const facts = dialog.getByTestId('bundle-facts');
   await expect(facts).toContainText('bundle2 with stream v2');
   await expect(facts).toContainText('generaldelta');
-  expect(Number((await dialog.getByTestId('bundle-files').textContent())!.replace(/,/g, ''))).toBeGreaterThan(0);
+  expect(Number((await dialog.getByTestId('bundle-files').textContent())!.replace(/,/g, ''))).toBeGreaterThan(
+    0,
+  );
   await dialog.getByLabel('New repository folder').fill(dest);
   await screenshot(page, 'apply-dialog');
   await dialog.getByRole('button', { name: 'Apply bundle' }).click();
@@ -39,14 +53,18 @@ test('dropping a stream v2 bundle opens the apply dialog; applying it makes a so
   }
 });
 
-test('a file that is not a bundle is refused with a clear message, and nothing starts', async ({ sluicePage: page }) => {
+test('a file that is not a bundle is refused with a clear message, and nothing starts', async ({
+  sluicePage: page,
+}) => {
   // the web host is shared by the specs of a worker: count what was there before
   const jobsBefore = (await page.evaluate(() => window.sluice.invoke('job:list'))).length;
   await dropFile(page, 'notes.txt', Buffer.from('# Release notes\n\nNothing to see here.\n'));
   const refused = page.getByRole('alertdialog', { name: /Sluice cannot apply “notes.txt”/ });
   await expect(refused).toBeVisible();
   await expect(refused).toContainText('Nothing was written.');
-  await expect(refused.getByRole('alert')).toContainText(/not a Mercurial stream bundle|damaged|ended too early/);
+  await expect(refused.getByRole('alert')).toContainText(
+    /not a Mercurial stream bundle|damaged|ended too early/,
+  );
   await screenshot(page, 'refused-dialog');
   await refused.getByRole('button', { name: 'OK' }).click();
   await expect(refused).toBeHidden();
@@ -54,9 +72,14 @@ test('a file that is not a bundle is refused with a clear message, and nothing s
   await expect(page.getByTestId('transfer')).toHaveCount(jobsBefore);
 });
 
-test('a bundle that needs an unsupported requirement is refused before it starts', async ({ sluicePage: page }) => {
+test('a bundle that needs an unsupported requirement is refused before it starts', async ({
+  sluicePage: page,
+}) => {
   const jobsBefore = (await page.evaluate(() => window.sluice.invoke('job:list'))).length;
-  const bytes = await packed1WithRequirement(join(FIXTURES_DIR, 'default', 'packed1.hg'), 'exp-sluice-test-unknown');
+  const bytes = await packed1WithRequirement(
+    join(FIXTURES_DIR, 'default', 'packed1.hg'),
+    'exp-sluice-test-unknown',
+  );
   await dropFile(page, 'future.hg', bytes);
   const refused = page.getByRole('alertdialog', { name: /Sluice cannot apply “future.hg”/ });
   await expect(refused).toBeVisible();

@@ -5,7 +5,14 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test, expect, hasHg, repoFromFixture, startHgServe, type HgServe } from './fixtures';
-import { expectTransferState, hgVerify, screenshot, startThrottleProxy, transferRow, type ThrottleProxy } from './ui-helpers';
+import {
+  expectTransferState,
+  hgVerify,
+  screenshot,
+  startThrottleProxy,
+  transferRow,
+  type ThrottleProxy,
+} from './ui-helpers';
 
 test.describe('clone from URL', () => {
   test.skip(!hasHg, 'hg is not installed: these tests clone from a live `hg serve`');
@@ -18,7 +25,10 @@ test.describe('clone from URL', () => {
     proxy = server = undefined;
   });
 
-  test('clone from hg serve through the dialog; hg verify accepts the result', async ({ sluicePage: page, tempDir }) => {
+  test('clone from hg serve through the dialog; hg verify accepts the result', async ({
+    sluicePage: page,
+    tempDir,
+  }) => {
     server = await startHgServe(await repoFromFixture(tempDir));
     const dest = join(tempDir, 'cloned');
 
@@ -77,12 +87,18 @@ test.describe('clone from URL', () => {
     const row = transferRow(page, dest);
     // wait until data is flowing, then cancel while it is incomplete
     await expect
-      .poll(async () => {
-        const text = (await row.getByTestId('stat-bytes').textContent()) ?? '';
-        const m = /^([\d.]+) (\w+) of ([\d.]+) (\w+)$/.exec(text);
-        return m !== null && parseFloat(m[1]!) > 0;
-      }, { timeout: 30_000 })
-      .toBe(true);
+      .poll(
+        async () => {
+          const state = await row.getAttribute('data-state');
+          if (state !== 'running' && state !== 'queued')
+            return `${state}: ${(await row.textContent())?.slice(0, 300)}`;
+          const text = (await row.getByTestId('stat-bytes').textContent()) ?? '';
+          const m = /^([\d.]+) (\w+) of ([\d.]+) (\w+)$/.exec(text);
+          return m !== null && parseFloat(m[1]!) > 0 ? 'flowing' : 'waiting';
+        },
+        { timeout: 30_000 },
+      )
+      .toBe('flowing');
     await screenshot(page, 'transfers-running');
     const before = await row.getByTestId('stat-bytes').textContent();
     await row.getByRole('button', { name: /^Cancel / }).click();

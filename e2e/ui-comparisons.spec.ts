@@ -12,7 +12,10 @@ function seconds(text: string): number {
   return m[2] === 'ms' ? Number(m[1]) / 1000 : Number(m[1]);
 }
 
-test('apply under two closer settings: measured wall, CPU and MB/s, exported as CSV', async ({ sluicePage: page, tempDir }) => {
+test('apply under two closer settings: measured wall, CPU and MB/s, exported as CSV', async ({
+  sluicePage: page,
+  tempDir,
+}) => {
   await page.getByRole('navigation').getByRole('button', { name: 'Comparisons' }).click();
   const form = page.getByTestId('comparison-form');
   await expect(page.getByTestId('empty-comparisons')).toBeVisible();
@@ -54,7 +57,10 @@ test('apply under two closer settings: measured wall, CPU and MB/s, exported as 
   expect(csv[2]).toMatch(/^"closer on, 2 threads",done,\d+,.*,true,2,/);
 });
 
-test('bundle a repository at 4 KiB and 32 KiB chunks, then apply each', async ({ sluicePage: page, tempDir }) => {
+test('bundle a repository at 4 KiB and 32 KiB chunks, then apply each', async ({
+  sluicePage: page,
+  tempDir,
+}) => {
   const repo = await repoFromFixture(tempDir);
   await page.getByRole('navigation').getByRole('button', { name: 'Comparisons' }).click();
   const form = page.getByTestId('comparison-form');
@@ -70,8 +76,11 @@ test('bundle a repository at 4 KiB and 32 KiB chunks, then apply each', async ({
   await expect(results).toHaveAttribute('data-state', 'done', { timeout: 45_000 });
   const rows = results.getByTestId('comparison-table').locator('tbody tr');
   await expect(rows.locator('th')).toHaveText(['4 KiB chunks · closer off', '32 KiB chunks · closer off']);
-  for (let i = 0; i < 2; i++) expect(Number(await rows.nth(i).locator('td').nth(3).textContent())).toBeGreaterThan(0);
+  for (let i = 0; i < 2; i++)
+    expect(Number(await rows.nth(i).locator('td').nth(3).textContent())).toBeGreaterThan(0);
   // the generated bundles were jobs of their own, visible in Transfers
   await page.getByRole('navigation').getByRole('button', { name: 'Transfers' }).click();
-  await expect(page.getByTestId('transfer').filter({ hasText: 'Comparison: bundle 4 KiB chunks' })).toHaveAttribute('data-state', 'done');
+  await expect(
+    page.getByTestId('transfer').filter({ hasText: 'Comparison: bundle 4 KiB chunks' }),
+  ).toHaveAttribute('data-state', 'done');
 });

@@ -10,13 +10,29 @@ import type { Page } from '@playwright/test';
 let demoBridge: string | undefined;
 
 async function openWithDemoHost(page: Page, origin: string, url: string, speed: number): Promise<void> {
-  demoBridge ??= (await build({ entryPoints: [join(PROJECT_ROOT, 'src/renderer/src/testing/demo-host.ts')], bundle: true, format: 'iife', platform: 'browser', write: false })).outputFiles[0]!.text;
-  await page.route(`${origin}/bridge.js`, (route) => route.fulfill({ body: `self.__sluiceDemoSpeed = ${speed};\n${demoBridge}`, contentType: 'text/javascript' }));
+  demoBridge ??= (
+    await build({
+      entryPoints: [join(PROJECT_ROOT, 'src/renderer/src/testing/demo-host.ts')],
+      bundle: true,
+      format: 'iife',
+      platform: 'browser',
+      write: false,
+    })
+  ).outputFiles[0]!.text;
+  await page.route(`${origin}/bridge.js`, (route) =>
+    route.fulfill({
+      body: `self.__sluiceDemoSpeed = ${speed};\n${demoBridge}`,
+      contentType: 'text/javascript',
+    }),
+  );
   await page.goto(url);
   await expect(page.getByRole('heading', { name: 'Transfers' })).toBeVisible();
 }
 
-test('a 250,000-line debug log stays virtualized, scrolls quickly, filters and exports in full', async ({ page, webHost }) => {
+test('a 250,000-line debug log stays virtualized, scrolls quickly, filters and exports in full', async ({
+  page,
+  webHost,
+}) => {
   test.setTimeout(90_000);
   await openWithDemoHost(page, webHost.origin, webHost.url, 10);
   await dropFile(page, 'big.hg', new Uint8Array([0x48, 0x47, 0x32, 0x30]));
@@ -28,7 +44,9 @@ test('a 250,000-line debug log stays virtualized, scrolls quickly, filters and e
   await row.getByRole('button', { name: /Show log/ }).click();
   const view = page.getByTestId('logview');
   // 250,000 "adding" lines plus hg's header/footer and phase lines
-  await expect.poll(async () => Number(await view.getAttribute('data-total')), { timeout: 10_000 }).toBeGreaterThan(250_000);
+  await expect
+    .poll(async () => Number(await view.getAttribute('data-total')), { timeout: 10_000 })
+    .toBeGreaterThan(250_000);
   const total = Number(await view.getAttribute('data-total'));
   expect(total).toBeLessThan(250_010);
   expect(await view.locator('.log-line').count()).toBeLessThan(150);
@@ -47,7 +65,9 @@ test('a 250,000-line debug log stays virtualized, scrolls quickly, filters and e
   });
   const sorted = [...timings].sort((a, b) => a - b);
   const median = sorted[Math.floor(sorted.length / 2)]!;
-  console.log(`log jump timings (ms): median ${median.toFixed(1)}, max ${sorted[sorted.length - 1]!.toFixed(1)}`);
+  console.log(
+    `log jump timings (ms): median ${median.toFixed(1)}, max ${sorted[sorted.length - 1]!.toFixed(1)}`,
+  );
   expect(median).toBeLessThan(100);
   await expect(view).toContainText('data/src/module124999.py.i');
   expect(await view.locator('.log-line').count()).toBeLessThan(150);
@@ -59,7 +79,12 @@ test('a 250,000-line debug log stays virtualized, scrolls quickly, filters and e
 
   await page.getByRole('button', { name: 'Export…' }).click();
   await expect(page.getByTestId('notice').filter({ hasText: 'Saved' })).toBeVisible();
-  const exported = await page.evaluate(() => Object.values((window as unknown as { __sluiceDemoExports: Record<string, string> }).__sluiceDemoExports)[0]!);
+  const exported = await page.evaluate(
+    () =>
+      Object.values(
+        (window as unknown as { __sluiceDemoExports: Record<string, string> }).__sluiceDemoExports,
+      )[0]!,
+  );
   const lines = exported.trimEnd().split('\n');
   expect(lines[0]).toMatch(/^# Sluice apply bundle .*big\.hg/);
   expect(lines.length).toBe(total + 1);
@@ -88,7 +113,10 @@ test('a stalled transfer is flagged with cancel and retry at hand', async ({ pag
   await expect(page.getByTestId('transfer').nth(0)).toHaveAttribute('data-state', 'running');
 });
 
-test('a failed transfer explains the error in words and retries the same request', async ({ page, webHost }) => {
+test('a failed transfer explains the error in words and retries the same request', async ({
+  page,
+  webHost,
+}) => {
   await openWithDemoHost(page, webHost.origin, webHost.url, 4);
   await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
   const dialog = page.getByRole('dialog', { name: 'Clone from URL' });

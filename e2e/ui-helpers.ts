@@ -32,7 +32,9 @@ export async function dropFile(page: Page, name: string, bytes: Uint8Array): Pro
       const dt = new DataTransfer();
       dt.items.add(new File([data], name, { type: 'application/octet-stream' }));
       for (const type of ['dragenter', 'dragover', 'drop']) {
-        document.body.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+        document.body.dispatchEvent(
+          new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }),
+        );
       }
     },
     { name, b64: Buffer.from(bytes).toString('base64') },
@@ -49,7 +51,13 @@ export async function startThrottleProxy(target: string, bytesPerSec: number): P
   const t = new URL(target);
   const server: Server = createServer((req, res) => {
     const upstream = httpRequest(
-      { host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, host: t.host } },
+      {
+        host: t.hostname,
+        port: t.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: t.host },
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         const chunk = Math.max(512, Math.floor(bytesPerSec / 8));
@@ -105,7 +113,10 @@ export async function packed1WithRequirement(src: string, extra: string): Promis
   const buf = await readFile(src);
   expect(buf.subarray(0, 4).toString('latin1')).toBe('HGS1');
   const reqLen = buf.readUInt16BE(22);
-  const reqs = buf.subarray(24, 24 + reqLen - 1).toString('latin1').split(',');
+  const reqs = buf
+    .subarray(24, 24 + reqLen - 1)
+    .toString('latin1')
+    .split(',');
   const field = Buffer.from(`${[...reqs, extra].sort().join(',')}\0`, 'latin1');
   const len = Buffer.alloc(2);
   len.writeUInt16BE(field.length);
@@ -114,7 +125,10 @@ export async function packed1WithRequirement(src: string, extra: string): Promis
 
 /** `hg verify` of a repository (0 = sound). */
 export function hgVerify(repo: string): { status: number | null; output: string } {
-  const r = spawnSync('hg', ['verify', '-R', repo], { env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' }, encoding: 'utf8' });
+  const r = spawnSync('hg', ['verify', '-R', repo], {
+    env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' },
+    encoding: 'utf8',
+  });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -124,12 +138,20 @@ export function transferRow(page: Page, text: string): Locator {
 }
 
 /** Fails with the row's own error text when the job ends in another state. */
-export async function expectTransferState(row: Locator, state: 'done' | 'failed' | 'cancelled', timeout = 45_000): Promise<void> {
+export async function expectTransferState(
+  row: Locator,
+  state: 'done' | 'failed' | 'cancelled',
+  timeout = 45_000,
+): Promise<void> {
   await expect
-    .poll(async () => {
-      const s = await row.getAttribute('data-state');
-      if (s !== state && (s === 'failed' || s === 'done' || s === 'cancelled')) return `${s}: ${(await row.textContent())?.slice(0, 400)}`;
-      return s;
-    }, { timeout })
+    .poll(
+      async () => {
+        const s = await row.getAttribute('data-state');
+        if (s !== state && (s === 'failed' || s === 'done' || s === 'cancelled'))
+          return `${s}: ${(await row.textContent())?.slice(0, 400)}`;
+        return s;
+      },
+      { timeout },
+    )
     .toBe(state);
 }

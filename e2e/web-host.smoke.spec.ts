@@ -2,7 +2,7 @@
 // SluiceApi (invoke, on, pathForFile), the host validates what it receives, and nothing is served
 // without the token.
 import { readFile } from 'node:fs/promises';
-import { test, expect } from './fixtures';
+import { test, expect, SAMPLE_BUNDLE } from './fixtures';
 
 // window.sluice is typed by src/preload/index.d.ts.
 
@@ -85,4 +85,41 @@ test('responses carry the CSP, and the renderer runs under it without violations
   await page.waitForFunction(() => typeof (window as { sluice?: unknown }).sluice === 'object');
   await page.waitForLoadState('networkidle');
   expect(violations).toEqual([]);
+});
+
+test('a job runs end to end through the bridge: events and states are pushed, then the history has it', async ({ sluicePage: page, webHost }) => {
+  const dest = `${webHost.cloneDir}/smoke-apply`;
+  const outcome = await page.evaluate(
+    async ({ bundlePath, dest }) => {
+      const events: { type: string }[] = [];
+      const states: string[] = [];
+      const ended = new Promise<void>((resolve) => {
+        window.sluice.on('job:state', (s) => {
+          states.push(s.state);
+          if (s.state === 'done' || s.state === 'failed' || s.state === 'cancelled') resolve();
+        });
+      });
+      window.sluice.on('job:events', (batch) => {
+        events.push(...batch.events);
+      });
+      const { jobId } = await window.sluice.invoke('job:start', { kind: 'apply', bundlePath, dest }, 'smoke');
+      await ended;
+      // the last batch (with done) and the history record are written before the final state
+      const history = await window.sluice.invoke('history:list');
+      return { jobId, states, types: events.map((e) => e.type), history };
+    },
+    { bundlePath: SAMPLE_BUNDLE, dest },
+  );
+  expect(outcome.states).toEqual(['queued', 'running', 'done']);
+  expect(outcome.types[0]).toBe('start');
+  expect(outcome.types.at(-1)).toBe('done');
+  expect(outcome.history[0]).toMatchObject({ jobId: outcome.jobId, label: 'smoke', state: 'done', done: { files: 28, result: dest } });
+});
+
+test('sample:get returns a served repository URL that speaks the hg wire protocol', async ({ sluicePage: page, request }) => {
+  const sample = await page.evaluate(() => window.sluice.invoke('sample:get'));
+  expect(sample).toMatchObject({ name: 'sample', files: 28, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//) });
+  const caps = await request.get(`${sample.url}?cmd=capabilities`);
+  expect(caps.status()).toBe(200);
+  expect(await caps.text()).toMatch(/\bbundle2=/);
 });

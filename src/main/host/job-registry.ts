@@ -235,7 +235,6 @@ export class JobRegistry {
     entry.batcher.dispose();
     const endedAt = this.now();
     entry.summary = { ...entry.summary, state, endedAt };
-    this.pushState(entry);
     entry.worker?.dispose();
     entry.worker = undefined;
     const record: HistoryRecord = {
@@ -254,6 +253,8 @@ export class JobRegistry {
     } catch (e) {
       console.warn('history: cannot record job', entry.summary.jobId, e);
     }
+    // After the history write: a renderer that reloads the history on this state finds the job there.
+    this.pushState(entry);
     entry.resolveEnded();
     this.forgetOldJobs();
     this.startQueued();
