@@ -1,0 +1,190 @@
+// `npm run bench`: Sluice next to hg and tar, side by side in one run, with ratios.
+// Not a test: numbers depend on the machine. Everything runs on tmpfs (/dev/shm) when present;
+// every run writes to a new directory and all of them are deleted at the end.
+//
+//   npm run bench                       medium corpus, all sections
+//   npm run bench -- --presets medium,large --reps 3 --sections apply,generate,wire,verify
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { benchBase, ensureCorpus, ROOT, SHARED_BENCH } from './bench/corpus.mjs';
+import { fmtTable, measure, medianOf } from './bench/measure.mjs';
+
+const { values: opt } = parseArgs({
+  options: {
+    presets: { type: 'string', default: 'medium' },
+    reps: { type: 'string', default: '3' },
+    sections: { type: 'string', default: 'apply,generate,wire,verify' },
+    'latency-us': { type: 'string', default: '1000' },
+    out: { type: 'string' },
+  },
+});
+const reps = Number(opt.reps);
+const sections = new Set(opt.sections.split(','));
+const SLUICE = join(ROOT, 'bin', 'sluice.mjs');
+const report = [];
+const say = (s = '') => {
+  console.log(s);
+  report.push(s);
+};
+
+if (spawnSync('hg', ['--version'], { stdio: 'ignore' }).status !== 0) {
+  console.error('bench: hg is not installed (apt-get install mercurial): nothing to compare with');
+  process.exit(2);
+}
+// The bundled CLI (what users run), not the TypeScript sources.
+spawnSync('node', [join(ROOT, 'scripts', 'build-cli.mjs')], { stdio: 'inherit' });
+
+const base = benchBase();
+const runs = mkdtempSync(join(base, 'runs-'));
+let n = 0;
+const fresh = (tag) => join(runs, `${String(++n).padStart(4, '0')}-${tag}`);
+
+function buildSlowclose() {
+  const so = join(base, 'slowclose.so');
+  if (!existsSync(so)) {
+    const r = spawnSync('cc', ['-O2', '-shared', '-fPIC', '-o', so, join(SHARED_BENCH, 'slowclose.c'), '-ldl', '-lpthread']);
+    if (r.status !== 0) return null;
+  }
+  return so;
+}
+const slowcloseEnv = (so, prefix) => ({
+  ...process.env,
+  LD_PRELOAD: so,
+  SLOWCLOSE_PREFIX: prefix,
+  SLOWCLOSE_US: opt['latency-us'],
+  UV_USE_IO_URING: '0',
+});
+
+const mb = (bytes, ms) => (bytes / 1e6 / (ms / 1000)).toFixed(1);
+function row(label, r, bytes, files, ref) {
+  if (r.code !== 0) return [label, 'FAILED', '', '', '', '', '', '', ''];
+  return [
+    label,
+    (r.wallMs / 1000).toFixed(3),
+    (r.userMs / 1000).toFixed(3),
+    (r.sysMs / 1000).toFixed(3),
+    mb(bytes, r.wallMs),
+    Math.round(files / (r.wallMs / 1000)),
+    (r.maxRssKb / 1024).toFixed(0),
+    ref ? (r.wallMs / ref.wallMs).toFixed(2) + 'x' : '',
+  ];
+}
+const HEAD = ['', 'wall s', 'user s', 'sys s', 'MB/s', 'files/s', 'RSS MB', 'vs ref'];
+
+async function applySection(preset, corpus) {
+  const work = fresh(`apply-${preset}`);
+  mkdirSync(work);
+  // the same store as bundles (made by hg) and as a tar
+  const packed1 = join(work, 'packed1.hg');
+  const v2 = join(work, 'v2.hg');
+  const tarball = join(work, 'store.tar');
+  spawnSync('hg', ['-R', corpus, 'debugcreatestreamclonebundle', '-q', packed1], { stdio: 'inherit' });
+  spawnSync('hg', ['-R', corpus, 'bundle', '-q', '-a', '-t', 'none-v2;stream=v2', v2], { stdio: 'inherit' });
+  spawnSync('tar', ['-cf', tarball, '-C', join(corpus, '.hg'), 'store']);
+  const info = JSON.parse(spawnSync('node', [SLUICE, 'inspect', '--json', v2], { encoding: 'utf8' }).stdout.trim().split('\n').pop());
+  const bytes = info.bytes ?? info.totalBytes;
+  const files = info.files ?? info.totalFiles;
+  say(`\n### Apply, ${preset} corpus: ${files} files, ${(bytes / 1e6).toFixed(1)} MB (median of ${reps}; ratios vs tar -x)`);
+
+  const tar = (env) => (i) => {
+    const d = fresh('tar');
+    mkdirSync(d);
+    return measure('tar', ['-xf', tarball, '-C', d], { env });
+  };
+  const hgApply = (bundle, kind, env, extra = []) => () => {
+    const d = fresh('hg');
+    spawnSync('hg', ['init', d]);
+    const args = kind === 'packed1' ? ['-R', d, ...extra, 'debugapplystreamclonebundle', bundle] : ['-R', d, ...extra, 'unbundle', '-q', bundle];
+    return measure('hg', args, { env });
+  };
+  const sluice = (bundle, closeMode, env, threads) => () =>
+    measure('node', [SLUICE, 'apply', '-q', bundle, fresh('sluice'), '--background-close', closeMode, ...(threads ? ['--close-threads', String(threads)] : [])], { env });
+
+  const rows = [];
+  const rTar = await medianOf(reps, tar());
+  rows.push(row('tar -x (store)', rTar, bytes, files, rTar));
+  const results = {};
+  for (const [kind, bundle] of [['packed1', packed1], ['v2', v2]]) {
+    const rHg = await medianOf(reps, hgApply(bundle, kind));
+    const rS = await medianOf(reps, sluice(bundle, 'off'));
+    rows.push(row(`hg ${kind === 'packed1' ? 'debugapplystreamclonebundle' : 'unbundle'} (${kind})`, rHg, bytes, files, rTar));
+    rows.push(row(`sluice apply (${kind})`, rS, bytes, files, rTar));
+    results[kind] = { hg: rHg, sluice: rS };
+  }
+  say(fmtTable(HEAD, rows));
+  for (const kind of ['packed1', 'v2']) {
+    const { hg, sluice: s } = results[kind];
+    say(`${kind}: sluice is ${(hg.wallMs / s.wallMs).toFixed(2)}x faster than hg; ${(s.wallMs / rTar.wallMs).toFixed(2)}x tar's time`);
+  }
+
+  const so = buildSlowclose();
+  if (!so) {
+    say('(slowclose.so could not be built: no cc; emulated close latency skipped)');
+    return;
+  }
+  const lat = Number(opt['latency-us']) / 1000;
+  say(`\n### Apply with ${lat} ms emulated close() latency (slowclose.so, NTFS-like), ${preset} corpus, packed1 and v2 (1 run each)`);
+  const env = slowcloseEnv(so, runs);
+  const lrows = [];
+  const lt = await medianOf(1, tar(env));
+  lrows.push(row('tar -x (closes inline)', lt, bytes, files, rTar));
+  const hgOn = await medianOf(1, hgApply(packed1, 'packed1', env, ['--config', 'worker.backgroundclose=true']));
+  lrows.push(row('hg packed1, backgroundclose=true', hgOn, bytes, files, rTar));
+  for (const [kind, bundle] of [['packed1', packed1], ['v2', v2]]) {
+    const off = await medianOf(1, sluice(bundle, 'off', env));
+    const on = await medianOf(1, sluice(bundle, 'on', env));
+    const on4 = await medianOf(1, sluice(bundle, 'on', env, 4));
+    lrows.push(row(`sluice ${kind}, closer off`, off, bytes, files, results[kind].sluice));
+    lrows.push(row(`sluice ${kind}, closer on (4 threads, hg's)`, on4, bytes, files, results[kind].sluice));
+    lrows.push(row(`sluice ${kind}, closer on (default threads)`, on, bytes, files, results[kind].sluice));
+  }
+  say(fmtTable([...HEAD.slice(0, -1), 'vs no-latency sluice (tar for tar/hg)'], lrows));
+}
+
+async function generateSection(preset, corpus) {
+  say(`\n### Generate stream bundles, ${preset} corpus (median of ${reps}): hg vs sluice, 4 KiB vs 32 KiB chunks`);
+  const rows = [];
+  const hgP = await medianOf(reps, () => measure('hg', ['-R', corpus, 'debugcreatestreamclonebundle', '-q', fresh('hg.hg')]));
+  const hgV2 = await medianOf(reps, () => measure('hg', ['-R', corpus, 'bundle', '-q', '-a', '-t', 'none-v2;stream=v2', fresh('hg.hg')]));
+  const sl = (type, extra) => () => measure('node', [SLUICE, 'bundle', '-q', corpus, fresh('s.hg'), '--type', type, ...extra]);
+  const sP = await medianOf(reps, sl('packed1', []));
+  const s32 = await medianOf(reps, sl('v2', ['--chunk-size', '32768']));
+  const s4 = await medianOf(reps, sl('v2', ['--chunk-size', '4096']));
+  const sZ = await medianOf(reps, sl('v2', ['--compression', 'zstd']));
+  rows.push(['hg debugcreatestreamclonebundle (packed1)', ...t(hgP), '']);
+  rows.push(['sluice bundle --type packed1', ...t(sP), ratio(hgP, sP)]);
+  rows.push(['hg bundle none-v2;stream=v2 (32 KiB)', ...t(hgV2), '']);
+  rows.push(['sluice bundle v2, 32 KiB chunks', ...t(s32), ratio(hgV2, s32)]);
+  rows.push(['sluice bundle v2, 4 KiB chunks', ...t(s4), ratio(hgV2, s4)]);
+  rows.push(['sluice bundle v2, zstd', ...t(sZ), ratio(hgV2, sZ)]);
+  say(fmtTable(['', 'wall s', 'user s', 'sys s', 'RSS MB', 'hg / sluice'], rows));
+}
+const t = (r) => (r.code !== 0 ? ['FAILED', '', '', ''] : [(r.wallMs / 1000).toFixed(3), (r.userMs / 1000).toFixed(3), (r.sysMs / 1000).toFixed(3), (r.maxRssKb / 1024).toFixed(0)]);
+const ratio = (ref, r) => (r.code !== 0 ? '' : (ref.wallMs / r.wallMs).toFixed(2) + 'x');
+
+async function optionalSection(name, file, preset, corpus) {
+  const path = join(ROOT, 'scripts', 'bench', file);
+  if (!existsSync(path)) {
+    say(`\n(${name}: ${file} not present)`);
+    return;
+  }
+  const mod = await import(path);
+  const text = await mod.run({ corpusDir: corpus, workDir: fresh(name), preset, reps, say });
+  if (typeof text === 'string') say(text);
+}
+
+try {
+  say(`# Sluice benchmark — ${new Date().toISOString()} — node ${process.version}, ${spawnSync('hg', ['--version', '-q'], { encoding: 'utf8' }).stdout.trim()}`);
+  for (const preset of opt.presets.split(',')) {
+    const corpus = ensureCorpus(preset);
+    if (sections.has('apply')) await applySection(preset, corpus);
+    if (sections.has('generate')) await generateSection(preset, corpus);
+    if (sections.has('wire')) await optionalSection('wire', 'wire-bench.mjs', preset, corpus);
+    if (sections.has('verify')) await optionalSection('verify', 'verify-bench.mjs', preset, corpus);
+  }
+} finally {
+  rmSync(runs, { recursive: true, force: true });
+  if (opt.out) writeFileSync(opt.out, report.join('\n') + '\n');
+}

@@ -1,0 +1,71 @@
+// Runs one command and reports what it cost: wall, user and system CPU and peak RSS of the child
+// (its whole process tree, from wait4's rusage). Node cannot read a child's rusage, so a tiny
+// Python wrapper (python3 is always there where hg is) runs the command and prints RUSAGE_CHILDREN.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+
+const WRAPPER = `
+import os, sys, time, resource, subprocess, json
+t = time.perf_counter()
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+wall = time.perf_counter() - t
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+sys.stderr.write(p.stderr.decode('utf-8', 'replace')[-4000:])
+print(json.dumps({"code": p.returncode, "wall": wall, "user": r.ru_utime, "sys": r.ru_stime, "maxrss_kb": r.ru_maxrss}))
+`;
+
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv, cwd?: string }} [opts]
+ * @returns {Promise<{ code: number, wallMs: number, userMs: number, sysMs: number, maxRssKb: number, stderr: string }>}
+ */
+export function measure(cmd, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, ['-c', WRAPPER, cmd, ...args], {
+      env: opts.env ?? process.env,
+      cwd: opts.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', () => {
+      try {
+        const r = JSON.parse(out.trim().split('\n').pop());
+        resolve({
+          code: r.code,
+          wallMs: r.wall * 1000,
+          userMs: r.user * 1000,
+          sysMs: r.sys * 1000,
+          maxRssKb: r.maxrss_kb,
+          stderr: err,
+        });
+      } catch {
+        reject(new Error(`measure: no result from ${cmd} ${args.join(' ')}: ${err.slice(-2000)}`));
+      }
+    });
+  });
+}
+
+/** Median by wall time of `reps` runs; `prepare(i)` makes a fresh destination for run i. */
+export async function medianOf(reps, run) {
+  const results = [];
+  for (let i = 0; i < reps; i++) results.push(await run(i));
+  const failed = results.find((r) => r.code !== 0);
+  if (failed) return failed;
+  results.sort((a, b) => a.wallMs - b.wallMs);
+  return results[Math.floor(results.length / 2)];
+}
+
+export function fmtTable(headers, rows) {
+  const cells = [headers, ...rows].map((r) => r.map((c) => String(c)));
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  const line = (r) => '| ' + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
+  const sep = '|' + widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|';
+  return [line(cells[0]), sep, ...cells.slice(1).map(line)].join('\n');
+}
