@@ -88,7 +88,7 @@ async function applySection(preset, corpus) {
   const files = info.files ?? info.totalFiles;
   say(`\n### Apply, ${preset} corpus: ${files} files, ${(bytes / 1e6).toFixed(1)} MB (median of ${reps}; ratios vs tar -x)`);
 
-  const tar = (env) => (i) => {
+  const tar = (env) => () => {
     const d = fresh('tar');
     mkdirSync(d);
     return measure('tar', ['-xf', tarball, '-C', d], { env });
