@@ -164,12 +164,15 @@ export class HttpSession {
   private readonly agents = new Map<string, http.Agent>();
   /** credentials that worked (or came with the URL) per origin */
   private readonly auth = new Map<string, Credentials>();
+  private readonly urlCredentials = new Map<string, Credentials>();
   private readonly triedUrlCredentials = new Set<string>();
   private readonly ca: (string | Buffer)[] | undefined;
   readonly connectTimeoutMs: number;
   readonly idleTimeoutMs: number;
   requests = 0;
   receivedBytes = 0;
+  /** a server answered 401 at least once */
+  authChallenged = false;
 
   constructor(private readonly opts: HttpOptions = {}) {
     this.connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT;
@@ -189,7 +192,6 @@ export class HttpSession {
   setUrlCredentials(url: string, c: Credentials): void {
     this.urlCredentials.set(origin(new URL(url)), c);
   }
-  private readonly urlCredentials = new Map<string, Credentials>();
 
   get signal(): AbortSignal | undefined {
     return this.opts.signal;
@@ -253,8 +255,13 @@ export class HttpSession {
         url = next;
         continue;
       }
+      if (status === 407) {
+        res.resume();
+        throw new SluiceError('AUTH', `proxy authentication required (407 from the proxy for ${redactUrl(url.toString())})`);
+      }
       if (status === 401) {
         res.resume();
+        this.authChallenged = true;
         const { scheme, realm } = parseRealm(res.headers['www-authenticate'] as string | undefined);
         if (scheme && scheme !== 'basic') {
           throw new SluiceError('AUTH', `authorization failed: the server wants ${scheme} authentication (only basic is supported)`);
@@ -328,9 +335,12 @@ export class HttpSession {
         };
         if (socket) {
           // CONNECT tunnel: TLS over the proxy socket, one connection per request
-          common.agent = false;
-          common.createConnection = () =>
-            tls.connect({ socket, servername: url.hostname, ...(this.ca ? { ca: this.ca } : {}) });
+          // a one-off agent: with `agent: false` node would ignore createConnection and dial direct
+          const tunnel = new https.Agent({ keepAlive: false });
+          const servername = net.isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname;
+          (tunnel as unknown as { createConnection: () => net.Socket }).createConnection = () =>
+            tls.connect({ socket, ...(servername ? { servername } : {}), ...(this.ca ? { ca: this.ca } : {}) });
+          common.agent = tunnel;
         } else if (proxy && !isHttps) {
           common.host = proxy.hostname;
           common.port = proxy.port || 80;

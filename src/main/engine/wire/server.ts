@@ -27,7 +27,6 @@ import {
   encodeKeys,
   escapeBatchArg,
   isHexNode,
-  latin1,
   parseQs,
   quote,
   unescapeBatchArg,
@@ -618,4 +617,3 @@ function lookup(snap: RepoSnapshot, key: string): number | undefined {
   return undefined;
 }
 
-export { latin1 };

@@ -1,0 +1,534 @@
+// `sluice clone URL DEST`: a stream clone over hg's HTTP wire protocol, as hg 6.3.2 performs it
+// (exchange.pull → _maybeapplyclonebundle, streamclone.maybeperformlegacystreamclone,
+// _pullbundle2 with stream=1), applied through applyStream (atomic temp dir, closer, progress).
+//
+//   v2: capabilities → batch(heads, known) → getbundle(stream=1, bookmarks, listkeys=bookmarks)
+//       = STREAM2 + BOOKMARKS + LISTKEYS parts; phases arrive as the streamed phaseroots.
+//   v1: capabilities → stream_out → (before the rename) batch(heads, known) →
+//       getbundle(cg=0, phases=1, bookmarks=1, listkeys=bookmarks) = BOOKMARKS/LISTKEYS/PHASE-HEADS.
+//   clone bundle: capabilities → clonebundles → download (resumable) → apply the bundle → the
+//       same follow-up getbundle as v1 for bookmarks and phases.
+//
+// Phases after v1 / clone bundles: hg's client only ever *advances* phases from PHASE-HEADS, so
+// over v1 everything ends up public even from a non-publishing server. Sluice writes the
+// server's view instead (draft roots computed from PHASE-HEADS), which is what a v2 clone of the
+// same server gives; for a publishing server (the default) both are "all public".
+
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { CloneRequest, ServerInfo } from '../../../shared/jobs';
+import { applyStream, type ApplyStats } from '../apply/apply-stream';
+import { checkDestination } from '../apply/destination';
+import { SluiceError, toSluiceError } from '../errors';
+import { Bundle2Reader, type Bundle2Part } from '../format/bundle2';
+import { openStreamBundleFile } from '../format/bundle-file';
+import { ByteSource } from '../format/byte-source';
+import { readStreamOut } from '../format/stream-v1';
+import { STREAM2_PARAMS, STREAM2_PART, readStream2Part } from '../format/stream2';
+import type { StreamReader } from '../format/stream-reader';
+import type { JobContext } from '../job/job-context';
+import { unsupportedRequirements } from '../store/requirements';
+import { Capabilities, clientBundleCaps } from './capabilities';
+import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
+import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest, removeQuietly } from './clone-bundles';
+import {
+  HttpSession,
+  redactUrl,
+  splitUrlCredentials,
+  type CredentialsCallback,
+  type HttpOptions,
+  type ProxyConfig,
+} from './http-client';
+import { HttpPeer } from './peer';
+import { NULL_HEX, decodeKeys } from './wire-encoding';
+
+export interface CloneOptions {
+  /** asked for a user name and password when the server answers 401 */
+  credentials?: CredentialsCallback;
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  /** undefined: http_proxy / https_proxy / no_proxy from the environment; null: no proxy */
+  proxy?: ProxyConfig | null;
+  /** clone-bundle download retries after a cut connection (default 5) */
+  downloadRetries?: number;
+  /** tests: passed to applyStream */
+  closeImpl?: Parameters<typeof applyStream>[2]['closeImpl'];
+}
+
+export interface CloneResult extends ApplyStats {
+  /** how the data came: the server's stream (v1/v2) or a clone bundle */
+  via: 'stream-v1' | 'stream-v2' | 'clone-bundle';
+  /** URL after redirects */
+  url: string;
+  bookmarks: number;
+  /** draft roots written (0: everything public) */
+  draftRoots: number;
+  /** HTTP requests made */
+  requests: number;
+}
+
+const PAYLOAD_LIMIT = 64 << 20;
+
+async function readPayload(part: Bundle2Part): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let n = 0;
+  for (;;) {
+    const piece = await part.payload.readSome(1 << 20);
+    if (!piece) break;
+    n += piece.length;
+    if (n > PAYLOAD_LIMIT) throw new SluiceError('LIMIT', `${part.type} part larger than ${PAYLOAD_LIMIT} bytes`);
+    parts.push(Buffer.from(piece));
+  }
+  return Buffer.concat(parts, n);
+}
+
+/** What the follow-up parts carried. */
+interface RemoteMarks {
+  /** from the binary BOOKMARKS part (preferred) */
+  bookmarks?: [string, string][];
+  /** from LISTKEYS namespace=bookmarks */
+  listkeyBookmarks?: [string, string][];
+  /** PHASE-HEADS: [phase, hex node] */
+  phaseHeads?: [number, string][];
+  /** LISTKEYS namespace=phases (old servers) */
+  listkeyPhases?: Map<string, string>;
+}
+
+/** bookmarks.binarydecode */
+export function decodeBinaryBookmarks(data: Buffer): [string, string][] {
+  const out: [string, string][] = [];
+  let off = 0;
+  while (off < data.length) {
+    if (off + 22 > data.length) throw new SluiceError('MALFORMED', 'bad bookmarks part: truncated entry');
+    const node = data.subarray(off, off + 20).toString('hex');
+    const len = data.readUInt16BE(off + 20);
+    off += 22;
+    if (off + len > data.length) throw new SluiceError('MALFORMED', 'bad bookmarks part: truncated name');
+    out.push([data.toString('latin1', off, off + len), node]);
+    off += len;
+  }
+  return out;
+}
+
+/** phases.binarydecode */
+export function decodePhaseHeads(data: Buffer): [number, string][] {
+  if (data.length % 24) throw new SluiceError('MALFORMED', 'bad phase-heads stream');
+  const out: [number, string][] = [];
+  for (let off = 0; off < data.length; off += 24) out.push([data.readInt32BE(off), data.subarray(off + 4, off + 24).toString('hex')]);
+  return out;
+}
+
+const FOLLOW_UP_PARTS = { bookmarks: [], listkeys: ['namespace'], 'phase-heads': [] } as const;
+
+/** Reads the parts after the stream (or a whole follow-up bundle) up to the end marker. */
+async function readMarkParts(bundle: Bundle2Reader): Promise<RemoteMarks> {
+  const marks: RemoteMarks = {};
+  for (;;) {
+    const part = await bundle.nextPart();
+    if (!part) return marks;
+    const data = await readPayload(part);
+    if (part.type === 'bookmarks') marks.bookmarks = decodeBinaryBookmarks(data);
+    else if (part.type === 'phase-heads') marks.phaseHeads = decodePhaseHeads(data);
+    else if (part.type === 'listkeys') {
+      const ns = part.params.get('namespace');
+      const keys = decodeKeys(data.toString('latin1'));
+      if (ns === 'bookmarks') marks.listkeyBookmarks = [...keys].map(([k, v]) => [k, v] as [string, string]);
+      else if (ns === 'phases') marks.listkeyPhases = keys;
+    } else if (part.type === STREAM2_PART) {
+      throw new SluiceError('PROTOCOL', 'unexpected second stream2 part');
+    }
+  }
+}
+
+/** Writes bookmarks and phaseroots into the new repository (tmp root) as hg's pull would. */
+async function writeMarks(
+  root: string,
+  requirements: readonly string[],
+  marks: RemoteMarks,
+  publishingFallback: boolean,
+  log: (level: 'debug' | 'info' | 'warn', m: string) => void,
+): Promise<{ bookmarks: number; draftRoots: number }> {
+  const store = join(root, '.hg', 'store');
+  const g = await ChangelogGraph.read(store);
+
+  // bookmarks: the binary part when present, listkeys otherwise (exchange._pullbundle2)
+  const remote = marks.bookmarks ?? marks.listkeyBookmarks ?? [];
+  const kept = new Map<string, string>();
+  for (const [name, hex] of remote) {
+    if (!/^[0-9a-f]{40}$/.test(hex)) throw new SluiceError('MALFORMED', `bookmark ${JSON.stringify(name)} has an invalid node`);
+    if (!name || /[\n\r\0]/.test(name) || name.trim() !== name) {
+      log('warn', `ignoring remote bookmark with an invalid name ${JSON.stringify(name)}`);
+      continue;
+    }
+    if (g.rev(binNode(hex)) === undefined) {
+      log('warn', `remote bookmark ${name} points to locally missing ${hex.slice(0, 12)}`);
+      continue;
+    }
+    kept.set(name, hex);
+  }
+  if (kept.size) {
+    // bmstore._write: sorted by name, `<hex> <name>\n`
+    const text = [...kept].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([n, h]) => `${h} ${n}\n`).join('');
+    const path = requirements.includes('bookmarksinstore') ? join(store, 'bookmarks') : join(root, '.hg', 'bookmarks');
+    await writeFile(path, Buffer.from(text, 'latin1'));
+  }
+
+  // phases: only when the stream did not carry them (PHASE-HEADS or listkeys phases arrived)
+  let draftRoots = 0;
+  let draftRevs: number[] | null = null;
+  if (marks.phaseHeads) {
+    const pub: number[] = [];
+    const draft: number[] = [];
+    for (const [phase, hex] of marks.phaseHeads) {
+      const r = g.rev(binNode(hex));
+      if (r === undefined) continue;
+      if (phase === PHASE_PUBLIC) pub.push(r);
+      else if (phase === PHASE_DRAFT) draft.push(r);
+      else throw new SluiceError('PROTOCOL', `the server sent phase ${phase} in phase-heads`);
+    }
+    if (draft.length) {
+      const isPublic = g.ancestors(pub);
+      const isDraft = g.ancestors(draft);
+      draftRevs = [];
+      for (let r = 0; r < g.length; r++) if (isDraft[r] && !isPublic[r]) draftRevs.push(r);
+    }
+  } else if (marks.listkeyPhases && !marks.listkeyPhases.has('publishing') && !publishingFallback) {
+    const roots: number[] = [];
+    for (const [hex, v] of marks.listkeyPhases) {
+      const r = /^[0-9a-f]{40}$/.test(hex) && v === '1' ? g.rev(binNode(hex)) : undefined;
+      if (r !== undefined) roots.push(r);
+    }
+    if (roots.length) {
+      const d = g.descendants(roots);
+      draftRevs = [];
+      for (let r = 0; r < g.length; r++) if (d[r]) draftRevs.push(r);
+    }
+  }
+  if (draftRevs && draftRevs.length) {
+    const isDraft = new Uint8Array(g.length);
+    for (const r of draftRevs) isDraft[r] = 1;
+    const roots: string[] = [];
+    for (const r of draftRevs) {
+      const p1 = g.p1[r]!;
+      const p2 = g.p2[r]!;
+      if (!(p1 >= 0 && isDraft[p1]) && !(p2 >= 0 && isDraft[p2])) roots.push(g.nodes[r]!);
+    }
+    roots.sort();
+    draftRoots = roots.length;
+    await writeFile(join(store, 'phaseroots'), roots.map((n) => `${PHASE_DRAFT} ${hexNode(n)}\n`).join(''));
+  }
+  return { bookmarks: kept.size, draftRoots };
+}
+
+interface StreamPlan {
+  version: 'v1' | 'v2';
+  requirements: string[];
+}
+
+/** streamclone.canperformstreamclone + the v1/v2 choice of _pullbundle2 / maybeperformlegacystreamclone. */
+export function planStream(caps: Capabilities, want: 'auto' | 'v1' | 'v2'): StreamPlan {
+  const requirements = caps.streamRequirements();
+  if (requirements === null) {
+    throw new SluiceError(
+      'NO_STREAM',
+      'the server allows no stream clone (it advertises neither stream nor streamreqs: server.uncompressed is off or the repository has secret changesets)',
+    );
+  }
+  const missing = unsupportedRequirements(requirements);
+  if (missing.length) {
+    throw new SluiceError('UNSUPPORTED_REQUIREMENTS', `unable to apply stream clone: unsupported format: ${missing.join(', ')}`, {
+      unsupported: missing,
+    });
+  }
+  const v2 = caps.has('getbundle') && (caps.bundle2().get('stream') ?? []).includes('v2');
+  if (want === 'v2' && !v2) throw new SluiceError('NO_STREAM', 'the server does not offer stream clone v2 (bundle2 stream=v2)');
+  return { version: want === 'v1' || !v2 ? 'v1' : 'v2', requirements };
+}
+
+function sessionFor(req: { caFile?: string }, ctx: JobContext | null, signal: AbortSignal | undefined, opts: CloneOptions): HttpSession {
+  const http: HttpOptions = {
+    ...(signal ? { signal } : {}),
+    ...(req.caFile ? { caFile: req.caFile } : {}),
+    ...(opts.credentials ? { credentials: opts.credentials } : {}),
+    ...(opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
+    ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
+    ...(opts.proxy !== undefined ? { proxy: opts.proxy } : {}),
+    ...(ctx ? { log: (m: string) => ctx.log('debug', m) } : {}),
+  };
+  return new HttpSession(http);
+}
+
+/** The follow-up pull of v1 and clone bundles: bookmarks and phases for what is now local. */
+async function fetchMarks(peer: HttpPeer, localHeads: string[], log: (l: 'debug' | 'info' | 'warn', m: string) => void): Promise<RemoteMarks> {
+  const { heads, known } = await peer.headsAndKnown(localHeads);
+  const local = new Set(localHeads);
+  if (heads.some((h) => !local.has(h))) log('debug', 'the server got new changesets since the stream; they are not part of this clone');
+  if (known.some((k) => !k)) log('warn', 'the server no longer has some of the streamed heads');
+  const b2 = peer.caps.bundle2();
+  if (!peer.caps.has('bundle2') || !peer.caps.has('getbundle')) {
+    // pre-bundle2 servers: listkeys (exchange._pullbookmarkbundle1, _pullphase)
+    return {
+      listkeyBookmarks: [...(await peer.listkeys('bookmarks'))],
+      listkeyPhases: await peer.listkeys('phases'),
+    };
+  }
+  const resp = await peer.getbundle({
+    bundlecaps: clientBundleCaps(),
+    cg: false,
+    common: localHeads.length ? localHeads : [NULL_HEX],
+    heads: localHeads.length ? localHeads : [NULL_HEX],
+    ...((b2.get('phases') ?? []).includes('heads') ? { phases: true } : {}),
+    ...(b2.has('bookmarks') ? { bookmarks: true } : {}),
+    listkeys: b2.has('listkeys') ? (b2.get('phases')?.includes('heads') ? ['bookmarks'] : ['phases', 'bookmarks']) : [],
+  });
+  const bundle = await Bundle2Reader.open(new ByteSource(resp.body), { knownParts: FOLLOW_UP_PARTS });
+  try {
+    const marks = await readMarkParts(bundle);
+    if (!b2.get('phases')?.includes('heads') && !marks.listkeyPhases) marks.listkeyPhases = await peer.listkeys('phases');
+    return marks;
+  } finally {
+    await bundle.close();
+  }
+}
+
+function localHeadHexes(g: ChangelogGraph): string[] {
+  return g.headRevs().map((r) => hexNode(g.nodes[r]!));
+}
+
+class StaleBundle extends Error {}
+
+/**
+ * Clones `req.url` into `req.dest` with a stream clone. Nothing is left at DEST on failure
+ * (applyStream's atomic temporary directory); every error is a SluiceError.
+ */
+export async function cloneFromUrl(req: CloneRequest, ctx: JobContext, opts: CloneOptions = {}): Promise<CloneResult> {
+  const { url, credentials } = splitUrlCredentials(req.url);
+  const dest = resolve(req.dest);
+  await checkDestination(dest);
+  const session = sessionFor(req, ctx, ctx.signal, opts);
+  if (credentials) session.setUrlCredentials(url, credentials);
+  const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
+  try {
+    ctx.phase('connect');
+    const peer = await HttpPeer.connect(url, session, (m) => log('debug', m));
+    log('debug', `capabilities: ${peer.caps.raw}`);
+    const plan = planStream(peer.caps, req.stream ?? 'auto');
+    const source = url; // credentials already split off; never written to hgrc
+    const applyOpts = {
+      kind: 'clone' as const,
+      source,
+      ...(req.closer ? { closer: req.closer } : {}),
+      ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
+    };
+
+    if (req.cloneBundles !== false && peer.caps.has('clonebundles')) {
+      const viaBundle = await tryCloneBundle(peer, session, req, dest, plan, applyOpts, ctx, opts);
+      if (viaBundle) return { ...viaBundle, requests: session.requests };
+    }
+
+    if (plan.version === 'v2') {
+      log('info', 'streaming all changes');
+      const { heads } = await peer.headsAndKnown([]);
+      const resp = await peer.getbundle({
+        bundlecaps: clientBundleCaps(),
+        cg: false,
+        common: [NULL_HEX],
+        heads: heads.length ? heads : [NULL_HEX],
+        listkeys: ['bookmarks'],
+        bookmarks: true,
+        stream: true,
+        ...(peer.caps.has('clonebundles') ? { cbattempted: req.cloneBundles !== false } : {}),
+      });
+      const bundle = await Bundle2Reader.open(new ByteSource(resp.body), {
+        knownParts: { [STREAM2_PART]: STREAM2_PARAMS, ...FOLLOW_UP_PARTS },
+      });
+      let result: { bookmarks: number; draftRoots: number } = { bookmarks: 0, draftRoots: 0 };
+      try {
+        const first = await nextPartOrNoStream(bundle);
+        if (!first || first.type !== STREAM2_PART) {
+          throw new SluiceError('PROTOCOL', `the server answered a stream request without a stream2 part${first ? ` (got ${first.type})` : ''}`);
+        }
+        const reader = readStream2Part(first, bundle.compression);
+        const stats = await applyStream(reader, dest, {
+          ...applyOpts,
+          beforeCommit: async (root) => {
+            const marks = await readMarkParts(bundle);
+            result = await writeMarks(root, reader.header.requirements, marks, true, log);
+          },
+        }, ctx);
+        return { ...stats, via: 'stream-v2', url: peer.url, ...result, requests: session.requests };
+      } finally {
+        await bundle.close();
+      }
+    }
+
+    // v1: stream_out, then the follow-up getbundle for phases and bookmarks
+    log('info', 'streaming all changes (legacy stream_out)');
+    const resp = await peer.streamOut();
+    const src = new ByteSource(resp.body);
+    let reader: StreamReader;
+    try {
+      reader = await readStreamOut(src);
+    } catch (e) {
+      await src.close();
+      throw e;
+    }
+    let result = { bookmarks: 0, draftRoots: 0 };
+    try {
+      const stats = await applyStream(reader, dest, {
+        ...applyOpts,
+        requirements: plan.requirements,
+        beforeCommit: async (root) => {
+          const g = await ChangelogGraph.read(join(root, '.hg', 'store'));
+          const marks = await fetchMarks(peer, localHeadHexes(g), log);
+          result = await writeMarks(root, [...plan.requirements], marks, false, log);
+        },
+      }, ctx);
+      return { ...stats, via: 'stream-v1', url: peer.url, ...result, requests: session.requests };
+    } finally {
+      await reader.close();
+    }
+  } catch (e) {
+    throw toSluiceError(e);
+  } finally {
+    session.close();
+  }
+}
+
+/** The first part of a stream reply; the abort hg sends for a refused stream becomes NO_STREAM. */
+async function nextPartOrNoStream(bundle: Bundle2Reader): Promise<Bundle2Part | null> {
+  try {
+    return await bundle.nextPart();
+  } catch (e) {
+    if (e instanceof SluiceError && e.code === 'REMOTE_ABORT' && /stream data requested but server does not allow/.test(e.message)) {
+      throw new SluiceError('NO_STREAM', `the server refused the stream clone: ${e.message}`, e.details);
+    }
+    throw e;
+  }
+}
+
+async function tryCloneBundle(
+  peer: HttpPeer,
+  session: HttpSession,
+  req: CloneRequest,
+  dest: string,
+  plan: StreamPlan,
+  applyOpts: { kind: 'clone'; source: string },
+  ctx: JobContext,
+  opts: CloneOptions,
+): Promise<Omit<CloneResult, 'requests'> | null> {
+  const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
+  const entries = parseCloneBundlesManifest(await peer.clonebundles());
+  if (!entries.length) {
+    log('debug', 'no clone bundles available on remote; falling back to regular clone');
+    return null;
+  }
+  const choice = chooseCloneBundle(entries, req.stream ?? 'auto', (m) => log('debug', m));
+  if (!choice) {
+    log('warn', 'no compatible clone bundles available on server; falling back to regular clone');
+    return null;
+  }
+  const tmpFile = join(dirname(dest), `.${basename(dest)}.sluice-bundle-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    log('info', `applying clone bundle from ${redactUrl(choice.url)}`);
+    ctx.phase('download');
+    const started = Date.now();
+    let lastEmit = 0;
+    try {
+      await downloadWithResume(session, choice.url, tmpFile, {
+        signal: ctx.signal,
+        ...(opts.downloadRetries !== undefined ? { retries: opts.downloadRetries } : {}),
+        log: (m) => log('warn', m),
+        onProgress: (bytes, total) => {
+          const now = Date.now();
+          if (now - lastEmit < ctx.progressIntervalMs && bytes !== total) return;
+          lastEmit = now;
+          const elapsedMs = now - started;
+          ctx.emit({
+            type: 'progress',
+            bytes,
+            files: 0,
+            totalBytes: total ?? 0,
+            totalFiles: 0,
+            bytesPerSec: elapsedMs > 0 ? (bytes * 1000) / elapsedMs : 0,
+            elapsedMs,
+          });
+        },
+      });
+    } catch (e) {
+      const se = toSluiceError(e);
+      if (se.code === 'CANCELLED') throw se;
+      log('warn', `error fetching bundle: ${se.message}; falling back to the server's stream clone`);
+      return null;
+    }
+    const reader = await openStreamBundleFile(tmpFile);
+    let result = { bookmarks: 0, draftRoots: 0 };
+    try {
+      const stats = await applyStream(reader, dest, {
+        ...applyOpts,
+        beforeCommit: async (root) => {
+          const g = await ChangelogGraph.read(join(root, '.hg', 'store'));
+          const localHeads = localHeadHexes(g);
+          const remoteHeads = await peer.heads();
+          const missing = remoteHeads.filter((h) => g.rev(binNode(h)) === undefined);
+          if (missing.length) throw new StaleBundle(`the clone bundle lacks ${missing.length} of the server's heads`);
+          const marks = await fetchMarks(peer, localHeads, log);
+          result = await writeMarks(root, reader.header.requirements.length ? reader.header.requirements : plan.requirements, marks, false, log);
+        },
+      }, ctx);
+      log('info', 'finished applying clone bundle');
+      return { ...stats, via: 'clone-bundle', url: peer.url, ...result };
+    } catch (e) {
+      if (e instanceof StaleBundle) {
+        // hg would pull the missing changesets; Sluice only streams, so it streams from the server
+        log('warn', `${e.message}; cloning from the server's stream instead`);
+        return null;
+      }
+      throw e;
+    } finally {
+      await reader.close();
+    }
+  } finally {
+    await removeQuietly(tmpFile);
+  }
+}
+
+/** "Test connection": what the server offers, without cloning. */
+export async function probeServer(
+  rawUrl: string,
+  opts: CloneOptions & { caFile?: string; signal?: AbortSignal; heads?: boolean } = {},
+): Promise<ServerInfo> {
+  const { url, credentials } = splitUrlCredentials(rawUrl);
+  const session = sessionFor({ ...(opts.caFile ? { caFile: opts.caFile } : {}) }, null, opts.signal, opts);
+  if (credentials) session.setUrlCredentials(url, credentials);
+  try {
+    let peer: HttpPeer;
+    try {
+      peer = await HttpPeer.connect(url, session);
+    } catch (e) {
+      if (e instanceof SluiceError && e.code === 'AUTH') {
+        return { url, streamV1: false, streamV2: false, streamRequirements: [], compression: [], cloneBundles: false, authRequired: true };
+      }
+      throw e;
+    }
+    const caps = peer.caps;
+    const reqs = caps.streamRequirements();
+    const info: ServerInfo = {
+      url: peer.url,
+      streamV1: reqs !== null,
+      streamV2: reqs !== null && caps.has('getbundle') && (caps.bundle2().get('stream') ?? []).includes('v2'),
+      streamRequirements: reqs ?? [],
+      compression: caps.compression(),
+      cloneBundles: caps.has('clonebundles'),
+    };
+    if (opts.heads) info.heads = (await peer.heads()).length;
+    info.authRequired = session.authChallenged;
+    return info;
+  } catch (e) {
+    throw toSluiceError(e);
+  } finally {
+    session.close();
+  }
+}
+

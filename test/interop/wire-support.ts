@@ -1,0 +1,186 @@
+// Helpers of the wire interop and fault tests: hg on a free port (killed by pid), fixture repos,
+// a make-corpus repo, async hg runs (the in-process sluice server must keep its event loop), and
+// the comparisons every clone goes through (verify, log/phases/bookmarks, store bytes, requires).
+
+import { execFile, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const FIXTURES = join(ROOT, 'test/fixtures/hg');
+export const MAKE_CORPUS = '/work/shared/bench/make-corpus.sh';
+
+function probe(cmd: string, args: string[]): boolean {
+  try {
+    return spawnSync(cmd, args, { stdio: 'ignore', timeout: 30_000 }).status === 0;
+  } catch {
+    return false;
+  }
+}
+
+export const hasHg = probe('hg', ['--version', '-q']);
+export const hasNginx = existsSync('/usr/sbin/nginx') || probe('nginx', ['-v']);
+export const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
+
+export const HG_ENV = { ...process.env, HGPLAIN: '1', HGUSER: 'Test <test@example.com>', HGRCPATH: '' };
+
+export interface RunResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** hg without blocking the event loop (an in-process server must answer it). */
+export function hgAsync(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolvePromise) => {
+    execFile(
+      'hg',
+      args,
+      { cwd: opts.cwd, env: HG_ENV, maxBuffer: 256 << 20, timeout: opts.timeoutMs ?? 120_000, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        const status = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
+        resolvePromise({ status, stdout, stderr });
+      },
+    );
+  });
+}
+
+export function hgSync(args: string[], cwd?: string): RunResult {
+  const r = spawnSync('hg', args, { cwd, env: HG_ENV, encoding: 'utf8', maxBuffer: 256 << 20 });
+  return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `sluice-wire-${prefix}-`));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Extracts test/fixtures/hg/<name>/repo.tar.gz into dir/<name>. */
+export function extractFixture(name: 'default' | 'legacy', dir: string): string {
+  const dest = join(dir, name);
+  mkdirSync(dest, { recursive: true });
+  const r = spawnSync('tar', ['xzf', join(FIXTURES, name, 'repo.tar.gz'), '-C', dest]);
+  if (r.status !== 0) throw new Error(`tar failed: ${r.stderr}`);
+  return dest;
+}
+
+/** make-corpus.sh --preset tiny (hg's test-clone-uncompressed.t repo, 1034 store files). */
+export function makeTinyCorpus(dir: string, extra: string[] = []): string {
+  const dest = join(dir, 'tiny');
+  const r = spawnSync('bash', [MAKE_CORPUS, '--preset', 'tiny', ...extra, dest], { encoding: 'utf8', env: process.env });
+  if (r.status !== 0) throw new Error(`make-corpus failed: ${r.stderr}`);
+  return dest;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolvePort(port));
+    });
+  });
+}
+
+export async function waitForHttp(url: string, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const r = await fetch(url);
+      await r.arrayBuffer();
+      return;
+    } catch {
+      if (Date.now() > end) throw new Error(`${url} did not come up`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+export interface HgServer {
+  url: string;
+  pid: number;
+  stop(): void;
+}
+
+/** `hg serve -d` on 127.0.0.1 and a free port; stop() kills it by the pid it wrote. */
+export async function startHgServe(repo: string, config: string[] = []): Promise<HgServer> {
+  const port = await freePort();
+  const pidFile = join(mkdtempSync(join(tmpdir(), 'sluice-hgserve-')), 'pid');
+  const args = ['serve', '-R', repo, '-a', '127.0.0.1', '-p', String(port), '-d', '--pid-file', pidFile];
+  for (const c of config) args.push('--config', c);
+  const r = spawnSync('hg', args, { env: HG_ENV, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`hg serve failed: ${r.stderr}`);
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  const url = `http://127.0.0.1:${port}/`;
+  await waitForHttp(`${url}?cmd=capabilities`);
+  return {
+    url,
+    pid,
+    stop() {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+      rmSync(dirname(pidFile), { recursive: true, force: true });
+    },
+  };
+}
+
+/** Every file under dir (relative paths, sorted), skipping what a clone legitimately differs in. */
+export function storeDigest(repo: string, opts: { skip?: RegExp } = {}): Map<string, string> {
+  const store = join(repo, '.hg', 'store');
+  const skip = opts.skip ?? /^(fncache|phaseroots|undo.*|lock|requires)$/;
+  const out = new Map<string, string>();
+  const walk = (rel: string): void => {
+    for (const e of readdirSync(join(store, rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(r);
+      else if (!(rel === '' && skip.test(e.name))) out.set(r, createHash('md5').update(readFileSync(join(store, r))).digest('hex'));
+    }
+  };
+  walk('');
+  return out;
+}
+
+export function sortedLines(text: string): string[] {
+  return text.split('\n').filter(Boolean).sort();
+}
+
+export function fncacheSet(repo: string): string[] {
+  const p = join(repo, '.hg', 'store', 'fncache');
+  return existsSync(p) ? sortedLines(readFileSync(p, 'latin1')) : [];
+}
+
+export function requiresOf(repo: string): string {
+  const a = readFileSync(join(repo, '.hg', 'requires'), 'utf8');
+  const s = join(repo, '.hg', 'store', 'requires');
+  return a + '|' + (existsSync(s) ? readFileSync(s, 'utf8') : '');
+}
+
+/** What the comparisons look at: hg verify, log with phases and bookmarks, bookmarks list. */
+export async function describeClone(repo: string): Promise<{ verify: RunResult; log: string; bookmarks: string; phases: string }> {
+  const [verify, log, bookmarks, phases] = await Promise.all([
+    hgAsync(['-R', repo, 'verify', '-q']),
+    hgAsync(['-R', repo, 'log', '-T', '{rev}:{node} {phase} {bookmarks}\n']),
+    hgAsync(['-R', repo, 'bookmarks', '-T', '{bookmark} {node}\n']),
+    hgAsync(['-R', repo, 'phase', '-r', 'all()']),
+  ]);
+  return { verify, log: log.stdout, bookmarks: bookmarks.stdout, phases: phases.stdout };
+}
+
+export function dirExists(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
