@@ -61,7 +61,10 @@ export async function openStreamBundle(src: ByteSource): Promise<StreamReader> {
 async function openStream2Bundle(src: ByteSource): Promise<StreamReader> {
   const bundle = await Bundle2Reader.open(src, {
     // changegroup is "known" only to report it clearly
-    knownParts: { [STREAM2_PART]: STREAM2_PARAMS, changegroup: ['version', 'nbchanges', 'treemanifest', 'targetphase'] },
+    knownParts: {
+      [STREAM2_PART]: STREAM2_PARAMS,
+      changegroup: ['version', 'nbchanges', 'treemanifest', 'targetphase'],
+    },
   });
   const part = await bundle.nextPart();
   if (part === null) throw notStreamBundle('bundle2 without a stream2 part');
@@ -135,6 +138,8 @@ function notStreamBundle(what: string): SluiceError {
 
 function describeMagic(head: Uint8Array): string {
   const printable = [...head].every((b) => b >= 0x20 && b < 0x7f);
-  const hex = Buffer.from(head).toString('hex').replace(/(..)(?!$)/g, '$1 ');
+  const hex = Buffer.from(head)
+    .toString('hex')
+    .replace(/(..)(?!$)/g, '$1 ');
   return printable ? `"${Buffer.from(head).toString('latin1')}" (${hex})` : hex;
 }

@@ -17,7 +17,14 @@ import { chunked, errorCode, source, splitAt } from './test-support';
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/[^0-9a-f]/gi, ''), 'hex');
 const ascii = (s: string): Buffer => Buffer.from(s, 'latin1');
-const KNOWN: Bundle2ReaderOptions = { knownParts: { stream2: ['bytecount', 'filecount', 'requirements'], bookmarks: [], listkeys: ['namespace'], 'test:part': [] } };
+const KNOWN: Bundle2ReaderOptions = {
+  knownParts: {
+    stream2: ['bytecount', 'filecount', 'requirements'],
+    bookmarks: [],
+    listkeys: ['namespace'],
+    'test:part': [],
+  },
+};
 
 async function collect(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
   const parts: Uint8Array[] = [];
@@ -29,7 +36,10 @@ async function* gen(...pieces: Uint8Array[]): AsyncGenerator<Uint8Array> {
   for (const p of pieces) yield p;
 }
 
-async function readParts(bytes: Uint8Array, options = KNOWN): Promise<{ type: string; params: Record<string, string>; payload: string }[]> {
+async function readParts(
+  bytes: Uint8Array,
+  options = KNOWN,
+): Promise<{ type: string; params: Record<string, string>; payload: string }[]> {
   const reader = await Bundle2Reader.open(source(bytes), options);
   const out = [];
   for (;;) {
@@ -42,34 +52,65 @@ async function readParts(bytes: Uint8Array, options = KNOWN): Promise<{ type: st
       if (!piece) break;
       chunks.push(piece.slice());
     }
-    out.push({ type: part.type, params: Object.fromEntries(part.params), payload: Buffer.concat(chunks).toString('latin1') });
+    out.push({
+      type: part.type,
+      params: Object.fromEntries(part.params),
+      payload: Buffer.concat(chunks).toString('latin1'),
+    });
   }
   return out;
 }
 
 describe('bundle2 part headers', () => {
   it('encodes hg’s BOOKMARKS and LISTKEYS headers byte for byte (hg-stream-formats §3.3)', () => {
-    expect(encodePartHeader({ type: 'bookmarks' }, 1)).toEqual(Buffer.concat([int32(16), hex('09 42 4f 4f 4b 4d 41 52 4b 53 00 00 00 01 00 00')]));
+    expect(encodePartHeader({ type: 'bookmarks' }, 1)).toEqual(
+      Buffer.concat([int32(16), hex('09 42 4f 4f 4b 4d 41 52 4b 53 00 00 00 01 00 00')]),
+    );
     const listkeys = encodePartHeader({ type: 'listkeys', mandatoryParams: [['namespace', 'bookmarks']] }, 2);
-    expect(listkeys).toEqual(Buffer.concat([int32(35), hex('08'), ascii('LISTKEYS'), hex('00 00 00 02 01 00 09 09'), ascii('namespacebookmarks')]));
+    expect(listkeys).toEqual(
+      Buffer.concat([
+        int32(35),
+        hex('08'),
+        ascii('LISTKEYS'),
+        hex('00 00 00 02 01 00 09 09'),
+        ascii('namespacebookmarks'),
+      ]),
+    );
     const parsed = parsePartHeader(listkeys.subarray(4));
-    expect(parsed).toEqual({ type: 'listkeys', id: 2, mandatory: true, mandatoryParams: [['namespace', 'bookmarks']], advisoryParams: [] });
+    expect(parsed).toEqual({
+      type: 'listkeys',
+      id: 2,
+      mandatory: true,
+      mandatoryParams: [['namespace', 'bookmarks']],
+      advisoryParams: [],
+    });
   });
 
   it('advisory = all lower case; matching is case-insensitive', () => {
     const h = encodePartHeader({ type: 'Test:Part', mandatory: false, advisoryParams: [['k', 'v']] }, 0);
     expect(h.subarray(5, 14).toString('latin1')).toBe('test:part');
-    expect(parsePartHeader(h.subarray(4))).toMatchObject({ type: 'test:part', mandatory: false, advisoryParams: [['k', 'v']] });
-    expect(parsePartHeader(Buffer.concat([hex('07'), ascii('Stream2'), hex('00000000 0000')])).mandatory).toBe(true);
+    expect(parsePartHeader(h.subarray(4))).toMatchObject({
+      type: 'test:part',
+      mandatory: false,
+      advisoryParams: [['k', 'v']],
+    });
+    expect(
+      parsePartHeader(Buffer.concat([hex('07'), ascii('Stream2'), hex('00000000 0000')])).mandatory,
+    ).toBe(true);
   });
 
   it('short, overlong or invalid headers are MALFORMED', () => {
-    const good = encodePartHeader({ type: 'listkeys', mandatoryParams: [['namespace', 'bookmarks']] }, 2).subarray(4);
+    const good = encodePartHeader(
+      { type: 'listkeys', mandatoryParams: [['namespace', 'bookmarks']] },
+      2,
+    ).subarray(4);
     for (let cut = 0; cut < good.length; cut++) {
       expect(() => parsePartHeader(good.subarray(0, cut))).toThrow(SluiceError);
     }
     expect(() => parsePartHeader(Buffer.concat([good, hex('00')]))).toThrow(/trailing/);
-    expect(() => parsePartHeader(Buffer.concat([hex('03'), ascii('a/b'), hex('00000000 0000')]))).toThrow(/invalid bundle2 part type/);
+    expect(() => parsePartHeader(Buffer.concat([hex('03'), ascii('a/b'), hex('00000000 0000')]))).toThrow(
+      /invalid bundle2 part type/,
+    );
   });
 });
 
@@ -83,27 +124,46 @@ describe('bundle2 stream parameters', () => {
     ]);
     expect(() => parseStreamParams('a  b')).toThrow(/empty/);
     expect(() => parseStreamParams('1abc')).toThrow(/non-letter/);
-    expect(() => parseStreamParams(Array.from({ length: 100 }, (_, i) => `p${i}`).join(' '))).toThrow(/exceeds the limit/);
+    expect(() => parseStreamParams(Array.from({ length: 100 }, (_, i) => `p${i}`).join(' '))).toThrow(
+      /exceeds the limit/,
+    );
   });
 
   it('quote/unquote follow urllib (safe="/")', () => {
-    expect(quote('generaldelta,revlog-compression-zstd,revlogv1,sparserevlog')).toBe('generaldelta%2Crevlog-compression-zstd%2Crevlogv1%2Csparserevlog');
+    expect(quote('generaldelta,revlog-compression-zstd,revlogv1,sparserevlog')).toBe(
+      'generaldelta%2Crevlog-compression-zstd%2Crevlogv1%2Csparserevlog',
+    );
     expect(quote('a b/c~d_e.f-g\xff')).toBe('a%20b/c~d_e.f-g%FF');
     expect(unquote('%2c%2C%zz%4')).toBe(',,%zz%4');
   });
 
   it('unknown mandatory stream param: UNKNOWN_PARAM; unknown advisory: ignored; bad Compression: UNSUPPORTED_COMPRESSION', async () => {
-    const bundle = (params: string): Buffer => Buffer.concat([ascii('HG20'), int32(params.length), ascii(params), int32(0)]);
-    expect(await errorCode(() => Bundle2Reader.open(source(bundle('Frobnicate=1')), KNOWN))).toBe('UNKNOWN_PARAM');
+    const bundle = (params: string): Buffer =>
+      Buffer.concat([ascii('HG20'), int32(params.length), ascii(params), int32(0)]);
+    expect(await errorCode(() => Bundle2Reader.open(source(bundle('Frobnicate=1')), KNOWN))).toBe(
+      'UNKNOWN_PARAM',
+    );
     const r = await Bundle2Reader.open(source(bundle('frobnicate=1 other')), KNOWN);
     expect(await r.nextPart()).toBeNull();
-    expect(await errorCode(() => Bundle2Reader.open(source(bundle('Compression=XZ')), KNOWN))).toBe('UNSUPPORTED_COMPRESSION');
-    expect(await errorCode(() => Bundle2Reader.open(source(bundle('Compression')), KNOWN))).toBe('UNSUPPORTED_COMPRESSION');
-    const err = (await Bundle2Reader.open(source(bundle('compression=LZ')), KNOWN).catch((e: unknown) => e)) as SluiceError;
+    expect(await errorCode(() => Bundle2Reader.open(source(bundle('Compression=XZ')), KNOWN))).toBe(
+      'UNSUPPORTED_COMPRESSION',
+    );
+    expect(await errorCode(() => Bundle2Reader.open(source(bundle('Compression')), KNOWN))).toBe(
+      'UNSUPPORTED_COMPRESSION',
+    );
+    const err = (await Bundle2Reader.open(source(bundle('compression=LZ')), KNOWN).catch(
+      (e: unknown) => e,
+    )) as SluiceError;
     expect(err.message).toContain('LZ');
     // negative and absurd sizes
-    expect(await errorCode(() => Bundle2Reader.open(source(Buffer.concat([ascii('HG20'), int32(-5)])), KNOWN))).toBe('MALFORMED');
-    expect(await errorCode(() => Bundle2Reader.open(source(Buffer.concat([ascii('HG20'), int32(1 << 30)])), KNOWN))).toBe('LIMIT');
+    expect(
+      await errorCode(() => Bundle2Reader.open(source(Buffer.concat([ascii('HG20'), int32(-5)])), KNOWN)),
+    ).toBe('MALFORMED');
+    expect(
+      await errorCode(() =>
+        Bundle2Reader.open(source(Buffer.concat([ascii('HG20'), int32(1 << 30)])), KNOWN),
+      ),
+    ).toBe('LIMIT');
     expect(await errorCode(() => Bundle2Reader.open(source(ascii('HG2')), KNOWN))).toBe('TRUNCATED');
     expect(await errorCode(() => Bundle2Reader.open(source(ascii('HG19xxxx')), KNOWN))).toBe('BAD_MAGIC');
   });
@@ -113,7 +173,12 @@ describe('Bundle2Writer + Bundle2Reader', () => {
   const parts = (): Bundle2OutPart[] => [
     { type: 'bookmarks', data: hex('a6730d050fcf9f306f673a5185e6d2a95b3dbc6d 0006') },
     { type: 'output', mandatory: false, data: ascii('ignored advisory part') },
-    { type: 'listkeys', mandatoryParams: [['namespace', 'bookmarks']], advisoryParams: [['extra', 'x']], data: gen(ascii('mybook\t'), ascii('a6730d05')) },
+    {
+      type: 'listkeys',
+      mandatoryParams: [['namespace', 'bookmarks']],
+      advisoryParams: [['extra', 'x']],
+      data: gen(ascii('mybook\t'), ascii('a6730d05')),
+    },
     { type: 'test:part', mandatory: false, data: new Uint8Array(0) },
   ];
 
@@ -121,9 +186,14 @@ describe('Bundle2Writer + Bundle2Reader', () => {
     const w = new Bundle2Writer({ compression, chunkSize: 5 });
     for (const p of parts()) w.addPart(p);
     const bytes = await collect(w.chunks());
-    if (compression !== 'UN') expect(bytes.subarray(8, 8 + 14).toString('latin1')).toBe(`Compression=${compression}`);
+    if (compression !== 'UN')
+      expect(bytes.subarray(8, 8 + 14).toString('latin1')).toBe(`Compression=${compression}`);
     const expected = [
-      { type: 'bookmarks', params: {}, payload: hex('a6730d050fcf9f306f673a5185e6d2a95b3dbc6d 0006').toString('latin1') },
+      {
+        type: 'bookmarks',
+        params: {},
+        payload: hex('a6730d050fcf9f306f673a5185e6d2a95b3dbc6d 0006').toString('latin1'),
+      },
       { type: 'listkeys', params: { namespace: 'bookmarks', extra: 'x' }, payload: 'mybook\ta6730d05' },
       { type: 'test:part', params: {}, payload: '' },
     ];
@@ -144,6 +214,7 @@ describe('Bundle2Writer + Bundle2Reader', () => {
     const bytes = await collect(w.chunks());
     const header = encodePartHeader({ type: 'test:part', mandatory: false }, 0);
     const header1 = encodePartHeader({ type: 'test:part', mandatory: false }, 1);
+    // prettier-ignore
     expect(bytes).toEqual(
       Buffer.concat([
         ascii('HG20'), int32(0),
@@ -173,11 +244,21 @@ describe('Bundle2Writer + Bundle2Reader', () => {
     expect(await errorCode(() => readParts(Buffer.from([])))).toBe('TRUNCATED');
     expect(await errorCode(async () => readParts(await collect(w.chunks())))).toBe('UNKNOWN_PART');
     const w2 = new Bundle2Writer();
-    w2.addPart({ type: 'listkeys', mandatoryParams: [['namespace', 'bookmarks'], ['frobnicate', '1']] });
+    w2.addPart({
+      type: 'listkeys',
+      mandatoryParams: [
+        ['namespace', 'bookmarks'],
+        ['frobnicate', '1'],
+      ],
+    });
     expect(await errorCode(async () => readParts(await collect(w2.chunks())))).toBe('UNKNOWN_PARAM');
     // the same param as advisory is fine
     const w3 = new Bundle2Writer();
-    w3.addPart({ type: 'listkeys', mandatoryParams: [['namespace', 'bookmarks']], advisoryParams: [['frobnicate', '1']] });
+    w3.addPart({
+      type: 'listkeys',
+      mandatoryParams: [['namespace', 'bookmarks']],
+      advisoryParams: [['frobnicate', '1']],
+    });
     expect((await readParts(await collect(w3.chunks())))[0]!.params.frobnicate).toBe('1');
   });
 
@@ -186,9 +267,15 @@ describe('Bundle2Writer + Bundle2Reader', () => {
     const part = encodePartHeader({ type: 'bookmarks' }, 0);
     expect(await errorCode(() => readParts(Buffer.concat([head, int32(-2)])))).toBe('MALFORMED');
     expect(await errorCode(() => readParts(Buffer.concat([head, part, int32(-7)])))).toBe('MALFORMED');
-    expect(await errorCode(() => readParts(Buffer.concat([head, part, int32(-2147483648)])))).toBe('MALFORMED');
-    expect(await errorCode(() => readParts(Buffer.concat([head, part, int32(3), ascii('abc'), int32(0)])))).toBe('TRUNCATED');
-    expect(await errorCode(() => readParts(Buffer.concat([head, part, int32(3), ascii('ab')])))).toBe('TRUNCATED');
+    expect(await errorCode(() => readParts(Buffer.concat([head, part, int32(-2147483648)])))).toBe(
+      'MALFORMED',
+    );
+    expect(
+      await errorCode(() => readParts(Buffer.concat([head, part, int32(3), ascii('abc'), int32(0)]))),
+    ).toBe('TRUNCATED');
+    expect(await errorCode(() => readParts(Buffer.concat([head, part, int32(3), ascii('ab')])))).toBe(
+      'TRUNCATED',
+    );
     expect(await errorCode(() => readParts(Buffer.concat([head, int32(70_000)])))).toBe('LIMIT');
     // the smallest valid bundle
     expect(await readParts(Buffer.concat([head, int32(0)]))).toEqual([]);
@@ -198,7 +285,9 @@ describe('Bundle2Writer + Bundle2Reader', () => {
 describe('errors from the peer', () => {
   it('error:abort part → REMOTE_ABORT with message and hint (real getbundle reply, §3.7)', async () => {
     const message = 'stream data requested but server does not allow this feature';
-    const hint = 'well-behaved clients should not be requesting stream data from servers not advertising it; the client may be buggy';
+    const hint =
+      'well-behaved clients should not be requesting stream data from servers not advertising it; the client may be buggy';
+    // prettier-ignore
     const bytes = Buffer.concat([
       ascii('HG20'), int32(0), hex('000000cf 0b'), ascii('ERROR:ABORT'), hex('00000000 01 01 07 3c 04 72'),
       ascii('message'), ascii(message), ascii('hint'), ascii(hint), int32(0), int32(0),
@@ -210,6 +299,7 @@ describe('errors from the peer', () => {
   });
 
   it('interrupt with an out-of-band error:abort → REMOTE_ABORT (real bytes, §3.5)', async () => {
+    // prettier-ignore
     const bytes = Buffer.concat([
       ascii('HG20'), int32(0), hex('00000010 09'), ascii('test:part'), hex('00000000 00 00'), hex('ffffffff'),
       hex('00000031 0b'), ascii('error:abort'), hex('00000000 01 00 07 16'), ascii('message'), ascii('unexpected error: boom'), int32(0),
@@ -223,19 +313,47 @@ describe('errors from the peer', () => {
   });
 
   it('an advisory out-of-band part is processed and the payload resumes', async () => {
-    const oob = Buffer.concat([encodePartHeader({ type: 'output', mandatory: false }, 0), int32(2), ascii('hi'), int32(0)]);
+    const oob = Buffer.concat([
+      encodePartHeader({ type: 'output', mandatory: false }, 0),
+      int32(2),
+      ascii('hi'),
+      int32(0),
+    ]);
+    // prettier-ignore
     const bytes = Buffer.concat([
       ascii('HG20'), int32(0), encodePartHeader({ type: 'bookmarks' }, 0),
       int32(3), ascii('abc'), int32(-1), oob, int32(-1), int32(0), int32(2), ascii('de'), int32(0), int32(0),
     ]);
     expect(await readParts(bytes)).toEqual([{ type: 'bookmarks', params: {}, payload: 'abcde' }]);
     const mandatoryOob = Buffer.concat([encodePartHeader({ type: 'pushkey' }, 0), int32(0)]);
-    const bad = Buffer.concat([ascii('HG20'), int32(0), encodePartHeader({ type: 'bookmarks' }, 0), int32(-1), mandatoryOob, int32(0), int32(0)]);
+    const bad = Buffer.concat([
+      ascii('HG20'),
+      int32(0),
+      encodePartHeader({ type: 'bookmarks' }, 0),
+      int32(-1),
+      mandatoryOob,
+      int32(0),
+      int32(0),
+    ]);
     expect(await errorCode(() => readParts(bad))).toBe('UNKNOWN_PART');
     // interrupts nested deeper than any producer writes them
     let nested = Buffer.concat([encodePartHeader({ type: 'output', mandatory: false }, 0), int32(0)]);
-    for (let i = 0; i < 6; i++) nested = Buffer.concat([encodePartHeader({ type: 'output', mandatory: false }, 0), int32(-1), nested, int32(0)]);
-    const deep = Buffer.concat([ascii('HG20'), int32(0), encodePartHeader({ type: 'bookmarks' }, 0), int32(-1), nested, int32(0), int32(0)]);
+    for (let i = 0; i < 6; i++)
+      nested = Buffer.concat([
+        encodePartHeader({ type: 'output', mandatory: false }, 0),
+        int32(-1),
+        nested,
+        int32(0),
+      ]);
+    const deep = Buffer.concat([
+      ascii('HG20'),
+      int32(0),
+      encodePartHeader({ type: 'bookmarks' }, 0),
+      int32(-1),
+      nested,
+      int32(0),
+      int32(0),
+    ]);
     expect(await errorCode(() => readParts(deep))).toBe('LIMIT');
   });
 
@@ -255,6 +373,7 @@ describe('errors from the peer', () => {
     }
     expect((thrown as Error).message).toBe('boom');
     // hg buffers a whole chunk before emitting, so `partial` (shorter than a chunk) never leaves
+    // prettier-ignore
     expect(Buffer.concat(out)).toEqual(
       Buffer.concat([
         ascii('HG20'), int32(0), hex('00000010 09'), ascii('test:part'), hex('00000000 00 00'), hex('ffffffff'),
@@ -267,7 +386,9 @@ describe('errors from the peer', () => {
   it('other error parts are REMOTE_ABORT naming the part', async () => {
     const w = new Bundle2Writer();
     w.addPart({ type: 'error:unsupportedcontent', mandatoryParams: [['parttype', 'frob']] });
-    const err = (await collect(w.chunks()).then(readParts).catch((e: unknown) => e)) as SluiceError;
+    const err = (await collect(w.chunks())
+      .then(readParts)
+      .catch((e: unknown) => e)) as SluiceError;
     expect(err.code).toBe('REMOTE_ABORT');
     expect(err.message).toContain('error:unsupportedcontent');
     expect(err.message).toContain('parttype=frob');

@@ -78,26 +78,38 @@ export class Bundle2Reader {
     }
     const size = await readInt32(src);
     if (size < 0) throw malformed(`negative bundle param size: ${size}`);
-    if (size > MAX_STREAM_PARAMS_SIZE) throw limitError('bundle2 stream parameters size', size, MAX_STREAM_PARAMS_SIZE);
-    const params = size ? parseStreamParams(latin1(await src.readExact(size))) : new Map<string, string | null>();
+    if (size > MAX_STREAM_PARAMS_SIZE)
+      throw limitError('bundle2 stream parameters size', size, MAX_STREAM_PARAMS_SIZE);
+    const params = size
+      ? parseStreamParams(latin1(await src.readExact(size)))
+      : new Map<string, string | null>();
     let compression: CompressionKey = 'UN';
     for (const [name, value] of params) {
       // b2streamparamsmap is keyed by the lower-cased name; `compression` is the only entry
       if (name.toLowerCase() === 'compression') {
         if (value === null || !STREAM_PARAM_COMPRESSION.has(value as CompressionKey)) {
-          throw new SluiceError('UNSUPPORTED_COMPRESSION', `unsupported bundle2 compression ${JSON.stringify(value)}`, {
-            compression: value,
-          });
+          throw new SluiceError(
+            'UNSUPPORTED_COMPRESSION',
+            `unsupported bundle2 compression ${JSON.stringify(value)}`,
+            {
+              compression: value,
+            },
+          );
         }
         compression = value as CompressionKey;
       } else if (name[0] !== name[0]!.toLowerCase()) {
-        throw new SluiceError('UNKNOWN_PARAM', `unsupported mandatory bundle2 stream parameter ${JSON.stringify(name)}`, {
-          param: name,
-        });
+        throw new SluiceError(
+          'UNKNOWN_PARAM',
+          `unsupported mandatory bundle2 stream parameter ${JSON.stringify(name)}`,
+          {
+            param: name,
+          },
+        );
       }
       // unknown advisory (lower-case first letter) parameters are ignored, as in hg
     }
-    const core = compression === 'UN' ? src : new ByteSource(decompressStream(compression, remainingBytes(src)));
+    const core =
+      compression === 'UN' ? src : new ByteSource(decompressStream(compression, remainingBytes(src)));
     return new Bundle2Reader(src, core, params, compression, options);
   }
 
@@ -128,10 +140,14 @@ export class Bundle2Reader {
       }
       const unknown = part.mandatoryParams.map(([k]) => k).filter((k) => !knownParams.includes(k));
       if (unknown.length) {
-        throw new SluiceError('UNKNOWN_PARAM', `unsupported mandatory parameters of part ${part.type}: ${unknown.join(', ')}`, {
-          part: part.type,
-          params: unknown,
-        });
+        throw new SluiceError(
+          'UNKNOWN_PARAM',
+          `unsupported mandatory parameters of part ${part.type}: ${unknown.join(', ')}`,
+          {
+            part: part.type,
+            params: unknown,
+          },
+        );
       }
       return part;
     }
@@ -152,7 +168,7 @@ export class Bundle2Reader {
 
 async function readInt32(src: ByteSource): Promise<number> {
   const b = src.tryReadExact(4) ?? (await src.readExact(4));
-  return ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) | 0;
+  return (b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]! | 0;
 }
 
 /** Everything after the current position, as zero-copy views (fed to a decompressor). */
@@ -168,13 +184,15 @@ async function* remainingBytes(src: ByteSource): AsyncGenerator<Uint8Array> {
 export function parseStreamParams(block: string): Map<string, string | null> {
   const params = new Map<string, string | null>();
   const tokens = block.split(' ');
-  if (tokens.length > MAX_STREAM_PARAMS) throw limitError('bundle2 stream parameter count', tokens.length, MAX_STREAM_PARAMS);
+  if (tokens.length > MAX_STREAM_PARAMS)
+    throw limitError('bundle2 stream parameter count', tokens.length, MAX_STREAM_PARAMS);
   for (const token of tokens) {
     const eq = token.indexOf('=');
     const name = unquote(eq < 0 ? token : token.slice(0, eq));
     const value = eq < 0 ? null : unquote(token.slice(eq + 1));
     if (!name) throw malformed('empty bundle2 stream parameter name');
-    if (!/^[A-Za-z]/.test(name)) throw malformed(`bundle2 stream parameter with a non-letter first character: ${JSON.stringify(name)}`);
+    if (!/^[A-Za-z]/.test(name))
+      throw malformed(`bundle2 stream parameter with a non-letter first character: ${JSON.stringify(name)}`);
     params.set(name, value);
   }
   return params;
@@ -209,9 +227,11 @@ export function parsePartHeader(block: Uint8Array): PartHeader {
   };
   const typeLength = block[need(1)]!;
   const rawType = latin1(block.subarray(need(typeLength), at));
-  if (!/^[a-zA-Z0-9_:-]+$/.test(rawType)) throw malformed(`invalid bundle2 part type ${JSON.stringify(rawType)}`);
+  if (!/^[a-zA-Z0-9_:-]+$/.test(rawType))
+    throw malformed(`invalid bundle2 part type ${JSON.stringify(rawType)}`);
   const idAt = need(4);
-  const id = ((block[idAt]! << 24) | (block[idAt + 1]! << 16) | (block[idAt + 2]! << 8) | block[idAt + 3]!) >>> 0;
+  const id =
+    ((block[idAt]! << 24) | (block[idAt + 1]! << 16) | (block[idAt + 2]! << 8) | block[idAt + 3]!) >>> 0;
   const mandatoryCount = block[need(1)]!;
   const advisoryCount = block[need(1)]!;
   const sizesAt = need(2 * (mandatoryCount + advisoryCount));
@@ -223,7 +243,8 @@ export function parsePartHeader(block: Uint8Array): PartHeader {
     const value = latin1(block.subarray(need(valueLength), at));
     params.push([key, value]);
   }
-  if (at !== block.length) throw malformed(`bundle2 part header has ${block.length - at} unexpected trailing bytes`);
+  if (at !== block.length)
+    throw malformed(`bundle2 part header has ${block.length - at} unexpected trailing bytes`);
   return {
     type: rawType.toLowerCase(),
     id,
@@ -255,7 +276,10 @@ async function* payloadChunks(core: ByteSource, depth: number): AsyncGenerator<U
       while (left > 0) {
         const piece = await core.readSome(left);
         if (!piece) {
-          throw new SluiceError('TRUNCATED', `stream ended unexpectedly inside a bundle2 payload chunk (${left} of ${size} bytes missing)`);
+          throw new SluiceError(
+            'TRUNCATED',
+            `stream ended unexpectedly inside a bundle2 payload chunk (${left} of ${size} bytes missing)`,
+          );
         }
         left -= piece.length;
         yield piece;
@@ -291,11 +315,18 @@ function throwIfErrorPart(part: Bundle2Part): void {
   const detail = Object.entries(params)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
-  throw new SluiceError('REMOTE_ABORT', `remote error (${part.type})${detail ? ': ' + detail : ''}`, { part: part.type, params });
+  throw new SluiceError('REMOTE_ABORT', `remote error (${part.type})${detail ? ': ' + detail : ''}`, {
+    part: part.type,
+    params,
+  });
 }
 
 function unknownPart(type: string): SluiceError {
-  return new SluiceError('UNKNOWN_PART', `missing support for mandatory bundle2 part ${JSON.stringify(type)}`, { part: type });
+  return new SluiceError(
+    'UNKNOWN_PART',
+    `missing support for mandatory bundle2 part ${JSON.stringify(type)}`,
+    { part: type },
+  );
 }
 
 // --- URL quoting (urllib.parse.quote_from_bytes with safe='/', unquote_to_bytes) ---------------
@@ -376,7 +407,11 @@ export class Bundle2Writer {
 }
 
 /** bundlepart.getchunks for one part with id `id`. */
-export async function* partChunks(part: Bundle2OutPart, id: number, chunkSize: number): AsyncGenerator<Uint8Array> {
+export async function* partChunks(
+  part: Bundle2OutPart,
+  id: number,
+  chunkSize: number,
+): AsyncGenerator<Uint8Array> {
   yield encodePartHeader(part, id);
   const data = part.data;
   if (data instanceof Uint8Array) {
@@ -390,7 +425,11 @@ export async function* partChunks(part: Bundle2OutPart, id: number, chunkSize: n
     } catch (e) {
       const message = `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
       yield int32(-1);
-      yield* partChunks({ type: 'error:abort', mandatory: false, mandatoryParams: [['message', message]] }, 0, chunkSize);
+      yield* partChunks(
+        { type: 'error:abort', mandatory: false, mandatoryParams: [['message', message]] },
+        0,
+        chunkSize,
+      );
       yield int32(0);
       throw e;
     }
@@ -402,7 +441,8 @@ export async function* partChunks(part: Bundle2OutPart, id: number, chunkSize: n
 export function encodePartHeader(part: Bundle2OutPart, id: number): Buffer {
   const mandatory = part.mandatory ?? true;
   const type = mandatory ? part.type.toUpperCase() : part.type.toLowerCase();
-  if (!/^[a-zA-Z0-9_:-]+$/.test(type) || type.length > 255) throw new SluiceError('USAGE', `invalid part type ${type}`);
+  if (!/^[a-zA-Z0-9_:-]+$/.test(type) || type.length > 255)
+    throw new SluiceError('USAGE', `invalid part type ${type}`);
   const params = [...(part.mandatoryParams ?? []), ...(part.advisoryParams ?? [])];
   const pieces: Buffer[] = [];
   const fixed = Buffer.alloc(1 + type.length + 4 + 2 + 2 * params.length);
@@ -412,7 +452,8 @@ export function encodePartHeader(part: Bundle2OutPart, id: number): Buffer {
   at = fixed.writeUInt8(part.mandatoryParams?.length ?? 0, at);
   at = fixed.writeUInt8(part.advisoryParams?.length ?? 0, at);
   for (const [k, v] of params) {
-    if (k.length > 255 || v.length > 255) throw new SluiceError('USAGE', `part parameter ${k} longer than 255 bytes`);
+    if (k.length > 255 || v.length > 255)
+      throw new SluiceError('USAGE', `part parameter ${k} longer than 255 bytes`);
     at = fixed.writeUInt8(k.length, at);
     at = fixed.writeUInt8(v.length, at);
   }

@@ -48,12 +48,20 @@ describe('ByteSource reads', () => {
     const end = writeUvarint(max, 0, Number.MAX_SAFE_INTEGER);
     expect(await source(max.subarray(0, end)).readUvarint()).toBe(Number.MAX_SAFE_INTEGER);
     // nine continuation bytes: more than 8 bytes
-    expect(await errorCode(() => source(bytes(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01)).readUvarint())).toBe('LIMIT');
+    expect(
+      await errorCode(() =>
+        source(bytes(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01)).readUvarint(),
+      ),
+    ).toBe('LIMIT');
     // 8 bytes but 2^55
-    expect(await errorCode(() => source(bytes(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40)).readUvarint())).toBe('LIMIT');
+    expect(
+      await errorCode(() => source(bytes(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40)).readUvarint()),
+    ).toBe('LIMIT');
     // same, split so the slow path decodes it
     expect(
-      await errorCode(() => new ByteSource(chunked([bytes(0x80, 0x80, 0x80), bytes(0x80, 0x80, 0x80, 0x80, 0x40)])).readUvarint()),
+      await errorCode(() =>
+        new ByteSource(chunked([bytes(0x80, 0x80, 0x80), bytes(0x80, 0x80, 0x80, 0x80, 0x40)])).readUvarint(),
+      ),
     ).toBe('LIMIT');
     // util.py doctest: b'\x80' alone -> stream ended unexpectedly
     expect(await errorCode(() => source(bytes(0x80)).readUvarint())).toBe('TRUNCATED');
@@ -150,7 +158,10 @@ describe('ByteSource reads', () => {
 
   it('any split, any sequence of reads: same bytes as reading the whole buffer', async () => {
     type Op = { kind: 'exact' | 'skip' | 'copy' | 'varint' | 'line'; n: number };
-    const op = fc.record({ kind: fc.constantFrom('exact', 'skip', 'copy', 'varint', 'line'), n: fc.integer({ min: 0, max: 40 }) });
+    const op = fc.record({
+      kind: fc.constantFrom('exact', 'skip', 'copy', 'varint', 'line'),
+      n: fc.integer({ min: 0, max: 40 }),
+    });
     await fc.assert(
       fc.asyncProperty(
         fc.uint8Array({ minLength: 0, maxLength: 300 }),

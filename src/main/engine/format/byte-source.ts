@@ -304,9 +304,13 @@ function truncated(offset: number, got: number, expected: number): SluiceError {
 }
 
 function uvarintLimit(offset: number): SluiceError {
-  return new SluiceError('LIMIT', `varint at byte ${offset} is longer than ${MAX_UVARINT_BYTES} bytes or above 2^53`, {
-    offset,
-  });
+  return new SluiceError(
+    'LIMIT',
+    `varint at byte ${offset} is longer than ${MAX_UVARINT_BYTES} bytes or above 2^53`,
+    {
+      offset,
+    },
+  );
 }
 
 function toAsyncIterator(it: Iterator<Uint8Array>): AsyncIterator<Uint8Array> {

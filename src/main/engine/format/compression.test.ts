@@ -51,7 +51,10 @@ describe('compressStream / decompressStream', () => {
 
   it('ZS is exactly one zstd frame whatever the input chunking (hg reads only the first)', async () => {
     const data = sample(2_000_000);
-    const pieces = splitAt(data, Array.from({ length: 300 }, (_, i) => i * 6553));
+    const pieces = splitAt(
+      data,
+      Array.from({ length: 300 }, (_, i) => i * 6553),
+    );
     const packed = await collect(compressStream('ZS', chunked(pieces)));
     expect(packed.subarray(0, 4).toString('hex')).toBe('28b52ffd');
     expect(countZstdFrames(packed)).toBe(1);
@@ -82,7 +85,9 @@ describe('compressStream / decompressStream', () => {
 
   it('a valid zstd frame followed by garbage still yields the frame first', async () => {
     const core = bundleCore('stream-v2-zstd.hg');
-    const it = decompressStream('ZS', chunked([Buffer.concat([core, Buffer.from('garbage!')])]))[Symbol.asyncIterator]();
+    const it = decompressStream('ZS', chunked([Buffer.concat([core, Buffer.from('garbage!')])]))[
+      Symbol.asyncIterator
+    ]();
     const parts: Uint8Array[] = [];
     let err: unknown;
     try {
@@ -102,15 +107,24 @@ describe('compressStream / decompressStream', () => {
     // frame header: magic, FHD 0 (window descriptor present, no checksum/dict/size), window
     // descriptor exponent e → windowLog 10+e; then one raw last block of 4 bytes
     const frame = (exponent: number): Buffer =>
-      Buffer.concat([Buffer.from('28b52ffd00', 'hex'), Buffer.from([exponent << 3]), Buffer.from([0x21, 0, 0]), Buffer.from('abcd')]);
+      Buffer.concat([
+        Buffer.from('28b52ffd00', 'hex'),
+        Buffer.from([exponent << 3]),
+        Buffer.from([0x21, 0, 0]),
+        Buffer.from('abcd'),
+      ]);
     expect((await collect(decompressStream('ZS', chunked([frame(4)])))).toString()).toBe('abcd');
     for (const exponent of [14, 17, 20, 31]) {
       // 16 MiB, 128 MiB, 1 GiB windows: beyond the wasm heap (abort "OOM") or zstd's own limit
-      const code = await errorCode(() => collect(decompressStream('ZS', chunked([frame(exponent)])))).catch(() => 'ok');
+      const code = await errorCode(() => collect(decompressStream('ZS', chunked([frame(exponent)])))).catch(
+        () => 'ok',
+      );
       if (!nativeZstd || exponent >= 18) expect(code).toBe('COMPRESSION');
     }
     const core = bundleCore('stream-v2-zstd.hg');
-    expect((await collect(decompressStream('ZS', chunked([core])))).equals(bundleCore('stream-v2.hg'))).toBe(true);
+    expect((await collect(decompressStream('ZS', chunked([core])))).equals(bundleCore('stream-v2.hg'))).toBe(
+      true,
+    );
   });
 
   it('abandoned zstd streams (never finished, never closed) do not exhaust anything', async () => {
@@ -121,7 +135,9 @@ describe('compressStream / decompressStream', () => {
       const c = compressStream('ZS', chunked([sample(100_000)]))[Symbol.asyncIterator]();
       await c.next();
     }
-    expect((await collect(decompressStream('ZS', chunked([core])))).equals(bundleCore('stream-v2.hg'))).toBe(true);
+    expect((await collect(decompressStream('ZS', chunked([core])))).equals(bundleCore('stream-v2.hg'))).toBe(
+      true,
+    );
   });
 
   it('errors of the input pass through unchanged', async () => {
@@ -140,16 +156,19 @@ describe('compressStream / decompressStream', () => {
     expect(decompressStream('UN', src)).toBe(src);
   });
 
-  it.skipIf(!nativeZstd)('native node:zlib zstd and zstd-codec read each other (skipped: Node without zlib zstd)', async () => {
-    const data = sample(500_000);
-    const native = await collect(compressStream('ZS', chunked([data])));
-    expect(countZstdFrames(native)).toBe(1);
-    process.env.SLUICE_FORCE_ZSTD_CODEC = '1';
-    try {
-      const viaCodec = await collect(decompressStream('ZS', chunked([native])));
-      expect(viaCodec.equals(data)).toBe(true);
-    } finally {
-      delete process.env.SLUICE_FORCE_ZSTD_CODEC;
-    }
-  });
+  it.skipIf(!nativeZstd)(
+    'native node:zlib zstd and zstd-codec read each other (skipped: Node without zlib zstd)',
+    async () => {
+      const data = sample(500_000);
+      const native = await collect(compressStream('ZS', chunked([data])));
+      expect(countZstdFrames(native)).toBe(1);
+      process.env.SLUICE_FORCE_ZSTD_CODEC = '1';
+      try {
+        const viaCodec = await collect(decompressStream('ZS', chunked([native])));
+        expect(viaCodec.equals(data)).toBe(true);
+      } finally {
+        delete process.env.SLUICE_FORCE_ZSTD_CODEC;
+      }
+    },
+  );
 });

@@ -20,7 +20,10 @@ export type { CompressionKey };
 
 const OUTPUT_CHUNK = 64 * 1024;
 
-export function decompressStream(kind: CompressionKey, src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+export function decompressStream(
+  kind: CompressionKey,
+  src: AsyncIterable<Uint8Array>,
+): AsyncIterable<Uint8Array> {
   switch (kind) {
     case 'UN':
       return src;
@@ -30,7 +33,8 @@ export function decompressStream(kind: CompressionKey, src: AsyncIterable<Uint8A
       return viaTransform(() => (require('unbzip2-stream') as () => Transform)(), src, 'bzip2');
     case 'ZS': {
       const native = nativeZstd();
-      if (native) return viaTransform(() => native.createZstdDecompress({ chunkSize: OUTPUT_CHUNK }), src, 'zstd');
+      if (native)
+        return viaTransform(() => native.createZstdDecompress({ chunkSize: OUTPUT_CHUNK }), src, 'zstd');
       return zstdCodecStream('decompress', src);
     }
     default:
@@ -38,12 +42,19 @@ export function decompressStream(kind: CompressionKey, src: AsyncIterable<Uint8A
   }
 }
 
-export function compressStream(kind: CompressionKey, src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+export function compressStream(
+  kind: CompressionKey,
+  src: AsyncIterable<Uint8Array>,
+): AsyncIterable<Uint8Array> {
   switch (kind) {
     case 'UN':
       return src;
     case 'GZ':
-      return viaTransform(() => zlib.createDeflate({ level: zlib.constants.Z_DEFAULT_COMPRESSION, chunkSize: OUTPUT_CHUNK }), src, 'zlib');
+      return viaTransform(
+        () => zlib.createDeflate({ level: zlib.constants.Z_DEFAULT_COMPRESSION, chunkSize: OUTPUT_CHUNK }),
+        src,
+        'zlib',
+      );
     case 'ZS': {
       const native = nativeZstd();
       if (native) {
@@ -103,7 +114,10 @@ async function* viaTransform(
     }
   } catch (e) {
     if (sourceError !== undefined) throw toSluiceError(sourceError);
-    throw new SluiceError('COMPRESSION', `corrupt ${codec} stream: ${e instanceof Error ? e.message : String(e)}`);
+    throw new SluiceError(
+      'COMPRESSION',
+      `corrupt ${codec} stream: ${e instanceof Error ? e.message : String(e)}`,
+    );
   } finally {
     input.destroy();
     transform.destroy();
@@ -158,7 +172,8 @@ function newCodecInstance(): Promise<CodecBox> {
       const factory = require('zstd-codec/lib/zstd-codec-binding-wasm.js') as (m: object) => unknown;
       const module: Record<string, unknown> = {};
       module.onRuntimeInitialized = () => resolve({ codec: module as unknown as CodecInstance });
-      module.onAbort = (what: unknown) => reject(new SluiceError('UNSUPPORTED_COMPRESSION', `zstd is not available: ${String(what)}`));
+      module.onAbort = (what: unknown) =>
+        reject(new SluiceError('UNSUPPORTED_COMPRESSION', `zstd is not available: ${String(what)}`));
       factory(module);
     } catch (e) {
       reject(new SluiceError('UNSUPPORTED_COMPRESSION', `zstd is not available: ${String(e)}`));
@@ -176,7 +191,10 @@ function acquireCodec(): Promise<CodecBox> {
  * One zstd-codec stream: the binding works synchronously through a callback, so each input
  * chunk yields the outputs it produced. Output arrays are fresh copies out of the wasm heap.
  */
-async function* zstdCodecStream(mode: 'compress' | 'decompress', src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+async function* zstdCodecStream(
+  mode: 'compress' | 'decompress',
+  src: AsyncIterable<Uint8Array>,
+): AsyncGenerator<Uint8Array> {
   const box = await acquireCodec();
   const codec = box.codec;
   let healthy = true;
@@ -185,10 +203,15 @@ async function* zstdCodecStream(mode: 'compress' | 'decompress', src: AsyncItera
       return f();
     } catch (e) {
       healthy = false; // emscripten abort: this instance is dead
-      throw new SluiceError('COMPRESSION', `zstd ${mode} failed: ${e instanceof Error ? e.message : String(e)}`);
+      throw new SluiceError(
+        'COMPRESSION',
+        `zstd ${mode} failed: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
   };
-  const stream = call(() => (mode === 'compress' ? new codec.ZstdCompressStreamBinding() : new codec.ZstdDecompressStreamBinding()));
+  const stream = call(() =>
+    mode === 'compress' ? new codec.ZstdCompressStreamBinding() : new codec.ZstdDecompressStreamBinding(),
+  );
   try {
     const ok = call(() => (mode === 'compress' ? stream.begin(3) : stream.begin()));
     if (!ok) throw new SluiceError('COMPRESSION', `zstd ${mode} could not start`);

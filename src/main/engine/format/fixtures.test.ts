@@ -39,7 +39,11 @@ beforeAll(() => {
 afterAll(() => removeDir(tmp));
 
 /** Store entries must be exactly the store's revlogs (md5 of each), caches the repo's cache files. */
-function expectMatchesStore(shape: Shape, entries: ParsedEntry[], opts: { caches: boolean; phaseroots?: boolean }): void {
+function expectMatchesStore(
+  shape: Shape,
+  entries: ParsedEntry[],
+  opts: { caches: boolean; phaseroots?: boolean },
+): void {
   const md5 = storeMd5(shape);
   const revlogs = [...md5.keys()].filter((p) => /\.(i|d)$/.test(p));
   const store = entries.filter((e) => e.vfs === 's' && e.name !== 'phaseroots');
@@ -57,7 +61,13 @@ function expectMatchesStore(shape: Shape, entries: ParsedEntry[], opts: { caches
     expect(caches).toEqual([]);
     return;
   }
-  expect(caches.map((e) => e.name)).toEqual(['branch2-served', 'rbc-names-v1', 'rbc-revs-v1', 'tags2', 'tags2-visible']);
+  expect(caches.map((e) => e.name)).toEqual([
+    'branch2-served',
+    'rbc-names-v1',
+    'rbc-revs-v1',
+    'tags2',
+    'tags2-visible',
+  ]);
   for (const c of caches) {
     const onDisk = readFileSync(join(repos.get(shape)!, '.hg', 'cache', c.name));
     expect(c.md5, c.name).toBe(createHash('md5').update(onDisk).digest('hex'));
@@ -65,7 +75,10 @@ function expectMatchesStore(shape: Shape, entries: ParsedEntry[], opts: { caches
 }
 
 describe.each(SHAPES)('hg fixtures of the %s repository', (shape) => {
-  const requirements = shape === 'default' ? ['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog'] : ['revlogv1'];
+  const requirements =
+    shape === 'default'
+      ? ['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog']
+      : ['revlogv1'];
 
   it('packed1.hg', async () => {
     const reader = await openStreamBundle(source(fixture(shape, 'packed1.hg')));
@@ -96,7 +109,9 @@ describe.each(SHAPES)('hg fixtures of the %s repository', (shape) => {
   it('stream-v2-phases.hg (non-publishing: phaseroots streamed after the revlogs)', async () => {
     const entries = await readAll(await openStreamBundle(source(fixture(shape, 'stream-v2-phases.hg'))));
     expectMatchesStore(shape, entries, { caches: true, phaseroots: true });
-    expect(entries.findIndex((e) => e.name === 'phaseroots')).toBe(entries.findIndex((e) => e.vfs === 'c') - 1);
+    expect(entries.findIndex((e) => e.name === 'phaseroots')).toBe(
+      entries.findIndex((e) => e.vfs === 'c') - 1,
+    );
   });
 
   it('stream_out.bin (v1 wire body)', async () => {

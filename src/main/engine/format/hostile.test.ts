@@ -21,19 +21,32 @@ interface RawEntry {
 }
 
 /** packed1 with raw (not encodedir'd) v1 entry lines. */
-function packed1(entries: RawEntry[], opts: { files?: number; bytes?: number; reqs?: string[]; tail?: string } = {}): Buffer {
+function packed1(
+  entries: RawEntry[],
+  opts: { files?: number; bytes?: number; reqs?: string[]; tail?: string } = {},
+): Buffer {
   const bytes = opts.bytes ?? entries.reduce((s, e) => s + e.data.length, 0);
   const body = entries.map((e) => `${e.name}\0${e.size ?? e.data.length}\n${e.data}`).join('');
-  return Buffer.concat([packed1Header(opts.files ?? entries.length, bytes, opts.reqs ?? ['revlogv1']), ascii(body + (opts.tail ?? ''))]);
+  return Buffer.concat([
+    packed1Header(opts.files ?? entries.length, bytes, opts.reqs ?? ['revlogv1']),
+    ascii(body + (opts.tail ?? '')),
+  ]);
 }
 
-function streamOut(entries: RawEntry[], opts: { files?: number; bytes?: number; status?: string } = {}): Buffer {
+function streamOut(
+  entries: RawEntry[],
+  opts: { files?: number; bytes?: number; status?: string } = {},
+): Buffer {
   const bytes = opts.bytes ?? entries.reduce((s, e) => s + e.data.length, 0);
   const body = entries.map((e) => `${e.name}\0${e.size ?? e.data.length}\n${e.data}`).join('');
   return ascii(`${opts.status ?? '0'}\n${opts.files ?? entries.length} ${bytes}\n${body}`);
 }
 
-async function v2Bundle(payload: Uint8Array, params: Param[], opts: { chunkSize?: number } = {}): Promise<Buffer> {
+async function v2Bundle(
+  payload: Uint8Array,
+  params: Param[],
+  opts: { chunkSize?: number } = {},
+): Promise<Buffer> {
   const w = new Bundle2Writer({ chunkSize: opts.chunkSize ?? 7 });
   async function* data(): AsyncGenerator<Uint8Array> {
     yield payload;
@@ -45,16 +58,26 @@ async function v2Bundle(payload: Uint8Array, params: Param[], opts: { chunkSize?
 }
 
 function v2Payload(entries: (RawEntry & { vfs?: 's' | 'c' })[]): Buffer {
-  return Buffer.concat(entries.flatMap((e) => [stream2EntryHeader(e.vfs ?? 's', e.name, e.size ?? e.data.length), ascii(e.data)]));
+  return Buffer.concat(
+    entries.flatMap((e) => [
+      stream2EntryHeader(e.vfs ?? 's', e.name, e.size ?? e.data.length),
+      ascii(e.data),
+    ]),
+  );
 }
 
-async function v2(entries: (RawEntry & { vfs?: 's' | 'c' })[], opts: { files?: number; bytes?: number } = {}): Promise<Buffer> {
+async function v2(
+  entries: (RawEntry & { vfs?: 's' | 'c' })[],
+  opts: { files?: number; bytes?: number } = {},
+): Promise<Buffer> {
   const bytes = opts.bytes ?? entries.reduce((s, e) => s + e.data.length, 0);
   return v2Bundle(v2Payload(entries), stream2Params(opts.files ?? entries.length, bytes, ['revlogv1']));
 }
 
 /** Reads everything; returns the names handed out and the error code (or 'ok'). */
-async function attempt(open: () => Promise<import('./stream-reader').StreamReader>): Promise<{ names: string[]; code: ErrorCode | 'ok' }> {
+async function attempt(
+  open: () => Promise<import('./stream-reader').StreamReader>,
+): Promise<{ names: string[]; code: ErrorCode | 'ok' }> {
   const names: string[] = [];
   try {
     const reader = await open();
@@ -77,7 +100,20 @@ const wireOf = (b: Uint8Array) => () => readStreamOut(source(b));
 const GOOD: RawEntry = { name: 'data/a.i', data: 'AAAA' };
 
 describe('unsafe names are refused before they are returned, in all three formats', () => {
-  const unsafe = ['../../x', '/etc/passwd', 'data/../../hgrc', 'data/x\\..\\y.i', 'C:x', 'data//x.i', 'data/./x.i', 'hgrc', 'requires', 'data/a.txt', '', 'data/a\rb.i'];
+  const unsafe = [
+    '../../x',
+    '/etc/passwd',
+    'data/../../hgrc',
+    'data/x\\..\\y.i',
+    'C:x',
+    'data//x.i',
+    'data/./x.i',
+    'hgrc',
+    'requires',
+    'data/a.txt',
+    '',
+    'data/a\rb.i',
+  ];
   it.each(unsafe)('%j', async (name) => {
     const entries = [GOOD, { name, data: 'evil' }];
     for (const [label, run] of [
@@ -86,26 +122,39 @@ describe('unsafe names are refused before they are returned, in all three format
       ['v2', bundleOf(await v2(entries))],
     ] as const) {
       const r = await attempt(run);
-      expect(r, label).toEqual({ names: ['data/a.i'], code: name === '' && label !== 'v2' ? r.code : 'UNSAFE_PATH' });
+      expect(r, label).toEqual({
+        names: ['data/a.i'],
+        code: name === '' && label !== 'v2' ? r.code : 'UNSAFE_PATH',
+      });
       expect(r.code, label).not.toBe('ok');
     }
   });
 
   it('NUL in a v2 name is UNSAFE_PATH; in v1 it cannot even be expressed (MALFORMED size)', async () => {
-    expect((await attempt(bundleOf(await v2([{ name: 'data/a\0b.i', data: 'x' }])))).code).toBe('UNSAFE_PATH');
+    expect((await attempt(bundleOf(await v2([{ name: 'data/a\0b.i', data: 'x' }])))).code).toBe(
+      'UNSAFE_PATH',
+    );
     expect((await attempt(bundleOf(packed1([{ name: 'data/a\0b.i', data: 'x' }])))).code).toBe('MALFORMED');
   });
 
   it('cache entries: single plain file names only', async () => {
     for (const name of ['../hgrc', 'sub/x', 'hgrc\\x', '.', '..']) {
-      expect((await attempt(bundleOf(await v2([{ vfs: 'c', name, data: 'x' }])))).code, name).toBe('UNSAFE_PATH');
+      expect((await attempt(bundleOf(await v2([{ vfs: 'c', name, data: 'x' }])))).code, name).toBe(
+        'UNSAFE_PATH',
+      );
     }
-    expect((await attempt(bundleOf(await v2([{ vfs: 'c', name: 'branch2-served', data: 'x' }])))).code).toBe('ok');
+    expect((await attempt(bundleOf(await v2([{ vfs: 'c', name: 'branch2-served', data: 'x' }])))).code).toBe(
+      'ok',
+    );
   });
 
   it('v1 names are decodedir’d before the check (data/x.hg.hg/../ cannot sneak through)', async () => {
-    expect((await attempt(bundleOf(packed1([{ name: 'data/x.hg.hg/y.i', data: 'z' }])))).names).toEqual(['data/x.hg/y.i']);
-    expect((await attempt(bundleOf(packed1([{ name: 'data/x.hg.hg/../../../y.i', data: 'z' }])))).code).toBe('UNSAFE_PATH');
+    expect((await attempt(bundleOf(packed1([{ name: 'data/x.hg.hg/y.i', data: 'z' }])))).names).toEqual([
+      'data/x.hg/y.i',
+    ]);
+    expect((await attempt(bundleOf(packed1([{ name: 'data/x.hg.hg/../../../y.i', data: 'z' }])))).code).toBe(
+      'UNSAFE_PATH',
+    );
   });
 
   it('unknown vfs key is MALFORMED', async () => {
@@ -117,7 +166,10 @@ describe('unsafe names are refused before they are returned, in all three format
 
 describe('lying counts and sizes', () => {
   const two = [GOOD, { name: 'data/b.i', data: 'BBBBBB' }];
-  const cases: [string, (entries: RawEntry[], o: { files?: number; bytes?: number }) => Promise<() => Promise<unknown>>][] = [
+  const cases: [
+    string,
+    (entries: RawEntry[], o: { files?: number; bytes?: number }) => Promise<() => Promise<unknown>>,
+  ][] = [
     ['packed1', async (e, o) => bundleOf(packed1(e, o))],
     ['stream_out', async (e, o) => wireOf(streamOut(e, o))],
     ['v2', async (e, o) => bundleOf(await v2(e, o))],
@@ -142,9 +194,13 @@ describe('lying counts and sizes', () => {
 
   it('trailing garbage after the last packed1/stream_out entry → SIZE_MISMATCH; v2 part payload too', async () => {
     expect((await attempt(bundleOf(packed1([GOOD], { tail: 'x' })))).code).toBe('SIZE_MISMATCH');
-    expect((await attempt(wireOf(Buffer.concat([streamOut([GOOD]), ascii('\n')])))).code).toBe('SIZE_MISMATCH');
+    expect((await attempt(wireOf(Buffer.concat([streamOut([GOOD]), ascii('\n')])))).code).toBe(
+      'SIZE_MISMATCH',
+    );
     const payload = Buffer.concat([v2Payload([GOOD]), ascii('junk')]);
-    expect((await attempt(bundleOf(await v2Bundle(payload, stream2Params(1, 4, []))))).code).toBe('SIZE_MISMATCH');
+    expect((await attempt(bundleOf(await v2Bundle(payload, stream2Params(1, 4, []))))).code).toBe(
+      'SIZE_MISMATCH',
+    );
   });
 
   it('absurd announced counts are LIMIT', async () => {
@@ -154,12 +210,14 @@ describe('lying counts and sizes', () => {
     const hugeBytes = Buffer.from(packed1([GOOD]));
     hugeBytes.writeBigUInt64BE(1n << 62n, 14);
     expect((await attempt(bundleOf(hugeBytes))).code).toBe('LIMIT');
-    expect((await attempt(wireOf(ascii('0\n99999999 4\n'))))).toEqual({ names: [], code: 'LIMIT' });
-    expect((await attempt(wireOf(ascii('0\n1 99999999999999999999\n'))))).toEqual({ names: [], code: 'LIMIT' });
+    expect(await attempt(wireOf(ascii('0\n99999999 4\n')))).toEqual({ names: [], code: 'LIMIT' });
+    expect(await attempt(wireOf(ascii('0\n1 99999999999999999999\n')))).toEqual({ names: [], code: 'LIMIT' });
     const p = stream2Params(1, 4, []);
     p[1] = ['filecount', '123456789012345678901234567890'];
     expect((await attempt(bundleOf(await v2Bundle(v2Payload([GOOD]), p)))).code).toBe('LIMIT');
-    expect((await attempt(bundleOf(packed1([{ name: 'data/a.i', data: '', size: 2 ** 50 }], { bytes: 2 ** 50 }))))).toEqual({
+    expect(
+      await attempt(bundleOf(packed1([{ name: 'data/a.i', data: '', size: 2 ** 50 }], { bytes: 2 ** 50 }))),
+    ).toEqual({
       names: [],
       code: 'LIMIT',
     });
@@ -167,17 +225,25 @@ describe('lying counts and sizes', () => {
 
   it('absurd varints and name lengths in v2 entries are LIMIT', async () => {
     const nineBytes = Buffer.from([0x73, 0x88, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]);
-    expect((await attempt(bundleOf(await v2Bundle(nineBytes, stream2Params(1, 4, [])))))).toEqual({ names: [], code: 'LIMIT' });
+    expect(await attempt(bundleOf(await v2Bundle(nineBytes, stream2Params(1, 4, []))))).toEqual({
+      names: [],
+      code: 'LIMIT',
+    });
     const hugeSize = Buffer.alloc(20);
     hugeSize[0] = 0x73;
     let at = writeUvarint(hugeSize, 1, 8);
     at = writeUvarint(hugeSize, at, 2 ** 52);
-    expect((await attempt(bundleOf(await v2Bundle(hugeSize.subarray(0, at), stream2Params(1, 2 ** 52, [])))))).toEqual({
+    expect(
+      await attempt(bundleOf(await v2Bundle(hugeSize.subarray(0, at), stream2Params(1, 2 ** 52, [])))),
+    ).toEqual({
       names: [],
       code: 'LIMIT',
     });
     const longName = v2Payload([{ name: 'data/' + 'x'.repeat(5000) + '.i', data: 'x' }]);
-    expect((await attempt(bundleOf(await v2Bundle(longName, stream2Params(1, 1, [])))))).toEqual({ names: [], code: 'LIMIT' });
+    expect(await attempt(bundleOf(await v2Bundle(longName, stream2Params(1, 1, []))))).toEqual({
+      names: [],
+      code: 'LIMIT',
+    });
     const longV1 = packed1([{ name: 'data/' + 'x'.repeat(5000) + '.i', data: 'x' }]);
     expect((await attempt(bundleOf(longV1))).code).toBe('LIMIT');
   });
@@ -203,10 +269,17 @@ describe('headers', () => {
   });
 
   it('stream_out status lines carry hg’s messages', async () => {
-    const fail = async (body: string) => (await readStreamOut(source(ascii(body))).catch((e: unknown) => e)) as SluiceError;
+    const fail = async (body: string) =>
+      (await readStreamOut(source(ascii(body))).catch((e: unknown) => e)) as SluiceError;
     expect(await fail('1\n')).toMatchObject({ code: 'NO_STREAM', message: 'operation forbidden by server' });
-    expect(await fail('2\n')).toMatchObject({ code: 'REMOTE_ABORT', message: 'locking the remote repository failed' });
-    expect(await fail('3\n')).toMatchObject({ code: 'PROTOCOL', message: 'the server sent an unknown error code' });
+    expect(await fail('2\n')).toMatchObject({
+      code: 'REMOTE_ABORT',
+      message: 'locking the remote repository failed',
+    });
+    expect(await fail('3\n')).toMatchObject({
+      code: 'PROTOCOL',
+      message: 'the server sent an unknown error code',
+    });
     expect((await fail('<html>\n')).code).toBe('PROTOCOL');
     expect((await fail('0\n12\n')).code).toBe('MALFORMED');
     expect((await fail('0\n1 -2\n')).code).toBe('MALFORMED');
@@ -219,7 +292,13 @@ describe('headers', () => {
   });
 
   it('v1 entry lines: NUL required, strict decimal size', async () => {
-    for (const line of ['data/a.i 4\n', 'data/a.i\0+4\n', 'data/a.i\0 4\n', 'data/a.i\0\n', 'data/a.i\x004x\n']) {
+    for (const line of [
+      'data/a.i 4\n',
+      'data/a.i\0+4\n',
+      'data/a.i\0 4\n',
+      'data/a.i\0\n',
+      'data/a.i\x004x\n',
+    ]) {
       const b = Buffer.concat([packed1Header(1, 4, ['revlogv1']), ascii(line + 'AAAA')]);
       expect((await attempt(bundleOf(b))).code, JSON.stringify(line)).toBe('MALFORMED');
     }
@@ -227,20 +306,56 @@ describe('headers', () => {
 
   it('stream2 params: all three required, decimal, requirements unquoted and split', async () => {
     const run = async (params: Param[]) => attempt(bundleOf(await v2Bundle(v2Payload([GOOD]), params)));
-    expect((await run([['bytecount', '4'], ['filecount', '1']])).code).toBe('MALFORMED');
-    expect((await run([['bytecount', '4'], ['filecount', '1'], ['requirements', ''], ['frob', '1']])).code).toBe('UNKNOWN_PARAM');
-    expect((await run([['bytecount', '0x4'], ['filecount', '1'], ['requirements', '']])).code).toBe('MALFORMED');
-    const reader = await openStreamBundle(source(await v2Bundle(v2Payload([GOOD]), [['bytecount', '4'], ['filecount', '1'], ['requirements', 'revlogv1%2Cgeneraldelta']])));
+    expect(
+      (
+        await run([
+          ['bytecount', '4'],
+          ['filecount', '1'],
+        ])
+      ).code,
+    ).toBe('MALFORMED');
+    expect(
+      (
+        await run([
+          ['bytecount', '4'],
+          ['filecount', '1'],
+          ['requirements', ''],
+          ['frob', '1'],
+        ])
+      ).code,
+    ).toBe('UNKNOWN_PARAM');
+    expect(
+      (
+        await run([
+          ['bytecount', '0x4'],
+          ['filecount', '1'],
+          ['requirements', ''],
+        ])
+      ).code,
+    ).toBe('MALFORMED');
+    const reader = await openStreamBundle(
+      source(
+        await v2Bundle(v2Payload([GOOD]), [
+          ['bytecount', '4'],
+          ['filecount', '1'],
+          ['requirements', 'revlogv1%2Cgeneraldelta'],
+        ]),
+      ),
+    );
     expect(reader.header.requirements).toEqual(['revlogv1', 'generaldelta']);
   });
 
   it('bad magic names what it saw; HG10 and changegroup bundles say they are not stream clones', async () => {
-    const err = (await openStreamBundle(source(ascii('PK\x03\x04rest'))).catch((e: unknown) => e)) as SluiceError;
+    const err = (await openStreamBundle(source(ascii('PK\x03\x04rest'))).catch(
+      (e: unknown) => e,
+    )) as SluiceError;
     expect(err.code).toBe('BAD_MAGIC');
     expect(err.message).toContain('50 4b 03 04');
     const text = (await openStreamBundle(source(ascii('<htm'))).catch((e: unknown) => e)) as SluiceError;
     expect(text.message).toContain('"<htm"');
-    const hg10 = (await openStreamBundle(source(ascii('HG10UNxxxx'))).catch((e: unknown) => e)) as SluiceError;
+    const hg10 = (await openStreamBundle(source(ascii('HG10UNxxxx'))).catch(
+      (e: unknown) => e,
+    )) as SluiceError;
     expect(hg10.code).toBe('BAD_MAGIC');
     expect(hg10.message).toContain('not a stream clone bundle (changegroup bundle');
     const w = new Bundle2Writer();
@@ -265,7 +380,10 @@ describe('headers', () => {
     w2.addPart({ type: 'obsmarkers', data: ascii('mandatory, unknown') });
     const parts2: Uint8Array[] = [];
     for await (const c of w2.chunks()) parts2.push(c);
-    expect(await attempt(bundleOf(Buffer.concat(parts2)))).toEqual({ names: ['data/a.i'], code: 'UNKNOWN_PART' });
+    expect(await attempt(bundleOf(Buffer.concat(parts2)))).toEqual({
+      names: ['data/a.i'],
+      code: 'UNKNOWN_PART',
+    });
   });
 });
 
@@ -274,19 +392,25 @@ describe('headers', () => {
 const TRUNCATION_CODES: ErrorCode[] = ['TRUNCATED', 'SIZE_MISMATCH', 'COMPRESSION'];
 
 /** Every prefix shorter than the whole input must fail with a truncation code. */
-async function sweep(whole: Buffer, open: (src: ByteSource) => Promise<unknown>, offsets: Iterable<number>): Promise<number> {
+async function sweep(
+  whole: Buffer,
+  open: (src: ByteSource) => Promise<unknown>,
+  offsets: Iterable<number>,
+): Promise<number> {
   let n = 0;
   for (const k of offsets) {
     let code: string;
     try {
       const reader = (await open(source(whole.subarray(0, k)))) as import('./stream-reader').StreamReader;
-      for (let e = await reader.nextEntry(); e; e = await reader.nextEntry()) await reader.copyData(() => undefined);
+      for (let e = await reader.nextEntry(); e; e = await reader.nextEntry())
+        await reader.copyData(() => undefined);
       code = 'ok';
     } catch (e) {
       if (!(e instanceof SluiceError)) throw new Error(`prefix ${k}: ${String(e)}`);
       code = e.code;
     }
-    if (!TRUNCATION_CODES.includes(code as ErrorCode)) throw new Error(`prefix ${k} of ${whole.length}: ${code}`);
+    if (!TRUNCATION_CODES.includes(code as ErrorCode))
+      throw new Error(`prefix ${k} of ${whole.length}: ${code}`);
     n++;
   }
   return n;
@@ -302,7 +426,10 @@ const all = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
  */
 const FULL = process.env.SLUICE_FULL_TRUNCATION === '1';
 
-async function largestEntryEdges(whole: Buffer, open: (src: ByteSource) => Promise<unknown>): Promise<[Buffer, Buffer]> {
+async function largestEntryEdges(
+  whole: Buffer,
+  open: (src: ByteSource) => Promise<unknown>,
+): Promise<[Buffer, Buffer]> {
   const reader = (await open(source(whole))) as import('./stream-reader').StreamReader;
   let best: Buffer = Buffer.alloc(0);
   for (let e = await reader.nextEntry(); e; e = await reader.nextEntry()) {
@@ -324,14 +451,18 @@ async function sweepOffsets(whole: Buffer, open: (src: ByteSource) => Promise<un
   expect(to).toBeGreaterThan(from + 100_000);
   // bundle2 payload frames (i32 32768) inside the data stay dense
   const frames: number[] = [];
-  for (let at = whole.indexOf(Buffer.from('00008000', 'hex'), from); at >= 0 && at < to; at = whole.indexOf(Buffer.from('00008000', 'hex'), at + 1)) {
+  for (
+    let at = whole.indexOf(Buffer.from('00008000', 'hex'), from);
+    at >= 0 && at < to;
+    at = whole.indexOf(Buffer.from('00008000', 'hex'), at + 1)
+  ) {
     frames.push(at);
   }
   const opaque = (k: number): boolean => k > from && k < to && !frames.some((f) => Math.abs(k - f) < 40);
   return all(whole.length).filter((k) => !opaque(k) || k % 61 === 0);
 }
 
-describe('truncation at every byte of the small fixtures', () => {
+describe('truncation at every byte of the small fixtures', { timeout: FULL ? 1_800_000 : 60_000 }, () => {
   it('packed1.hg', async () => {
     const whole = fixture('legacy', 'packed1.hg');
     const offsets = await sweepOffsets(whole, openStreamBundle);
@@ -376,13 +507,17 @@ describe('truncation at every byte of the small fixtures', () => {
     // Each prefix decompresses up to 145 KB again (~1.5 ms): the opaque middle of the frame is
     // taken every 97th byte unless SLUICE_FULL_TRUNCATION=1.
     const whole = fixture('legacy', 'stream-v2-zstd.hg');
-    const offsets = all(whole.length).filter((k) => FULL || k < 3072 || k > whole.length - 512 || k % 97 === 0);
+    const offsets = all(whole.length).filter(
+      (k) => FULL || k < 3072 || k > whole.length - 512 || k % 97 === 0,
+    );
     expect(await sweep(whole, openStreamBundle, offsets)).toBe(offsets.length);
   });
 
   it('the whole inputs themselves parse', async () => {
     for (const f of ['packed1.hg', 'stream-v2.hg', 'stream-v2-zstd.hg']) {
-      expect((await readAll(await openStreamBundle(source(fixture('legacy', f))))).length).toBeGreaterThan(20);
+      expect((await readAll(await openStreamBundle(source(fixture('legacy', f))))).length).toBeGreaterThan(
+        20,
+      );
     }
     expect(int32(0).length).toBe(4);
   });

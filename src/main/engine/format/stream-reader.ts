@@ -133,7 +133,8 @@ export function latin1Bytes(s: string): Buffer {
 
 /** Strict non-negative decimal as hg writes it (`%d`); LIMIT above `max`. */
 export function parseDecimal(text: string, what: string, max: number): number {
-  if (!/^[0-9]+$/.test(text)) throw malformed(`${what} is not a decimal number: ${JSON.stringify(text.slice(0, 40))}`);
+  if (!/^[0-9]+$/.test(text))
+    throw malformed(`${what} is not a decimal number: ${JSON.stringify(text.slice(0, 40))}`);
   if (text.length > MAX_DECIMAL_DIGITS) throw limitError(what, text.slice(0, 20) + '…', max);
   const value = Number(text);
   if (value > max) throw limitError(what, value, max);

@@ -7,7 +7,14 @@
 
 import { SluiceError } from '../errors';
 import { ByteSource } from './byte-source';
-import { MAX_DECIMAL_DIGITS, MAX_ENTRY_SIZE, MAX_FILES, MAX_NAME_LENGTH, MAX_TOTAL_BYTES, limitError } from './limits';
+import {
+  MAX_DECIMAL_DIGITS,
+  MAX_ENTRY_SIZE,
+  MAX_FILES,
+  MAX_NAME_LENGTH,
+  MAX_TOTAL_BYTES,
+  limitError,
+} from './limits';
 import { decodeDir, encodeDir } from '../store/encoding';
 import {
   CountedStreamReader,
@@ -28,7 +35,9 @@ export async function readV1EntryHeader(src: ByteSource): Promise<StreamEntry> {
   const line = await src.readLine(MAX_V1_ENTRY_LINE);
   const nul = line.indexOf(0);
   if (nul < 0) {
-    throw malformed(`unexpected response from remote server: entry header without NUL: ${JSON.stringify(latin1(line.subarray(0, 80)))}`);
+    throw malformed(
+      `unexpected response from remote server: entry header without NUL: ${JSON.stringify(latin1(line.subarray(0, 80)))}`,
+    );
   }
   if (nul > MAX_NAME_LENGTH) throw limitError('entry name length', nul, MAX_NAME_LENGTH);
   const wireName = latin1(line.subarray(0, nul));
@@ -62,7 +71,10 @@ export async function readStreamOut(src: ByteSource): Promise<V1EntryReader> {
   // hg: int(l) — tolerant of surrounding whitespace, nothing else.
   const status = /^\s*[+-]?[0-9]+\s*$/.test(statusLine) ? Number(statusLine) : NaN;
   if (Number.isNaN(status)) {
-    throw new SluiceError('PROTOCOL', `unexpected response from remote server: ${JSON.stringify(statusLine)}`);
+    throw new SluiceError(
+      'PROTOCOL',
+      `unexpected response from remote server: ${JSON.stringify(statusLine)}`,
+    );
   }
   if (status === 1) throw new SluiceError('NO_STREAM', 'operation forbidden by server', { status });
   if (status === 2) throw new SluiceError('REMOTE_ABORT', 'locking the remote repository failed', { status });

@@ -7,7 +7,14 @@
 
 import { SluiceError } from '../errors';
 import type { ByteSource } from './byte-source';
-import { MAX_ENTRY_SIZE, MAX_FILES, MAX_NAME_LENGTH, MAX_REQUIREMENTS_FIELD, MAX_TOTAL_BYTES, limitError } from './limits';
+import {
+  MAX_ENTRY_SIZE,
+  MAX_FILES,
+  MAX_NAME_LENGTH,
+  MAX_REQUIREMENTS_FIELD,
+  MAX_TOTAL_BYTES,
+  limitError,
+} from './limits';
 import { quote, unquote, type Bundle2Part, type Param } from './bundle2';
 import {
   CountedStreamReader,
@@ -76,7 +83,10 @@ function checkEntryPrefix(vfs: number, nameLength: number, size: number): void {
 }
 
 /** Header of a stream2 part from its params (handlestreamv2bundle), compression of the container. */
-export function stream2Header(part: Pick<Bundle2Part, 'params'>, compression: CompressionKey = 'UN'): StreamHeader {
+export function stream2Header(
+  part: Pick<Bundle2Part, 'params'>,
+  compression: CompressionKey = 'UN',
+): StreamHeader {
   const param = (key: string): string => {
     const v = part.params.get(key);
     if (v === undefined) throw malformed(`stream2 part without the ${key} parameter`);
@@ -86,7 +96,8 @@ export function stream2Header(part: Pick<Bundle2Part, 'params'>, compression: Co
   const files = parseDecimal(param('filecount'), 'file count', MAX_FILES);
   checkAnnouncedCounts(files, bytes);
   const quoted = param('requirements');
-  if (quoted.length > MAX_REQUIREMENTS_FIELD) throw limitError('requirements field', quoted.length, MAX_REQUIREMENTS_FIELD);
+  if (quoted.length > MAX_REQUIREMENTS_FIELD)
+    throw limitError('requirements field', quoted.length, MAX_REQUIREMENTS_FIELD);
   const requirements = parseRequirements(unquote(quoted));
   return { format: 'stream-v2', files, bytes, requirements, compression };
 }
@@ -123,7 +134,8 @@ export function stream2EntryHeader(vfs: 's' | 'c', name: string, size: number): 
 
 /** util.uvarintencode into `out` at `at`; returns the end offset. */
 export function writeUvarint(out: Uint8Array, at: number, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new SluiceError('USAGE', `invalid uvarint value ${value}`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new SluiceError('USAGE', `invalid uvarint value ${value}`);
   while (value >= 0x80) {
     out[at++] = (value % 0x80) | 0x80;
     value = Math.floor(value / 0x80);

@@ -34,7 +34,13 @@ export function hg(args: string[], cwd?: string): string {
     cwd,
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, HGPLAIN: '1', HGUSER: 'Test <test@example.com>', HGRCPATH: '/dev/null', TZ: 'UTC' },
+    env: {
+      ...process.env,
+      HGPLAIN: '1',
+      HGUSER: 'Test <test@example.com>',
+      HGRCPATH: '/dev/null',
+      TZ: 'UTC',
+    },
   });
   if (res.status !== 0) throw new Error(`hg ${args.join(' ')} failed (${res.status}): ${res.stderr}`);
   return res.stdout;

@@ -18,7 +18,13 @@ import {
   type Shape,
 } from '../format/test-support';
 import { listStreamFiles } from '../store/walk';
-import { packed1Chunks, stream2BundleChunks, stream2Part, streamOutBody, writeStreamBundle } from './stream-bundle';
+import {
+  packed1Chunks,
+  stream2BundleChunks,
+  stream2Part,
+  streamOutBody,
+  writeStreamBundle,
+} from './stream-bundle';
 import { v1Entries } from './stream-entries';
 
 let tmp: string;
@@ -48,7 +54,9 @@ async function core(bytes: Buffer): Promise<Buffer> {
   const params = bytes.subarray(8, 8 + paramsLength).toString('latin1');
   const kind = (/Compression=(\w\w)/.exec(params)?.[1] ?? 'UN') as 'UN' | 'GZ' | 'ZS';
   const rest = bytes.subarray(8 + paramsLength);
-  return kind === 'UN' ? rest : collect(decompressStream(kind, [rest] as unknown as AsyncIterable<Uint8Array>));
+  return kind === 'UN'
+    ? rest
+    : collect(decompressStream(kind, [rest] as unknown as AsyncIterable<Uint8Array>));
 }
 
 describe.each(SHAPES)('generated from the %s fixture repository', (shape) => {
@@ -58,7 +66,12 @@ describe.each(SHAPES)('generated from the %s fixture repository', (shape) => {
     const out = outFile('packed1.hg');
     const r = await writeStreamBundle(repo(), out, { type: 'packed1' });
     expect(readFileSync(out).equals(fixture(shape, 'packed1.hg'))).toBe(true);
-    expect(r).toMatchObject({ type: 'packed1', compression: 'UN', files: 23, size: fixture(shape, 'packed1.hg').length });
+    expect(r).toMatchObject({
+      type: 'packed1',
+      compression: 'UN',
+      files: 23,
+      size: fixture(shape, 'packed1.hg').length,
+    });
   });
 
   it('none-v2 is byte-identical to hg bundle -t none-v2;stream=v2 (publishing and not)', async () => {
@@ -70,19 +83,26 @@ describe.each(SHAPES)('generated from the %s fixture repository', (shape) => {
     expect(readFileSync(phases).equals(fixture(shape, 'stream-v2-phases.hg'))).toBe(true);
   });
 
-  it.each(['gzip', 'zstd'] as const)('%s-v2: Compression param, core identical to hg’s once decompressed', async (compression) => {
-    const out = outFile(`v2-${compression}.hg`);
-    const r = await writeStreamBundle(repo(), out, { type: 'v2', compression });
-    const ours = readFileSync(out);
-    const key = compression === 'gzip' ? 'GZ' : 'ZS';
-    expect(r.compression).toBe(key);
-    expect(ours.subarray(0, 22)).toEqual(Buffer.concat([Buffer.from('HG20'), Buffer.from([0, 0, 0, 14]), Buffer.from(`Compression=${key}`)]));
-    const hgMade = fixture(shape, compression === 'gzip' ? 'stream-v2-gzip.hg' : 'stream-v2-zstd.hg');
-    expect((await core(ours)).equals(await core(hgMade))).toBe(true);
-    expect((await core(ours)).equals(fixture(shape, 'stream-v2.hg').subarray(8))).toBe(true);
-    if (compression === 'zstd') expect(countZstdFrames(ours.subarray(22))).toBe(1);
-    expect(await readAll(await openStreamBundle(source(ours)))).toEqual(await readAll(await openStreamBundle(source(hgMade))));
-  });
+  it.each(['gzip', 'zstd'] as const)(
+    '%s-v2: Compression param, core identical to hg’s once decompressed',
+    async (compression) => {
+      const out = outFile(`v2-${compression}.hg`);
+      const r = await writeStreamBundle(repo(), out, { type: 'v2', compression });
+      const ours = readFileSync(out);
+      const key = compression === 'gzip' ? 'GZ' : 'ZS';
+      expect(r.compression).toBe(key);
+      expect(ours.subarray(0, 22)).toEqual(
+        Buffer.concat([Buffer.from('HG20'), Buffer.from([0, 0, 0, 14]), Buffer.from(`Compression=${key}`)]),
+      );
+      const hgMade = fixture(shape, compression === 'gzip' ? 'stream-v2-gzip.hg' : 'stream-v2-zstd.hg');
+      expect((await core(ours)).equals(await core(hgMade))).toBe(true);
+      expect((await core(ours)).equals(fixture(shape, 'stream-v2.hg').subarray(8))).toBe(true);
+      if (compression === 'zstd') expect(countZstdFrames(ours.subarray(22))).toBe(1);
+      expect(await readAll(await openStreamBundle(source(ours)))).toEqual(
+        await readAll(await openStreamBundle(source(hgMade))),
+      );
+    },
+  );
 
   it('4 KiB chunks: every payload chunk 4096 bytes but the last, same entries', async () => {
     const out = outFile('v2-4k.hg');
@@ -99,7 +119,9 @@ describe.each(SHAPES)('generated from the %s fixture repository', (shape) => {
     expect(sizes.at(-1)).toBeLessThanOrEqual(4096);
     expect(bytes.readInt32BE(at + 4)).toBe(0); // end of bundle
     expect(at + 8).toBe(bytes.length);
-    expect(await readAll(await openStreamBundle(source(bytes)))).toEqual(await readAll(await openStreamBundle(source(fixture(shape, 'stream-v2.hg')))));
+    expect(await readAll(await openStreamBundle(source(bytes)))).toEqual(
+      await readAll(await openStreamBundle(source(fixture(shape, 'stream-v2.hg')))),
+    );
   });
 
   it('streamOutBody is byte-identical to the stream_out hg serve sent', async () => {
@@ -113,17 +135,29 @@ describe.each(SHAPES)('generated from the %s fixture repository', (shape) => {
     expect(part).toMatchObject({ files: 28 });
     const w = new Bundle2Writer();
     w.addPart(part);
-    expect((await collect(w.chunks())).equals(fixture(shape, 'getbundle-stream2.bin').subarray(5))).toBe(true);
+    expect((await collect(w.chunks())).equals(fixture(shape, 'getbundle-stream2.bin').subarray(5))).toBe(
+      true,
+    );
   });
 });
 
 describe('writeStreamBundle behaviour', () => {
   it('refuses compressed packed1 and unknown options with USAGE', async () => {
     const repo = repos.get('default')!;
-    expect(await errorCode(() => writeStreamBundle(repo, outFile('x.hg'), { type: 'packed1', compression: 'gzip' }))).toBe('USAGE');
-    expect(await errorCode(() => writeStreamBundle(repo, outFile('x.hg'), { type: 'v3' as 'v2' }))).toBe('USAGE');
-    expect(await errorCode(() => writeStreamBundle(repo, outFile('x.hg'), { type: 'v2', chunkSize: 0 }))).toBe('USAGE');
-    expect(await errorCode(() => writeStreamBundle(join(tmp, 'nope'), outFile('x.hg'), { type: 'v2' }))).not.toBe('USAGE');
+    expect(
+      await errorCode(() =>
+        writeStreamBundle(repo, outFile('x.hg'), { type: 'packed1', compression: 'gzip' }),
+      ),
+    ).toBe('USAGE');
+    expect(await errorCode(() => writeStreamBundle(repo, outFile('x.hg'), { type: 'v3' as 'v2' }))).toBe(
+      'USAGE',
+    );
+    expect(
+      await errorCode(() => writeStreamBundle(repo, outFile('x.hg'), { type: 'v2', chunkSize: 0 })),
+    ).toBe('USAGE');
+    expect(
+      await errorCode(() => writeStreamBundle(join(tmp, 'nope'), outFile('x.hg'), { type: 'v2' })),
+    ).not.toBe('USAGE');
   });
 
   it('sends exactly the listed size when a file grew, and fails like hg when it shrank; no temp file left', async () => {
@@ -156,7 +190,10 @@ describe('writeStreamBundle behaviour', () => {
 
   it('a failing v2 payload ends the bundle like hg (interrupt + error:abort), which readers report as REMOTE_ABORT', async () => {
     const listed = await listStreamFiles(repos.get('legacy')!, { version: 'v2' });
-    const broken = { ...listed, files: listed.files.map((f, i) => (i === 2 ? { ...f, path: join(tmp, 'missing-file') } : f)) };
+    const broken = {
+      ...listed,
+      files: listed.files.map((f, i) => (i === 2 ? { ...f, path: join(tmp, 'missing-file') } : f)),
+    };
     const parts: Uint8Array[] = [];
     const err = await errorCode(async () => {
       for await (const c of stream2BundleChunks(broken)) parts.push(c);
@@ -202,6 +239,8 @@ describe('writeStreamBundle behaviour', () => {
   });
 
   it('stream v1 carries store files only', () => {
-    expect(() => v1Entries([{ vfs: 'c', name: 'tags2', size: 1, path: '/nonexistent' }])).toThrow(/store files only/);
+    expect(() => v1Entries([{ vfs: 'c', name: 'tags2', size: 1, path: '/nonexistent' }])).toThrow(
+      /store files only/,
+    );
   });
 });

@@ -55,7 +55,10 @@ export interface WriteStreamBundleResult {
 const COMPRESSION_KEYS: Record<BundleCompression, CompressionKey> = { none: 'UN', gzip: 'GZ', zstd: 'ZS' };
 
 /** The packed1 bundle of a listing (v1 file list: store files only). */
-export async function* packed1Chunks(listing: StreamListing, options: EmitOptions = {}): AsyncGenerator<Uint8Array> {
+export async function* packed1Chunks(
+  listing: StreamListing,
+  options: EmitOptions = {},
+): AsyncGenerator<Uint8Array> {
   yield packed1Header(listing.files.length, listing.bytes, listing.requirements);
   yield* v1Entries(listing.files, options);
 }
@@ -75,7 +78,10 @@ export function stream2BundleChunks(
   listing: StreamListing,
   options: { compression?: CompressionKey; chunkSize?: number } & EmitOptions = {},
 ): AsyncIterable<Uint8Array> {
-  const writer = new Bundle2Writer({ compression: options.compression ?? 'UN', chunkSize: options.chunkSize ?? DEFAULT_CHUNK_SIZE });
+  const writer = new Bundle2Writer({
+    compression: options.compression ?? 'UN',
+    chunkSize: options.chunkSize ?? DEFAULT_CHUNK_SIZE,
+  });
   writer.addPart(stream2PartOf(listing, options));
   return writer.chunks();
 }
@@ -84,7 +90,10 @@ export function stream2BundleChunks(
  * The body of a successful `stream_out` reply: `0\n`, `<files> <bytes>\n`, the v1 entries.
  * (Status `1\n` — stream not allowed — is the server's decision, see streamOutForbidden.)
  */
-export async function* streamOutBody(repoRoot: string, options: EmitOptions = {}): AsyncGenerator<Uint8Array> {
+export async function* streamOutBody(
+  repoRoot: string,
+  options: EmitOptions = {},
+): AsyncGenerator<Uint8Array> {
   const listing = await listStreamFiles(repoRoot, { version: 'v1', signal: options.signal });
   yield streamOutPreamble(listing.files.length, listing.bytes);
   yield* v1Entries(listing.files, options);
@@ -120,12 +129,17 @@ export async function writeStreamBundle(
   options: WriteStreamBundleOptions,
 ): Promise<WriteStreamBundleResult> {
   const compression = COMPRESSION_KEYS[options.compression ?? 'none'];
-  if (!compression) throw new SluiceError('USAGE', `unknown bundle compression ${String(options.compression)}`);
+  if (!compression)
+    throw new SluiceError('USAGE', `unknown bundle compression ${String(options.compression)}`);
   if (options.type === 'packed1' && compression !== 'UN') {
     // streamclone.generatebundlev1: "we do not support the compression argument yet"
-    throw new SluiceError('USAGE', 'packed1 bundles are always uncompressed (use a v2 bundle for gzip or zstd)');
+    throw new SluiceError(
+      'USAGE',
+      'packed1 bundles are always uncompressed (use a v2 bundle for gzip or zstd)',
+    );
   }
-  if (options.type !== 'packed1' && options.type !== 'v2') throw new SluiceError('USAGE', `unknown bundle type ${String(options.type)}`);
+  if (options.type !== 'packed1' && options.type !== 'v2')
+    throw new SluiceError('USAGE', `unknown bundle type ${String(options.type)}`);
   const listing = await listStreamFiles(repoRoot, {
     version: options.type === 'packed1' ? 'v1' : 'v2',
     publishing: options.publishing,
@@ -135,7 +149,8 @@ export async function writeStreamBundle(
   const emit: EmitOptions = {
     signal: options.signal,
     onFile: options.onProgress
-      ? (_f, filesDone, bytesDone) => options.onProgress!(filesDone, bytesDone, listing.files.length, listing.bytes)
+      ? (_f, filesDone, bytesDone) =>
+          options.onProgress!(filesDone, bytesDone, listing.files.length, listing.bytes)
       : undefined,
   };
   const chunks =
@@ -162,7 +177,10 @@ export async function writeFileAtomically(
   chunks: AsyncIterable<Uint8Array>,
   signal?: AbortSignal,
 ): Promise<number> {
-  const tmp = join(dirname(outPath), `.${basename(outPath)}.sluice-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = join(
+    dirname(outPath),
+    `.${basename(outPath)}.sluice-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+  );
   let fh: FileHandle | undefined;
   try {
     // like an apply's destination, the bundle's folder is created when missing (the app's

@@ -39,15 +39,22 @@ export interface EmitOptions {
 const DEFAULT_BUFFER = 256 * 1024;
 
 /** v1 entries of `files` (names encodedir'd on the wire, like generatev1). */
-export function v1Entries(files: readonly StreamSourceFile[], options: EmitOptions = {}): AsyncGenerator<Uint8Array> {
+export function v1Entries(
+  files: readonly StreamSourceFile[],
+  options: EmitOptions = {},
+): AsyncGenerator<Uint8Array> {
   for (const f of files) {
-    if (f.vfs !== 's') throw new SluiceError('USAGE', `stream v1 carries store files only, not cache file ${f.name}`);
+    if (f.vfs !== 's')
+      throw new SluiceError('USAGE', `stream v1 carries store files only, not cache file ${f.name}`);
   }
   return emitEntries(files, (f) => v1EntryHeader(f.name, f.size), options);
 }
 
 /** v2 entries of `files` (the stream2 part payload). */
-export function v2Entries(files: readonly StreamSourceFile[], options: EmitOptions = {}): AsyncGenerator<Uint8Array> {
+export function v2Entries(
+  files: readonly StreamSourceFile[],
+  options: EmitOptions = {},
+): AsyncGenerator<Uint8Array> {
   return emitEntries(files, (f) => stream2EntryHeader(f.vfs, f.name, f.size), options);
 }
 
@@ -103,7 +110,14 @@ async function* emitEntries(
   if (fill) yield flush();
 }
 
-function readExactlyAt(fd: number, f: StreamSourceFile, out: Buffer, at: number, pos: number, n: number): void {
+function readExactlyAt(
+  fd: number,
+  f: StreamSourceFile,
+  out: Buffer,
+  at: number,
+  pos: number,
+  n: number,
+): void {
   let done = 0;
   while (done < n) {
     let got: number;
