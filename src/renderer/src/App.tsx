@@ -31,7 +31,13 @@ export function App() {
       <div className="app-body">
         <Sidebar />
         <main id="main" className="app-main" tabIndex={-1}>
-          {screen === 'transfers' ? <TransfersScreen /> : screen === 'comparisons' ? <ComparisonsScreen /> : <HistoryScreen />}
+          {screen === 'transfers' ? (
+            <TransfersScreen />
+          ) : screen === 'comparisons' ? (
+            <ComparisonsScreen />
+          ) : (
+            <HistoryScreen />
+          )}
         </main>
       </div>
       <Dialogs />
@@ -80,7 +86,10 @@ function ThemeToggle() {
 // ---------- chrome ----------
 
 function Toolbar() {
-  const { openDialog, pickBundle } = useSluiceShallow((s) => ({ openDialog: s.openDialog, pickBundle: s.pickBundle }));
+  const { openDialog, pickBundle } = useSluiceShallow((s) => ({
+    openDialog: s.openDialog,
+    pickBundle: s.pickBundle,
+  }));
   return (
     <header className="toolbar">
       <div className="brand">
@@ -100,7 +109,13 @@ function Toolbar() {
       </div>
       <div className="toolbar-end">
         <ThemeToggle />
-        <button type="button" className="button ghost" onClick={() => openDialog({ type: 'settings' })} aria-label="Settings" title="Settings">
+        <button
+          type="button"
+          className="button ghost"
+          onClick={() => openDialog({ type: 'settings' })}
+          aria-label="Settings"
+          title="Settings"
+        >
           <Icon name="settings" />
         </button>
       </div>
@@ -116,7 +131,12 @@ const NAV: { screen: Screen; label: string; icon: IconName }[] = [
 
 function Sidebar() {
   const { screen, setScreen } = useSluiceShallow((s) => ({ screen: s.screen, setScreen: s.setScreen }));
-  const active = useSluice((s) => s.jobOrder.reduce((n, id) => n + (s.jobs[id]!.state === 'running' || s.jobs[id]!.state === 'queued' ? 1 : 0), 0));
+  const active = useSluice((s) =>
+    s.jobOrder.reduce(
+      (n, id) => n + (s.jobs[id]!.state === 'running' || s.jobs[id]!.state === 'queued' ? 1 : 0),
+      0,
+    ),
+  );
   const comparing = useSluice((s) => s.comparisons.some((c) => c.state === 'running'));
   const appInfo = useSluice((s) => s.appInfo);
   const rateRef = useTransient<HTMLSpanElement>((el, s) => {
@@ -136,7 +156,12 @@ function Sidebar() {
       <ul>
         {NAV.map((n) => (
           <li key={n.screen}>
-            <button type="button" className={`nav-item${screen === n.screen ? ' current' : ''}`} aria-current={screen === n.screen ? 'page' : undefined} onClick={() => setScreen(n.screen)}>
+            <button
+              type="button"
+              className={`nav-item${screen === n.screen ? ' current' : ''}`}
+              aria-current={screen === n.screen ? 'page' : undefined}
+              onClick={() => setScreen(n.screen)}
+            >
               <Icon name={n.icon} />
               <span>{n.label}</span>
               {n.screen === 'transfers' && active > 0 ? (
@@ -144,7 +169,9 @@ function Sidebar() {
                   {active}
                 </span>
               ) : null}
-              {n.screen === 'comparisons' && comparing ? <span className="nav-dot" aria-label="running" /> : null}
+              {n.screen === 'comparisons' && comparing ? (
+                <span className="nav-dot" aria-label="running" />
+              ) : null}
             </button>
           </li>
         ))}
@@ -172,8 +199,12 @@ function Dialogs() {
   return (
     <>
       {dialog?.type === 'clone' ? <CloneDialog initial={dialog.initial} /> : null}
-      {dialog?.type === 'apply' ? <ApplyDialog key={dialog.info.path} info={dialog.info} initialDest={dialog.initialDest} /> : null}
-      {dialog?.type === 'refused' ? <RefusedDialog path={dialog.path} error={dialog.error} info={dialog.info} /> : null}
+      {dialog?.type === 'apply' ? (
+        <ApplyDialog key={dialog.info.path} info={dialog.info} initialDest={dialog.initialDest} />
+      ) : null}
+      {dialog?.type === 'refused' ? (
+        <RefusedDialog path={dialog.path} error={dialog.error} info={dialog.info} />
+      ) : null}
       {dialog?.type === 'log' ? <LogDialog jobId={dialog.jobId} /> : null}
       {dialog?.type === 'open-bundle' ? <OpenBundleDialog /> : null}
       {dialog?.type === 'settings' ? <SettingsDialog /> : null}
@@ -183,7 +214,11 @@ function Dialogs() {
 }
 
 function useWindowDrop() {
-  const { setDropHint, openDroppedFile, notify } = useSluiceShallow((s) => ({ setDropHint: s.setDropHint, openDroppedFile: s.openDroppedFile, notify: s.notify }));
+  const { setDropHint, openDroppedFile, notify } = useSluiceShallow((s) => ({
+    setDropHint: s.setDropHint,
+    openDroppedFile: s.openDroppedFile,
+    notify: s.notify,
+  }));
   useEffect(() => {
     let depth = 0;
     const hasFiles = (e: DragEvent) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
@@ -234,7 +269,11 @@ function DropOverlay() {
   const inspecting = useSluice((s) => s.inspecting);
   if (!dropHint && !inspecting) return null;
   return (
-    <div className={`drop-overlay${inspecting ? ' busy' : ''}`} data-testid="drop-overlay" aria-hidden={dropHint ? 'true' : undefined}>
+    <div
+      className={`drop-overlay${inspecting ? ' busy' : ''}`}
+      data-testid="drop-overlay"
+      aria-hidden={dropHint ? 'true' : undefined}
+    >
       <div className="drop-card" role={inspecting ? 'status' : undefined}>
         {inspecting ? (
           <>
@@ -245,7 +284,9 @@ function DropOverlay() {
           <>
             <Icon name="drop" size={40} />
             <p className="drop-title">Drop a stream bundle to apply it</p>
-            <p className="muted">packed1 (HGS1) or bundle2 stream v2 — Sluice reads its header first, nothing is written yet.</p>
+            <p className="muted">
+              packed1 (HGS1) or bundle2 stream v2 — Sluice reads its header first, nothing is written yet.
+            </p>
           </>
         )}
       </div>
@@ -265,7 +306,19 @@ function Notices() {
   );
 }
 
-function NoticeItem({ id, tone, text, detail, onDismiss }: { id: number; tone: 'info' | 'error' | 'success'; text: string; detail?: string; onDismiss: (id: number) => void }) {
+function NoticeItem({
+  id,
+  tone,
+  text,
+  detail,
+  onDismiss,
+}: {
+  id: number;
+  tone: 'info' | 'error' | 'success';
+  text: string;
+  detail?: string;
+  onDismiss: (id: number) => void;
+}) {
   const [leaving, setLeaving] = useState(false);
   useEffect(() => {
     if (tone === 'error') return;
@@ -278,7 +331,11 @@ function NoticeItem({ id, tone, text, detail, onDismiss }: { id: number; tone: '
     return () => clearTimeout(t);
   }, [leaving, id, onDismiss]);
   return (
-    <div className={`notice notice-${tone}${leaving ? ' leaving' : ''}`} role={tone === 'error' ? 'alert' : 'status'} data-testid="notice">
+    <div
+      className={`notice notice-${tone}${leaving ? ' leaving' : ''}`}
+      role={tone === 'error' ? 'alert' : 'status'}
+      data-testid="notice"
+    >
       <Icon name={tone === 'error' ? 'error' : tone === 'success' ? 'check' : 'warning'} />
       <div className="notice-text">
         <p>{text}</p>

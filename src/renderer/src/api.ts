@@ -21,11 +21,17 @@ export function sluiceApi(): SluiceApi {
   return exposed;
 }
 
-export function invoke<C extends InvokeChannel>(channel: C, ...args: InvokeMap[C]['args']): Promise<InvokeMap[C]['result']> {
+export function invoke<C extends InvokeChannel>(
+  channel: C,
+  ...args: InvokeMap[C]['args']
+): Promise<InvokeMap[C]['result']> {
   return sluiceApi().invoke(channel, ...args);
 }
 
-export function onPush<C extends PushChannel>(channel: C, listener: (payload: PushMap[C]) => void): () => void {
+export function onPush<C extends PushChannel>(
+  channel: C,
+  listener: (payload: PushMap[C]) => void,
+): () => void {
   return sluiceApi().on(channel, listener);
 }
 

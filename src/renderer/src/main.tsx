@@ -15,7 +15,10 @@ if (!hasSluiceApi()) {
   root.render(
     <div className="fatal" role="alert">
       <h1>Sluice cannot reach its host</h1>
-      <p>This page is the Sluice user interface; open it through the Sluice app (npm start), which provides the connection to the engine.</p>
+      <p>
+        This page is the Sluice user interface; open it through the Sluice app (npm start), which provides the
+        connection to the engine.
+      </p>
     </div>,
   );
 } else {

@@ -23,7 +23,17 @@ export function niceTicks(max: number, count = 4): number[] {
   return ticks;
 }
 
-export function LineChart({ title, series, yUnit, yFormat }: { title: string; series: Series[]; yUnit: string; yFormat: (v: number) => string }) {
+export function LineChart({
+  title,
+  series,
+  yUnit,
+  yFormat,
+}: {
+  title: string;
+  series: Series[];
+  yUnit: string;
+  yFormat: (v: number) => string;
+}) {
   const [ref, W] = useWidth<HTMLElement>(640);
   let maxX = 0;
   let maxY = 0;
@@ -48,21 +58,45 @@ export function LineChart({ title, series, yUnit, yFormat }: { title: string; se
       {empty ? (
         <p className="chart-empty">No throughput samples yet.</p>
       ) : (
-        <svg viewBox={`0 0 ${W} ${H}`} width={W} height={H} role="img" aria-label={`${title}: ${series.map((s) => s.label).join(', ')}`}>
+        <svg
+          viewBox={`0 0 ${W} ${H}`}
+          width={W}
+          height={H}
+          role="img"
+          aria-label={`${title}: ${series.map((s) => s.label).join(', ')}`}
+        >
           {yTicks.map((t) => (
             <g key={`y${t}`}>
               <line x1={M.left} x2={W - M.right} y1={sy(t)} y2={sy(t)} className="grid" />
-              <text x={M.left - 6} y={sy(t)} textAnchor="end" dominantBaseline="central" className="axis-label">
+              <text
+                x={M.left - 6}
+                y={sy(t)}
+                textAnchor="end"
+                dominantBaseline="central"
+                className="axis-label"
+              >
                 {yFormat(t)}
               </text>
             </g>
           ))}
           {xTicks.map((t) => (
-            <text key={`x${t}`} x={sx(t * 1000)} y={H - M.bottom + 16} textAnchor="middle" className="axis-label">
+            <text
+              key={`x${t}`}
+              x={sx(t * 1000)}
+              y={H - M.bottom + 16}
+              textAnchor="middle"
+              className="axis-label"
+            >
               {t} s
             </text>
           ))}
-          <text x={12} y={M.top + ph / 2} className="axis-title" textAnchor="middle" transform={`rotate(-90 12 ${M.top + ph / 2})`}>
+          <text
+            x={12}
+            y={M.top + ph / 2}
+            className="axis-title"
+            textAnchor="middle"
+            transform={`rotate(-90 12 ${M.top + ph / 2})`}
+          >
             {yUnit}
           </text>
           {series.map((s, i) =>

@@ -20,7 +20,18 @@ interface DialogProps {
   testId?: string;
 }
 
-export function Dialog({ title, onClose, children, footer, role = 'dialog', size = 'medium', description, className, initialFocusId, testId }: DialogProps) {
+export function Dialog({
+  title,
+  onClose,
+  children,
+  footer,
+  role = 'dialog',
+  size = 'medium',
+  description,
+  className,
+  initialFocusId,
+  testId,
+}: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const descId = useId();
@@ -33,7 +44,9 @@ export function Dialog({ title, onClose, children, footer, role = 'dialog', size
     if (!dialog.open) dialog.showModal();
     const first =
       (initialFocusId ? document.getElementById(initialFocusId) : null) ??
-      dialog.querySelector<HTMLElement>('[data-autofocus], .dialog-body input:not([disabled]), .dialog-body select, .dialog-body textarea') ??
+      dialog.querySelector<HTMLElement>(
+        '[data-autofocus], .dialog-body input:not([disabled]), .dialog-body select, .dialog-body textarea',
+      ) ??
       dialog.querySelector<HTMLElement>('.dialog-footer .primary') ??
       dialog.querySelector<HTMLElement>('.dialog-footer button');
     first?.focus();

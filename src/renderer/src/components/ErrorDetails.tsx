@@ -10,7 +10,15 @@ function withCode(text: string): ReactNode {
   return parts.map((part, i) => (i % 2 === 1 ? <code key={i}>{part}</code> : part));
 }
 
-export function ErrorDetails({ error, actions, compact }: { error: UiError; actions?: ReactNode; compact?: boolean }) {
+export function ErrorDetails({
+  error,
+  actions,
+  compact,
+}: {
+  error: UiError;
+  actions?: ReactNode;
+  compact?: boolean;
+}) {
   const ex = explainError(error.code);
   return (
     <div className={`error-details${compact ? ' compact' : ''}`} role="alert">

@@ -38,7 +38,13 @@ export function progressFraction(job: TransferJob): number | null {
 }
 
 /** role=progressbar whose fill and aria-valuenow follow the job without React renders. */
-export const LiveProgressBar = memo(function LiveProgressBar({ jobId, label }: { jobId: string; label: string }) {
+export const LiveProgressBar = memo(function LiveProgressBar({
+  jobId,
+  label,
+}: {
+  jobId: string;
+  label: string;
+}) {
   const ref = useTransient<HTMLDivElement>(
     (el, s) => {
       const job = s.jobs[jobId];
@@ -61,7 +67,14 @@ export const LiveProgressBar = memo(function LiveProgressBar({ jobId, label }: {
     [jobId],
   );
   return (
-    <div ref={ref} className="progress" role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={100}>
+    <div
+      ref={ref}
+      className="progress"
+      role="progressbar"
+      aria-label={label}
+      aria-valuemin={0}
+      aria-valuemax={100}
+    >
       <div className="progress-fill" />
     </div>
   );
@@ -76,7 +89,8 @@ export function sparklinePoints(samples: readonly [number, number][], width = 10
   for (const [, v] of samples) if (v > peak) peak = v;
   const scale = peak > 0 ? (height - 2) / peak : 0;
   let out = samples.length === 1 ? `0,${(height - 1 - samples[0]![1] * scale).toFixed(1)} ` : '';
-  for (const [t, v] of samples) out += `${(((t - t0) / span) * width).toFixed(1)},${(height - 1 - v * scale).toFixed(1)} `;
+  for (const [t, v] of samples)
+    out += `${(((t - t0) / span) * width).toFixed(1)},${(height - 1 - v * scale).toFixed(1)} `;
   return out.trim();
 }
 
@@ -95,7 +109,14 @@ export const LiveSparkline = memo(function LiveSparkline({ jobId }: { jobId: str
     [jobId],
   );
   return (
-    <svg ref={ref} className="sparkline" viewBox="0 0 100 30" preserveAspectRatio="none" role="img" aria-label="Throughput over time">
+    <svg
+      ref={ref}
+      className="sparkline"
+      viewBox="0 0 100 30"
+      preserveAspectRatio="none"
+      role="img"
+      aria-label="Throughput over time"
+    >
       <polygon className="sparkline-area" points="" />
       <polyline className="sparkline-line" points="" vectorEffect="non-scaling-stroke" />
     </svg>

@@ -1,7 +1,16 @@
 // Virtualized view of a job's debug log: only the rows in the viewport (plus a few) are in the DOM,
 // so 250k lines scroll like 50. Rows have a fixed height; the spacer gives the scrollbar its range.
 
-import { memo, useDeferredValue, useEffect, useLayoutEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import {
+  memo,
+  useDeferredValue,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react';
 import { LogFilter } from '../store/job-log';
 import { useSluice } from '../store/react';
 
@@ -103,7 +112,15 @@ export const LogView = memo(function LogView({
   );
 });
 
-const LogRow = memo(function LogRow({ number, text, needle }: { number: number; text: string; needle: string }) {
+const LogRow = memo(function LogRow({
+  number,
+  text,
+  needle,
+}: {
+  number: number;
+  text: string;
+  needle: string;
+}) {
   let body: ReactNode = text;
   if (needle) {
     const at = text.toLowerCase().indexOf(needle);
@@ -117,7 +134,13 @@ const LogRow = memo(function LogRow({ number, text, needle }: { number: number; 
       );
     }
   }
-  const tone = text.startsWith('abort:') ? ' log-error' : text.startsWith('warning:') ? ' log-warn' : text.startsWith('phase:') ? ' log-phase' : '';
+  const tone = text.startsWith('abort:')
+    ? ' log-error'
+    : text.startsWith('warning:')
+      ? ' log-warn'
+      : text.startsWith('phase:')
+        ? ' log-phase'
+        : '';
   return (
     <div className={`log-line${tone}`} style={{ height: LOG_ROW_HEIGHT }}>
       <span className="log-number" aria-hidden="true">

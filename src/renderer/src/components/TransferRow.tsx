@@ -4,7 +4,14 @@
 import { memo, type ReactNode } from 'react';
 import { useSluice, useSluiceShallow } from '../store/react';
 import { explainError } from '../lib/errors';
-import { formatBytes, formatClock, formatCount, formatFilesRate, formatRate, formatDuration } from '../lib/format';
+import {
+  formatBytes,
+  formatClock,
+  formatCount,
+  formatFilesRate,
+  formatRate,
+  formatDuration,
+} from '../lib/format';
 import { baseName } from '../lib/paths';
 import { isTerminal } from '../store/transfers';
 import type { TransferJob } from '../store/types';
@@ -13,13 +20,32 @@ import { KIND_LABEL, stateLabel } from './labels';
 import { LiveJobText, LiveProgressBar, LiveSparkline } from './Live';
 import { ErrorDetails } from './ErrorDetails';
 
-const KIND_ICON: Record<TransferJob['kind'], IconName> = { clone: 'clone', apply: 'apply', bundle: 'bundle', verify: 'verify', serve: 'external' };
+const KIND_ICON: Record<TransferJob['kind'], IconName> = {
+  clone: 'clone',
+  apply: 'apply',
+  bundle: 'bundle',
+  verify: 'verify',
+  serve: 'external',
+};
 
-const fmtBytes = (j: TransferJob) => (j.totalBytes > 0 ? `${formatBytes(j.bytes)} of ${formatBytes(j.totalBytes)}` : formatBytes(j.bytes));
-const fmtFiles = (j: TransferJob) => (j.totalFiles > 0 ? `${formatCount(j.files)} of ${formatCount(j.totalFiles)}` : formatCount(j.files));
-const fmtRate = (j: TransferJob) => (j.state === 'done' && j.done ? formatRate(j.done.wallMs > 0 ? (j.done.bytes * 1000) / j.done.wallMs : undefined) : j.state === 'running' ? formatRate(j.bytesPerSec) : '–');
-const fmtFilesRate = (j: TransferJob) => (j.state === 'done' && j.done ? formatFilesRate(j.done.wallMs > 0 ? (j.done.files * 1000) / j.done.wallMs : undefined) : j.state === 'running' ? formatFilesRate(j.filesPerSec) : '–');
-const fmtEta = (j: TransferJob) => (j.state === 'running' && j.etaMs !== undefined ? formatClock(j.etaMs) : j.state === 'done' ? '0:00' : '–');
+const fmtBytes = (j: TransferJob) =>
+  j.totalBytes > 0 ? `${formatBytes(j.bytes)} of ${formatBytes(j.totalBytes)}` : formatBytes(j.bytes);
+const fmtFiles = (j: TransferJob) =>
+  j.totalFiles > 0 ? `${formatCount(j.files)} of ${formatCount(j.totalFiles)}` : formatCount(j.files);
+const fmtRate = (j: TransferJob) =>
+  j.state === 'done' && j.done
+    ? formatRate(j.done.wallMs > 0 ? (j.done.bytes * 1000) / j.done.wallMs : undefined)
+    : j.state === 'running'
+      ? formatRate(j.bytesPerSec)
+      : '–';
+const fmtFilesRate = (j: TransferJob) =>
+  j.state === 'done' && j.done
+    ? formatFilesRate(j.done.wallMs > 0 ? (j.done.files * 1000) / j.done.wallMs : undefined)
+    : j.state === 'running'
+      ? formatFilesRate(j.filesPerSec)
+      : '–';
+const fmtEta = (j: TransferJob) =>
+  j.state === 'running' && j.etaMs !== undefined ? formatClock(j.etaMs) : j.state === 'done' ? '0:00' : '–';
 const fmtElapsed = (j: TransferJob, now: number) => {
   if (j.done) return formatDuration(j.done.wallMs);
   if (isTerminal(j.state)) return j.endedAt ? formatClock(j.endedAt - j.startedAt) : formatClock(j.elapsedMs);
@@ -70,7 +96,13 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
   };
 
   return (
-    <li className={`transfer transfer-${job.state}${stalled ? ' transfer-stalled' : ''}`} aria-labelledby={titleId} data-testid="transfer" data-job-id={jobId} data-state={job.state}>
+    <li
+      className={`transfer transfer-${job.state}${stalled ? ' transfer-stalled' : ''}`}
+      aria-labelledby={titleId}
+      data-testid="transfer"
+      data-job-id={jobId}
+      data-state={job.state}
+    >
       <div className="transfer-icon" aria-hidden="true">
         <Icon name={KIND_ICON[job.kind]} size={20} />
       </div>
@@ -93,29 +125,54 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
               ) : null}
             </p>
           </div>
-          <span className={`state-badge state-${stalled ? 'stalled' : job.state}`} data-testid="transfer-state">
+          <span
+            className={`state-badge state-${stalled ? 'stalled' : job.state}`}
+            data-testid="transfer-state"
+          >
             {stateLabel(job)}
             {job.format && active ? <span className="format-tag"> · {job.format}</span> : null}
           </span>
           <div className="transfer-actions">
             {active ? (
-              <button type="button" className="button small" onClick={() => void cancelJob(jobId)} disabled={job.cancelRequested} aria-label={`Cancel ${title}`}>
+              <button
+                type="button"
+                className="button small"
+                onClick={() => void cancelJob(jobId)}
+                disabled={job.cancelRequested}
+                aria-label={`Cancel ${title}`}
+              >
                 <Icon name="cancel" /> Cancel
               </button>
             ) : null}
             {canRetry ? (
-              <button type="button" className="button small" onClick={() => void (retryable ? retryJob(jobId) : editAndRetry())} aria-label={`Retry ${title}`}>
+              <button
+                type="button"
+                className="button small"
+                onClick={() => void (retryable ? retryJob(jobId) : editAndRetry())}
+                aria-label={`Retry ${title}`}
+              >
                 <Icon name="retry" /> {retryable ? 'Retry' : 'Edit & retry'}
               </button>
             ) : null}
             {job.state === 'done' && (job.result ?? job.dest) ? (
               <OpenFolderButton path={(job.result ?? job.dest)!} title={title} />
             ) : null}
-            <button type="button" className="button small ghost" onClick={() => openDialog({ type: 'log', jobId })} aria-label={`Show log of ${title}`}>
+            <button
+              type="button"
+              className="button small ghost"
+              onClick={() => openDialog({ type: 'log', jobId })}
+              aria-label={`Show log of ${title}`}
+            >
               <Icon name="log" /> Log
             </button>
             {!active ? (
-              <button type="button" className="icon-button" onClick={() => dismissJob(jobId)} aria-label={`Remove ${title} from the list`} title="Remove from the list">
+              <button
+                type="button"
+                className="icon-button"
+                onClick={() => dismissJob(jobId)}
+                aria-label={`Remove ${title} from the list`}
+                title="Remove from the list"
+              >
                 <Icon name="close" />
               </button>
             ) : null}
@@ -140,7 +197,12 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
               <LiveJobText jobId={jobId} format={fmtEta} />
             </Stat>
             <Stat term="Elapsed">
-              <LiveJobText jobId={jobId} format={fmtElapsed} tickMs={active ? 1000 : undefined} testId="stat-elapsed" />
+              <LiveJobText
+                jobId={jobId}
+                format={fmtElapsed}
+                tickMs={active ? 1000 : undefined}
+                testId="stat-elapsed"
+              />
             </Stat>
           </dl>
           <LiveSparkline jobId={jobId} />

@@ -74,7 +74,21 @@ export function TextField({
   );
 }
 
-export function FolderField({ id, label, value, onChange, error, hint }: { id: string; label: string; value: string; onChange: (v: string) => void; error?: string | null; hint?: ReactNode }) {
+export function FolderField({
+  id,
+  label,
+  value,
+  onChange,
+  error,
+  hint,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  error?: string | null;
+  hint?: ReactNode;
+}) {
   const pickDirectory = useSluice((s) => s.pickDirectory);
   // only Electron has a native folder picker; the web host answers null, so offer the text field alone
   const canPick = useSluice((s) => s.appInfo?.host === 'electron');
@@ -111,19 +125,33 @@ export interface TransferOptionValues {
   verify: boolean;
 }
 
-export function TransferOptions<T extends TransferOptionValues>({ value, onChange, verifyLabel }: { value: T; onChange: (v: T) => void; verifyLabel: string }) {
+export function TransferOptions<T extends TransferOptionValues>({
+  value,
+  onChange,
+  verifyLabel,
+}: {
+  value: T;
+  onChange: (v: T) => void;
+  verifyLabel: string;
+}) {
   const id = useId();
   return (
     <>
       <div className="field inline">
         <label htmlFor={`${id}-closer`}>Background closing</label>
-        <select id={`${id}-closer`} value={value.backgroundClose} onChange={(e) => onChange({ ...value, backgroundClose: e.target.value as BackgroundCloseMode })} aria-describedby={`${id}-closer-hint`}>
+        <select
+          id={`${id}-closer`}
+          value={value.backgroundClose}
+          onChange={(e) => onChange({ ...value, backgroundClose: e.target.value as BackgroundCloseMode })}
+          aria-describedby={`${id}-closer-hint`}
+        >
           <option value="auto">Auto (what is fastest on this platform)</option>
           <option value="on">On</option>
           <option value="off">Off</option>
         </select>
         <p id={`${id}-closer-hint`} className="field-hint">
-          Closes written files on worker threads, like hg&rsquo;s <code>worker.backgroundclose</code>; it pays off where closing is slow (Windows, network drives).
+          Closes written files on worker threads, like hg&rsquo;s <code>worker.backgroundclose</code>; it pays
+          off where closing is slow (Windows, network drives).
         </p>
       </div>
       <div className="field inline">
@@ -135,18 +163,33 @@ export function TransferOptions<T extends TransferOptionValues>({ value, onChang
           max={32}
           value={value.closeThreads}
           disabled={value.backgroundClose === 'off'}
-          onChange={(e) => onChange({ ...value, closeThreads: Math.max(1, Math.min(32, Number(e.target.value) || 1)) })}
+          onChange={(e) =>
+            onChange({ ...value, closeThreads: Math.max(1, Math.min(32, Number(e.target.value) || 1)) })
+          }
         />
       </div>
       <div className="field checkbox">
-        <input id={`${id}-verify`} type="checkbox" checked={value.verify} onChange={(e) => onChange({ ...value, verify: e.target.checked })} />
+        <input
+          id={`${id}-verify`}
+          type="checkbox"
+          checked={value.verify}
+          onChange={(e) => onChange({ ...value, verify: e.target.checked })}
+        />
         <label htmlFor={`${id}-verify`}>{verifyLabel}</label>
       </div>
     </>
   );
 }
 
-export function StreamChoice({ value, onChange, offered }: { value: StreamVersionChoice; onChange: (v: StreamVersionChoice) => void; offered?: { v1: boolean; v2: boolean } }) {
+export function StreamChoice({
+  value,
+  onChange,
+  offered,
+}: {
+  value: StreamVersionChoice;
+  onChange: (v: StreamVersionChoice) => void;
+  offered?: { v1: boolean; v2: boolean };
+}) {
   const name = useId();
   const opts: { v: StreamVersionChoice; label: string; hint: string }[] = [
     { v: 'auto', label: 'Auto', hint: 'v2 when offered, else v1' },
@@ -160,8 +203,18 @@ export function StreamChoice({ value, onChange, offered }: { value: StreamVersio
         {opts.map((o) => {
           const unavailable = offered && o.v !== 'auto' && !offered[o.v];
           return (
-            <label key={o.v} className={`segment${value === o.v ? ' selected' : ''}${unavailable ? ' unavailable' : ''}`} title={o.hint}>
-              <input type="radio" name={name} value={o.v} checked={value === o.v} onChange={() => onChange(o.v)} />
+            <label
+              key={o.v}
+              className={`segment${value === o.v ? ' selected' : ''}${unavailable ? ' unavailable' : ''}`}
+              title={o.hint}
+            >
+              <input
+                type="radio"
+                name={name}
+                value={o.v}
+                checked={value === o.v}
+                onChange={() => onChange(o.v)}
+              />
               <span>{o.label}</span>
               {unavailable ? <span className="visually-hidden"> (not offered by the server)</span> : null}
             </label>

@@ -22,7 +22,9 @@ export const PHASE_LABEL: Record<JobPhase, string> = {
   cleanup: 'Cleaning up',
 };
 
-export function stateLabel(job: Pick<TransferJob, 'state' | 'phase' | 'stalled' | 'cancelRequested'>): string {
+export function stateLabel(
+  job: Pick<TransferJob, 'state' | 'phase' | 'stalled' | 'cancelRequested'>,
+): string {
   switch (job.state) {
     case 'queued':
       return job.cancelRequested ? 'Cancelling…' : 'Queued';

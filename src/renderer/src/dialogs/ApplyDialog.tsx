@@ -40,7 +40,9 @@ export function BundleFacts({ info }: { info: BundleInfo }) {
           {info.requirements.map((r) => (
             <li key={r} className={`chip${info.unsupported.includes(r) ? ' chip-bad' : ''}`}>
               {r}
-              {info.unsupported.includes(r) ? <span className="visually-hidden"> (not supported)</span> : null}
+              {info.unsupported.includes(r) ? (
+                <span className="visually-hidden"> (not supported)</span>
+              ) : null}
             </li>
           ))}
         </ul>
@@ -59,9 +61,17 @@ export function ApplyDialog({ info, initialDest }: { info: BundleInfo; initialDe
   const defaults = useSluice((s) => s.defaults);
   const appInfo = useSluice((s) => s.appInfo);
   const [dest, setDest] = useState(
-    () => initialDest ?? (appInfo ? joinPath(appInfo.defaultCloneDir, repoNameFromBundle(info.path), appInfo.platform) : joinPath(dirName(info.path), repoNameFromBundle(info.path))),
+    () =>
+      initialDest ??
+      (appInfo
+        ? joinPath(appInfo.defaultCloneDir, repoNameFromBundle(info.path), appInfo.platform)
+        : joinPath(dirName(info.path), repoNameFromBundle(info.path))),
   );
-  const [options, setOptions] = useState<TransferOptionValues>({ backgroundClose: defaults.backgroundClose, closeThreads: defaults.closeThreads, verify: defaults.verify });
+  const [options, setOptions] = useState<TransferOptionValues>({
+    backgroundClose: defaults.backgroundClose,
+    closeThreads: defaults.closeThreads,
+    verify: defaults.verify,
+  });
   const [showErrors, setShowErrors] = useState(false);
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<UiError | null>(null);
@@ -75,7 +85,13 @@ export function ApplyDialog({ info, initialDest }: { info: BundleInfo; initialDe
       return;
     }
     setSubmitting(true);
-    const request: ApplyRequest = { kind: 'apply', bundlePath: info.path, dest: dest.trim(), closer: closerFromDefaults(options), verify: options.verify };
+    const request: ApplyRequest = {
+      kind: 'apply',
+      bundlePath: info.path,
+      dest: dest.trim(),
+      closer: closerFromDefaults(options),
+      verify: options.verify,
+    };
     try {
       await startJob(request, undefined, 'user');
       setDefaults(options);
@@ -106,11 +122,22 @@ export function ApplyDialog({ info, initialDest }: { info: BundleInfo; initialDe
     >
       <form id="apply-form" onSubmit={submit} noValidate>
         <BundleFacts info={info} />
-        <FolderField id="apply-dest" label="New repository folder" value={dest} onChange={setDest} error={showErrors ? destError : null} hint="Must not exist yet, or be an empty folder." />
+        <FolderField
+          id="apply-dest"
+          label="New repository folder"
+          value={dest}
+          onChange={setDest}
+          error={showErrors ? destError : null}
+          hint="Must not exist yet, or be an empty folder."
+        />
         <details className="options">
           <summary>Options</summary>
           <div className="options-grid">
-            <TransferOptions value={options} onChange={setOptions} verifyLabel="Verify the repository after applying" />
+            <TransferOptions
+              value={options}
+              onChange={setOptions}
+              verifyLabel="Verify the repository after applying"
+            />
           </div>
         </details>
         {error ? <ErrorDetails error={error} compact /> : null}

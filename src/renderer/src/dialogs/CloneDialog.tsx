@@ -4,7 +4,13 @@
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import type { CloneRequest, ServerInfo, StreamVersionChoice } from '../../../shared/jobs';
 import { Dialog } from '../components/Dialog';
-import { FolderField, StreamChoice, TextField, TransferOptions, type TransferOptionValues } from '../components/fields';
+import {
+  FolderField,
+  StreamChoice,
+  TextField,
+  TransferOptions,
+  type TransferOptionValues,
+} from '../components/fields';
 import { Icon } from '../components/Icon';
 import { ErrorDetails } from '../components/ErrorDetails';
 import { toUiError, type UiError } from '../lib/errors';
@@ -12,7 +18,11 @@ import { joinPath, repoNameFromUrl } from '../lib/paths';
 import { useSluice, useSluiceShallow } from '../store/react';
 import { closerFromDefaults, validateCloneUrl, validateDestination } from '../store/requests';
 
-type Probe = { state: 'idle' } | { state: 'probing'; url: string } | { state: 'ok'; url: string; info: ServerInfo } | { state: 'error'; url: string; error: UiError };
+type Probe =
+  | { state: 'idle' }
+  | { state: 'probing'; url: string }
+  | { state: 'ok'; url: string; info: ServerInfo }
+  | { state: 'error'; url: string; error: UiError };
 
 export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
   const { closeDialog, startJob, setDefaults, probeServer, setScreen, notify } = useSluiceShallow((s) => ({
@@ -44,7 +54,13 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
 
   const urlError = validateCloneUrl(url);
   const destError = validateDestination(dest);
-  const suggestedDest = useMemo(() => (appInfo && !urlError ? joinPath(appInfo.defaultCloneDir, repoNameFromUrl(url.trim()), appInfo.platform) : ''), [appInfo, url, urlError]);
+  const suggestedDest = useMemo(
+    () =>
+      appInfo && !urlError
+        ? joinPath(appInfo.defaultCloneDir, repoNameFromUrl(url.trim()), appInfo.platform)
+        : '',
+    [appInfo, url, urlError],
+  );
 
   useEffect(() => {
     if (!destTouched && suggestedDest) setDest(suggestedDest);
@@ -130,7 +146,12 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
           onBlur={() => url.trim() !== '' && setUrlTouched(true)}
           required
           after={
-            <button type="button" className="button" onClick={() => void testConnection()} disabled={probe.state === 'probing'}>
+            <button
+              type="button"
+              className="button"
+              onClick={() => void testConnection()}
+              disabled={probe.state === 'probing'}
+            >
               <Icon name="plug" /> {probe.state === 'probing' ? 'Testing…' : 'Test connection'}
             </button>
           }
@@ -150,10 +171,23 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
         <details className="options" open={Boolean(initial)}>
           <summary>Options</summary>
           <div className="options-grid">
-            <StreamChoice value={stream} onChange={setStream} offered={probeResult ? { v1: probeResult.streamV1, v2: probeResult.streamV2 } : undefined} />
-            <TransferOptions value={options} onChange={setOptions} verifyLabel="Verify the repository after cloning (like hg verify)" />
+            <StreamChoice
+              value={stream}
+              onChange={setStream}
+              offered={probeResult ? { v1: probeResult.streamV1, v2: probeResult.streamV2 } : undefined}
+            />
+            <TransferOptions
+              value={options}
+              onChange={setOptions}
+              verifyLabel="Verify the repository after cloning (like hg verify)"
+            />
             <div className="field checkbox">
-              <input id="clone-bundles" type="checkbox" checked={cloneBundles} onChange={(e) => setCloneBundles(e.target.checked)} />
+              <input
+                id="clone-bundles"
+                type="checkbox"
+                checked={cloneBundles}
+                onChange={(e) => setCloneBundles(e.target.checked)}
+              />
               <label htmlFor="clone-bundles">Use a clone bundle when the server advertises one</label>
             </div>
           </div>
@@ -229,9 +263,19 @@ function ProbePanel({ probe, url, stream }: { probe: Probe; url: string; stream:
           </>
         ) : null}
       </dl>
-      {info.authRequired ? <p className="probe-note">The server asks for credentials; you will be prompted when the clone starts.</p> : null}
-      {noStream ? <p className="probe-warning">This server allows no stream clone; Sluice cannot clone from it.</p> : null}
-      {!noStream && chosenMissing ? <p className="probe-warning">The server does not offer stream {stream}; choose Auto or the other format.</p> : null}
+      {info.authRequired ? (
+        <p className="probe-note">
+          The server asks for credentials; you will be prompted when the clone starts.
+        </p>
+      ) : null}
+      {noStream ? (
+        <p className="probe-warning">This server allows no stream clone; Sluice cannot clone from it.</p>
+      ) : null}
+      {!noStream && chosenMissing ? (
+        <p className="probe-warning">
+          The server does not offer stream {stream}; choose Auto or the other format.
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -46,7 +46,14 @@ export function CredentialsDialog({ prompt }: { prompt: CredentialsPrompt }) {
     >
       <form id={`cred-${prompt.requestId}`} onSubmit={submit}>
         <TextField id="cred-user" label="User name" value={user} onChange={setUser} autoComplete="username" />
-        <TextField id="cred-password" label="Password" type="password" value={password} onChange={setPassword} autoComplete="current-password" />
+        <TextField
+          id="cred-password"
+          label="Password"
+          type="password"
+          value={password}
+          onChange={setPassword}
+          autoComplete="current-password"
+        />
       </form>
     </Dialog>
   );

@@ -9,10 +9,20 @@ import { baseName } from '../lib/paths';
 import { useSluice, useSluiceShallow } from '../store/react';
 
 export function LogDialog({ jobId }: { jobId: string }) {
-  const { closeDialog, exportText, logOf } = useSluiceShallow((s) => ({ closeDialog: s.closeDialog, exportText: s.exportText, logOf: s.logOf }));
+  const { closeDialog, exportText, logOf } = useSluiceShallow((s) => ({
+    closeDialog: s.closeDialog,
+    exportText: s.exportText,
+    logOf: s.logOf,
+  }));
   const job = useSluiceShallow((s) => {
     const j = s.jobs[jobId];
-    return { kind: j?.kind ?? 'apply', source: j?.source ?? '', dest: j?.dest, label: j?.label, state: j?.state };
+    return {
+      kind: j?.kind ?? 'apply',
+      source: j?.source ?? '',
+      dest: j?.dest,
+      label: j?.label,
+      state: j?.state,
+    };
   });
   const running = useSluice((s) => {
     const st = s.jobs[jobId]?.state;
@@ -47,14 +57,29 @@ export function LogDialog({ jobId }: { jobId: string }) {
           <label htmlFor="log-filter" className="visually-hidden">
             Filter lines
           </label>
-          <input id="log-filter" type="search" placeholder="Filter lines (e.g. data/ or .d )" value={query} onChange={(e) => setQuery(e.target.value)} spellCheck={false} autoComplete="off" />
+          <input
+            id="log-filter"
+            type="search"
+            placeholder="Filter lines (e.g. data/ or .d )"
+            value={query}
+            onChange={(e) => setQuery(e.target.value)}
+            spellCheck={false}
+            autoComplete="off"
+          />
         </div>
         <span className="log-count" aria-live="polite" data-testid="log-count">
-          {query.trim() ? `${counts.shown.toLocaleString('en-US')} of ${counts.total.toLocaleString('en-US')} lines` : `${counts.total.toLocaleString('en-US')} lines`}
+          {query.trim()
+            ? `${counts.shown.toLocaleString('en-US')} of ${counts.total.toLocaleString('en-US')} lines`
+            : `${counts.total.toLocaleString('en-US')} lines`}
           {counts.dropped > 0 ? ` (first ${counts.dropped.toLocaleString('en-US')} dropped)` : ''}
         </span>
         <div className="field checkbox compact">
-          <input id="log-follow" type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} />
+          <input
+            id="log-follow"
+            type="checkbox"
+            checked={follow}
+            onChange={(e) => setFollow(e.target.checked)}
+          />
           <label htmlFor="log-follow">Follow{running ? ' live' : ' end'}</label>
         </div>
         <button type="button" className="button" onClick={exportLog}>

@@ -8,10 +8,15 @@ import { useSluiceShallow } from '../store/react';
 import { validateDestination } from '../store/requests';
 
 export function OpenBundleDialog() {
-  const { closeDialog, openBundle } = useSluiceShallow((s) => ({ closeDialog: s.closeDialog, openBundle: s.openBundle }));
+  const { closeDialog, openBundle } = useSluiceShallow((s) => ({
+    closeDialog: s.closeDialog,
+    openBundle: s.openBundle,
+  }));
   const [path, setPath] = useState('');
   const [showError, setShowError] = useState(false);
-  const error = validateDestination(path) ? 'Enter the absolute path of a bundle file on this machine.' : null;
+  const error = validateDestination(path)
+    ? 'Enter the absolute path of a bundle file on this machine.'
+    : null;
   const submit = (e: FormEvent) => {
     e.preventDefault();
     if (error) {
@@ -38,7 +43,14 @@ export function OpenBundleDialog() {
       }
     >
       <form id="open-bundle-form" onSubmit={submit} noValidate>
-        <TextField id="open-bundle-path" label="Bundle file" value={path} onChange={setPath} placeholder="/home/me/Downloads/repo.hg" error={showError ? error : null} />
+        <TextField
+          id="open-bundle-path"
+          label="Bundle file"
+          value={path}
+          onChange={setPath}
+          placeholder="/home/me/Downloads/repo.hg"
+          error={showError ? error : null}
+        />
         <p className="empty-hint">
           <Icon name="drop" />
           <span>Or close this and drop the file anywhere in the window.</span>

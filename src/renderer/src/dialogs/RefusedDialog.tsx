@@ -9,7 +9,10 @@ import { useSluiceShallow } from '../store/react';
 import { BundleFacts } from './ApplyDialog';
 
 export function RefusedDialog({ path, error, info }: { path: string; error: UiError; info?: BundleInfo }) {
-  const { closeDialog, pickBundle } = useSluiceShallow((s) => ({ closeDialog: s.closeDialog, pickBundle: s.pickBundle }));
+  const { closeDialog, pickBundle } = useSluiceShallow((s) => ({
+    closeDialog: s.closeDialog,
+    pickBundle: s.pickBundle,
+  }));
   return (
     <Dialog
       title={`Sluice cannot apply “${baseName(path)}”`}

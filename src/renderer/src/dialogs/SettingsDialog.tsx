@@ -38,7 +38,15 @@ export function SettingsDialog() {
       <div className="field inline">
         <label htmlFor="settings-stall">Stalled after</label>
         <span className="field-row">
-          <input id="settings-stall" type="number" min={3} max={600} value={stallSeconds} onChange={(e) => setStallSeconds(Number(e.target.value) || 15)} aria-describedby="settings-stall-hint" />
+          <input
+            id="settings-stall"
+            type="number"
+            min={3}
+            max={600}
+            value={stallSeconds}
+            onChange={(e) => setStallSeconds(Number(e.target.value) || 15)}
+            aria-describedby="settings-stall-hint"
+          />
           <span className="muted">seconds without progress</span>
         </span>
         <p id="settings-stall-hint" className="field-hint">
@@ -48,11 +56,22 @@ export function SettingsDialog() {
       <fieldset className="field settings-defaults">
         <legend>Defaults for new transfers</legend>
         <StreamChoice value={defaults.stream} onChange={(stream) => setDefaults({ stream })} />
-        <TransferOptions value={defaults} onChange={(v) => setDefaults({ backgroundClose: v.backgroundClose, closeThreads: v.closeThreads, verify: v.verify })} verifyLabel="Verify repositories after cloning or applying" />
+        <TransferOptions
+          value={defaults}
+          onChange={(v) =>
+            setDefaults({
+              backgroundClose: v.backgroundClose,
+              closeThreads: v.closeThreads,
+              verify: v.verify,
+            })
+          }
+          verifyLabel="Verify repositories after cloning or applying"
+        />
       </fieldset>
       {appInfo ? (
         <p className="muted about">
-          Sluice {appInfo.version} · {appInfo.host === 'web' ? 'web host' : 'Electron'} on {appInfo.platform} · clones go to {appInfo.defaultCloneDir}
+          Sluice {appInfo.version} · {appInfo.host === 'web' ? 'web host' : 'Electron'} on {appInfo.platform}{' '}
+          · clones go to {appInfo.defaultCloneDir}
         </p>
       ) : null}
     </Dialog>

@@ -15,35 +15,127 @@ interface Explanation {
 }
 
 const EXPLANATIONS: Record<string, Explanation> = {
-  BAD_MAGIC: { title: 'This is not a Mercurial stream bundle', hint: 'Sluice applies packed1 (HGS1) and stream v2 (HG20) bundles, as made by `hg debugcreatestreamclonebundle` or `hg bundle --type none-v2;stream=v2`.', retryable: false },
-  TRUNCATED: { title: 'The data ended too early', hint: 'The file or the download is incomplete. Fetch it again and retry.', retryable: true },
-  MALFORMED: { title: 'The data is damaged', hint: 'A field could not be read. The bundle or the server response is corrupt.', retryable: false },
-  LIMIT: { title: 'A size in the data is beyond what Sluice accepts', hint: 'The input announces an absurd length; it is damaged or hostile.', retryable: false },
-  SIZE_MISMATCH: { title: 'Sizes in the data do not add up', hint: 'The announced file count or byte count disagrees with the content.', retryable: false },
-  UNSAFE_PATH: { title: 'The data contains an unsafe file name', hint: 'A file name would escape the repository store. Nothing was written outside the temporary folder.', retryable: false },
-  UNSUPPORTED_REQUIREMENTS: { title: 'The repository needs features Sluice does not support', hint: 'Use hg itself for this repository, or produce the stream from a repository with standard requirements.', retryable: false },
-  UNSUPPORTED_COMPRESSION: { title: 'The compression of this bundle is not supported', hint: 'Sluice reads uncompressed, gzip, bzip2 and zstd bundles.', retryable: false },
-  UNKNOWN_PART: { title: 'The bundle has a mandatory part Sluice does not know', hint: 'It was produced by a newer or extended Mercurial.', retryable: false },
-  UNKNOWN_PARAM: { title: 'The bundle has a mandatory parameter Sluice does not know', hint: 'It was produced by a newer or extended Mercurial.', retryable: false },
+  BAD_MAGIC: {
+    title: 'This is not a Mercurial stream bundle',
+    hint: 'Sluice applies packed1 (HGS1) and stream v2 (HG20) bundles, as made by `hg debugcreatestreamclonebundle` or `hg bundle --type none-v2;stream=v2`.',
+    retryable: false,
+  },
+  TRUNCATED: {
+    title: 'The data ended too early',
+    hint: 'The file or the download is incomplete. Fetch it again and retry.',
+    retryable: true,
+  },
+  MALFORMED: {
+    title: 'The data is damaged',
+    hint: 'A field could not be read. The bundle or the server response is corrupt.',
+    retryable: false,
+  },
+  LIMIT: {
+    title: 'A size in the data is beyond what Sluice accepts',
+    hint: 'The input announces an absurd length; it is damaged or hostile.',
+    retryable: false,
+  },
+  SIZE_MISMATCH: {
+    title: 'Sizes in the data do not add up',
+    hint: 'The announced file count or byte count disagrees with the content.',
+    retryable: false,
+  },
+  UNSAFE_PATH: {
+    title: 'The data contains an unsafe file name',
+    hint: 'A file name would escape the repository store. Nothing was written outside the temporary folder.',
+    retryable: false,
+  },
+  UNSUPPORTED_REQUIREMENTS: {
+    title: 'The repository needs features Sluice does not support',
+    hint: 'Use hg itself for this repository, or produce the stream from a repository with standard requirements.',
+    retryable: false,
+  },
+  UNSUPPORTED_COMPRESSION: {
+    title: 'The compression of this bundle is not supported',
+    hint: 'Sluice reads uncompressed, gzip, bzip2 and zstd bundles.',
+    retryable: false,
+  },
+  UNKNOWN_PART: {
+    title: 'The bundle has a mandatory part Sluice does not know',
+    hint: 'It was produced by a newer or extended Mercurial.',
+    retryable: false,
+  },
+  UNKNOWN_PARAM: {
+    title: 'The bundle has a mandatory parameter Sluice does not know',
+    hint: 'It was produced by a newer or extended Mercurial.',
+    retryable: false,
+  },
   COMPRESSION: { title: 'The compressed data is corrupt', hint: 'Fetch the bundle again.', retryable: true },
-  REMOTE_ABORT: { title: 'The server aborted the transfer', hint: 'See the server message below.', retryable: true },
-  DEST_EXISTS: { title: 'The destination already exists', hint: 'Choose an empty or new folder.', retryable: false },
-  NOT_A_REPO: { title: 'Not a Mercurial repository', hint: 'Pick the folder that contains `.hg`.', retryable: false },
-  IO: { title: 'A file operation failed', hint: 'Check free space and permissions of the destination.', retryable: true },
-  CLOSE_FAILED: { title: 'Closing a written file failed', hint: 'The disk may be full or removed. Nothing was left at the destination.', retryable: true },
+  REMOTE_ABORT: {
+    title: 'The server aborted the transfer',
+    hint: 'See the server message below.',
+    retryable: true,
+  },
+  DEST_EXISTS: {
+    title: 'The destination already exists',
+    hint: 'Choose an empty or new folder.',
+    retryable: false,
+  },
+  NOT_A_REPO: {
+    title: 'Not a Mercurial repository',
+    hint: 'Pick the folder that contains `.hg`.',
+    retryable: false,
+  },
+  IO: {
+    title: 'A file operation failed',
+    hint: 'Check free space and permissions of the destination.',
+    retryable: true,
+  },
+  CLOSE_FAILED: {
+    title: 'Closing a written file failed',
+    hint: 'The disk may be full or removed. Nothing was left at the destination.',
+    retryable: true,
+  },
   CANCELLED: { title: 'Cancelled', hint: 'Nothing was left at the destination.', retryable: true },
-  HTTP: { title: 'The server answered with an error', hint: 'Check the URL and that the server is running.', retryable: true },
-  PROTOCOL: { title: 'The server does not speak Mercurial’s protocol as expected', hint: 'Make sure the URL points at a Mercurial repository (hg serve, hgweb).', retryable: false },
-  AUTH: { title: 'The server needs credentials', hint: 'Retry and enter a user name and password when asked.', retryable: true },
+  HTTP: {
+    title: 'The server answered with an error',
+    hint: 'Check the URL and that the server is running.',
+    retryable: true,
+  },
+  PROTOCOL: {
+    title: 'The server does not speak Mercurial’s protocol as expected',
+    hint: 'Make sure the URL points at a Mercurial repository (hg serve, hgweb).',
+    retryable: false,
+  },
+  AUTH: {
+    title: 'The server needs credentials',
+    hint: 'Retry and enter a user name and password when asked.',
+    retryable: true,
+  },
   TIMEOUT: { title: 'The server stopped answering', hint: 'Check the network and retry.', retryable: true },
-  NETWORK: { title: 'Could not reach the server', hint: 'Check the URL, the network and that the server is running.', retryable: true },
-  NO_STREAM: { title: 'The server does not allow stream clones', hint: 'Enable `server.uncompressed` on the server, or clone with hg.', retryable: false },
-  REVLOG: { title: 'A revlog is corrupt', hint: 'The source repository is damaged; run `hg verify` on it.', retryable: false },
-  VERIFY_FAILED: { title: 'Verification found problems', hint: 'The result does not pass integrity checks. See the log for details.', retryable: true },
+  NETWORK: {
+    title: 'Could not reach the server',
+    hint: 'Check the URL, the network and that the server is running.',
+    retryable: true,
+  },
+  NO_STREAM: {
+    title: 'The server does not allow stream clones',
+    hint: 'Enable `server.uncompressed` on the server, or clone with hg.',
+    retryable: false,
+  },
+  REVLOG: {
+    title: 'A revlog is corrupt',
+    hint: 'The source repository is damaged; run `hg verify` on it.',
+    retryable: false,
+  },
+  VERIFY_FAILED: {
+    title: 'Verification found problems',
+    hint: 'The result does not pass integrity checks. See the log for details.',
+    retryable: true,
+  },
   USAGE: { title: 'The request is invalid', hint: 'Check the fields of the form.', retryable: false },
 };
 
-const UNKNOWN: Explanation = { title: 'Something went wrong', hint: 'See the detail below.', retryable: true };
+const UNKNOWN: Explanation = {
+  title: 'Something went wrong',
+  hint: 'See the detail below.',
+  retryable: true,
+};
 
 export function explainError(code: string): Explanation {
   return EXPLANATIONS[code] ?? UNKNOWN;
@@ -60,7 +152,8 @@ export function toUiError(e: unknown): UiError {
   if (e && typeof e === 'object') {
     const o = e as { code?: unknown; message?: unknown };
     const message = typeof o.message === 'string' ? cleanMessage(o.message) : String(e);
-    if (typeof o.code === 'string' && o.code in EXPLANATIONS) return { code: o.code, message: stripCode(message, o.code) };
+    if (typeof o.code === 'string' && o.code in EXPLANATIONS)
+      return { code: o.code, message: stripCode(message, o.code) };
     const fromMessage = codeInMessage(message);
     if (fromMessage) return { code: fromMessage, message: stripCode(message, fromMessage) };
     if (typeof o.code === 'string' && /^[A-Z_]+$/.test(o.code)) return { code: o.code, message };
@@ -80,9 +173,16 @@ function codeInMessage(message: string): string | null {
 }
 
 function cleanMessage(message: string): string {
-  return message.replace(/^Error invoking remote method '[^']*':\s*/, '').replace(/^(SluiceError|Error):\s*/, '');
+  return message
+    .replace(/^Error invoking remote method '[^']*':\s*/, '')
+    .replace(/^(SluiceError|Error):\s*/, '');
 }
 
 function stripCode(message: string, code: string): string {
-  return message.replace(`[${code}]`, '').replace(new RegExp(`^${code}:\\s*`), '').trim() || code;
+  return (
+    message
+      .replace(`[${code}]`, '')
+      .replace(new RegExp(`^${code}:\\s*`), '')
+      .trim() || code
+  );
 }

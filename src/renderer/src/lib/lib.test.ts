@@ -6,9 +6,19 @@ import { validateCloneUrl, validateDestination } from '../store/requests';
 
 describe('errors', () => {
   it('reads the code from an object, an Electron invoke message, or a bracketed code', () => {
-    expect(toUiError({ code: 'BAD_MAGIC', message: 'not a bundle' })).toEqual({ code: 'BAD_MAGIC', message: 'not a bundle' });
-    expect(toUiError(new Error("Error invoking remote method 'bundle:inspect': SluiceError: [TRUNCATED] ended early"))).toEqual({ code: 'TRUNCATED', message: 'ended early' });
-    expect(toUiError(new Error('NETWORK: connect ECONNREFUSED 127.0.0.1:1'))).toEqual({ code: 'NETWORK', message: 'connect ECONNREFUSED 127.0.0.1:1' });
+    expect(toUiError({ code: 'BAD_MAGIC', message: 'not a bundle' })).toEqual({
+      code: 'BAD_MAGIC',
+      message: 'not a bundle',
+    });
+    expect(
+      toUiError(
+        new Error("Error invoking remote method 'bundle:inspect': SluiceError: [TRUNCATED] ended early"),
+      ),
+    ).toEqual({ code: 'TRUNCATED', message: 'ended early' });
+    expect(toUiError(new Error('NETWORK: connect ECONNREFUSED 127.0.0.1:1'))).toEqual({
+      code: 'NETWORK',
+      message: 'connect ECONNREFUSED 127.0.0.1:1',
+    });
     expect(toUiError(new Error('plain failure'))).toEqual({ code: 'UNKNOWN', message: 'plain failure' });
     expect(toUiError('x')).toEqual({ code: 'UNKNOWN', message: 'x' });
   });

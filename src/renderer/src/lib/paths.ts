@@ -41,8 +41,13 @@ export function repoNameFromBundle(bundlePath: string): string {
 }
 
 function sanitizeFolderName(name: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are invalid in folder names
-  return name.replace(/[<>:"|?*\u0000-\u001f]/g, '_').replace(/^\.+/, '').trim();
+  // control characters are invalid in folder names
+  // eslint-disable-next-line no-control-regex
+  const invalid = /[<>:"|?*\u0000-\u001f]/g;
+  return name
+    .replace(invalid, '_')
+    .replace(/^\.+/, '')
+    .trim();
 }
 
 /** `base`, `base-2`, `base-3`… the first not in `taken`. */

@@ -11,7 +11,14 @@ import { formatDuration, formatTimestamp, formatCount } from '../lib/format';
 import { joinPath } from '../lib/paths';
 import { useSluice, useSluiceShallow } from '../store/react';
 import { validateCloneUrl, validateDestination } from '../store/requests';
-import { CHUNK_SIZE_CHOICES, CLOSER_THREAD_CHOICES, comparisonToCsv, comparisonToJson, emulatedLatencyOf, latencyLabel } from '../store/comparison-plan';
+import {
+  CHUNK_SIZE_CHOICES,
+  CLOSER_THREAD_CHOICES,
+  comparisonToCsv,
+  comparisonToJson,
+  emulatedLatencyOf,
+  latencyLabel,
+} from '../store/comparison-plan';
 import type { CloserChoice, ComparisonRun, ComparisonSource } from '../store/types';
 
 type SourceKind = ComparisonSource['kind'];
@@ -31,7 +38,10 @@ export function ComparisonsScreen() {
       <header className="screen-header">
         <div>
           <h1 id="comparisons-heading">Comparisons</h1>
-          <p className="screen-subtitle">Run one transfer under several configurations, one after another, and compare the measured numbers.</p>
+          <p className="screen-subtitle">
+            Run one transfer under several configurations, one after another, and compare the measured
+            numbers.
+          </p>
         </div>
       </header>
       <div className="comparisons-layout">
@@ -57,7 +67,10 @@ export function ComparisonsScreen() {
                 <Icon name="compare" size={36} />
               </div>
               <h2>No comparison yet</h2>
-              <p>Pick a bundle, a server or a local repository, choose the configurations, and run them. Each run is a real transfer; the numbers come from the engine&rsquo;s own measurements.</p>
+              <p>
+                Pick a bundle, a server or a local repository, choose the configurations, and run them. Each
+                run is a real transfer; the numbers come from the engine&rsquo;s own measurements.
+              </p>
             </div>
           )}
         </div>
@@ -92,12 +105,20 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
   const [showErrors, setShowErrors] = useState(false);
 
   useEffect(() => {
-    if (appInfo && parent === '') setParent(joinPath(appInfo.defaultCloneDir, 'sluice-comparisons', appInfo.platform));
+    if (appInfo && parent === '')
+      setParent(joinPath(appInfo.defaultCloneDir, 'sluice-comparisons', appInfo.platform));
   }, [appInfo, parent]);
 
-  const closer: CloserChoice[] = [...(closerOff ? [{ background: 'off' as const }] : []), ...threads.map((t) => ({ background: 'on' as const, threads: t }))];
+  const closer: CloserChoice[] = [
+    ...(closerOff ? [{ background: 'off' as const }] : []),
+    ...threads.map((t) => ({ background: 'on' as const, threads: t })),
+  ];
   const sourceError =
-    kind === 'bundle' ? validateDestination(bundlePath) && 'Choose the bundle file to apply.' : kind === 'url' ? validateCloneUrl(url) : validateDestination(repo) && 'Choose the repository folder (the one containing .hg).';
+    kind === 'bundle'
+      ? validateDestination(bundlePath) && 'Choose the bundle file to apply.'
+      : kind === 'url'
+        ? validateCloneUrl(url)
+        : validateDestination(repo) && 'Choose the repository folder (the one containing .hg).';
   const configError =
     closer.length === 0
       ? 'Choose at least one closer setting.'
@@ -110,7 +131,8 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
   const variants = kind === 'repo' ? chunks.length : kind === 'url' ? streams.length : 1;
   const runs = closer.length * Math.max(1, variants) * (latencyOffer && withLatency ? 2 : 1) * repeat;
 
-  const toggle = <T,>(list: T[], v: T, on: boolean): T[] => (on ? [...list.filter((x) => x !== v), v] : list.filter((x) => x !== v));
+  const toggle = <T,>(list: T[], v: T, on: boolean): T[] =>
+    on ? [...list.filter((x) => x !== v), v] : list.filter((x) => x !== v);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -118,7 +140,12 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
       setShowErrors(true);
       return;
     }
-    const source: ComparisonSource = kind === 'bundle' ? { kind, bundlePath: bundlePath.trim() } : kind === 'url' ? { kind, url: url.trim() } : { kind, repo: repo.trim() };
+    const source: ComparisonSource =
+      kind === 'bundle'
+        ? { kind, bundlePath: bundlePath.trim() }
+        : kind === 'url'
+          ? { kind, url: url.trim() }
+          : { kind, repo: repo.trim() };
     const outDir = joinPath(parent.trim(), stamp(Date.now()), appInfo?.platform);
     try {
       const id = await runComparison(
@@ -139,7 +166,13 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
   };
 
   return (
-    <form className="card comparison-form" onSubmit={submit} noValidate aria-labelledby="comparison-form-title" data-testid="comparison-form">
+    <form
+      className="card comparison-form"
+      onSubmit={submit}
+      noValidate
+      aria-labelledby="comparison-form-title"
+      data-testid="comparison-form"
+    >
       <h2 id="comparison-form-title">New comparison</h2>
       <fieldset className="field">
         <legend>What to measure</legend>
@@ -152,7 +185,13 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
             ] as const
           ).map(([k, label]) => (
             <label key={k} className={`segment${kind === k ? ' selected' : ''}`}>
-              <input type="radio" name="comparison-source" value={k} checked={kind === k} onChange={() => setKind(k)} />
+              <input
+                type="radio"
+                name="comparison-source"
+                value={k}
+                checked={kind === k}
+                onChange={() => setKind(k)}
+              />
               <span>{label}</span>
             </label>
           ))}
@@ -168,14 +207,27 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           placeholder="/path/to/stream-v2.hg"
           after={
             canPick ? (
-              <button type="button" className="button" onClick={async () => setBundlePath((await pickBundlePath()) ?? bundlePath)}>
+              <button
+                type="button"
+                className="button"
+                onClick={async () => setBundlePath((await pickBundlePath()) ?? bundlePath)}
+              >
                 <Icon name="bundle" /> Choose…
               </button>
             ) : undefined
           }
         />
       ) : kind === 'url' ? (
-        <TextField id="cmp-url" label="Repository URL" type="url" value={url} onChange={setUrl} error={showErrors ? sourceError : null} placeholder="http://127.0.0.1:8000/" hint="Clone bundles are turned off so every run streams from the server." />
+        <TextField
+          id="cmp-url"
+          label="Repository URL"
+          type="url"
+          value={url}
+          onChange={setUrl}
+          error={showErrors ? sourceError : null}
+          placeholder="http://127.0.0.1:8000/"
+          hint="Clone bundles are turned off so every run streams from the server."
+        />
       ) : (
         <TextField
           id="cmp-repo"
@@ -187,7 +239,11 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           hint="Sluice first writes an uncompressed stream-v2 bundle per chunk size, then applies it."
           after={
             canPick ? (
-              <button type="button" className="button" onClick={async () => setRepo((await pickDirectory(repo || undefined)) ?? repo)}>
+              <button
+                type="button"
+                className="button"
+                onClick={async () => setRepo((await pickDirectory(repo || undefined)) ?? repo)}
+              >
                 <Icon name="folder" /> Choose…
               </button>
             ) : undefined
@@ -203,7 +259,12 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           </label>
           {CLOSER_THREAD_CHOICES.map((t) => (
             <label key={t} className="check">
-              <input type="checkbox" checked={threads.includes(t)} onChange={(e) => setThreads(toggle(threads, t, e.target.checked).sort((a, b) => a - b))} /> On, {t} thread{t === 1 ? '' : 's'}
+              <input
+                type="checkbox"
+                checked={threads.includes(t)}
+                onChange={(e) => setThreads(toggle(threads, t, e.target.checked).sort((a, b) => a - b))}
+              />{' '}
+              On, {t} thread{t === 1 ? '' : 's'}
             </label>
           ))}
         </div>
@@ -214,7 +275,12 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           <div className="check-row">
             {CHUNK_SIZE_CHOICES.map((c) => (
               <label key={c} className="check">
-                <input type="checkbox" checked={chunks.includes(c)} onChange={(e) => setChunks(toggle(chunks, c, e.target.checked))} /> {c / 1024} KiB{c === 4096 ? ' (hg before 4.5)' : ' (hg default)'}
+                <input
+                  type="checkbox"
+                  checked={chunks.includes(c)}
+                  onChange={(e) => setChunks(toggle(chunks, c, e.target.checked))}
+                />{' '}
+                {c / 1024} KiB{c === 4096 ? ' (hg before 4.5)' : ' (hg default)'}
               </label>
             ))}
           </div>
@@ -226,7 +292,12 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           <div className="check-row">
             {(['v1', 'v2'] as const).map((v) => (
               <label key={v} className="check">
-                <input type="checkbox" checked={streams.includes(v)} onChange={(e) => setStreams(toggle(streams, v, e.target.checked))} /> Stream {v}
+                <input
+                  type="checkbox"
+                  checked={streams.includes(v)}
+                  onChange={(e) => setStreams(toggle(streams, v, e.target.checked))}
+                />{' '}
+                Stream {v}
               </label>
             ))}
           </div>
@@ -236,22 +307,38 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
         <fieldset className="field emulated">
           <legend>Close latency</legend>
           <label className="check">
-            <input type="checkbox" checked={withLatency} onChange={(e) => setWithLatency(e.target.checked)} /> Also run with <strong>emulated</strong> close latency ({latencyLabel(latencyOffer.closeUs).replace('emulated close latency ', '')} per
-            file)
+            <input type="checkbox" checked={withLatency} onChange={(e) => setWithLatency(e.target.checked)} />{' '}
+            Also run with <strong>emulated</strong> close latency (
+            {latencyLabel(latencyOffer.closeUs).replace('emulated close latency ', '')} per file)
           </label>
           <p className="field-hint">
-            Emulated by the host (a preloaded shim delays every <code>close()</code> under {latencyOffer.prefix}), to show what slow file systems such as NTFS do. Not a real
-            measurement of such a disk.
+            Emulated by the host (a preloaded shim delays every <code>close()</code> under{' '}
+            {latencyOffer.prefix}), to show what slow file systems such as NTFS do. Not a real measurement of
+            such a disk.
           </p>
         </fieldset>
       ) : null}
       <div className="form-row">
         <div className="field inline">
           <label htmlFor="cmp-repeat">Repeat each</label>
-          <input id="cmp-repeat" type="number" min={1} max={5} value={repeat} onChange={(e) => setRepeat(Math.max(1, Math.min(5, Number(e.target.value) || 1)))} />
+          <input
+            id="cmp-repeat"
+            type="number"
+            min={1}
+            max={5}
+            value={repeat}
+            onChange={(e) => setRepeat(Math.max(1, Math.min(5, Number(e.target.value) || 1)))}
+          />
         </div>
       </div>
-      <FolderField id="cmp-out" label="Results folder" value={parent} onChange={setParent} error={showErrors ? parentError : null} hint="Each comparison writes its repositories into a new dated subfolder here." />
+      <FolderField
+        id="cmp-out"
+        label="Results folder"
+        value={parent}
+        onChange={setParent}
+        error={showErrors ? parentError : null}
+        hint="Each comparison writes its repositories into a new dated subfolder here."
+      />
       {showErrors && configError ? (
         <p className="field-error" role="alert">
           {configError}
@@ -280,7 +367,12 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
     openPath: s.openPath,
   }));
   const bars = useMemo(() => {
-    const make = (pick: (r: ComparisonRun['results'][number]) => number | undefined): Bar[] => run.results.map((r, i) => ({ label: r.label, value: r.state === 'done' ? pick(r) : undefined, series: i }));
+    const make = (pick: (r: ComparisonRun['results'][number]) => number | undefined): Bar[] =>
+      run.results.map((r, i) => ({
+        label: r.label,
+        value: r.state === 'done' ? pick(r) : undefined,
+        series: i,
+      }));
     return {
       wall: make((r) => r.wallMs),
       user: make((r) => r.userCpuMs),
@@ -288,17 +380,33 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
       mbps: make((r) => r.mbPerSec),
     };
   }, [run.results]);
-  const series = useMemo(() => run.results.map((r, i) => ({ label: r.label, series: i, points: (r.samples ?? []).map(([t, v]) => [t, v / 1e6] as [number, number]) })), [run.results]);
+  const series = useMemo(
+    () =>
+      run.results.map((r, i) => ({
+        label: r.label,
+        series: i,
+        points: (r.samples ?? []).map(([t, v]) => [t, v / 1e6] as [number, number]),
+      })),
+    [run.results],
+  );
   const done = run.results.filter((r) => r.state === 'done').length;
   const base = `sluice-comparison-${stamp(run.createdAt)}`;
 
   return (
-    <article className="card comparison-results" aria-labelledby={`run-${run.id}`} data-testid="comparison-results" data-state={run.state}>
+    <article
+      className="card comparison-results"
+      aria-labelledby={`run-${run.id}`}
+      data-testid="comparison-results"
+      data-state={run.state}
+    >
       <header className="results-header">
         <div>
           <h2 id={`run-${run.id}`}>{run.title}</h2>
           <p className="muted">
-            {formatTimestamp(run.createdAt)} · {done} of {run.results.length} measured · <span className={`state-badge state-${run.state === 'running' ? 'running' : run.state}`}>{run.state}</span>
+            {formatTimestamp(run.createdAt)} · {done} of {run.results.length} measured ·{' '}
+            <span className={`state-badge state-${run.state === 'running' ? 'running' : run.state}`}>
+              {run.state}
+            </span>
           </p>
         </div>
         <div className="results-actions">
@@ -308,16 +416,34 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
             </button>
           ) : (
             <>
-              <button type="button" className="button" onClick={() => void exportText(`${base}.json`, comparisonToJson(run))}>
+              <button
+                type="button"
+                className="button"
+                onClick={() => void exportText(`${base}.json`, comparisonToJson(run))}
+              >
                 <Icon name="download" /> JSON
               </button>
-              <button type="button" className="button" onClick={() => void exportText(`${base}.csv`, comparisonToCsv(run))}>
+              <button
+                type="button"
+                className="button"
+                onClick={() => void exportText(`${base}.csv`, comparisonToCsv(run))}
+              >
                 <Icon name="download" /> CSV
               </button>
-              <button type="button" className="button ghost" onClick={() => void openPath(run.outDir)} aria-label="Open the results folder">
+              <button
+                type="button"
+                className="button ghost"
+                onClick={() => void openPath(run.outDir)}
+                aria-label="Open the results folder"
+              >
                 <Icon name="folder" />
               </button>
-              <button type="button" className="button ghost" onClick={() => removeComparison(run.id)} aria-label="Remove this comparison">
+              <button
+                type="button"
+                className="button ghost"
+                onClick={() => removeComparison(run.id)}
+                aria-label="Remove this comparison"
+              >
                 <Icon name="trash" />
               </button>
             </>
@@ -331,7 +457,13 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
             <span className={`swatch series-${(i % 8) + 1}`} aria-hidden="true" />
             <span className="run-step-label">{r.label}</span>
             <span className="run-step-state">
-              {r.state === 'done' ? formatDuration(r.wallMs) : r.state === 'running' ? 'running…' : r.state === 'preparing' ? 'generating bundle…' : r.state}
+              {r.state === 'done'
+                ? formatDuration(r.wallMs)
+                : r.state === 'running'
+                  ? 'running…'
+                  : r.state === 'preparing'
+                    ? 'generating bundle…'
+                    : r.state}
             </span>
           </li>
         ))}
@@ -345,7 +477,12 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
             <BarChart title="User CPU" bars={bars.user} format={secs} better="lower" />
             <BarChart title="System CPU" bars={bars.system} format={secs} better="lower" />
           </div>
-          <LineChart title="Throughput over time" series={series} yUnit="MB/s" yFormat={(v) => (v === 0 || v >= 10 ? v.toFixed(0) : v.toFixed(1))} />
+          <LineChart
+            title="Throughput over time"
+            series={series}
+            yUnit="MB/s"
+            yFormat={(v) => (v === 0 || v >= 10 ? v.toFixed(0) : v.toFixed(1))}
+          />
           <div className="table-scroll">
             <table className="data-table" data-testid="comparison-table">
               <caption className="visually-hidden">Measured numbers per configuration</caption>
@@ -372,7 +509,13 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
                         <td>{formatDuration(r.systemCpuMs)}</td>
                         <td data-testid="mbps">{r.mbPerSec !== undefined ? r.mbPerSec.toFixed(1) : '–'}</td>
                         <td>{r.files !== undefined ? formatCount(r.files) : '–'}</td>
-                        <td>{r.close ? (r.close.background ? `${formatCount(r.close.backgroundClosed)} on ${r.close.threads} thread${r.close.threads === 1 ? '' : 's'}` : 'no') : '–'}</td>
+                        <td>
+                          {r.close
+                            ? r.close.background
+                              ? `${formatCount(r.close.backgroundClosed)} on ${r.close.threads} thread${r.close.threads === 1 ? '' : 's'}`
+                              : 'no'
+                            : '–'}
+                        </td>
                         <td>{r.close ? formatDuration(r.close.writerWaitMs) : '–'}</td>
                       </>
                     ) : (
@@ -387,7 +530,9 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
           </div>
         </>
       ) : null}
-      {run.state !== 'running' && done === 0 && run.results[0]?.error ? <ErrorDetails error={run.results[0].error} /> : null}
+      {run.state !== 'running' && done === 0 && run.results[0]?.error ? (
+        <ErrorDetails error={run.results[0].error} />
+      ) : null}
     </article>
   );
 }

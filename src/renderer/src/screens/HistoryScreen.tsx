@@ -13,8 +13,16 @@ import { describeRequest } from '../store/transfers';
 import { baseName } from '../lib/paths';
 
 export function HistoryScreen() {
-  const { history, status, error, stale } = useSluiceShallow((s) => ({ history: s.history, status: s.historyStatus, error: s.historyError, stale: s.historyStale }));
-  const { loadHistory, clearHistory } = useSluiceShallow((s) => ({ loadHistory: s.loadHistory, clearHistory: s.clearHistory }));
+  const { history, status, error, stale } = useSluiceShallow((s) => ({
+    history: s.history,
+    status: s.historyStatus,
+    error: s.historyError,
+    stale: s.historyStale,
+  }));
+  const { loadHistory, clearHistory } = useSluiceShallow((s) => ({
+    loadHistory: s.loadHistory,
+    clearHistory: s.clearHistory,
+  }));
   const [query, setQuery] = useState('');
   const [confirming, setConfirming] = useState(false);
 
@@ -27,7 +35,9 @@ export function HistoryScreen() {
     if (!q) return history;
     return history.filter((r) => {
       const d = describeRequest(r.request);
-      return `${r.label ?? ''} ${d.source} ${d.dest ?? ''} ${r.state} ${r.request.kind} ${r.error?.code ?? ''}`.toLowerCase().includes(q);
+      return `${r.label ?? ''} ${d.source} ${d.dest ?? ''} ${r.state} ${r.request.kind} ${r.error?.code ?? ''}`
+        .toLowerCase()
+        .includes(q);
     });
   }, [history, query]);
 
@@ -36,16 +46,31 @@ export function HistoryScreen() {
       <header className="screen-header">
         <div>
           <h1 id="history-heading">History</h1>
-          <p className="screen-subtitle">{history.length ? `${history.length} finished job${history.length === 1 ? '' : 's'}` : 'Finished jobs appear here, with their timings.'}</p>
+          <p className="screen-subtitle">
+            {history.length
+              ? `${history.length} finished job${history.length === 1 ? '' : 's'}`
+              : 'Finished jobs appear here, with their timings.'}
+          </p>
         </div>
         <div className="header-tools">
           <div className="search-field">
             <label htmlFor="history-filter" className="visually-hidden">
               Filter history
             </label>
-            <input id="history-filter" type="search" placeholder="Filter" value={query} onChange={(e) => setQuery(e.target.value)} />
+            <input
+              id="history-filter"
+              type="search"
+              placeholder="Filter"
+              value={query}
+              onChange={(e) => setQuery(e.target.value)}
+            />
           </div>
-          <button type="button" className="button ghost" onClick={() => void loadHistory()} aria-label="Reload history">
+          <button
+            type="button"
+            className="button ghost"
+            onClick={() => void loadHistory()}
+            aria-label="Reload history"
+          >
             <Icon name="retry" />
           </button>
           {history.length ? (
@@ -93,7 +118,9 @@ export function HistoryScreen() {
             <Icon name="history" size={36} />
           </div>
           <h2>No history yet</h2>
-          <p>When a clone, apply, bundle or verify job ends, its timings are kept here, also after a restart.</p>
+          <p>
+            When a clone, apply, bundle or verify job ends, its timings are kept here, also after a restart.
+          </p>
         </div>
       ) : (
         <div className="table-scroll">
@@ -128,7 +155,11 @@ export function HistoryScreen() {
 }
 
 function HistoryRow({ record: r }: { record: HistoryRecord }) {
-  const { startJob, openPath, setScreen } = useSluiceShallow((s) => ({ startJob: s.startJob, openPath: s.openPath, setScreen: s.setScreen }));
+  const { startJob, openPath, setScreen } = useSluiceShallow((s) => ({
+    startJob: s.startJob,
+    openPath: s.openPath,
+    setScreen: s.setScreen,
+  }));
   const notify = useSluice((s) => s.notify);
   const d = describeRequest(r.request);
   const done = r.done;
@@ -156,7 +187,9 @@ function HistoryRow({ record: r }: { record: HistoryRecord }) {
         ) : null}
       </td>
       <td className="num">{formatDuration(wall)}</td>
-      <td className="num">{done ? `${formatDuration(done.userCpuMs)} + ${formatDuration(done.systemCpuMs)}` : '–'}</td>
+      <td className="num">
+        {done ? `${formatDuration(done.userCpuMs)} + ${formatDuration(done.systemCpuMs)}` : '–'}
+      </td>
       <td className="num">{done ? formatBytes(done.bytes) : '–'}</td>
       <td className="num">{done && done.wallMs > 0 ? formatRate((done.bytes * 1000) / done.wallMs) : '–'}</td>
       <td>
@@ -169,7 +202,13 @@ function HistoryRow({ record: r }: { record: HistoryRecord }) {
       </td>
       <td className="row-actions">
         {r.state === 'done' && (done?.result ?? d.dest) ? (
-          <button type="button" className="icon-button" onClick={() => void openPath((done?.result ?? d.dest)!)} aria-label={`Open folder of ${r.label ?? d.dest}`} title="Open folder">
+          <button
+            type="button"
+            className="icon-button"
+            onClick={() => void openPath((done?.result ?? d.dest)!)}
+            aria-label={`Open folder of ${r.label ?? d.dest}`}
+            title="Open folder"
+          >
             <Icon name="folder" />
           </button>
         ) : null}
@@ -182,7 +221,9 @@ function HistoryRow({ record: r }: { record: HistoryRecord }) {
             onClick={() =>
               void startJob(r.request, r.label)
                 .then(() => setScreen('transfers'))
-                .catch((e: unknown) => notify({ tone: 'error', text: 'Could not start the job again', detail: String(e) }))
+                .catch((e: unknown) =>
+                  notify({ tone: 'error', text: 'Could not start the job again', detail: String(e) }),
+                )
             }
           >
             <Icon name="retry" />

@@ -26,7 +26,9 @@ export function TransfersScreen() {
         <div>
           <h1 id="transfers-heading">Transfers</h1>
           <p className="screen-subtitle" aria-live="polite">
-            {jobOrder.length === 0 ? 'Nothing running' : `${counts.active} active · ${counts.finished} finished`}
+            {jobOrder.length === 0
+              ? 'Nothing running'
+              : `${counts.active} active · ${counts.finished} finished`}
           </p>
         </div>
         {counts.finished > 0 ? (
@@ -49,7 +51,11 @@ export function TransfersScreen() {
 }
 
 function EmptyTransfers() {
-  const { cloneSample, openDialog, pickBundle } = useSluiceShallow((s) => ({ cloneSample: s.cloneSample, openDialog: s.openDialog, pickBundle: s.pickBundle }));
+  const { cloneSample, openDialog, pickBundle } = useSluiceShallow((s) => ({
+    cloneSample: s.cloneSample,
+    openDialog: s.openDialog,
+    pickBundle: s.pickBundle,
+  }));
   const [starting, setStarting] = useState(false);
   return (
     <div className="empty-state" data-testid="empty-transfers">
@@ -58,8 +64,8 @@ function EmptyTransfers() {
       </div>
       <h2>Clone your first repository</h2>
       <p>
-        Sluice streams a Mercurial repository&rsquo;s store straight to disk, byte for byte like <code>hg clone --stream</code>. Try it on
-        the bundled sample repository, or bring your own.
+        Sluice streams a Mercurial repository&rsquo;s store straight to disk, byte for byte like{' '}
+        <code>hg clone --stream</code>. Try it on the bundled sample repository, or bring your own.
       </p>
       <div className="empty-actions">
         <button

@@ -6,19 +6,31 @@ import type { ApplyRequest, BundleRequest, CloneRequest, CloserOptions } from '.
 import { baseName, joinPath } from '../lib/paths';
 import type { AppInfo } from '../../../shared/ipc';
 import { megabytesPerSec } from '../lib/format';
-import type { CloserChoice, ComparisonChoices, ComparisonConfig, ComparisonResult, ComparisonRun, ComparisonSource, TransferJob } from './types';
+import type {
+  CloserChoice,
+  ComparisonChoices,
+  ComparisonConfig,
+  ComparisonResult,
+  ComparisonRun,
+  ComparisonSource,
+  TransferJob,
+} from './types';
 
 export const CLOSER_THREAD_CHOICES = [1, 2, 4, 8] as const;
 export const CHUNK_SIZE_CHOICES = [4096, 32768] as const;
 
 export function closerLabel(c: CloserChoice): string {
-  return c.background === 'off' ? 'closer off' : `closer on, ${c.threads} thread${c.threads === 1 ? '' : 's'}`;
+  return c.background === 'off'
+    ? 'closer off'
+    : `closer on, ${c.threads} thread${c.threads === 1 ? '' : 's'}`;
 }
 
 export function closerOptions(c: CloserChoice): Partial<CloserOptions> {
   // minFileCount 1: hg only closes in the background from worker.backgroundcloseminfilecount (2048)
   // files on; a comparison of "on" must really use the closer, whatever the repository size.
-  return c.background === 'off' ? { backgroundClose: 'off' } : { backgroundClose: 'on', closeThreads: c.threads, minFileCount: 1 };
+  return c.background === 'off'
+    ? { backgroundClose: 'off' }
+    : { backgroundClose: 'on', closeThreads: c.threads, minFileCount: 1 };
 }
 
 export function chunkLabel(size: number): string {
@@ -26,15 +38,23 @@ export function chunkLabel(size: number): string {
 }
 
 export function latencyLabel(us: number): string {
-  return us === 0 ? 'no emulated latency' : `emulated close latency ${us >= 1000 ? `${us / 1000} ms` : `${us} µs`}`;
+  return us === 0
+    ? 'no emulated latency'
+    : `emulated close latency ${us >= 1000 ? `${us / 1000} ms` : `${us} µs`}`;
 }
 
 function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 /** Adds the emulated latency to a request in the way the host offers it (see latencyApplierFor). */
-export type LatencyApplier = (request: ApplyRequest | CloneRequest, latencyUs: number) => ApplyRequest | CloneRequest;
+export type LatencyApplier = (
+  request: ApplyRequest | CloneRequest,
+  latencyUs: number,
+) => ApplyRequest | CloneRequest;
 
 /**
  * Emulated close latency, when the host offers it: the host process runs with slowclose.so
@@ -47,15 +67,27 @@ export interface EmulatedCloseLatency {
 }
 
 export function emulatedLatencyOf(info: AppInfo | undefined): EmulatedCloseLatency | undefined {
-  const offer = (info as (AppInfo & { emulatedCloseLatency?: EmulatedCloseLatency }) | undefined)?.emulatedCloseLatency;
-  return offer && typeof offer.prefix === 'string' && offer.prefix !== '' && offer.closeUs > 0 ? offer : undefined;
+  const offer = (info as (AppInfo & { emulatedCloseLatency?: EmulatedCloseLatency }) | undefined)
+    ?.emulatedCloseLatency;
+  return offer && typeof offer.prefix === 'string' && offer.prefix !== '' && offer.closeUs > 0
+    ? offer
+    : undefined;
 }
 
 export function latencyApplierFor(info: AppInfo | undefined): LatencyApplier | undefined {
   const offer = emulatedLatencyOf(info);
   if (!offer) return undefined;
   return (request, latencyUs) =>
-    latencyUs > 0 ? { ...request, dest: joinPath(offer.prefix, `sluice-${Date.now().toString(36)}-${baseName(request.dest)}`, info?.platform) } : request;
+    latencyUs > 0
+      ? {
+          ...request,
+          dest: joinPath(
+            offer.prefix,
+            `sluice-${Date.now().toString(36)}-${baseName(request.dest)}`,
+            info?.platform,
+          ),
+        }
+      : request;
 }
 
 export function planComparison(
@@ -66,18 +98,42 @@ export function planComparison(
   applyLatency?: LatencyApplier,
 ): ComparisonConfig[] {
   const closers = choices.closer.length ? choices.closer : [{ background: 'off' } as CloserChoice];
-  const latencies: (number | undefined)[] = applyLatency && choices.latenciesUs.length ? choices.latenciesUs : [undefined];
-  type Variant = { label: string | null; build: (dest: string, closer: Partial<CloserOptions>) => ApplyRequest | CloneRequest; prepare?: BundleRequest };
+  const latencies: (number | undefined)[] =
+    applyLatency && choices.latenciesUs.length ? choices.latenciesUs : [undefined];
+  type Variant = {
+    label: string | null;
+    build: (dest: string, closer: Partial<CloserOptions>) => ApplyRequest | CloneRequest;
+    prepare?: BundleRequest;
+  };
   let variants: Variant[];
   switch (source.kind) {
     case 'bundle':
-      variants = [{ label: null, build: (dest, closer) => ({ kind: 'apply', bundlePath: source.bundlePath, dest, closer, verify: false }) }];
+      variants = [
+        {
+          label: null,
+          build: (dest, closer) => ({
+            kind: 'apply',
+            bundlePath: source.bundlePath,
+            dest,
+            closer,
+            verify: false,
+          }),
+        },
+      ];
       break;
     case 'url': {
       const streams = choices.streams.length ? choices.streams : (['v2'] as const);
       variants = streams.map((stream) => ({
         label: `stream ${stream}`,
-        build: (dest, closer) => ({ kind: 'clone', url: source.url, dest, stream, closer, verify: false, cloneBundles: false }),
+        build: (dest, closer) => ({
+          kind: 'clone',
+          url: source.url,
+          dest,
+          stream,
+          closer,
+          verify: false,
+          cloneBundles: false,
+        }),
       }));
       break;
     }
@@ -102,7 +158,11 @@ export function planComparison(
       for (const closer of closers) {
         for (let run = 1; run <= repeat; run++) {
           n++;
-          const parts = [variant.label, closerLabel(closer), latency !== undefined ? latencyLabel(latency) : null].filter(Boolean) as string[];
+          const parts = [
+            variant.label,
+            closerLabel(closer),
+            latency !== undefined ? latencyLabel(latency) : null,
+          ].filter(Boolean) as string[];
           const label = parts.join(' · ') + (repeat > 1 ? ` #${run}` : '');
           const dest = joinPath(outDir, `${String(n).padStart(2, '0')}-${slug(label)}`, platform);
           let request = variant.build(dest, closerOptions(closer));
@@ -125,7 +185,12 @@ export function planComparison(
 /** Reads the measured numbers of a finished job (its done event). */
 export function resultFromJob(base: ComparisonResult, job: TransferJob): ComparisonResult {
   if (job.state !== 'done' || !job.done) {
-    return { ...base, jobId: job.jobId, state: job.state === 'cancelled' ? 'cancelled' : 'failed', error: job.error };
+    return {
+      ...base,
+      jobId: job.jobId,
+      state: job.state === 'cancelled' ? 'cancelled' : 'failed',
+      error: job.error,
+    };
   }
   const d = job.done;
   return {
@@ -174,7 +239,21 @@ export function comparisonToJson(run: ComparisonRun): string {
   );
 }
 
-const CSV_COLUMNS = ['label', 'state', 'wall_ms', 'user_cpu_ms', 'system_cpu_ms', 'bytes', 'files', 'mb_per_s', 'background_close', 'close_threads', 'writer_wait_ms', 'peak_rss_bytes', 'error'] as const;
+const CSV_COLUMNS = [
+  'label',
+  'state',
+  'wall_ms',
+  'user_cpu_ms',
+  'system_cpu_ms',
+  'bytes',
+  'files',
+  'mb_per_s',
+  'background_close',
+  'close_threads',
+  'writer_wait_ms',
+  'peak_rss_bytes',
+  'error',
+] as const;
 
 function csvCell(v: unknown): string {
   if (v === undefined || v === null) return '';

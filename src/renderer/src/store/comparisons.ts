@@ -4,7 +4,14 @@
 import type { StateCreator } from 'zustand/vanilla';
 import { toUiError } from '../lib/errors';
 import { latencyApplierFor, planComparison, resultFromJob, sourceLabel } from './comparison-plan';
-import type { ComparisonResult, ComparisonRun, ComparisonsSlice, SluiceState, StoreDeps, TransferJob } from './types';
+import type {
+  ComparisonResult,
+  ComparisonRun,
+  ComparisonsSlice,
+  SluiceState,
+  StoreDeps,
+  TransferJob,
+} from './types';
 
 export const COMPARISONS_KEY = 'sluice.comparisons.v1';
 const KEEP_FINISHED = 12;
@@ -14,7 +21,9 @@ function readPersisted(storage: StoreDeps['storage']): ComparisonRun[] {
     const raw = storage?.getItem(COMPARISONS_KEY);
     if (!raw) return [];
     const runs = JSON.parse(raw) as ComparisonRun[];
-    return Array.isArray(runs) ? runs.filter((r) => r && typeof r.id === 'string' && Array.isArray(r.results)) : [];
+    return Array.isArray(runs)
+      ? runs.filter((r) => r && typeof r.id === 'string' && Array.isArray(r.results))
+      : [];
   } catch {
     return [];
   }
@@ -26,7 +35,9 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
     const current = new Map<string, string>();
 
     const persist = (): void => {
-      const finished = get().comparisons.filter((r) => r.state !== 'running').slice(0, KEEP_FINISHED);
+      const finished = get()
+        .comparisons.filter((r) => r.state !== 'running')
+        .slice(0, KEEP_FINISHED);
       try {
         deps.storage?.setItem(COMPARISONS_KEY, JSON.stringify(finished));
       } catch {
@@ -37,8 +48,15 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
     const update = (id: string, fn: (run: ComparisonRun) => ComparisonRun): void => {
       set({ comparisons: get().comparisons.map((r) => (r.id === id ? fn(r) : r)) });
     };
-    const updateResult = (id: string, configId: string, fn: (r: ComparisonResult) => ComparisonResult): void => {
-      update(id, (run) => ({ ...run, results: run.results.map((r) => (r.configId === configId ? fn(r) : r)) }));
+    const updateResult = (
+      id: string,
+      configId: string,
+      fn: (r: ComparisonResult) => ComparisonResult,
+    ): void => {
+      update(id, (run) => ({
+        ...run,
+        results: run.results.map((r) => (r.configId === configId ? fn(r) : r)),
+      }));
     };
 
     const execute = async (id: string): Promise<void> => {
@@ -52,7 +70,11 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
             let bundleJob = prepared.get(config.prepare.out);
             if (!bundleJob) {
               updateResult(id, config.id, (r) => ({ ...r, state: 'preparing' }));
-              const jobId = await get().startJob(config.prepare, `Comparison: bundle ${config.prepare.chunkSize! / 1024} KiB chunks`, 'comparison');
+              const jobId = await get().startJob(
+                config.prepare,
+                `Comparison: bundle ${config.prepare.chunkSize! / 1024} KiB chunks`,
+                'comparison',
+              );
               current.set(id, jobId);
               bundleJob = await get().waitForJob(jobId);
               prepared.set(config.prepare.out, bundleJob);
@@ -79,7 +101,11 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
       current.delete(id);
       const wasCancelled = cancelled.delete(id);
       update(id, (r) => {
-        const results = r.results.map((x) => (x.state === 'pending' || x.state === 'preparing' || x.state === 'running' ? { ...x, state: 'cancelled' as const } : x));
+        const results = r.results.map((x) =>
+          x.state === 'pending' || x.state === 'preparing' || x.state === 'running'
+            ? { ...x, state: 'cancelled' as const }
+            : x,
+        );
         const anyDone = results.some((x) => x.state === 'done');
         return { ...r, results, state: wasCancelled ? 'cancelled' : anyDone ? 'done' : 'failed' };
       });

@@ -15,7 +15,10 @@ const rec = (jobId: string, endedAt: number): HistoryRecord => ({
 
 describe('history slice', () => {
   it('loads records newest first and clears them through the host', async () => {
-    const host = new FakeHost({ 'history:list': () => [rec('old', 1000), rec('new', 5000), rec('mid', 3000)], 'history:clear': () => undefined });
+    const host = new FakeHost({
+      'history:list': () => [rec('old', 1000), rec('new', 5000), rec('mid', 3000)],
+      'history:clear': () => undefined,
+    });
     const store = createSluiceStore({ api: host, schedule: new ManualScheduler().schedule, now: () => 0 });
     expect(store.getState().historyStatus).toBe('idle');
     await store.getState().loadHistory();
@@ -44,7 +47,11 @@ describe('history slice', () => {
 
   it('becomes stale when a job ends', async () => {
     const frames = new ManualScheduler();
-    const store = createSluiceStore({ api: new FakeHost({ 'history:list': () => [] }), schedule: frames.schedule, now: () => 0 });
+    const store = createSluiceStore({
+      api: new FakeHost({ 'history:list': () => [] }),
+      schedule: frames.schedule,
+      now: () => 0,
+    });
     await store.getState().loadHistory();
     store.getState().ingestEvents('a', [startEv('a', 1)]);
     frames.runFrame();

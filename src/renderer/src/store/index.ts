@@ -36,7 +36,11 @@ export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 
       if (command === 'clone-from-url') store.getState().openDialog({ type: 'clone' });
     }),
   ];
-  void s.loadAppInfo().catch((e: unknown) => s.notify({ tone: 'error', text: 'Could not reach the Sluice host', detail: String(e) }));
+  void s
+    .loadAppInfo()
+    .catch((e: unknown) =>
+      s.notify({ tone: 'error', text: 'Could not reach the Sluice host', detail: String(e) }),
+    );
   void s.loadJobs().catch(() => undefined);
   const timer = setInterval(() => store.getState().checkStalled(), stallCheckMs);
   return () => {

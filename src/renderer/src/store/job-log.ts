@@ -46,7 +46,8 @@ export class JobLog {
   toText(header?: string): string {
     const head: string[] = [];
     if (header) head.push(header);
-    if (this.dropped > 0) head.push(`# ${this.dropped} earlier lines were dropped (the log keeps the last ${this.cap})`);
+    if (this.dropped > 0)
+      head.push(`# ${this.dropped} earlier lines were dropped (the log keeps the last ${this.cap})`);
     const body = this.lines.join('\n');
     return (head.length ? head.join('\n') + '\n' : '') + body + (this.lines.length ? '\n' : '');
   }

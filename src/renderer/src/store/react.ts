@@ -1,7 +1,15 @@
 // React bindings of the store: a context (so previews and tests can mount with their own store),
 // selector hooks, and a transient subscription for numbers that change every frame.
 
-import { createContext, createElement, useContext, useLayoutEffect, useRef, type ReactNode, type RefObject } from 'react';
+import {
+  createContext,
+  createElement,
+  useContext,
+  useLayoutEffect,
+  useRef,
+  type ReactNode,
+  type RefObject,
+} from 'react';
 import { useStore } from 'zustand';
 import { useShallow } from 'zustand/react/shallow';
 import type { SluiceStore } from './index';
@@ -35,7 +43,11 @@ export function useSluiceShallow<T extends object>(selector: (s: SluiceState) =>
  * them would be wasted work. `write` is called with the node on every store change (and every
  * `tickMs` when given, for clocks) and should only touch the DOM when its value changed.
  */
-export function useTransient<E extends Element>(write: (el: E, s: SluiceState) => void, deps: unknown[], tickMs?: number): RefObject<E | null> {
+export function useTransient<E extends Element>(
+  write: (el: E, s: SluiceState) => void,
+  deps: unknown[],
+  tickMs?: number,
+): RefObject<E | null> {
   const store = useSluiceStore();
   const ref = useRef<E>(null);
   useLayoutEffect(() => {

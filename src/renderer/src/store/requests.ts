@@ -3,8 +3,12 @@
 import type { CloserOptions } from '../../../shared/jobs';
 import type { TransferDefaults } from './types';
 
-export function closerFromDefaults(d: Pick<TransferDefaults, 'backgroundClose' | 'closeThreads'>): Partial<CloserOptions> {
-  return d.backgroundClose === 'off' ? { backgroundClose: 'off' } : { backgroundClose: d.backgroundClose, closeThreads: d.closeThreads };
+export function closerFromDefaults(
+  d: Pick<TransferDefaults, 'backgroundClose' | 'closeThreads'>,
+): Partial<CloserOptions> {
+  return d.backgroundClose === 'off'
+    ? { backgroundClose: 'off' }
+    : { backgroundClose: d.backgroundClose, closeThreads: d.closeThreads };
 }
 
 /** http(s) URL with a host; hg's other schemes (ssh, file) are not spoken by Sluice's engine. */
@@ -18,7 +22,8 @@ export function validateCloneUrl(raw: string): string | null {
     return 'This is not a URL. It should look like https://hg.example.org/repo.';
   }
   if (u.protocol === 'ssh:') return 'ssh:// is not supported; use the http(s) URL of the repository.';
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'Only http:// and https:// URLs are supported.';
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return 'Only http:// and https:// URLs are supported.';
   if (!u.hostname) return 'The URL has no host name.';
   return null;
 }

@@ -27,8 +27,10 @@ function readPersisted(storage: StoreDeps['storage']): Partial<Persisted> {
     const v = JSON.parse(raw) as Partial<Persisted>;
     const out: Partial<Persisted> = {};
     if (v.theme === 'system' || v.theme === 'light' || v.theme === 'dark') out.theme = v.theme;
-    if (typeof v.stallSeconds === 'number' && v.stallSeconds >= 3 && v.stallSeconds <= 600) out.stallSeconds = v.stallSeconds;
-    if (v.defaults && typeof v.defaults === 'object') out.defaults = { ...DEFAULT_TRANSFER_DEFAULTS, ...sanitizeDefaults(v.defaults) };
+    if (typeof v.stallSeconds === 'number' && v.stallSeconds >= 3 && v.stallSeconds <= 600)
+      out.stallSeconds = v.stallSeconds;
+    if (v.defaults && typeof v.defaults === 'object')
+      out.defaults = { ...DEFAULT_TRANSFER_DEFAULTS, ...sanitizeDefaults(v.defaults) };
     return out;
   } catch {
     return {};
@@ -38,8 +40,10 @@ function readPersisted(storage: StoreDeps['storage']): Partial<Persisted> {
 function sanitizeDefaults(d: Partial<TransferDefaults>): Partial<TransferDefaults> {
   const out: Partial<TransferDefaults> = {};
   if (d.stream === 'auto' || d.stream === 'v1' || d.stream === 'v2') out.stream = d.stream;
-  if (d.backgroundClose === 'auto' || d.backgroundClose === 'on' || d.backgroundClose === 'off') out.backgroundClose = d.backgroundClose;
-  if (typeof d.closeThreads === 'number' && d.closeThreads >= 1 && d.closeThreads <= 64) out.closeThreads = Math.round(d.closeThreads);
+  if (d.backgroundClose === 'auto' || d.backgroundClose === 'on' || d.backgroundClose === 'off')
+    out.backgroundClose = d.backgroundClose;
+  if (typeof d.closeThreads === 'number' && d.closeThreads >= 1 && d.closeThreads <= 64)
+    out.closeThreads = Math.round(d.closeThreads);
   if (typeof d.verify === 'boolean') out.verify = d.verify;
   return out;
 }
@@ -50,7 +54,10 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
     const save = (): void => {
       const { theme, defaults, stallSeconds } = get();
       try {
-        deps.storage?.setItem(SETTINGS_KEY, JSON.stringify({ theme, defaults, stallSeconds } satisfies Persisted));
+        deps.storage?.setItem(
+          SETTINGS_KEY,
+          JSON.stringify({ theme, defaults, stallSeconds } satisfies Persisted),
+        );
       } catch {
         // storage full or disabled: preferences stay for this session
       }

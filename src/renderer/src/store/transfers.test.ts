@@ -24,7 +24,8 @@ describe('transfers slice: event reduction', () => {
     let updates = 0;
     store.subscribe(() => updates++);
     store.getState().ingestEvents('a', [startEv('a', 1_000_000)]);
-    for (let i = 1; i <= 20; i++) store.getState().ingestEvents('a', [progressEv('a', i * 50, i * 10_000, Math.floor(i / 4))]);
+    for (let i = 1; i <= 20; i++)
+      store.getState().ingestEvents('a', [progressEv('a', i * 50, i * 10_000, Math.floor(i / 4))]);
     store.getState().ingestEvents('b', [startEv('b', 1_000_000, { kind: 'apply', source: '/x.hg' })]);
     expect(updates).toBe(0);
     expect(frames.waiting).toBe(1);
@@ -54,7 +55,14 @@ describe('transfers slice: event reduction', () => {
 
   it('appends files events to the job log as hg debug lines', () => {
     const { store, frames } = setup();
-    store.getState().ingestEvents('a', [startEv('a', 1_000_000, { files: 3, bytes: 1500 }), phaseEv('a', 'write'), filesEv('a', [{ vfs: 's', name: 'data/foo.i', size: 66 }, { vfs: 'c', name: 'branch2-served', size: 2048 }])]);
+    store.getState().ingestEvents('a', [
+      startEv('a', 1_000_000, { files: 3, bytes: 1500 }),
+      phaseEv('a', 'write'),
+      filesEv('a', [
+        { vfs: 's', name: 'data/foo.i', size: 66 },
+        { vfs: 'c', name: 'branch2-served', size: 2048 },
+      ]),
+    ]);
     store.getState().ingestEvents('a', [doneEv('a', { bytes: 1500, wallMs: 500 })]);
     frames.runFrame();
     const log = store.getState().logOf('a');
@@ -73,7 +81,8 @@ describe('transfers slice: event reduction', () => {
   it('keeps up to 300k log lines and exports them all', () => {
     const { store, frames } = setup();
     store.getState().ingestEvents('a', [startEv('a', 1_000_000, { files: 0, kind: 'apply' })]);
-    for (let i = 0; i < 30; i++) store.getState().ingestEvents('a', [filesEv('a', entries(10_000, i * 10_000))]);
+    for (let i = 0; i < 30; i++)
+      store.getState().ingestEvents('a', [filesEv('a', entries(10_000, i * 10_000))]);
     frames.runFrame();
     const log = store.getState().logOf('a');
     expect(log.length).toBe(300_000);
@@ -89,7 +98,9 @@ describe('transfers slice: event reduction', () => {
     expect(log.total).toBe(300_005);
     expect(log.dropped).toBeGreaterThanOrEqual(30_000);
     expect(log.dropped + log.length).toBe(300_005);
-    expect(log.toText().split('\n')[0]).toBe(`# ${log.dropped} earlier lines were dropped (the log keeps the last 300000)`);
+    expect(log.toText().split('\n')[0]).toBe(
+      `# ${log.dropped} earlier lines were dropped (the log keeps the last 300000)`,
+    );
     expect(log.line(log.length - 1)).toBe('adding [s] data/file300004.i (68 bytes)');
   });
 
@@ -103,7 +114,10 @@ describe('transfers slice: event reduction', () => {
     const { jobs } = store.getState();
     expect(jobs['a']).toMatchObject({ state: 'done', bytes: 1_000_000, elapsedMs: 2000, dest: '/tmp/dest' });
     expect(jobs['a']!.done?.userCpuMs).toBe(800);
-    expect(jobs['b']).toMatchObject({ state: 'failed', error: { code: 'NETWORK', message: 'connection refused' } });
+    expect(jobs['b']).toMatchObject({
+      state: 'failed',
+      error: { code: 'NETWORK', message: 'connection refused' },
+    });
     expect(jobs['c']!.state).toBe('cancelled');
     expect(store.getState().historyStale).toBe(true);
   });
@@ -111,7 +125,9 @@ describe('transfers slice: event reduction', () => {
   it('a late job:state never moves a finished job back to running', () => {
     const { store, frames } = setup();
     store.getState().ingestEvents('a', [startEv('a', 1_000_000), doneEv('a')]);
-    store.getState().ingestJobState({ jobId: 'a', request: cloneRequest, state: 'running', startedAt: 1_000_000 });
+    store
+      .getState()
+      .ingestJobState({ jobId: 'a', request: cloneRequest, state: 'running', startedAt: 1_000_000 });
     frames.runFrame();
     expect(store.getState().jobs['a']!.state).toBe('done');
     expect(store.getState().jobs['a']!.request).toEqual(cloneRequest);
@@ -165,7 +181,13 @@ describe('transfers slice: actions', () => {
     const { store, host, frames } = setup();
     const id = await store.getState().startJob(cloneRequest, 'my clone');
     expect(id).toBe('job-1');
-    expect(store.getState().jobs[id]).toMatchObject({ kind: 'clone', source: cloneRequest.url, dest: '/tmp/dest', label: 'my clone', state: 'queued' });
+    expect(store.getState().jobs[id]).toMatchObject({
+      kind: 'clone',
+      source: cloneRequest.url,
+      dest: '/tmp/dest',
+      label: 'my clone',
+      state: 'queued',
+    });
     store.getState().ingestEvents(id, [startEv(id, 1_000_000), errorEv(id, 'NETWORK')]);
     frames.runFrame();
     const retried = await store.getState().retryJob(id);

@@ -16,9 +16,14 @@ export const SAMPLE_CAP = 240;
 /** window of the files/sec rate, like the engine's ~2 s bytes/sec window */
 const FILES_RATE_WINDOW_MS = 2000;
 
-type QueueItem = { kind: 'events'; jobId: string; events: SluiceEvent[] } | { kind: 'state'; summary: JobSummary };
+type QueueItem =
+  { kind: 'events'; jobId: string; events: SluiceEvent[] } | { kind: 'state'; summary: JobSummary };
 
-export function describeRequest(request: JobRequest): { kind: TransferJob['kind']; source: string; dest?: string } {
+export function describeRequest(request: JobRequest): {
+  kind: TransferJob['kind'];
+  source: string;
+  dest?: string;
+} {
   switch (request.kind) {
     case 'apply':
       return { kind: 'apply', source: request.bundlePath, dest: request.dest };
@@ -60,7 +65,11 @@ export function newTransferJob(jobId: string, now: number, init: Partial<Transfe
 }
 
 /** Halves the sample list by averaging neighbours once it is full: the shape survives, memory does not grow. */
-export function pushSample(samples: [number, number][], sample: [number, number], cap = SAMPLE_CAP): [number, number][] {
+export function pushSample(
+  samples: [number, number][],
+  sample: [number, number],
+  cap = SAMPLE_CAP,
+): [number, number][] {
   const next = samples.concat([sample]);
   if (next.length <= cap) return next;
   const halved: [number, number][] = [];
@@ -79,7 +88,11 @@ interface ReduceContext {
 }
 
 /** Applies one job's events in order. Pure apart from appending to the job's log. */
-export function reduceJobEvents(job: TransferJob, events: readonly SluiceEvent[], ctx: ReduceContext): TransferJob {
+export function reduceJobEvents(
+  job: TransferJob,
+  events: readonly SluiceEvent[],
+  ctx: ReduceContext,
+): TransferJob {
   let j = job;
   for (const e of events) {
     switch (e.type) {
@@ -107,7 +120,13 @@ export function reduceJobEvents(job: TransferJob, events: readonly SluiceEvent[]
       }
       case 'phase':
         if (e.phase !== j.phase) {
-          j = { ...j, phase: e.phase, lastActivityAt: ctx.now, stalled: false, state: isTerminal(j.state) ? j.state : 'running' };
+          j = {
+            ...j,
+            phase: e.phase,
+            lastActivityAt: ctx.now,
+            stalled: false,
+            state: isTerminal(j.state) ? j.state : 'running',
+          };
           ctx.log.append(`phase: ${e.phase}`);
         }
         break;
@@ -288,14 +307,23 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
 
       startJob: async (request, label, origin = 'user') => {
         // an absent label is left out, not sent as undefined (a JSON bridge would make it null)
-        const { jobId } = await (label !== undefined ? deps.api.invoke('job:start', request, label) : deps.api.invoke('job:start', request));
+        const { jobId } = await (label !== undefined
+          ? deps.api.invoke('job:start', request, label)
+          : deps.api.invoke('job:start', request));
         origins.set(jobId, { origin, request, ...(label !== undefined ? { label } : {}) });
         const now = deps.now();
         set((state) => {
           const existing = state.jobs[jobId];
           const described = describeRequest(request);
           const job: TransferJob = existing
-            ? { ...existing, request, label, origin, source: existing.source || described.source, dest: existing.dest ?? described.dest }
+            ? {
+                ...existing,
+                request,
+                label,
+                origin,
+                source: existing.source || described.source,
+                dest: existing.dest ?? described.dest,
+              }
             : newTransferJob(jobId, now, { ...described, request, label, origin, startedAt: Date.now() });
           return {
             jobs: { ...state.jobs, [jobId]: job },
@@ -322,7 +350,11 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         const job = get().jobs[jobId];
         if (!job?.request) return null;
         try {
-          return await get().startJob(job.request, job.label, job.origin === 'comparison' ? 'user' : job.origin);
+          return await get().startJob(
+            job.request,
+            job.label,
+            job.origin === 'comparison' ? 'user' : job.origin,
+          );
         } catch (e) {
           const err = toUiError(e);
           get().notify({ tone: 'error', text: 'Could not start the job again', detail: err.message });
@@ -368,7 +400,8 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         const { jobs } = get();
         let changed: Record<string, TransferJob> | null = null;
         for (const job of Object.values(jobs)) {
-          const stalled = (job.state === 'running' || job.state === 'queued') && now - job.lastActivityAt >= limit;
+          const stalled =
+            (job.state === 'running' || job.state === 'queued') && now - job.lastActivityAt >= limit;
           if (stalled !== job.stalled) {
             changed ??= { ...jobs };
             changed[job.jobId] = { ...job, stalled };

@@ -106,9 +106,7 @@ export interface HistorySlice {
 // ---------- comparisons ----------
 
 export type ComparisonSource =
-  | { kind: 'bundle'; bundlePath: string }
-  | { kind: 'url'; url: string }
-  | { kind: 'repo'; repo: string };
+  { kind: 'bundle'; bundlePath: string } | { kind: 'url'; url: string } | { kind: 'repo'; repo: string };
 
 export type CloserChoice = { background: 'off' } | { background: 'on'; threads: number };
 

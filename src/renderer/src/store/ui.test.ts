@@ -32,7 +32,9 @@ describe('ui slice: opening bundles', () => {
   });
 
   it('unsupported requirements are refused before anything starts', async () => {
-    const host = new FakeHost({ 'bundle:inspect': () => info({ unsupported: ['exp-compression-zstd-foo'] }) });
+    const host = new FakeHost({
+      'bundle:inspect': () => info({ unsupported: ['exp-compression-zstd-foo'] }),
+    });
     const store = setup(host);
     await store.getState().openBundle('/x.hg');
     const d = store.getState().dialog;
@@ -51,24 +53,51 @@ describe('ui slice: opening bundles', () => {
   });
 
   it('a file inspect rejects is refused with the error code', async () => {
-    const store = setup(new FakeHost({ 'bundle:inspect': () => Promise.reject(Object.assign(new Error('not a stream bundle'), { code: 'BAD_MAGIC' })) }));
+    const store = setup(
+      new FakeHost({
+        'bundle:inspect': () =>
+          Promise.reject(Object.assign(new Error('not a stream bundle'), { code: 'BAD_MAGIC' })),
+      }),
+    );
     await store.getState().openBundle('/notes.txt');
-    expect(store.getState().dialog).toEqual({ type: 'refused', path: '/notes.txt', error: { code: 'BAD_MAGIC', message: 'not a stream bundle' } });
+    expect(store.getState().dialog).toEqual({
+      type: 'refused',
+      path: '/notes.txt',
+      error: { code: 'BAD_MAGIC', message: 'not a stream bundle' },
+    });
   });
 });
 
 describe('ui slice: sample clone and credentials', () => {
   it('clones the sample into defaultCloneDir/<name>, avoiding destinations already used', async () => {
     const host = new FakeHost({
-      'app:info': () => ({ version: '0.1.0', platform: 'linux', host: 'web', defaultCloneDir: '/home/u/Sluice' }),
+      'app:info': () => ({
+        version: '0.1.0',
+        platform: 'linux',
+        host: 'web',
+        defaultCloneDir: '/home/u/Sluice',
+      }),
       'sample:get': () => ({ url: 'http://127.0.0.1:9/sample', name: 'sample', files: 40 }),
-      'history:list': () => [{ jobId: 'h', request: { kind: 'clone', url: 'u', dest: '/home/u/Sluice/sample' }, state: 'done', startedAt: 0, endedAt: 1 }],
+      'history:list': () => [
+        {
+          jobId: 'h',
+          request: { kind: 'clone', url: 'u', dest: '/home/u/Sluice/sample' },
+          state: 'done',
+          startedAt: 0,
+          endedAt: 1,
+        },
+      ],
       'job:start': () => ({ jobId: 'j1' }),
     });
     const store = setup(host);
     await store.getState().cloneSample();
     const [request, label] = host.callsTo('job:start')[0]!;
-    expect(request).toMatchObject({ kind: 'clone', url: 'http://127.0.0.1:9/sample', dest: '/home/u/Sluice/sample-2', stream: 'auto' });
+    expect(request).toMatchObject({
+      kind: 'clone',
+      url: 'http://127.0.0.1:9/sample',
+      dest: '/home/u/Sluice/sample-2',
+      stream: 'auto',
+    });
     expect(label).toBe('Sample repository (sample)');
     expect(store.getState().jobs['j1']!.origin).toBe('sample');
   });
@@ -93,7 +122,10 @@ describe('ui slice: sample clone and credentials', () => {
 describe('settings slice', () => {
   it('persists theme and defaults, ignoring garbage in storage', () => {
     const storage = new MemoryStorage();
-    storage.setItem(SETTINGS_KEY, JSON.stringify({ theme: 'neon', stallSeconds: 1e9, defaults: { closeThreads: 6, stream: 'v9' } }));
+    storage.setItem(
+      SETTINGS_KEY,
+      JSON.stringify({ theme: 'neon', stallSeconds: 1e9, defaults: { closeThreads: 6, stream: 'v9' } }),
+    );
     const deps = { api: new FakeHost(), schedule: new ManualScheduler().schedule, now: () => 0, storage };
     const a = createSluiceStore(deps);
     expect(a.getState().theme).toBe('system');
@@ -131,7 +163,9 @@ describe('host pushes', () => {
   });
 
   it('on the web host, "Apply bundle…" opens a path dialog instead of a native picker', async () => {
-    const host = new FakeHost({ 'app:info': () => ({ version: '0', platform: 'linux', host: 'web', defaultCloneDir: '/c' }) });
+    const host = new FakeHost({
+      'app:info': () => ({ version: '0', platform: 'linux', host: 'web', defaultCloneDir: '/c' }),
+    });
     const store = setup(host);
     await store.getState().loadAppInfo();
     await store.getState().pickBundle();

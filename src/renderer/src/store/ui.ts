@@ -34,7 +34,11 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
         try {
           await deps.api.invoke('credentials:answer', requestId, answer);
         } catch (e) {
-          get().notify({ tone: 'error', text: 'Could not pass the credentials to the transfer', detail: toUiError(e).message });
+          get().notify({
+            tone: 'error',
+            text: 'Could not pass the credentials to the transfer',
+            detail: toUiError(e).message,
+          });
         }
       },
 
@@ -86,7 +90,12 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
         try {
           if (!get().appInfo) await get().loadAppInfo();
           const info = get().appInfo!;
-          const [sample] = await Promise.all([deps.api.invoke('sample:get'), get().loadHistory().catch(() => undefined)]);
+          const [sample] = await Promise.all([
+            deps.api.invoke('sample:get'),
+            get()
+              .loadHistory()
+              .catch(() => undefined),
+          ]);
           const taken = new Set<string>();
           for (const job of Object.values(get().jobs)) if (job.dest) taken.add(job.dest);
           for (const rec of get().history) {
@@ -96,7 +105,14 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
           const dest = uniquePath(joinPath(info.defaultCloneDir, sample.name, info.platform), taken);
           const { defaults } = get();
           await get().startJob(
-            { kind: 'clone', url: sample.url, dest, stream: defaults.stream, closer: closerFromDefaults(defaults), verify: defaults.verify },
+            {
+              kind: 'clone',
+              url: sample.url,
+              dest,
+              stream: defaults.stream,
+              closer: closerFromDefaults(defaults),
+              verify: defaults.verify,
+            },
             `Sample repository (${sample.name})`,
             'sample',
           );
@@ -121,7 +137,11 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
           if (saved) get().notify({ tone: 'success', text: 'Saved', detail: saved });
           return saved;
         } catch (e) {
-          get().notify({ tone: 'error', text: `Could not save ${suggestedName}`, detail: toUiError(e).message });
+          get().notify({
+            tone: 'error',
+            text: `Could not save ${suggestedName}`,
+            detail: toUiError(e).message,
+          });
           return null;
         }
       },
@@ -129,9 +149,15 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
       pickDirectory: async (defaultPath) => {
         try {
           // optional arguments are left out, not sent as undefined (JSON bridges turn that into null)
-          return await (defaultPath ? deps.api.invoke('dialog:pickDirectory', defaultPath) : deps.api.invoke('dialog:pickDirectory'));
+          return await (defaultPath
+            ? deps.api.invoke('dialog:pickDirectory', defaultPath)
+            : deps.api.invoke('dialog:pickDirectory'));
         } catch (e) {
-          get().notify({ tone: 'error', text: 'The folder picker is not available; type the path instead', detail: toUiError(e).message });
+          get().notify({
+            tone: 'error',
+            text: 'The folder picker is not available; type the path instead',
+            detail: toUiError(e).message,
+          });
           return null;
         }
       },
@@ -150,7 +176,11 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
         try {
           return await deps.api.invoke('dialog:pickBundle');
         } catch (e) {
-          get().notify({ tone: 'error', text: 'The file picker is not available; drop the bundle on the window or type its path', detail: toUiError(e).message });
+          get().notify({
+            tone: 'error',
+            text: 'The file picker is not available; drop the bundle on the window or type its path',
+            detail: toUiError(e).message,
+          });
           return null;
         }
       },

@@ -4,7 +4,15 @@
 // can be captured deterministically. Never part of the app bundle.
 
 import type { SluiceEvent } from '../../../shared/events';
-import type { HistoryRecord, InvokeChannel, InvokeMap, JobSummary, PushChannel, PushMap, SluiceApi } from '../../../shared/ipc';
+import type {
+  HistoryRecord,
+  InvokeChannel,
+  InvokeMap,
+  JobSummary,
+  PushChannel,
+  PushMap,
+  SluiceApi,
+} from '../../../shared/ipc';
 import type { BundleInfo, JobRequest } from '../../../shared/jobs';
 
 type Listener = (payload: never) => void;
@@ -21,7 +29,9 @@ function hostError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
-export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { emitHistory(records: HistoryRecord[]): void } {
+export function createDemoHost(
+  options: { speed?: number } = {},
+): SluiceApi & { emitHistory(records: HistoryRecord[]): void } {
   const speed = options.speed ?? 1;
   const listeners = new Map<PushChannel, Set<Listener>>();
   const jobs = new Map<string, SimJob>();
@@ -34,7 +44,8 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
 
   const simulate = (job: SimJob) => {
     const { jobId, request } = job.summary;
-    const label = 'url' in request ? request.url : 'bundlePath' in request ? request.bundlePath : request.repo;
+    const label =
+      'url' in request ? request.url : 'bundlePath' in request ? request.bundlePath : request.repo;
     const stall = /stall|slow/.test(label);
     const fail = /fail|broken/.test(label);
     const totalFiles = /big/.test(label) ? 250_000 : 4200;
@@ -47,11 +58,27 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
     job.summary = { ...job.summary, state: 'running', startedAt: t0 };
     push('job:state', { ...job.summary });
     const events: SluiceEvent[] = [
-      { type: 'start', jobId, time: t0, kind, format: kind === 'clone' ? 'stream-v2' : 'packed1', files: totalFiles, bytes: totalBytes, requirements: ['dotencode', 'fncache', 'generaldelta', 'revlogv1', 'sparserevlog', 'store'], source: label, ...(dest ? { dest } : {}) },
+      {
+        type: 'start',
+        jobId,
+        time: t0,
+        kind,
+        format: kind === 'clone' ? 'stream-v2' : 'packed1',
+        files: totalFiles,
+        bytes: totalBytes,
+        requirements: ['dotencode', 'fncache', 'generaldelta', 'revlogv1', 'sparserevlog', 'store'],
+        source: label,
+        ...(dest ? { dest } : {}),
+      },
       { type: 'phase', jobId, time: t0, phase: kind === 'clone' ? 'connect' : 'write' },
     ];
     push('job:events', { jobId, events });
-    if (kind === 'clone') setTimeout(() => push('job:events', { jobId, events: [{ type: 'phase', jobId, time: Date.now(), phase: 'write' }] }), 200);
+    if (kind === 'clone')
+      setTimeout(
+        () =>
+          push('job:events', { jobId, events: [{ type: 'phase', jobId, time: Date.now(), phase: 'write' }] }),
+        200,
+      );
     job.timer = setInterval(() => {
       const now = Date.now();
       const elapsed = now - t0;
@@ -64,20 +91,59 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
       const evs: SluiceEvent[] = [];
       if (files > filesSent) {
         const entries = [];
-        for (let i = filesSent; i < files; i++) entries.push({ vfs: 's' as const, name: i % 2 ? `data/src/module${i >> 1}.py.i` : `data/src/module${i >> 1}.py.d`, size: 400 + ((i * 7919) % 90_000) });
+        for (let i = filesSent; i < files; i++)
+          entries.push({
+            vfs: 's' as const,
+            name: i % 2 ? `data/src/module${i >> 1}.py.i` : `data/src/module${i >> 1}.py.d`,
+            size: 400 + ((i * 7919) % 90_000),
+          });
         filesSent = files;
         evs.push({ type: 'files', jobId, time: now, entries });
       }
       const rate = stall && frac >= 0.42 ? 0 : (totalBytes / durationMs) * 1000 * wobble;
-      evs.push({ type: 'progress', jobId, time: now, bytes, files, totalBytes, totalFiles, bytesPerSec: rate, elapsedMs: elapsed, ...(rate > 0 ? { etaMs: ((totalBytes - bytes) / rate) * 1000 } : {}) });
+      evs.push({
+        type: 'progress',
+        jobId,
+        time: now,
+        bytes,
+        files,
+        totalBytes,
+        totalFiles,
+        bytesPerSec: rate,
+        elapsedMs: elapsed,
+        ...(rate > 0 ? { etaMs: ((totalBytes - bytes) / rate) * 1000 } : {}),
+      });
       if (fail && frac > 0.6) {
-        evs.push({ type: 'error', jobId, time: now, code: 'NETWORK', message: 'connection reset by peer (127.0.0.1:8000) after 52.4 MB' });
+        evs.push({
+          type: 'error',
+          jobId,
+          time: now,
+          code: 'NETWORK',
+          message: 'connection reset by peer (127.0.0.1:8000) after 52.4 MB',
+        });
         finish(job, 'failed', evs);
         return;
       }
       if (frac >= 1) {
         evs.push({ type: 'phase', jobId, time: now, phase: 'finalize' });
-        evs.push({ type: 'done', jobId, time: now, wallMs: elapsed, userCpuMs: elapsed * 0.42, systemCpuMs: elapsed * 0.18, bytes: totalBytes, files: totalFiles, close: { background: true, threads: 4, backgroundClosed: totalFiles - 12, syncClosed: 12, writerWaitMs: 31 }, ...(dest ? { result: dest } : {}) });
+        evs.push({
+          type: 'done',
+          jobId,
+          time: now,
+          wallMs: elapsed,
+          userCpuMs: elapsed * 0.42,
+          systemCpuMs: elapsed * 0.18,
+          bytes: totalBytes,
+          files: totalFiles,
+          close: {
+            background: true,
+            threads: 4,
+            backgroundClosed: totalFiles - 12,
+            syncClosed: 12,
+            writerWaitMs: 31,
+          },
+          ...(dest ? { result: dest } : {}),
+        });
         finish(job, 'done', evs);
         return;
       }
@@ -91,15 +157,32 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
     job.summary = { ...job.summary, state, endedAt: Date.now() };
     push('job:state', { ...job.summary });
     const done = events.find((e) => e.type === 'done') as Extract<SluiceEvent, { type: 'done' }> | undefined;
-    const error = events.find((e) => e.type === 'error') as Extract<SluiceEvent, { type: 'error' }> | undefined;
-    history = [{ jobId: job.summary.jobId, request: job.summary.request, state, startedAt: job.summary.startedAt, endedAt: Date.now(), ...(done ? { done } : {}), ...(error ? { error: { code: error.code, message: error.message } } : {}) }, ...history];
+    const error = events.find((e) => e.type === 'error') as
+      Extract<SluiceEvent, { type: 'error' }> | undefined;
+    history = [
+      {
+        jobId: job.summary.jobId,
+        request: job.summary.request,
+        state,
+        startedAt: job.summary.startedAt,
+        endedAt: Date.now(),
+        ...(done ? { done } : {}),
+        ...(error ? { error: { code: error.code, message: error.message } } : {}),
+      },
+      ...history,
+    ];
   };
 
-  const handlers: { [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']> } = {
+  const handlers: {
+    [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']>;
+  } = {
     'app:info': async () => ({ version: '0.1.0', platform: 'linux', host: 'web', defaultCloneDir: HOME }),
     'job:start': async (request: JobRequest) => {
       const jobId = `demo-${++seq}`;
-      const job: SimJob = { summary: { jobId, request, state: 'queued', startedAt: Date.now() }, cancelled: false };
+      const job: SimJob = {
+        summary: { jobId, request, state: 'queued', startedAt: Date.now() },
+        cancelled: false,
+      };
       jobs.set(jobId, job);
       push('job:state', { ...job.summary });
       setTimeout(() => simulate(job), 50);
@@ -107,18 +190,40 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
     },
     'job:cancel': async (jobId) => {
       const job = jobs.get(jobId);
-      if (!job || job.summary.state === 'done' || job.summary.state === 'failed' || job.summary.state === 'cancelled') return;
-      setTimeout(() => finish(job, 'cancelled', [{ type: 'phase', jobId, time: Date.now(), phase: 'cleanup' }, { type: 'error', jobId, time: Date.now(), code: 'CANCELLED', message: 'cancelled' }]), 300);
+      if (
+        !job ||
+        job.summary.state === 'done' ||
+        job.summary.state === 'failed' ||
+        job.summary.state === 'cancelled'
+      )
+        return;
+      setTimeout(
+        () =>
+          finish(job, 'cancelled', [
+            { type: 'phase', jobId, time: Date.now(), phase: 'cleanup' },
+            { type: 'error', jobId, time: Date.now(), code: 'CANCELLED', message: 'cancelled' },
+          ]),
+        300,
+      );
     },
     'job:list': async () => [...jobs.values()].map((j) => ({ ...j.summary })),
     'bundle:inspect': async (path) => {
       await new Promise((r) => setTimeout(r, 250));
-      if (/notes|bad|\.txt$/.test(path)) throw hostError('BAD_MAGIC', `${path}: not a stream bundle (starts with "# Rel")`);
+      if (/notes|bad|\.txt$/.test(path))
+        throw hostError('BAD_MAGIC', `${path}: not a stream bundle (starts with "# Rel")`);
       const info: BundleInfo = {
         path,
         type: /packed|hgs1/i.test(path) ? 'packed1' : 'v2',
         compression: /zstd/.test(path) ? 'ZS' : 'UN',
-        requirements: ['dotencode', 'fncache', 'generaldelta', 'revlogv1', 'sparserevlog', 'store', ...(/unsupported/.test(path) ? ['exp-rc-dirstate-v2', 'revlog-compression-lz4'] : [])],
+        requirements: [
+          'dotencode',
+          'fncache',
+          'generaldelta',
+          'revlogv1',
+          'sparserevlog',
+          'store',
+          ...(/unsupported/.test(path) ? ['exp-rc-dirstate-v2', 'revlog-compression-lz4'] : []),
+        ],
         files: 4200,
         bytes: 88_200_000,
         unsupported: /unsupported/.test(path) ? ['exp-rc-dirstate-v2', 'revlog-compression-lz4'] : [],
@@ -129,7 +234,15 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
     'server:probe': async (url) => {
       await new Promise((r) => setTimeout(r, 400));
       if (/down|refused/.test(url)) throw hostError('NETWORK', `connect ECONNREFUSED ${new URL(url).host}`);
-      return { url, streamV1: true, streamV2: true, streamRequirements: ['generaldelta', 'revlogv1', 'sparserevlog'], compression: ['zstd', 'zlib', 'none'], cloneBundles: false, heads: 3 };
+      return {
+        url,
+        streamV1: true,
+        streamV2: true,
+        streamRequirements: ['generaldelta', 'revlogv1', 'sparserevlog'],
+        compression: ['zstd', 'zlib', 'none'],
+        cloneBundles: false,
+        heads: 3,
+      };
     },
     'sample:get': async () => ({ url: 'http://127.0.0.1:41234/', name: 'sample', files: 4200 }),
     'history:list': async () => history,
@@ -142,7 +255,8 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
     'shell:openExternal': async () => undefined,
     'file:writeText': async (name, text) => {
       // kept for the specs to read back (the demo has no disk)
-      const store = ((globalThis as { __sluiceDemoExports?: Record<string, string> }).__sluiceDemoExports ??= {});
+      const store = ((globalThis as { __sluiceDemoExports?: Record<string, string> }).__sluiceDemoExports ??=
+        {});
       store[name] = text;
       return `${HOME}/exports/${name}`;
     },
@@ -150,7 +264,8 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
   };
 
   return {
-    invoke: ((channel: InvokeChannel, ...args: unknown[]) => (handlers[channel] as (...a: unknown[]) => Promise<unknown>)(...args)) as SluiceApi['invoke'],
+    invoke: ((channel: InvokeChannel, ...args: unknown[]) =>
+      (handlers[channel] as (...a: unknown[]) => Promise<unknown>)(...args)) as SluiceApi['invoke'],
     on: ((channel: PushChannel, listener: Listener) => {
       let set = listeners.get(channel);
       if (!set) listeners.set(channel, (set = new Set()));
@@ -166,7 +281,15 @@ export function createDemoHost(options: { speed?: number } = {}): SluiceApi & { 
 
 function seedHistory(): HistoryRecord[] {
   const now = Date.UTC(2026, 10, 29, 14, 30);
-  const rec = (i: number, request: JobRequest, state: HistoryRecord['state'], wallMs: number, bytes: number, files: number, error?: { code: string; message: string }): HistoryRecord => ({
+  const rec = (
+    i: number,
+    request: JobRequest,
+    state: HistoryRecord['state'],
+    wallMs: number,
+    bytes: number,
+    files: number,
+    error?: { code: string; message: string },
+  ): HistoryRecord => ({
     jobId: `h${i}`,
     request,
     state,
@@ -174,23 +297,75 @@ function seedHistory(): HistoryRecord[] {
     endedAt: now - i * 3_600_000,
     ...(state === 'done'
       ? {
-          done: { type: 'done', jobId: `h${i}`, time: now - i * 3_600_000, wallMs, userCpuMs: wallMs * 0.4, systemCpuMs: wallMs * 0.2, bytes, files, result: 'dest' in request ? request.dest : undefined },
-          samples: Array.from({ length: 40 }, (_, k) => [k * (wallMs / 40), (bytes / wallMs) * 1000 * (0.7 + 0.3 * Math.sin(k / 3 + i))] as [number, number]),
+          done: {
+            type: 'done',
+            jobId: `h${i}`,
+            time: now - i * 3_600_000,
+            wallMs,
+            userCpuMs: wallMs * 0.4,
+            systemCpuMs: wallMs * 0.2,
+            bytes,
+            files,
+            result: 'dest' in request ? request.dest : undefined,
+          },
+          samples: Array.from(
+            { length: 40 },
+            (_, k) =>
+              [k * (wallMs / 40), (bytes / wallMs) * 1000 * (0.7 + 0.3 * Math.sin(k / 3 + i))] as [
+                number,
+                number,
+              ],
+          ),
         }
       : {}),
     ...(error ? { error } : {}),
   });
   return [
-    rec(1, { kind: 'clone', url: 'https://hg.example.org/mozilla-unified', dest: `${HOME}/mozilla-unified` }, 'done', 184_000, 5_400_000_000, 312_000),
-    rec(2, { kind: 'apply', bundlePath: '/home/ada/Downloads/stream-v2.hg', dest: `${HOME}/stream-v2` }, 'done', 2_400, 88_200_000, 4200),
-    rec(3, { kind: 'clone', url: 'http://127.0.0.1:8000/', dest: `${HOME}/repo` }, 'failed', 1_200, 0, 0, { code: 'NO_STREAM', message: 'the server does not allow stream clones (server.uncompressed=false)' }),
-    rec(4, { kind: 'bundle', repo: `${HOME}/mozilla-unified`, out: `${HOME}/mu-4k.hg`, chunkSize: 4096 }, 'done', 41_000, 5_400_000_000, 312_000),
-    rec(5, { kind: 'apply', bundlePath: '/home/ada/Downloads/big.hg', dest: `${HOME}/big` }, 'cancelled', 8_000, 0, 0, { code: 'CANCELLED', message: 'cancelled' }),
+    rec(
+      1,
+      { kind: 'clone', url: 'https://hg.example.org/mozilla-unified', dest: `${HOME}/mozilla-unified` },
+      'done',
+      184_000,
+      5_400_000_000,
+      312_000,
+    ),
+    rec(
+      2,
+      { kind: 'apply', bundlePath: '/home/ada/Downloads/stream-v2.hg', dest: `${HOME}/stream-v2` },
+      'done',
+      2_400,
+      88_200_000,
+      4200,
+    ),
+    rec(3, { kind: 'clone', url: 'http://127.0.0.1:8000/', dest: `${HOME}/repo` }, 'failed', 1_200, 0, 0, {
+      code: 'NO_STREAM',
+      message: 'the server does not allow stream clones (server.uncompressed=false)',
+    }),
+    rec(
+      4,
+      { kind: 'bundle', repo: `${HOME}/mozilla-unified`, out: `${HOME}/mu-4k.hg`, chunkSize: 4096 },
+      'done',
+      41_000,
+      5_400_000_000,
+      312_000,
+    ),
+    rec(
+      5,
+      { kind: 'apply', bundlePath: '/home/ada/Downloads/big.hg', dest: `${HOME}/big` },
+      'cancelled',
+      8_000,
+      0,
+      0,
+      { code: 'CANCELLED', message: 'cancelled' },
+    ),
   ];
 }
 
 // As a served script: define window.sluice like the real bridge does.
 const w = globalThis as { sluice?: SluiceApi; document?: unknown; __sluiceDemoSpeed?: number };
 if (w.document && !w.sluice) {
-  Object.defineProperty(globalThis, 'sluice', { value: Object.freeze(createDemoHost({ speed: w.__sluiceDemoSpeed ?? 1 })), enumerable: true });
+  Object.defineProperty(globalThis, 'sluice', {
+    value: Object.freeze(createDemoHost({ speed: w.__sluiceDemoSpeed ?? 1 })),
+    enumerable: true,
+  });
 }

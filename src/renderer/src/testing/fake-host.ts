@@ -3,7 +3,9 @@
 
 import type { InvokeChannel, InvokeMap, PushChannel, PushMap, SluiceApi } from '../../../shared/ipc';
 
-type Handler<C extends InvokeChannel> = (...args: InvokeMap[C]['args']) => InvokeMap[C]['result'] | Promise<InvokeMap[C]['result']>;
+type Handler<C extends InvokeChannel> = (
+  ...args: InvokeMap[C]['args']
+) => InvokeMap[C]['result'] | Promise<InvokeMap[C]['result']>;
 export type Handlers = { [C in InvokeChannel]?: Handler<C> };
 
 export class FakeHost implements SluiceApi {
@@ -12,7 +14,10 @@ export class FakeHost implements SluiceApi {
 
   constructor(public handlers: Handlers = {}) {}
 
-  async invoke<C extends InvokeChannel>(channel: C, ...args: InvokeMap[C]['args']): Promise<InvokeMap[C]['result']> {
+  async invoke<C extends InvokeChannel>(
+    channel: C,
+    ...args: InvokeMap[C]['args']
+  ): Promise<InvokeMap[C]['result']> {
     this.calls.push({ channel, args });
     const h = this.handlers[channel] as Handler<C> | undefined;
     if (!h) throw Object.assign(new Error(`no handler for ${channel}`), { code: 'USAGE' });
