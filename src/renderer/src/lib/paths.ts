@@ -44,10 +44,7 @@ function sanitizeFolderName(name: string): string {
   // control characters are invalid in folder names
   // eslint-disable-next-line no-control-regex
   const invalid = /[<>:"|?*\u0000-\u001f]/g;
-  return name
-    .replace(invalid, '_')
-    .replace(/^\.+/, '')
-    .trim();
+  return name.replace(invalid, '_').replace(/^\.+/, '').trim();
 }
 
 /** `base`, `base-2`, `base-3`… the first not in `taken`. */
