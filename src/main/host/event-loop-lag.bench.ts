@@ -9,6 +9,7 @@
 // perf_hooks.monitorEventLoopDelay samples the host's event loop. Target: p99 < 50 ms.
 // --in-thread runs the same job on the host's own event loop instead (the comparison point).
 // --source runs the worker from TypeScript through tsx instead of the built out/main/engine-worker.js.
+// --idle=MS measures an idle host for MS ms: the machine's own noise (other processes on the cores).
 
 import './threadpool-size';
 import { spawnSync } from 'node:child_process';
@@ -26,6 +27,7 @@ import type { SluiceEvent } from '../../shared/events';
 
 const args = process.argv.slice(2);
 const inThread = args.includes('--in-thread');
+const idleMs = Number(args.find((a) => a.startsWith('--idle='))?.slice('--idle='.length) ?? 0);
 const fromSource = args.includes('--source');
 const corpus = resolve(args.find((a) => !a.startsWith('--')) ?? '/dev/shm/corpus-medium');
 const work = '/dev/shm/sluice-lag-bench';
@@ -71,7 +73,9 @@ async function main(): Promise<void> {
 
   const t0 = performance.now();
   histogram.enable();
-  if (inThread) {
+  if (idleMs > 0) {
+    await new Promise((r) => setTimeout(r, idleMs));
+  } else if (inThread) {
     const controller = new AbortController();
     await runJob({ kind: 'apply', bundlePath: bundle, dest }, { jobId: 'in-thread', signal: controller.signal, emit: (e) => (relay(e), count([e])) });
   } else {
@@ -94,7 +98,7 @@ async function main(): Promise<void> {
   console.log(
     JSON.stringify(
       {
-        mode: inThread ? 'in-thread (engine on the host event loop)' : `worker (${fromSource ? 'tsx source' : 'built'})`,
+        mode: idleMs > 0 ? 'idle (no job)' : inThread ? 'in-thread (engine on the host event loop)' : `worker (${fromSource ? 'tsx source' : 'built'})`,
         bundle,
         files,
         wallMs: Math.round(wallMs),

@@ -153,6 +153,15 @@ describe('JobRegistry', () => {
     expect((await history.list())[0]).toMatchObject({ state: 'failed', error: { code: 'IO' } });
   });
 
+  it('refuses a second job writing a destination a running or queued job writes', async () => {
+    const a = registry.start({ kind: 'apply', bundlePath: '/b.hg', dest: '/same' });
+    expect(() => registry.start({ kind: 'clone', url: 'http://127.0.0.1:1/r', dest: '/same/' })).toThrow(/being written by another job/);
+    expect(registry.list()).toHaveLength(1);
+    workers[0]!.say({ type: 'finished', ok: false, error: { code: 'IO', message: 'x' } });
+    await registry.whenEnded(a.jobId);
+    expect(() => registry.start({ kind: 'apply', bundlePath: '/b.hg', dest: '/same' })).not.toThrow();
+  });
+
   it('cancels a queued job without starting it', async () => {
     registry.start({ kind: 'verify', repo: '/a' });
     registry.start({ kind: 'verify', repo: '/b' });

@@ -8,6 +8,8 @@
 // left behind, so the registry runs the engine's stale-temporary cleanup for that destination.
 
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { SluiceError } from '../engine/errors';
 import { EventBatcher } from './event-batcher';
 import { ThroughputSampler, type HistoryStore } from './history-store';
 import { TypedEmitter } from './typed-emitter';
@@ -80,7 +82,12 @@ export class JobRegistry {
   }
 
   start(request: JobRequest, label?: string): { jobId: string } {
-    if (this.disposed) throw new Error('the job registry is shut down');
+    if (this.disposed) throw new SluiceError('CANCELLED', 'Sluice is shutting down');
+    // Two jobs writing one destination: the second would only fail at its final rename, after
+    // doing all its work. Refuse it now (hg clone refuses a non-empty destination up front too).
+    const dest = destinationOf(request);
+    const busy = dest !== undefined && [...this.jobs.values()].find((j) => !j.finished && destinationOf(j.summary.request) === dest);
+    if (busy) throw new SluiceError('DEST_EXISTS', `destination '${dest}' is being written by another job (${busy.summary.jobId})`);
     const jobId = randomUUID();
     let resolveEnded!: () => void;
     const ended = new Promise<void>((r) => (resolveEnded = r));
@@ -279,13 +286,14 @@ export class JobRegistry {
   }
 }
 
+/** What a job writes (resolved), if anything. */
 export function destinationOf(request: JobRequest): string | undefined {
   switch (request.kind) {
     case 'apply':
     case 'clone':
-      return request.dest;
+      return resolve(request.dest);
     case 'bundle':
-      return request.out;
+      return resolve(request.out);
     case 'verify':
       return undefined;
   }
