@@ -127,6 +127,30 @@ describe('compressStream / decompressStream', () => {
     );
   });
 
+  it('a zstd decompression bomb is produced at the consumer’s pace (no unbounded buffering)', async () => {
+    // 16384 RLE blocks of 128 KiB from 64 KiB of input: 2 GiB if decompressed eagerly
+    const blocks = 16384;
+    const bomb = Buffer.alloc(6 + 4 * blocks);
+    Buffer.from('28b52ffd0038', 'hex').copy(bomb); // magic, FHD 0, window 2^17
+    for (let i = 0; i < blocks; i++) {
+      const header = (131072 << 3) | (1 << 1) | (i === blocks - 1 ? 1 : 0);
+      bomb.writeUIntLE(header, 6 + 4 * i, 3);
+      bomb[6 + 4 * i + 3] = 0x41;
+    }
+    const before = process.memoryUsage().arrayBuffers;
+    const it = decompressStream('ZS', chunked([bomb]))[Symbol.asyncIterator]();
+    let taken = 0;
+    while (taken < 8 * 1024 * 1024) {
+      const r = await it.next();
+      if (r.done) break;
+      taken += r.value.length;
+      expect(r.value[0]).toBe(0x41);
+    }
+    await it.return?.();
+    expect(taken).toBeGreaterThanOrEqual(8 * 1024 * 1024);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(256 * 1024 * 1024);
+  });
+
   it('abandoned zstd streams (never finished, never closed) do not exhaust anything', async () => {
     const core = bundleCore('stream-v2-zstd.hg');
     for (let i = 0; i < 12; i++) {
