@@ -1,13 +1,110 @@
-// Placeholder registration (owner: WIRE, who replaces this file with the real command).
-import { EXIT_ERROR, type CliCommand } from '../command';
+// sluice clone URL DEST: a stream clone over hg's HTTP wire protocol (WIRE: wire/clone.ts).
+import { createInterface } from 'node:readline';
+import type { CloserOptions } from '../../shared/jobs';
+import { setDefaultCloneOptions } from '../../main/engine/wire/clone';
+import type { Credentials } from '../../main/engine/wire/http-client';
+import {
+  OUTPUT_HELP,
+  OUTPUT_OPTIONS,
+  UsageError,
+  choice,
+  parseCommandArgs,
+  positiveInt,
+  type CliCommand,
+  type CliIO,
+} from '../command';
+import { runJobForCli } from '../job-output';
+
+/** hg's ui.getpass-like prompt on the terminal: user name echoed, password not. */
+async function promptCredentials(realm: string, url: string, io: CliIO): Promise<Credentials | null> {
+  if (!process.stdin.isTTY || !io.stderr.isTTY) return null;
+  io.stderr.write(`http authorization required for ${url}\nrealm: ${realm}\n`);
+  const ask = (q: string, hidden: boolean): Promise<string> =>
+    new Promise((resolve) => {
+      const rl = createInterface({ input: process.stdin, output: io.stderr, terminal: true });
+      if (hidden) {
+        const write = (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput;
+        (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => {
+          if (s.startsWith(q)) write.call(rl, q);
+        };
+      }
+      rl.question(q, (answer) => {
+        rl.close();
+        if (hidden) io.stderr.write('\n');
+        resolve(answer);
+      });
+    });
+  const user = await ask('user: ', false);
+  if (!user) return null;
+  const password = await ask('password: ', true);
+  return { user, password };
+}
 
 export const command: CliCommand = {
   name: 'clone',
-  summary: '(clone: not available yet)',
-  usage: 'sluice clone ...',
-  help: 'Not available yet in this build.',
-  async run(_argv, io) {
-    io.stderr.write('abort: sluice clone is not available yet\n');
-    return EXIT_ERROR;
+  summary: 'stream-clone a repository served over http(s) by hg serve, sluice serve or any hg server',
+  usage: 'sluice clone URL DEST [--stream auto|v1|v2] [--ca-file PEM] [--no-clone-bundles] [--json] [--debug] [--verify]',
+  help: `Clones URL into DEST (which must not exist or be an empty directory) with a stream clone, as
+'hg clone --stream -U URL DEST' does: the repository files are copied as they are on the server,
+then bookmarks and phases. DEST is written beside itself and renamed into place at the end; on
+an error or Ctrl-C nothing is left behind. Credentials may be given in the URL
+(https://user:password@host/repo) or typed at the prompt; they are never written to .hg/hgrc.
+http_proxy / https_proxy / no_proxy are honoured (CONNECT for https).
+
+  --stream auto|v1|v2             v2 = bundle2 stream (getbundle), v1 = legacy stream_out;
+                                  auto (default) takes what the server offers best
+  --ca-file PEM                   an extra CA certificate for https (added to the system ones)
+  --no-clone-bundles              ignore clone bundles the server advertises
+  --connect-timeout SECONDS       default 30
+  --idle-timeout SECONDS          no data for this long aborts the clone (default 60)
+  --background-close on|off|auto  close written files on background threads
+  --close-threads N               closing threads (worker.backgroundclosethreadcount)
+  --verify                        verify the repository afterwards
+${OUTPUT_HELP}`,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      {
+        ...OUTPUT_OPTIONS,
+        stream: { type: 'string' },
+        'ca-file': { type: 'string' },
+        'no-clone-bundles': { type: 'boolean' },
+        'connect-timeout': { type: 'string' },
+        'idle-timeout': { type: 'string' },
+        'background-close': { type: 'string' },
+        'close-threads': { type: 'string' },
+        verify: { type: 'boolean' },
+      },
+      { min: 2, max: 2 },
+    );
+    const stream = choice('stream', values.stream, ['auto', 'v1', 'v2'] as const) ?? 'auto';
+    const url = positionals[0]!;
+    if (!/^https?:\/\//i.test(url)) throw new UsageError(`URL must start with http:// or https:// (got '${url}')`);
+    const closer: Partial<CloserOptions> = {};
+    const mode = choice('background-close', values['background-close'], ['on', 'off', 'auto'] as const);
+    if (mode) closer.backgroundClose = mode;
+    const threads = positiveInt('close-threads', values['close-threads'], 1000);
+    if (threads) closer.closeThreads = threads;
+    const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
+    const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
+    setDefaultCloneOptions({
+      credentials: (realm, u) => promptCredentials(realm, u, io),
+      ...(connect ? { connectTimeoutMs: connect * 1000 } : {}),
+      ...(idle ? { idleTimeoutMs: idle * 1000 } : {}),
+    });
+    return runJobForCli(
+      {
+        kind: 'clone',
+        url,
+        dest: positionals[1]!,
+        stream,
+        closer,
+        ...(values['ca-file'] ? { caFile: values['ca-file'] } : {}),
+        ...(values['no-clone-bundles'] ? { cloneBundles: false } : {}),
+        ...(values.verify ? { verify: true } : {}),
+      },
+      values,
+      io,
+    );
   },
 };

@@ -1,13 +1,93 @@
-// Placeholder registration (owner: WIRE, who replaces this file with the real command).
-import { EXIT_ERROR, type CliCommand } from '../command';
+// sluice serve REPO: a read-only stream-clone server of one repository (WIRE: wire/server.ts).
+import { readFileSync } from 'node:fs';
+import { startServer, type CloneBundleFile } from '../../main/engine/wire/server';
+import { isSluiceError } from '../../main/engine/errors';
+import { EXIT_ERROR, EXIT_OK, UsageError, choice, parseCommandArgs, positiveInt, type CliCommand } from '../command';
 
 export const command: CliCommand = {
   name: 'serve',
-  summary: '(serve: not available yet)',
-  usage: 'sluice serve ...',
-  help: 'Not available yet in this build.',
-  async run(_argv, io) {
-    io.stderr.write('abort: sluice serve is not available yet\n');
-    return EXIT_ERROR;
+  summary: 'serve a repository read-only for stream clones (hg clone --stream, sluice clone)',
+  usage:
+    'sluice serve REPO [--address 127.0.0.1] [--port N] [--v1-only] [--publishing yes|no] [--chunk-size N] [--clone-bundle FILE]...',
+  help: `Serves REPO over http with hg's wire protocol, read-only, for stream clones: 'hg clone --stream
+URL' (v2 by default, v1 with --v1-only, like hg serve --config server.bundle2.stream=false) and
+'sluice clone URL'. Pulls and non-stream clones get a clear error. Prints the URL, then one line
+per request on stderr; Ctrl-C stops it.
+
+  --address ADDR                  listen address (default 127.0.0.1)
+  --port N                        port (default 8000; 0 = any free port)
+  --v1-only                       offer only the legacy stream_out (server.bundle2.stream=false)
+  --no-stream                     offer no stream clone at all (server.uncompressed=false)
+  --no-stream-preferred           do not advertise stream-preferred (plain 'hg clone' then fails)
+  --publishing yes|no             override the repository's phases.publish
+  --chunk-size N                  bundle2 payload chunk size (default 32768; 4096 = hg before 4.5)
+  --http-post-args                advertise httppostargs (arguments in POST bodies)
+  --clone-bundle FILE             serve FILE (packed1 or stream v2 bundle) as a clone bundle;
+                                  repeatable, advertised in manifest order
+  --clone-bundles-manifest FILE   advertise this clonebundles manifest (default: the repository's
+                                  .hg/clonebundles.manifest when it exists)
+  -q, --quiet                     no per-request lines
+  -h, --help                      show this help`,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      {
+        address: { type: 'string' },
+        port: { type: 'string' },
+        'v1-only': { type: 'boolean' },
+        'no-stream': { type: 'boolean' },
+        'no-stream-preferred': { type: 'boolean' },
+        publishing: { type: 'string' },
+        'chunk-size': { type: 'string' },
+        'http-post-args': { type: 'boolean' },
+        'clone-bundle': { type: 'string', multiple: true },
+        'clone-bundles-manifest': { type: 'string' },
+        quiet: { type: 'boolean', short: 'q' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      { min: 1, max: 1 },
+    );
+    let port = 8000;
+    if (values.port !== undefined) {
+      if (!/^[0-9]+$/.test(values.port) || Number(values.port) > 65535) throw new UsageError(`--port must be 0-65535 (got '${values.port}')`);
+      port = Number(values.port);
+    }
+    const publishing = choice('publishing', values.publishing, ['yes', 'no'] as const);
+    const chunkSize = positiveInt('chunk-size', values['chunk-size'], 1 << 30);
+    let manifest: string | undefined;
+    if (values['clone-bundles-manifest']) {
+      try {
+        manifest = readFileSync(values['clone-bundles-manifest'], 'latin1');
+      } catch (e) {
+        throw new UsageError(`cannot read ${values['clone-bundles-manifest']}: ${(e as Error).message}`);
+      }
+    }
+    const files: CloneBundleFile[] = (values['clone-bundle'] ?? []).map((path) => ({ path }));
+    let server;
+    try {
+      server = await startServer({
+        repo: positionals[0]!,
+        address: values.address ?? '127.0.0.1',
+        port,
+        ...(values['v1-only'] ? { streamV2: false } : {}),
+        ...(values['no-stream'] ? { uncompressed: false } : {}),
+        ...(values['no-stream-preferred'] ? { preferUncompressed: false } : {}),
+        ...(publishing ? { publishing: publishing === 'yes' } : {}),
+        ...(chunkSize ? { chunkSize } : {}),
+        ...(values['http-post-args'] ? { httpPostArgs: true } : {}),
+        ...(manifest !== undefined || files.length ? { cloneBundles: { ...(manifest !== undefined ? { manifest } : {}), files } } : {}),
+        ...(values.quiet ? {} : { log: (line: string) => io.stderr.write(line + '\n') }),
+      });
+    } catch (e) {
+      io.stderr.write(`abort: ${isSluiceError(e) ? e.message : (e as Error).message}\n`);
+      return EXIT_ERROR;
+    }
+    io.stdout.write(`listening at ${server.url} (bound to ${server.address}:${server.port})\n`);
+    await new Promise<void>((resolve) => {
+      if (io.signal.aborted) resolve();
+      else io.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await server.close();
+    return EXIT_OK;
   },
 };

@@ -70,6 +70,16 @@ export interface CloneResult extends ApplyStats {
 
 const PAYLOAD_LIMIT = 64 << 20;
 
+let defaultOptions: CloneOptions = {};
+
+/**
+ * Options for clones started without explicit ones (runJob passes only the request and the
+ * context): the CLI installs its terminal prompt here, the app its credentials dialog.
+ */
+export function setDefaultCloneOptions(opts: CloneOptions): void {
+  defaultOptions = { ...opts };
+}
+
 async function readPayload(part: Bundle2Part): Promise<Buffer> {
   const parts: Buffer[] = [];
   let n = 0;
@@ -302,7 +312,8 @@ class StaleBundle extends Error {}
  * Clones `req.url` into `req.dest` with a stream clone. Nothing is left at DEST on failure
  * (applyStream's atomic temporary directory); every error is a SluiceError.
  */
-export async function cloneFromUrl(req: CloneRequest, ctx: JobContext, opts: CloneOptions = {}): Promise<CloneResult> {
+export async function cloneFromUrl(req: CloneRequest, ctx: JobContext, explicit?: CloneOptions): Promise<CloneResult> {
+  const opts: CloneOptions = { ...defaultOptions, ...(explicit ?? {}) };
   const { url, credentials } = splitUrlCredentials(req.url);
   const dest = resolve(req.dest);
   await checkDestination(dest);
