@@ -62,6 +62,7 @@ test.describe('clone from URL', () => {
     await row.getByRole('button', { name: /Show log/ }).click();
     const log = page.getByRole('dialog', { name: /Debug log/ });
     await expect(log.getByTestId('logview')).toContainText('adding [s] ');
+    await log.getByLabel('Filter lines').fill('transferred');
     await expect(log.getByTestId('logview')).toContainText(/transferred .* in .* seconds/);
     await log.getByLabel('Filter lines').fill('00changelog');
     await expect(log.getByTestId('log-count')).toContainText(/^\d+ of \d+ lines/);

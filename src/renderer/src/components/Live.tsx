@@ -102,7 +102,8 @@ export const LiveSparkline = memo(function LiveSparkline({ jobId }: { jobId: str
       const samples = s.jobs[jobId]?.samples;
       if (!samples || samples === last) return;
       last = samples;
-      const pts = sparklinePoints(samples);
+      // fewer than three samples (a job of a few milliseconds) draw no meaningful shape
+      const pts = samples.length >= 3 ? sparklinePoints(samples) : '';
       el.querySelector('polyline')!.setAttribute('points', pts);
       el.querySelector('polygon')!.setAttribute('points', pts ? `0,30 ${pts} 100,30` : '');
     },

@@ -51,10 +51,20 @@ export const LogView = memo(function LogView({
     onCounts?.({ shown: total, total: log.length, dropped: log.dropped });
   }, [onCounts, total, log, lineCount]);
 
+  const followRef = useRef(follow);
+  followRef.current = follow;
   useLayoutEffect(() => {
     const el = viewportRef.current!;
-    setHeight(el.clientHeight);
-    const ro = new ResizeObserver(() => setHeight(el.clientHeight));
+    const measure = () => {
+      setHeight(el.clientHeight);
+      // the view gets its size only once its dialog is shown: stick to the end from then on
+      if (followRef.current) {
+        el.scrollTop = el.scrollHeight;
+        setScrollTop(el.scrollTop);
+      }
+    };
+    measure();
+    const ro = new ResizeObserver(measure);
     ro.observe(el);
     return () => ro.disconnect();
   }, []);

@@ -114,13 +114,17 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
               {title}
             </h3>
             <p className="transfer-route" title={`${job.source} → ${job.dest ?? ''}`}>
-              <span className="route-source">{job.source || '…'}</span>
+              <span className="route-source">
+                <bdi>{job.source || '…'}</bdi>
+              </span>
               {job.dest ? (
                 <>
                   <span className="route-arrow" aria-label="to">
                     →
                   </span>
-                  <span className="route-dest">{job.dest}</span>
+                  <span className="route-dest">
+                    <bdi>{job.dest}</bdi>
+                  </span>
                 </>
               ) : null}
             </p>

@@ -29,7 +29,8 @@ export function LogDialog({ jobId }: { jobId: string }) {
     return st === 'running' || st === 'queued';
   });
   const [query, setQuery] = useState('');
-  const [follow, setFollow] = useState(true);
+  // a live log follows its tail; a finished one opens at the top, where hg's output starts
+  const [follow, setFollow] = useState(running);
   const [counts, setCounts] = useState({ shown: 0, total: 0, dropped: 0 });
   const onCounts = useCallback((c: typeof counts) => setCounts(c), []);
   const name = job.label ?? baseName(job.dest ?? job.source) ?? jobId;

@@ -164,7 +164,7 @@ function HistoryRow({ record: r }: { record: HistoryRecord }) {
   const d = describeRequest(r.request);
   const done = r.done;
   const wall = done?.wallMs ?? r.endedAt - r.startedAt;
-  const points = r.samples?.length ? sparklinePoints(r.samples) : '';
+  const points = r.samples && r.samples.length >= 3 ? sparklinePoints(r.samples) : '';
   return (
     <tr className={`history-${r.state}`}>
       <td className="nowrap">{formatTimestamp(r.endedAt)}</td>

@@ -147,19 +147,17 @@ describe('comparisons slice', () => {
 
   it('runs configurations one after another and keeps each done event as a result', async () => {
     const { store, frames, started, storage } = setup();
-    const id = await store
-      .getState()
-      .runComparison(
-        { kind: 'repo', repo: '/src/repo' },
-        {
-          closer: [{ background: 'off' }, { background: 'on', threads: 2 }],
-          chunkSizes: [4096],
-          streams: [],
-          latenciesUs: [],
-          repeat: 1,
-        },
-        '/out',
-      );
+    const id = await store.getState().runComparison(
+      { kind: 'repo', repo: '/src/repo' },
+      {
+        closer: [{ background: 'off' }, { background: 'on', threads: 2 }],
+        chunkSizes: [4096],
+        streams: [],
+        latenciesUs: [],
+        repeat: 1,
+      },
+      '/out',
+    );
     await tick();
     // the bundle job first, alone
     expect(started.map((s) => s.request.kind)).toEqual(['bundle']);
@@ -202,19 +200,17 @@ describe('comparisons slice', () => {
 
   it('a failed configuration does not stop the others; cancel stops the run', async () => {
     const { store, frames, started, host } = setup();
-    const id = await store
-      .getState()
-      .runComparison(
-        { kind: 'bundle', bundlePath: '/b.hg' },
-        {
-          closer: [{ background: 'off' }, { background: 'on', threads: 1 }, { background: 'on', threads: 8 }],
-          chunkSizes: [],
-          streams: [],
-          latenciesUs: [],
-          repeat: 1,
-        },
-        '/out',
-      );
+    const id = await store.getState().runComparison(
+      { kind: 'bundle', bundlePath: '/b.hg' },
+      {
+        closer: [{ background: 'off' }, { background: 'on', threads: 1 }, { background: 'on', threads: 8 }],
+        chunkSizes: [],
+        streams: [],
+        latenciesUs: [],
+        repeat: 1,
+      },
+      '/out',
+    );
     await tick();
     store
       .getState()
