@@ -39,6 +39,8 @@ export interface JobRegistryOptions {
 }
 
 const MAX_FINISHED_LISTED = 100;
+/** after terminate(), how long to wait for the thread's exit before finishing the job anyway */
+const TERMINATE_WAIT_MS = 2000;
 
 interface JobEntry {
   summary: JobSummary;
@@ -49,6 +51,8 @@ interface JobEntry {
   done?: DoneEvent;
   error?: { code: string; message: string };
   cancelRequested: boolean;
+  /** the worker is gone (or given up on); the job is being finished */
+  exiting?: boolean;
   graceTimer?: ReturnType<typeof setTimeout>;
   finished: boolean;
   /** resolves when the job reached a final state and its history record was written */
@@ -177,7 +181,8 @@ export class JobRegistry {
 
   /** The thread ended without saying `finished`: terminated after a cancel, or it crashed. */
   private async onWorkerExit(entry: JobEntry, code: number, crash: Error | undefined): Promise<void> {
-    if (entry.finished) return;
+    if (entry.finished || entry.exiting) return;
+    entry.exiting = true;
     if (entry.cancelRequested) entry.error = { code: 'CANCELLED', message: 'cancelled' };
     else {
       entry.error = { code: 'IO', message: `the engine stopped unexpectedly (${crash ? crash.message : `exit code ${code}`})` };
@@ -229,8 +234,12 @@ export class JobRegistry {
       level: 'warn',
       message: `the engine did not stop within ${this.cancelGraceMs} ms of the cancel; its thread was terminated`,
     });
-    // onWorkerExit then cleans up and finishes the job as cancelled.
-    await entry.worker.terminate();
+    // A thread blocked in a threadpool call (a read from a stalled network share or a FIFO) only
+    // exits once that call returns, and its JavaScript never runs again after terminate(): do not
+    // let the job wait for it.
+    const exited = entry.worker.terminate();
+    await Promise.race([exited, new Promise((r) => setTimeout(r, TERMINATE_WAIT_MS))]);
+    await this.onWorkerExit(entry, 1, undefined);
   }
 
   private async finish(entry: JobEntry, state: 'done' | 'failed' | 'cancelled'): Promise<void> {
