@@ -238,6 +238,22 @@ describe('Bundle2Writer + Bundle2Reader', () => {
     expect(await reader.nextPart()).toBeNull();
   });
 
+  it('closing a part’s payload early does not lose the container’s place', async () => {
+    const w = new Bundle2Writer({ chunkSize: 3 });
+    w.addPart({ type: 'test:part', mandatory: false, data: gen(ascii('a payload closed after 2 bytes')) });
+    w.addPart({ type: 'bookmarks', data: ascii('next') });
+    const reader = await Bundle2Reader.open(
+      new ByteSource(chunked(splitAt(await collect(w.chunks()), [20, 40]))),
+      KNOWN,
+    );
+    const first = (await reader.nextPart())!;
+    await first.payload.readExact(2);
+    await first.payload.close();
+    const second = (await reader.nextPart())!;
+    expect(Buffer.from(await second.payload.readExact(4)).toString()).toBe('next');
+    expect(await reader.nextPart()).toBeNull();
+  });
+
   it('unknown mandatory part: UNKNOWN_PART; unknown mandatory param of a known part: UNKNOWN_PARAM', async () => {
     const w = new Bundle2Writer();
     w.addPart({ type: 'changegroup', mandatoryParams: [['version', '02']], data: ascii('x') });

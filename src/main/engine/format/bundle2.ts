@@ -57,7 +57,8 @@ export interface Bundle2ReaderOptions {
 const STREAM_PARAM_COMPRESSION = new Set<CompressionKey>(['UN', 'GZ', 'BZ', 'ZS']);
 
 export class Bundle2Reader {
-  private current: Bundle2Part | null = null;
+  /** payload chunks of the part handed out last, skipped by the next nextPart() */
+  private current: AsyncGenerator<Uint8Array> | null = null;
   private ended = false;
   private partCount = 0;
 
@@ -120,8 +121,9 @@ export class Bundle2Reader {
   async nextPart(): Promise<Bundle2Part | null> {
     for (;;) {
       if (this.current) {
-        await this.current.payload.drain();
+        const rest = this.current;
         this.current = null;
+        await skipRest(rest);
       }
       if (this.ended) return null;
       const header = await readPartHeaderBlock(this.core);
@@ -130,8 +132,8 @@ export class Bundle2Reader {
         return null;
       }
       if (++this.partCount > MAX_PARTS) throw limitError('bundle2 part count', this.partCount, MAX_PARTS);
-      const part = makePart(header, this.core, 0);
-      this.current = part;
+      const { part, chunks } = makePart(header, this.core, 0);
+      this.current = chunks;
       throwIfErrorPart(part);
       const knownParams = this.options.knownParts[part.type];
       if (!knownParams) {
@@ -254,13 +256,38 @@ export function parsePartHeader(block: Uint8Array): PartHeader {
   };
 }
 
-function makePart(block: Uint8Array, core: ByteSource, depth: number): Bundle2Part {
+interface PartWithChunks {
+  part: Bundle2Part;
+  /** the payload's chunk generator itself, to skip what the consumer left unread */
+  chunks: AsyncGenerator<Uint8Array>;
+}
+
+function makePart(block: Uint8Array, core: ByteSource, depth: number): PartWithChunks {
   const h = parsePartHeader(block);
-  return {
-    ...h,
-    params: new Map([...h.mandatoryParams, ...h.advisoryParams]),
-    payload: new ByteSource(payloadChunks(core, depth)),
+  const chunks = payloadChunks(core, depth);
+  // Closing the payload source (a consumer done with it) must not end the chunk generator: the
+  // rest of the payload still has to be skipped to find the next part.
+  const shielded: AsyncIterable<Uint8Array> = {
+    [Symbol.asyncIterator]: () => ({
+      next: () => chunks.next(),
+      return: () => Promise.resolve({ done: true as const, value: undefined }),
+    }),
   };
+  return {
+    part: {
+      ...h,
+      params: new Map([...h.mandatoryParams, ...h.advisoryParams]),
+      payload: new ByteSource(shielded),
+    },
+    chunks,
+  };
+}
+
+/** Reads and discards what is left of a payload (unbundlepart.consume). */
+async function skipRest(chunks: AsyncGenerator<Uint8Array>): Promise<void> {
+  while (!(await chunks.next()).done) {
+    // discard
+  }
 }
 
 /**
@@ -297,10 +324,10 @@ async function runInterrupt(core: ByteSource, depth: number): Promise<void> {
   if (depth > MAX_INTERRUPT_DEPTH) throw limitError('nested bundle2 interrupts', depth, MAX_INTERRUPT_DEPTH);
   const block = await readPartHeaderBlock(core);
   if (block === null) return; // "no part found during interruption"
-  const part = makePart(block, core, depth);
+  const { part, chunks } = makePart(block, core, depth);
   throwIfErrorPart(part);
   if (part.mandatory) throw unknownPart(part.type);
-  await part.payload.drain(); // advisory (e.g. output): nothing to do with it here
+  await skipRest(chunks); // advisory (e.g. output): nothing to do with it here
 }
 
 /** error:abort and friends (bundle2.py handleerror*): the peer failed. */

@@ -1,6 +1,7 @@
 // Hostile input: every malformed, lying or truncated stream is refused with the right
 // SluiceError code, before any unsafe name is handed out, and never with another exception.
 
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SluiceError, type ErrorCode } from '../errors';
 import { Bundle2Reader, Bundle2Writer, int32, type Param } from './bundle2';
@@ -9,7 +10,7 @@ import { ByteSource } from './byte-source';
 import { packed1Header } from './packed1';
 import { readStreamOut } from './stream-v1';
 import { STREAM2_PARAMS, readStream2Part, stream2EntryHeader, stream2Params, writeUvarint } from './stream2';
-import { errorCode, fixture, readAll, source } from './test-support';
+import { chunked, errorCode, fixture, readAll, source, splitAt } from './test-support';
 
 const ascii = (s: string): Buffer => Buffer.from(s, 'latin1');
 
@@ -384,6 +385,58 @@ describe('headers', () => {
       names: ['data/a.i'],
       code: 'UNKNOWN_PART',
     });
+  });
+});
+
+describe('fuzz', () => {
+  it('mutated fixtures: only SluiceError, never a hang', async () => {
+    const inputs = ['packed1.hg', 'stream-v2.hg', 'stream-v2-zstd.hg', 'stream-v2-gzip.hg'].map((f) =>
+      fixture('legacy', f),
+    );
+    const structural = (b: Buffer): number => Math.floor(Math.random() * Math.min(b.length, 4096));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat(inputs.length - 1),
+        fc.array(fc.tuple(fc.boolean(), fc.nat(), fc.integer({ min: 1, max: 255 })), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        async (which, edits) => {
+          const b = Buffer.from(inputs[which]!);
+          for (const [nearStart, pos, xor] of edits) {
+            const at = nearStart ? structural(b) : pos % b.length;
+            b[at] = b[at]! ^ xor;
+          }
+          const r = await attempt(bundleOf(b));
+          expect(typeof r.code).toBe('string');
+        },
+      ),
+      { numRuns: 250 },
+    );
+  });
+
+  it('hostile inputs fail the same way in any split', async () => {
+    const hostile = [
+      packed1([GOOD, { name: '../../x', data: 'evil' }]),
+      packed1([GOOD], { files: 2 }),
+      await v2([GOOD, { name: 'data/../../hgrc', data: 'x' }]),
+      await v2([GOOD], { bytes: 5 }),
+      Buffer.concat([await v2([GOOD]), Buffer.from('trailing ignored')]),
+    ];
+    const reference = await Promise.all(hostile.map((h) => attempt(bundleOf(h))));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat(hostile.length - 1),
+        fc.array(fc.nat(400), { maxLength: 30 }),
+        async (i, cuts) => {
+          const split = await attempt(() =>
+            openStreamBundle(new ByteSource(chunked(splitAt(hostile[i]!, cuts)))),
+          );
+          expect(split).toEqual(reference[i]);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
 
