@@ -40,6 +40,13 @@ export interface AppInfo {
   /** 'electron' or 'web' — the renderer must not need it, but shows it in About */
   host: 'electron' | 'web';
   defaultCloneDir: string;
+  /**
+   * Set only when the host process runs with shared/bench's slowclose.so preloaded
+   * (LD_PRELOAD + SLOWCLOSE_PREFIX/SLOWCLOSE_US): close() of files under `prefix` waits `closeUs`.
+   * The Comparisons screen then offers runs "with emulated close latency" (destinations under
+   * `prefix`), clearly labelled as emulated. Absent = not offered.
+   */
+  emulatedCloseLatency?: { prefix: string; closeUs: number };
 }
 
 /** Request/response calls (renderer -> host). */
@@ -58,7 +65,10 @@ export interface InvokeMap {
   'shell:openPath': { args: [path: string]; result: void };
   'shell:openExternal': { args: [url: string]; result: void };
   'file:writeText': { args: [suggestedName: string, text: string]; result: string | null };
-  'credentials:answer': { args: [requestId: string, answer: { user: string; password: string } | null]; result: void };
+  'credentials:answer': {
+    args: [requestId: string, answer: { user: string; password: string } | null];
+    result: void;
+  };
 }
 
 /** Pushes (host -> renderer). Events arrive batched: at most ~20 messages per second per job. */
@@ -101,4 +111,10 @@ export const INVOKE_CHANNELS: readonly InvokeChannel[] = [
   'credentials:answer',
 ];
 
-export const PUSH_CHANNELS: readonly PushChannel[] = ['job:events', 'job:state', 'credentials:request', 'bundle:opened', 'app:command'];
+export const PUSH_CHANNELS: readonly PushChannel[] = [
+  'job:events',
+  'job:state',
+  'credentials:request',
+  'bundle:opened',
+  'app:command',
+];

@@ -57,18 +57,14 @@ export type LatencyApplier = (
 ) => ApplyRequest | CloneRequest;
 
 /**
- * Emulated close latency, when the host offers it: the host process runs with slowclose.so
- * (shared/bench) preloaded, which delays close() of files under `prefix` by `closeUs`. A
- * configuration "with latency" therefore writes its destination under that prefix.
+ * Emulated close latency, when the host offers it (AppInfo.emulatedCloseLatency): the host process
+ * runs with slowclose.so (shared/bench) preloaded, which delays close() of files under `prefix` by
+ * `closeUs`. A configuration "with latency" therefore writes its destination under that prefix.
  */
-export interface EmulatedCloseLatency {
-  prefix: string;
-  closeUs: number;
-}
+export type EmulatedCloseLatency = NonNullable<AppInfo['emulatedCloseLatency']>;
 
 export function emulatedLatencyOf(info: AppInfo | undefined): EmulatedCloseLatency | undefined {
-  const offer = (info as (AppInfo & { emulatedCloseLatency?: EmulatedCloseLatency }) | undefined)
-    ?.emulatedCloseLatency;
+  const offer = info?.emulatedCloseLatency;
   return offer && typeof offer.prefix === 'string' && offer.prefix !== '' && offer.closeUs > 0
     ? offer
     : undefined;
