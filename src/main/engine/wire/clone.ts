@@ -306,7 +306,10 @@ function localHeadHexes(g: ChangelogGraph): string[] {
   return g.headRevs().map((r) => hexNode(g.nodes[r]!));
 }
 
-class StaleBundle extends Error {}
+/** A clone bundle older than the server (applyStream wraps what beforeCommit throws, so a tagged SluiceError). */
+function staleBundle(message: string): SluiceError {
+  return new SluiceError('PROTOCOL', message, { staleCloneBundle: true });
+}
 
 /**
  * Clones `req.url` into `req.dest` with a stream clone. Nothing is left at DEST on failure
@@ -483,7 +486,7 @@ async function tryCloneBundle(
           const localHeads = localHeadHexes(g);
           const remoteHeads = await peer.heads();
           const missing = remoteHeads.filter((h) => g.rev(binNode(h)) === undefined);
-          if (missing.length) throw new StaleBundle(`the clone bundle lacks ${missing.length} of the server's heads`);
+          if (missing.length) throw staleBundle(`the clone bundle lacks ${missing.length} of the server's heads`);
           const marks = await fetchMarks(peer, localHeads, log);
           result = await writeMarks(root, reader.header.requirements.length ? reader.header.requirements : plan.requirements, marks, false, log);
         },
@@ -491,7 +494,7 @@ async function tryCloneBundle(
       log('info', 'finished applying clone bundle');
       return { ...stats, via: 'clone-bundle', url: peer.url, ...result };
     } catch (e) {
-      if (e instanceof StaleBundle) {
+      if (e instanceof SluiceError && e.details?.staleCloneBundle === true) {
         // hg would pull the missing changesets; Sluice only streams, so it streams from the server
         log('warn', `${e.message}; cloning from the server's stream instead`);
         return null;

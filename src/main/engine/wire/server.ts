@@ -161,7 +161,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   async function manifestText(baseUrl: string): Promise<string> {
     let text = opts.cloneBundles?.manifest ?? '';
-    if (!opts.cloneBundles?.manifest) {
+    if (opts.cloneBundles?.manifest === undefined) {
       text = (await readFile(join(opts.repo, '.hg', 'clonebundles.manifest')).catch(() => Buffer.alloc(0))).toString('latin1');
     }
     const own = bundleFiles.map((b) => `${baseUrl.replace(/\/$/, '')}${b.route} BUNDLESPEC=${b.spec}\n`).join('');
@@ -170,6 +170,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   async function hasCloneBundles(): Promise<boolean> {
     if (bundleFiles.length || opts.cloneBundles?.manifest) return true;
+    if (opts.cloneBundles?.manifest !== undefined) return false;
     return !!(await stat(join(opts.repo, '.hg', 'clonebundles.manifest')).catch(() => null));
   }
 
