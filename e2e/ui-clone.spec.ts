@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { test, expect, hasHg, repoFromFixture, startHgServe, type HgServe } from './fixtures';
+import { test, expect, hasHg, repoFromFixture, startHgServe, startWebHost, type HgServe } from './fixtures';
 import {
   expectTransferState,
   hgVerify,
@@ -113,4 +113,26 @@ test.describe('clone from URL', () => {
     const left = existsSync(parent) ? await readdir(parent) : [];
     expect(left.filter((n) => n.includes('cancelled'))).toEqual([]);
   });
+});
+
+test('first run: one click clones the sample repository into the default folder', async ({ page }) => {
+  // a host of its own, with its sample prepared and served, and nothing run yet
+  const host = await startWebHost();
+  try {
+    await page.goto(host.url);
+    await expect(page.getByTestId('empty-transfers')).toBeVisible();
+    await page.getByRole('button', { name: 'Clone the sample repository' }).click();
+    const row = page.getByTestId('transfer').filter({ hasText: 'Sample repository' });
+    await expect(row).toBeVisible();
+    await expectTransferState(row, 'done');
+    const dest = join(host.cloneDir, 'sample');
+    await expect(row).toContainText(dest);
+    expect(existsSync(join(dest, '.hg', 'store'))).toBe(true);
+    if (hasHg) {
+      const verify = hgVerify(dest);
+      expect(verify.status, verify.output).toBe(0);
+    }
+  } finally {
+    await host.stop();
+  }
 });
