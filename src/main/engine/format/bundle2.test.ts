@@ -278,6 +278,21 @@ describe('Bundle2Writer + Bundle2Reader', () => {
     expect((await readParts(await collect(w3.chunks())))[0]!.params.frobnicate).toBe('1');
   });
 
+  it('part types named like Object.prototype members are just unknown parts', async () => {
+    for (const [type, mandatory] of [
+      ['constructor', false],
+      ['__proto__', false],
+      ['CONSTRUCTOR', true],
+      ['__PROTO__', true],
+    ] as const) {
+      const w = new Bundle2Writer();
+      w.addPart({ type, mandatory, data: ascii('x') });
+      const bytes = await collect(w.chunks());
+      if (mandatory) expect(await errorCode(() => readParts(bytes))).toBe('UNKNOWN_PART');
+      else expect(await readParts(bytes)).toEqual([]);
+    }
+  });
+
   it('negative sizes are MALFORMED, a missing end marker is TRUNCATED', async () => {
     const head = Buffer.concat([ascii('HG20'), int32(0)]);
     const part = encodePartHeader({ type: 'bookmarks' }, 0);

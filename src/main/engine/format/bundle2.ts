@@ -135,7 +135,9 @@ export class Bundle2Reader {
       const { part, chunks } = makePart(header, this.core, 0);
       this.current = chunks;
       throwIfErrorPart(part);
-      const knownParams = this.options.knownParts[part.type];
+      // own properties only: a part named `constructor` or `__proto__` is just unknown
+      const known = this.options.knownParts;
+      const knownParams = Object.hasOwn(known, part.type) ? known[part.type] : undefined;
       if (!knownParams) {
         if (part.mandatory) throw unknownPart(part.type);
         continue; // advisory and unknown: skipped by the drain above
