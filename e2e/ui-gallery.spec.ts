@@ -11,10 +11,18 @@ for (const colorScheme of ['light', 'dark'] as const) {
   test(`every screen, ${colorScheme} theme`, async ({ page, tempDir }) => {
     // a host of its own: the first screen is the empty first-run state
     const host = await startWebHost({ noSample: true });
+    // the renderer's strict CSP (no inline script or style) must hold on every screen
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' || /Content Security Policy|Refused to/i.test(m.text()))
+        problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
     try {
       await page.emulateMedia({ colorScheme });
       await page.goto(host.url);
       await galleryOf(page, tempDir, colorScheme);
+      expect(problems).toEqual([]);
     } finally {
       await host.stop();
     }
