@@ -36,7 +36,3 @@ export const MAX_CONTIGUOUS_READ = 16 * 1024 * 1024;
 export function limitError(what: string, value: number | string, max: number): SluiceError {
   return new SluiceError('LIMIT', `${what} ${value} exceeds the limit of ${max}`, { what, value, max });
 }
-
-export function checkLimit(what: string, value: number, max: number): void {
-  if (value > max) throw limitError(what, value, max);
-}
