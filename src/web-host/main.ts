@@ -9,7 +9,6 @@ import { parseArgs } from 'node:util';
 import { bundlePathsFromArgv } from '../main/host/argv';
 import { defaultCloneDir, defaultDataDir } from '../main/host/data-dir';
 import { EngineHost } from '../main/host/engine-host';
-import { ENGINE_STUBS } from '../main/host/engine-api';
 import { WebHost } from './web-host';
 import { WebPlatform } from './web-platform';
 
@@ -51,7 +50,6 @@ const { url } = await web.listen(Number(args.port));
 
 console.log(`Sluice is running in your browser (web host, no Electron): open\n\n    ${url}\n`);
 console.log(`data: ${dataDir}`);
-if (ENGINE_STUBS.length) console.log(`note: engine entry points not in this build yet: ${ENGINE_STUBS.join(', ')}`);
 // One line for scripts and the e2e fixtures to read.
 console.log(`SLUICE_WEB_URL=${url}`);
 if (!args['no-sample']) engineHost.warmUp();

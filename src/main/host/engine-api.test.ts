@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cleanStaleTemporaries, inspectBundle } from './engine-api';
+import { execFileSync } from 'node:child_process';
+import { cleanStaleTemporaries, inspectBundle, probeServer, startServer } from './engine-api';
 import { OWNER_MARKER } from '../engine/apply/destination';
 
 describe('cleanStaleTemporaries', () => {
@@ -40,5 +41,30 @@ describe('inspectBundle', () => {
     const info = await inspectBundle(new URL('../../../build/sample/sample.hg', import.meta.url).pathname);
     expect(info).toMatchObject({ type: 'v2', compression: 'UN', files: 28, unsupported: [] });
     expect(info.requirements).toContain('revlog-compression-zstd');
+  });
+});
+
+describe('probeServer', () => {
+  it("reports what the engine's own server offers", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sluice-probe-'));
+    try {
+      const repo = join(dir, 'repo');
+      await mkdir(repo);
+      execFileSync('tar', ['-xzf', new URL('../../../test/fixtures/hg/default/repo.tar.gz', import.meta.url).pathname, '-C', repo]);
+      const server = await startServer({ repo, address: '127.0.0.1', port: 0 });
+      try {
+        const info = await probeServer(server.url);
+        expect(info).toMatchObject({ streamV1: true, streamV2: true, heads: 1 });
+        expect(info.streamRequirements).toContain('revlog-compression-zstd');
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails with a network error code for a port nobody listens on', async () => {
+    await expect(probeServer('http://127.0.0.1:9/')).rejects.toMatchObject({ code: expect.stringMatching(/^(NETWORK|TIMEOUT)$/) });
   });
 });

@@ -1,15 +1,12 @@
 // The host's one door into the engine (src/main/engine/**). Everything the host needs from the
 // engine is re-exported here under the names the host uses, so when an engine entry point moves
 // or changes its signature, only this file changes.
-//
-// Entry points that have not landed yet are stubs that fail with a clear SluiceError; ENGINE_STUBS
-// lists them (app:info logs it, tests skip on it).
 
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { SluiceError } from '../engine/errors';
 import { OWNER_MARKER, removeStaleTemporaries, type OwnerMarker } from '../engine/apply/destination';
 import { inspectBundle as engineInspectBundle, JobContext, runJob as engineRunJob } from '../engine/job';
+import { probeServer as probeWireServer } from '../engine/wire/clone';
 import { startServer as startWireServer } from '../engine/wire/server';
 import type { EventSink } from '../../shared/events';
 import type { BundleInfo, JobRequest, ServerInfo } from '../../shared/jobs';
@@ -40,13 +37,6 @@ export interface StartServerOptions {
   port: number;
 }
 
-/** Names of engine entry points that are still stubs in this build. */
-export const ENGINE_STUBS: readonly string[] = ['probeServer'];
-
-function notYet(name: string): never {
-  throw new SluiceError('USAGE', `engine entry point ${name} is not available in this build`);
-}
-
 /** Runs one job to its end: emits start ... done (or error) through ctx.emit; rejects on failure. */
 export async function runJob(request: JobRequest, ctx: EngineJobContext): Promise<void> {
   const jobContext = new JobContext({
@@ -64,9 +54,13 @@ export function inspectBundle(path: string): Promise<BundleInfo> {
   return engineInspectBundle(path);
 }
 
-export async function probeServer(_url: string): Promise<ServerInfo> {
-  notYet('probeServer');
+/** "Test connection": capabilities (and the heads count) of a server, without cloning. */
+export function probeServer(url: string): Promise<ServerInfo> {
+  // The wire session has its own connect and read timeouts; this bounds the whole probe.
+  return probeWireServer(url, { heads: true, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
 }
+
+const PROBE_TIMEOUT_MS = 30_000;
 
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const server = await startWireServer(options);
