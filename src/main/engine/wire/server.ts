@@ -105,6 +105,8 @@ class CommandAbort extends Error {
 }
 
 interface Request {
+  /** fires when the client goes away before the response ended */
+  signal: AbortSignal;
   req: http.IncomingMessage;
   res: http.ServerResponse;
   args: Map<string, string>;
@@ -311,7 +313,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         );
       }
       if (a.get('includepats') || a.get('excludepats')) throw new CommandAbort('server does not support narrow stream clones');
-      const s = await serverStream2(snap);
+      const s = await serverStream2(snap, r.signal);
       parts.push({ type: 'stream2', mandatoryParams: stream2Params(s.files, s.bytes, snap.streamRequirements), data: s.payload });
       preferUncompressed = true;
     }
@@ -478,7 +480,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
     for (const [k, v] of extra) if (!args.has(k)) args.set(k, v[0]!);
     const protoCaps = new Set(headerValue(req, 'X-HgProto').split(' '));
-    const r: Request = { req, res, args, protoCaps, snap: await repo.snapshot(), baseUrl };
+    const gone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const r: Request = { signal: gone.signal, req, res, args, protoCaps, snap: await repo.snapshot(), baseUrl };
 
     try {
       switch (cmd) {
@@ -494,7 +500,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           return { status: 200, bytes: await send(res, 200, HGTYPE, await batch(r)) };
         case 'stream_out': {
           if (!r.snap.streamAllowed) return { status: 200, bytes: await send(res, 200, HGTYPE, '1\n') };
-          return { status: 200, bytes: await sendStream(res, HGTYPE, serverStreamOut(r.snap)) };
+          return { status: 200, bytes: await sendStream(res, HGTYPE, serverStreamOut(r.snap, r.signal)) };
         }
         case 'getbundle': {
           const caps = (args.get('bundlecaps') ?? '').split(',');
