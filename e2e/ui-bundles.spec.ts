@@ -51,6 +51,11 @@ test('dropping a stream v2 bundle opens the apply dialog; applying it makes a so
     const verify = hgVerify(dest);
     expect(verify.status, verify.output).toBe(0);
   }
+
+  // Sluice's own verification, started from the finished row
+  await row.getByRole('button', { name: /^Verify / }).click();
+  const verifyRow = page.getByTestId('transfer').filter({ hasText: 'Verify from-drop' });
+  await expectTransferState(verifyRow, 'done');
 });
 
 test('a file that is not a bundle is refused with a clear message, and nothing starts', async ({

@@ -74,20 +74,24 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
     };
   });
   const stallSeconds = useSluice((s) => s.stallSeconds);
-  const { cancelJob, retryJob, restartJob, dismissJob, openDialog, openBundle } = useSluiceShallow((s) => ({
-    cancelJob: s.cancelJob,
-    retryJob: s.retryJob,
-    restartJob: s.restartJob,
-    dismissJob: s.dismissJob,
-    openDialog: s.openDialog,
-    openBundle: s.openBundle,
-  }));
+  const { cancelJob, retryJob, restartJob, dismissJob, openDialog, openBundle, verifyRepository } =
+    useSluiceShallow((s) => ({
+      verifyRepository: s.verifyRepository,
+      cancelJob: s.cancelJob,
+      retryJob: s.retryJob,
+      restartJob: s.restartJob,
+      dismissJob: s.dismissJob,
+      openDialog: s.openDialog,
+      openBundle: s.openBundle,
+    }));
   const title = job.label ?? (job.dest ? baseName(job.dest) : baseName(job.source));
   const titleId = `job-title-${jobId}`;
   const active = !isTerminal(job.state);
   const stalled = job.stalled && active && !job.cancelRequested;
   const canRetry = job.hasRequest && (job.state === 'failed' || job.state === 'cancelled');
-  const retryable = job.error ? explainError(job.error.code).retryable : true;
+  // errors a re-run cannot fix (DEST_EXISTS…) reopen the form where one exists (clone, apply)
+  const editable = job.request?.kind === 'clone' || job.request?.kind === 'apply';
+  const retryable = !editable || (job.error ? explainError(job.error.code).retryable : true);
 
   const editAndRetry = () => {
     const r = job.request;
@@ -160,6 +164,19 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
             ) : null}
             {job.state === 'done' && (job.result ?? job.dest) ? (
               <OpenFolderButton path={(job.result ?? job.dest)!} title={title} />
+            ) : null}
+            {job.state === 'done' &&
+            (job.kind === 'clone' || job.kind === 'apply') &&
+            (job.result ?? job.dest) ? (
+              <button
+                type="button"
+                className="button small ghost"
+                onClick={() => void verifyRepository((job.result ?? job.dest)!)}
+                aria-label={`Verify ${title}`}
+                title="Check the repository's integrity, like hg verify"
+              >
+                <Icon name="verify" /> Verify
+              </button>
             ) : null}
             <button
               type="button"

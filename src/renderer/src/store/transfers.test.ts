@@ -241,6 +241,13 @@ describe('transfers slice: actions', () => {
     expect(host.callsTo('job:start')[1]).toEqual([cloneRequest, 'slow']);
   });
 
+  it('verify starts a verify job for the repository', async () => {
+    const { store, host } = setup();
+    const id = await store.getState().verifyRepository('/tmp/dest');
+    expect(host.callsTo('job:start')).toEqual([[{ kind: 'verify', repo: '/tmp/dest' }, 'Verify dest']]);
+    expect(store.getState().jobs[id!]).toMatchObject({ kind: 'verify', source: '/tmp/dest' });
+  });
+
   it('dismiss and clear finished remove only terminal jobs', async () => {
     const { store, frames } = setup();
     store.getState().ingestEvents('a', [startEv('a', 1), doneEv('a')]);

@@ -8,6 +8,7 @@ import { debugLine, formatHgBytes, type SluiceEvent } from '../../../shared/even
 import type { JobSummary } from '../../../shared/ipc';
 import type { JobRequest } from '../../../shared/jobs';
 import { toUiError } from '../lib/errors';
+import { baseName } from '../lib/paths';
 import { JobLog } from './job-log';
 import type { JobOrigin, SluiceState, StoreDeps, TransferJob, TransfersSlice } from './types';
 
@@ -358,6 +359,19 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         } catch (e) {
           const err = toUiError(e);
           get().notify({ tone: 'error', text: 'Could not start the job again', detail: err.message });
+          return null;
+        }
+      },
+
+      verifyRepository: async (repo) => {
+        try {
+          return await get().startJob({ kind: 'verify', repo }, `Verify ${baseName(repo)}`);
+        } catch (e) {
+          get().notify({
+            tone: 'error',
+            text: 'Could not start the verification',
+            detail: toUiError(e).message,
+          });
           return null;
         }
       },

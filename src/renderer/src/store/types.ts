@@ -80,6 +80,8 @@ export interface TransfersSlice {
   startJob(request: JobRequest, label?: string, origin?: JobOrigin): Promise<string>;
   cancelJob(jobId: string): Promise<void>;
   retryJob(jobId: string): Promise<string | null>;
+  /** starts a verify job for a repository (failures to start become notices) */
+  verifyRepository(repo: string): Promise<string | null>;
   /** a stalled job: cancel it, wait until it has cleaned up, then submit its request again */
   restartJob(jobId: string): Promise<string | null>;
   dismissJob(jobId: string): void;
