@@ -24,10 +24,10 @@ export type VerifyRepository = (
   ctx?: JobContext,
 ) => Promise<{ bytes?: number; files?: number } | void>;
 
-async function load<T>(what: string, specifier: string, exportName: string): Promise<T> {
+async function load<T>(what: string, importModule: () => Promise<unknown>, exportName: string): Promise<T> {
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(/* @vite-ignore */ specifier)) as Record<string, unknown>;
+    mod = (await importModule()) as Record<string, unknown>;
   } catch (e) {
     throw new SluiceError('USAGE', `${what} is not available in this build (${(e as Error).message})`);
   }
@@ -37,9 +37,9 @@ async function load<T>(what: string, specifier: string, exportName: string): Pro
   return fn as T;
 }
 
-// Variable specifiers until the modules land (see the header).
-const WIRE_CLONE: string = '../wire/clone';
-const VERIFY: string = '../verify/verify';
+// Both modules have landed: literal specifiers, so the CLI and app bundles include them.
+const WIRE_CLONE = () => import('../wire/clone');
+const VERIFY = () => import('../verify/verify');
 
 export const loadCloneFromUrl = (): Promise<CloneFromUrl> => load('clone (wire)', WIRE_CLONE, 'cloneFromUrl');
 export const loadVerifyRepository = (): Promise<VerifyRepository> =>
