@@ -56,16 +56,22 @@ interface ByteSource {
 }
 
 class MemorySource implements ByteSource {
+  /** data null: the file does not exist */
   constructor(
-    private readonly data: Uint8Array,
+    private readonly data: Uint8Array | null,
     private readonly label: string,
   ) {}
-  async size(): Promise<number> {
-    return this.data.length;
+  async size(): Promise<number | undefined> {
+    return this.data?.length;
   }
   async read(pos: number, len: number): Promise<Uint8Array> {
-    if (pos + len > this.data.length) throw partialRead(this.label, pos, len, Math.max(0, this.data.length - pos));
-    return this.data.subarray(pos, pos + len);
+    const data = this.data;
+    if (!data) {
+      if (len === 0) return new Uint8Array(0);
+      throw revlogError(this.label, 'missing-data-file', `revlog data file ${this.label} is missing`);
+    }
+    if (pos + len > data.length) throw partialRead(this.label, pos, len, Math.max(0, data.length - pos));
+    return data.subarray(pos, pos + len);
   }
   async close(): Promise<void> {}
 }
@@ -218,6 +224,16 @@ export class Revlog {
     if (index.inline) data = whole ? new MemorySource(whole, name) : new FileSource(indexPath, name, windowSize, io, undefined);
     else data = new FileSource(dataPath, name + '.d', windowSize, io, opts.dataSize);
     return new Revlog(name, index, data, indexPath, dataPath, opts.cacheBytes ?? 32 << 20);
+  }
+
+  /**
+   * A revlog held in memory (tests, fuzzing, data received over the wire). dataBytes: NAME.d's
+   * content, omitted when the file does not exist (or the revlog is inline).
+   */
+  static fromBytes(name: string, indexBytes: Uint8Array, dataBytes?: Uint8Array, opts: { cacheBytes?: number } = {}): Revlog {
+    const index = parseRevlogIndex(name, indexBytes);
+    const data = index.inline ? new MemorySource(indexBytes, name) : new MemorySource(dataBytes ?? null, name + '.d');
+    return new Revlog(name, index, data, name + '.i', name + '.d', opts.cacheBytes ?? 32 << 20);
   }
 
   /** Size of NAME.d (undefined when missing, or for an inline revlog). */

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { deflateSync } from 'node:zlib';
+import { isSluiceError } from '../errors';
+import { chunkKind, chunkNeedsPreparation, decompressChunk } from './chunk';
+import { prepareZstd, scanZstdFrame, zstdDecompress } from './zstd';
+
+const hasZstdCli = spawnSync('zstd', ['--version'], { stdio: 'ignore' }).status === 0;
+
+function zstdCli(data: Buffer, args: string[]): Buffer {
+  const res = spawnSync('zstd', ['-q', '-c', ...args], { input: data, maxBuffer: 512 << 20 });
+  if (res.status !== 0) throw new Error(String(res.stderr));
+  return res.stdout;
+}
+
+async function decode(chunk: Uint8Array, max = 1 << 30): Promise<Buffer> {
+  const p = chunkNeedsPreparation(chunk);
+  if (p) await p;
+  return Buffer.from(decompressChunk(chunk, max));
+}
+
+function problemOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (e) {
+    if (isSluiceError(e)) return `${e.code}:${(e.details as { problem?: string } | undefined)?.problem}`;
+    throw e;
+  }
+  return undefined;
+}
+
+/** A zstd frame header: single segment, 8-byte content size, one empty raw last block. */
+function declaredFrame(contentSize: number): Buffer {
+  const b = Buffer.alloc(4 + 1 + 8 + 3);
+  b.writeUInt32LE(0xfd2fb528, 0);
+  b[4] = 0xe0; // FCS 8 bytes, single segment
+  b.writeBigUInt64LE(BigInt(contentSize), 5);
+  b.writeUIntLE(1, 13, 3); // last, raw, size 0
+  return b;
+}
+
+describe('revlog chunks', () => {
+  it('stored, NUL-led raw, empty and zlib chunks (revlog.decompress)', async () => {
+    expect((await decode(Buffer.from('uhello\n'))).toString()).toBe('hello\n');
+    const nul = Buffer.from([0, 0, 0, 1, 2]);
+    expect(await decode(nul)).toEqual(nul); // the NUL is part of the data
+    expect((await decode(Buffer.alloc(0))).length).toBe(0);
+    const text = Buffer.from('abc\n'.repeat(1000));
+    expect(await decode(deflateSync(text))).toEqual(text);
+    expect(chunkKind(deflateSync(text))).toBe('zlib');
+    expect(problemOf(() => chunkKind(Buffer.from('Qxyz')))).toBe('REVLOG:decompress');
+  });
+
+  it('corrupt or oversized zlib is a REVLOG decompress error', () => {
+    const z = deflateSync(Buffer.alloc(100000));
+    expect(problemOf(() => decompressChunk(z.subarray(0, z.length - 5), 1 << 20))).toBe('REVLOG:decompress');
+    expect(problemOf(() => decompressChunk(z, 99999))).toBe('REVLOG:decompress');
+    expect(decompressChunk(z, 100000).length).toBe(100000);
+    const flipped = Buffer.from(z);
+    flipped[5] ^= 0xff;
+    expect(problemOf(() => decompressChunk(flipped, 1 << 20))).toBe('REVLOG:decompress');
+  });
+
+  it('zstd frames are walked before anything is allocated: a declared 2^40 bytes is refused', async () => {
+    await prepareZstd();
+    expect(problemOf(() => scanZstdFrame(declaredFrame(2 ** 40)))).toBe('REVLOG:decompress');
+    // content size larger than the caller's bound
+    const t0 = performance.now();
+    expect(problemOf(() => zstdDecompress(declaredFrame(100), 50))).toBe('REVLOG:decompress');
+    expect(performance.now() - t0).toBeLessThan(1000);
+    // reserved bit, dictionary, truncated header, bad magic
+    const reserved = declaredFrame(0);
+    reserved[4] |= 0x08;
+    expect(problemOf(() => scanZstdFrame(reserved))).toBe('REVLOG:decompress');
+    const dict = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x21, 0x07, 0x00, 0x01, 0, 0]);
+    expect(problemOf(() => scanZstdFrame(dict))).toBe('REVLOG:decompress');
+    expect(problemOf(() => scanZstdFrame(Buffer.from([0x28, 0xb5, 0x2f])))).toBe('REVLOG:decompress');
+    // an empty frame (valid zstd, never written by hg) decodes to nothing
+    expect(zstdDecompress(declaredFrame(0), 10).length).toBe(0);
+    // trailing bytes after the frame
+    expect(problemOf(() => zstdDecompress(Buffer.concat([declaredFrame(0), Buffer.from([0])]), 10))).toBe('REVLOG:decompress');
+  });
+
+  it.skipIf(!hasZstdCli)('zstd: small frames one-shot, large ones streamed, large windows through the big-heap decoder', async () => {
+    const text = Buffer.alloc(3 << 20);
+    for (let i = 0; i < text.length; i += 7) text[i] = i & 0xff;
+    // one-shot (content size known and small)
+    const small = zstdCli(text.subarray(0, 100000), ['-3']);
+    expect((await decode(small)).equals(text.subarray(0, 100000))).toBe(true);
+    // streamed (content larger than the one-shot limit, window 2 MiB)
+    const big = Buffer.concat([text, text, text]);
+    const streamed = zstdCli(big, ['-3']);
+    expect(scanZstdFrame(streamed).windowSize).toBeLessThanOrEqual(4 << 20);
+    expect((await decode(streamed)).equals(big)).toBe(true); // (toEqual on MBs is slow)
+    // a frame without content size (streamed input to the CLI)
+    const noSize = spawnSync('sh', ['-c', 'cat | zstd -q -c -3'], { input: text.subarray(0, 5000) }).stdout as Buffer;
+    expect(scanZstdFrame(noSize).contentSize).toBeUndefined();
+    expect((await decode(noSize)).equals(text.subarray(0, 5000))).toBe(true);
+    // window of 8 MiB: beyond the wasm heap's comfort, decoded by the asm.js build (or natively)
+    const wide = zstdCli(Buffer.concat([big, big]), ['--long=23', '-3']);
+    expect(scanZstdFrame(wide).windowSize).toBe(8 << 20);
+    expect((await decode(wide)).equals(Buffer.concat([big, big]))).toBe(true);
+    // the bound is enforced while streaming
+    expect(problemOf(() => zstdDecompress(streamed, 1 << 20))).toBe('REVLOG:decompress');
+    // corrupt data inside a block
+    const bad = Buffer.from(small);
+    for (let i = 20; i < 60; i++) bad[i] ^= 0x5a;
+    expect(problemOf(() => decompressChunk(bad, 1 << 20))).toBe('REVLOG:decompress');
+  });
+});

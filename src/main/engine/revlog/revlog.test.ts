@@ -1,0 +1,253 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync, truncateSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { encodeStorePath } from '../store/encoding';
+import { isSluiceError } from '../errors';
+import { Revlog } from './revlog';
+import { parseChangelogEntry, parseManifest, copySource, parseFilelogMeta } from './texts';
+import { SHAPES, buildRevlog, extractFixtureRepo, hasHg, makeTempDir, prng, removeDir } from './test-support';
+
+let tmp: string;
+const repos: Record<string, string> = {};
+beforeAll(() => {
+  tmp = makeTempDir('revlog');
+  for (const shape of SHAPES) {
+    const dir = join(tmp, shape);
+    mkdirSync(dir);
+    repos[shape] = extractFixtureRepo(shape, dir);
+  }
+});
+afterAll(() => removeDir(tmp));
+
+async function problem(p: Promise<unknown>): Promise<{ code: string; problem?: string; rev?: number; message: string }> {
+  try {
+    await p;
+  } catch (e) {
+    if (!isSluiceError(e)) throw e;
+    const d = (e.details ?? {}) as { problem?: string; rev?: number };
+    return { code: e.code, problem: d.problem, rev: d.rev, message: e.message };
+  }
+  throw new Error('expected a SluiceError');
+}
+
+const store = (shape: string): string => join(repos[shape]!, '.hg', 'store');
+
+describe('Revlog: fixture repos', () => {
+  for (const shape of SHAPES) {
+    it(`${shape}: changelog, manifest and filelogs read back, node ids checked`, async () => {
+      const cl = await Revlog.open(join(store(shape), '00changelog.i'), { name: '00changelog' });
+      const mf = await Revlog.open(join(store(shape), '00manifest.i'), { name: '00manifest' });
+      expect(cl.length).toBe(6);
+      const entries = [];
+      for (let r = 0; r < cl.length; r++) entries.push(parseChangelogEntry(await cl.revision(r)));
+      expect(entries[0]!.files).toContain('README.txt');
+      expect(entries[0]!.time).toBe(1700000000);
+      expect(entries[4]!.files).toEqual(['big.bin']);
+      expect(entries[4]!.description).toBe('big');
+      // every changeset's manifest parses and its files' filelogs hold the named nodes
+      for (const e of entries) {
+        const mrev = mf.index.rev(e.manifest)!;
+        expect(mrev).toBeGreaterThanOrEqual(0);
+        const files: [string, string, string][] = [];
+        parseManifest(await mf.revision(mrev), (m) => files.push([m.path, m.nodeHex, m.flag]));
+        expect(files.length).toBeGreaterThanOrEqual(19); // .hgtags arrives in the last changeset
+      }
+      const big = await Revlog.open(join(store(shape), 'data/big.bin.i'), { name: 'data/big.bin' });
+      expect(big.index.inline).toBe(false);
+      const t0 = await big.revision(0);
+      const t1 = await big.revision(1);
+      expect(t0.length).toBe(140000);
+      expect(Buffer.from(t1.subarray(1000, 1007)).toString()).toBe('CHANGED');
+      expect(await big.dataFileSize()).toBe(big.index.end(1));
+      for (const rl of [cl, mf, big]) await rl.close();
+    });
+  }
+
+  it.skipIf(!hasHg)('texts equal what hg reads for every revision of every revlog (differential)', async () => {
+    // one hg Python process dumps sha1(rawdata) of every revision of the changelog, manifest and filelogs
+    const script = `
+import sys, hashlib
+from mercurial import hg, ui as uimod
+repo = hg.repository(uimod.ui.load(), sys.argv[1].encode())
+logs = [(b'00changelog', repo.changelog), (b'00manifest', repo.manifestlog.getstorage(b''))]
+for f in sorted(repo.store.fncache):
+    if f.startswith(b'data/') and f.endswith(b'.i'):
+        logs.append((f[:-2], repo.file(f[5:-2])))
+for name, rl in logs:
+    for r in rl:
+        print(name.hex(), r, hashlib.sha1(rl.rawdata(rl.node(r))).hexdigest())
+`;
+    for (const shape of SHAPES) {
+      const res = spawnSync('/usr/bin/python3', ['-c', script, repos[shape]!], { encoding: 'utf8', env: { ...process.env, HGRCPATH: '' } });
+      expect(res.status, res.stderr).toBe(0);
+      const lines = res.stdout.trim().split('\n');
+      expect(lines.length).toBe(6 + 6 + 24);
+      for (const line of lines) {
+        const [nameHex, rev, sha] = line.split(' ');
+        const name = Buffer.from(nameHex!, 'hex').toString('latin1');
+        const rl = await Revlog.open(join(store(shape), encodeStorePath(name + '.i')), { name });
+        const text = await rl.revision(Number(rev));
+        expect(createHash('sha1').update(text).digest('hex'), `${shape} ${name} ${rev}`).toBe(sha);
+        await rl.close();
+      }
+    }
+  });
+
+  it('reads with any index read size and tiny data windows', async () => {
+    const path = join(store('default'), 'data/big.bin.i');
+    const rl = await Revlog.open(path, { name: 'data/big.bin', wholeFileLimit: 0, readSize: 1, windowSize: 7 });
+    expect((await rl.revision(1)).length).toBe(140000);
+    const sync = await Revlog.open(path, { name: 'data/big.bin', io: 'sync', windowSize: 100 });
+    expect(Buffer.from(await sync.revision(1)).equals(Buffer.from(await rl.revision(1)))).toBe(true);
+    await rl.close();
+    await sync.close();
+  });
+});
+
+describe('Revlog: synthetic chains', () => {
+  const rnd = prng(7);
+  const texts: string[] = [];
+  let t = '';
+  for (let i = 0; i < 60; i++) {
+    const lines = t.split('\n');
+    lines.splice(Math.floor(rnd() * lines.length), rnd() < 0.3 ? 1 : 0, `line ${i} ${'x'.repeat(Math.floor(rnd() * 80))}`);
+    t = lines.join('\n');
+    texts.push(t);
+  }
+  for (const inline of [true, false]) {
+    for (const generalDelta of [true, false]) {
+      for (const compression of ['none', 'zlib', 'auto'] as const) {
+        it(`inline=${inline} generaldelta=${generalDelta} ${compression}: every revision, in and out of order`, async () => {
+          const revs = texts.map((text, i) => ({
+            text,
+            // generaldelta: deltas against older revs too, and a full snapshot now and then
+            ...(generalDelta && i > 2 && i % 5 === 0 ? { base: i - 3 } : {}),
+            ...(i % 17 === 0 ? { full: true } : {}),
+          }));
+          const built = buildRevlog(revs, { inline, generalDelta, compression });
+          const rl = Revlog.fromBytes('data/t', built.index, inline ? undefined : built.data, { cacheBytes: 4096 });
+          for (let r = rl.length - 1; r >= 0; r--) expect(Buffer.from(await rl.revision(r)).toString('latin1')).toBe(texts[r]);
+          for (let r = 0; r < rl.length; r++) expect(Buffer.from(await rl.revision(r)).toString('latin1')).toBe(texts[r]);
+          expect(rl.deltaChain(40).chain.at(-1)).toBe(40);
+        });
+      }
+    }
+  }
+});
+
+describe('Revlog: corruption is a typed REVLOG error', () => {
+  const revs = [{ text: 'hello\n' }, { text: 'hello\nrevision 1\n' }, { text: 'hello\nrevision 1\nrevision 2\n' }];
+
+  it('a flipped byte in a chunk: node mismatch (or a bad delta)', async () => {
+    const built = buildRevlog(revs, { inline: true, compression: 'none' });
+    const b = Buffer.from(built.index);
+    b[64 + 2] ^= 0x20; // inside rev 0's stored text
+    const rl = Revlog.fromBytes('data/README.txt', b);
+    expect(await problem(rl.revision(0))).toMatchObject({ code: 'REVLOG', problem: 'node-mismatch', rev: 0 });
+    expect((await problem(rl.revision(0))).message).toBe('integrity check failed on data/README.txt:0');
+    const unchecked = await rl.revision(0, { check: false });
+    expect(Buffer.from(unchecked).toString()).toBe('hEllo\n'); // 'u' + text: byte 2 is the 'e'
+  });
+
+  it('a wrong node id, a bad delta, bad flags', async () => {
+    const built = buildRevlog(revs, { inline: false, generalDelta: true, compression: 'none' });
+    const idx = Buffer.from(built.index);
+    idx[64 * 2 + 32] ^= 1;
+    let rl = Revlog.fromBytes('data/x', idx, built.data);
+    expect(await problem(rl.revision(2))).toMatchObject({ problem: 'node-mismatch', rev: 2 });
+    // a delta hunk whose end lies past its base
+    const data = Buffer.from(built.data);
+    const d1 = Revlog.fromBytes('data/x', built.index, built.data).index;
+    data.writeInt32BE(1000, d1.chunkStart(1) + 4);
+    rl = Revlog.fromBytes('data/x', built.index, data);
+    expect(await problem(rl.revision(1))).toMatchObject({ problem: 'bad-delta', rev: 1 });
+    // revision flags: an unknown bit and an extension's flag
+    for (const [flags, msg] of [
+      [0x0800, "incompatible revision flag '0x800'"],
+      [0x2000, "missing processor for flag '0x2000'"],
+    ] as const) {
+      const f = Buffer.from(built.index);
+      f.writeUInt16BE(flags, 64 + 6);
+      rl = Revlog.fromBytes('data/x', f, built.data);
+      const p = await problem(rl.revision(1));
+      expect(p).toMatchObject({ problem: 'revision-flags', rev: 1 });
+      expect(p.message).toBe(msg);
+    }
+  });
+
+  it('offsets and lengths beyond the data file, a missing .d, a truncated .d on disk', async () => {
+    const built = buildRevlog(revs, { inline: false, compression: 'none' });
+    const idx = Buffer.from(built.index);
+    idx.writeInt32BE(5000, 64 + 8); // rev 1 compressed length
+    let rl = Revlog.fromBytes('data/x', idx, built.data);
+    const p = await problem(rl.revision(1));
+    expect(p).toMatchObject({ problem: 'partial-read' });
+    expect(p.message).toMatch(/^partial read of revlog data\/x\.d; expected 5000 bytes from offset \d+, got \d+$/);
+    rl = Revlog.fromBytes('data/x', built.index);
+    expect(await problem(rl.revision(0))).toMatchObject({ problem: 'missing-data-file' });
+
+    const dir = makeTempDir('trunc');
+    try {
+      writeFileSync(join(dir, 'x.i'), built.index);
+      writeFileSync(join(dir, 'x.d'), built.data);
+      truncateSync(join(dir, 'x.d'), built.data.length - 3);
+      rl = await Revlog.open(join(dir, 'x.i'), { name: 'data/x' });
+      expect(await rl.dataFileSize()).toBe(built.data.length - 3);
+      expect((await rl.revision(0)).length).toBe(6);
+      expect(await problem(rl.revision(2))).toMatchObject({ problem: 'partial-read', rev: undefined });
+      await rl.close();
+      unlinkSync(join(dir, 'x.d'));
+      rl = await Revlog.open(join(dir, 'x.i'), { name: 'data/x', io: 'sync' });
+      expect(await rl.dataFileSize()).toBeUndefined();
+      expect(await problem(rl.revision(0))).toMatchObject({ problem: 'missing-data-file' });
+      await rl.close();
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it('parents and bases out of range stop a read before it walks anywhere', async () => {
+    const built = buildRevlog(revs, { inline: false, generalDelta: true, compression: 'none' });
+    const idx = Buffer.from(built.index);
+    idx.writeInt32BE(3, 64 * 2 + 24); // rev 2: p1 = 3 on a 3-revision log
+    let rl = Revlog.fromBytes('data/x', idx, built.data);
+    expect(await problem(rl.revision(2))).toMatchObject({ problem: 'parent-out-of-range', rev: 2 });
+    const idx2 = Buffer.from(built.index);
+    idx2.writeInt32BE(5, 64 + 16); // rev 1: base 5
+    rl = Revlog.fromBytes('data/x', idx2, built.data);
+    expect(await problem(rl.revision(1))).toMatchObject({ problem: 'base-out-of-range', rev: 1 });
+    expect(await problem(rl.revision(7))).toMatchObject({ problem: 'rev-out-of-range' });
+  });
+});
+
+describe('revlog texts', () => {
+  it('changelog entries: fields, empty file list, errors like changelogrevision', () => {
+    const e = parseChangelogEntry(Buffer.from('0123456789012345678901234567890123456789\nme\n12 0 branch:b\n\ndesc'));
+    expect([e.user, e.time, e.tz, e.files, e.description]).toEqual(['me', 12, 0, [], 'desc']);
+    expect(() => parseChangelogEntry(Buffer.from('nonl'))).toThrow(/substring not found/);
+    expect(() => parseChangelogEntry(Buffer.from('zz\nme\n1 0\nf\n\nd'))).toThrow(/Non-hexadecimal/);
+    expect(() => parseChangelogEntry(Buffer.from('00\nme\nnotadate 0\nf\n\nd'))).toThrow(/could not convert/);
+    expect(parseChangelogEntry(new Uint8Array(0)).files).toEqual([]);
+  });
+
+  it('manifests: sorted lines with 40 hex digits and a flag, C parser messages', () => {
+    const n = 'a'.repeat(40);
+    const got: string[] = [];
+    parseManifest(Buffer.from(`a\0${n}\nb\0${n}x\nc\0${n}l\n`), (e) => got.push(e.path + e.flag));
+    expect(got).toEqual(['a', 'bx', 'cl']);
+    expect(() => parseManifest(Buffer.from(`b\0${n}\na\0${n}\n`), () => {})).toThrow('Manifest lines not in sorted order.');
+    expect(() => parseManifest(Buffer.from(`a\0${n}`), () => {})).toThrow('Manifest did not end in a newline.');
+    expect(() => parseManifest(Buffer.from(`a\0abc\n`), () => {})).toThrow('Manifest had implausibly-short line.');
+    expect(() => parseManifest(Buffer.from(`\0${n}\n`), () => {})).toThrow('zero-length filename');
+  });
+
+  it('filelog copy metadata', () => {
+    const t = Buffer.from(`\x01\ncopy: a.txt\ncopyrev: ${'ab'.repeat(20)}\n\x01\ndata`);
+    expect(copySource(t)).toEqual({ path: 'a.txt', node: Buffer.from('ab'.repeat(20), 'hex') });
+    expect(parseFilelogMeta(t)!.dataOffset).toBe(t.length - 4);
+    expect(copySource(Buffer.from('plain'))).toBeNull();
+    expect(() => parseFilelogMeta(Buffer.from('\x01\nno end'))).toThrow();
+  });
+});
