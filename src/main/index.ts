@@ -34,7 +34,7 @@ const devRendererUrl = !app.isPackaged ? process.env.ELECTRON_RENDERER_URL : und
 const rendererFile = join(here, '..', 'renderer', 'index.html');
 const trustedRenderer: Omit<TrustedRenderer, 'webContentsId'> = devRendererUrl
   ? { origin: new URL(devRendererUrl).origin }
-  : { origin: 'file://', fileRoot: pathToFileURL(join(here, '..', 'renderer')).href + '/' };
+  : { origin: 'file://', fileRoot: pathToFileURL(join(here, '..', 'renderer')).href + '/', caseInsensitivePaths: process.platform !== 'linux' };
 
 /** Jobs shorter than this end silently even when the window is in the background. */
 const NOTIFY_AFTER_MS = 10_000;

@@ -131,4 +131,11 @@ describe('isTrustedSender', () => {
     expect(isTrustedSender({ url: 'not a url', isTopFrame: true, webContentsId: 3 }, dev)).toBe(false);
     expect(isTrustedSender(null, dev)).toBe(false);
   });
+
+  it('compares file paths decoded, and without case where the platform ignores it', () => {
+    const win = { webContentsId: 1, origin: 'file://', fileRoot: 'file:///C:/Program%20Files/Sluice/resources/app.asar/out/renderer/', caseInsensitivePaths: true };
+    expect(isTrustedSender({ url: 'file:///c:/Program Files/Sluice/resources/app.asar/out/renderer/index.html', isTopFrame: true, webContentsId: 1 }, win)).toBe(true);
+    expect(isTrustedSender({ url: 'file:///C:/Program%20Files/Sluice/resources/app.asar/out/other/index.html', isTopFrame: true, webContentsId: 1 }, win)).toBe(false);
+    expect(isTrustedSender({ url: 'file:///c:/program files/sluice/resources/app.asar/out/renderer/index.html', isTopFrame: true, webContentsId: 1 }, { ...win, caseInsensitivePaths: false })).toBe(false);
+  });
 });

@@ -269,6 +269,8 @@ export interface TrustedRenderer {
   origin: string;
   /** for file:// origins: the directory the renderer was loaded from (file URLs share one opaque origin) */
   fileRoot?: string;
+  /** compare file paths without regard to case (Windows, macOS default volumes) */
+  caseInsensitivePaths?: boolean;
 }
 
 /**
@@ -288,7 +290,18 @@ export function isTrustedSender(frame: SenderFrame | null | undefined, trusted: 
     if (url.protocol !== 'file:') return false;
     if (trusted.fileRoot === undefined) return true;
     const root = new URL(trusted.fileRoot.endsWith('/') ? trusted.fileRoot : `${trusted.fileRoot}/`);
-    return url.pathname.startsWith(root.pathname);
+    const norm = (p: string) => {
+      let d: string;
+      try {
+        d = decodeURIComponent(p);
+      } catch {
+        return null;
+      }
+      return trusted.caseInsensitivePaths ? d.toLowerCase() : d;
+    };
+    const path = norm(url.pathname);
+    const rootPath = norm(root.pathname);
+    return path !== null && rootPath !== null && !path.includes('/../') && path.startsWith(rootPath);
   }
   return url.origin === trusted.origin;
 }
