@@ -1,16 +1,23 @@
 #!/usr/bin/env node
-// The `sluice` command. Runs the bundled CLI (built by `npm install`'s prepare step into
-// out/cli); in a checkout where it was not built yet, runs the TypeScript sources through tsx.
-import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// Compatibility entry: the `sluice` command is bin/sluice.cjs (see there why it is CommonJS).
+// An ES module entry cannot size libuv's threadpool any more, so unless UV_THREADPOOL_SIZE is
+// already set this re-runs the command through bin/sluice.cjs (one extra process start, ~40 ms).
+import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const built = join(root, 'out', 'cli', 'sluice.mjs');
-if (existsSync(built) && !process.env.SLUICE_FROM_SOURCE) {
-  await import(pathToFileURL(built).href);
+const here = dirname(fileURLToPath(import.meta.url));
+if (process.env.UV_THREADPOOL_SIZE) {
+  await import(pathToFileURL(join(here, 'sluice.cjs')).href);
 } else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  await import(pathToFileURL(join(root, 'src', 'cli', 'main.ts')).href);
+  const child = spawn(process.execPath, [join(here, 'sluice.cjs'), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
+  // Ctrl-C reaches the whole process group: the child cancels its job; we only wait for it.
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  child.on('exit', (code, signal) => {
+    if (signal) process.kill(process.pid, signal);
+    else process.exit(code ?? 1);
+  });
 }

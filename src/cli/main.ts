@@ -1,5 +1,6 @@
-// `sluice`: the command-line face of the engine. First import: the threadpool size (see threadpool.ts).
-import './threadpool';
+// `sluice`: the command-line face of the engine. Started by bin/sluice.cjs, which sizes libuv's
+// threadpool for the background closer first (an ES module entry cannot: see there). Run directly
+// (`node out/cli/sluice.mjs`) the pool keeps its default 4 threads and the closer plans for that.
 import { readFileSync } from 'node:fs';
 import { EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, type CliCommand, type CliIO } from './command';
 import { command as apply } from './commands/apply';
@@ -112,5 +113,5 @@ async function run(): Promise<void> {
   process.exitCode = code;
 }
 
-// Run when executed (node out/cli/sluice.mjs, bin/sluice.mjs), not when imported by tests.
+// Run when executed (bin/sluice.cjs, node out/cli/sluice.mjs), not when imported by tests.
 if (!process.env['SLUICE_CLI_NO_RUN']) await run();

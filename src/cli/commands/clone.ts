@@ -43,7 +43,8 @@ async function promptCredentials(realm: string, url: string, io: CliIO): Promise
 export const command: CliCommand = {
   name: 'clone',
   summary: 'stream-clone a repository served over http(s) by hg serve, sluice serve or any hg server',
-  usage: 'sluice clone URL DEST [--stream auto|v1|v2] [--ca-file PEM] [--no-clone-bundles] [--json] [--debug] [--verify]',
+  usage:
+    'sluice clone URL DEST [--stream auto|v1|v2] [--ca-file PEM] [--no-clone-bundles] [--json] [--debug] [--verify]',
   help: `Clones URL into DEST (which must not exist or be an empty directory) with a stream clone, as
 'hg clone --stream -U URL DEST' does: the repository files are copied as they are on the server,
 then bookmarks and phases. DEST is written beside itself and renamed into place at the end; on
@@ -79,7 +80,8 @@ ${OUTPUT_HELP}`,
     );
     const stream = choice('stream', values.stream, ['auto', 'v1', 'v2'] as const) ?? 'auto';
     const url = positionals[0]!;
-    if (!/^https?:\/\//i.test(url)) throw new UsageError(`URL must start with http:// or https:// (got '${url}')`);
+    if (!/^https?:\/\//i.test(url))
+      throw new UsageError(`URL must start with http:// or https:// (got '${url}')`);
     const closer: Partial<CloserOptions> = {};
     const mode = choice('background-close', values['background-close'], ['on', 'off', 'auto'] as const);
     if (mode) closer.backgroundClose = mode;

@@ -2,7 +2,15 @@
 import { readFileSync } from 'node:fs';
 import { startServer, type CloneBundleFile } from '../../main/engine/wire/server';
 import { isSluiceError } from '../../main/engine/errors';
-import { EXIT_ERROR, EXIT_OK, UsageError, choice, parseCommandArgs, positiveInt, type CliCommand } from '../command';
+import {
+  EXIT_ERROR,
+  EXIT_OK,
+  UsageError,
+  choice,
+  parseCommandArgs,
+  positiveInt,
+  type CliCommand,
+} from '../command';
 
 export const command: CliCommand = {
   name: 'serve',
@@ -49,7 +57,8 @@ per request on stderr; Ctrl-C stops it.
     );
     let port = 8000;
     if (values.port !== undefined) {
-      if (!/^[0-9]+$/.test(values.port) || Number(values.port) > 65535) throw new UsageError(`--port must be 0-65535 (got '${values.port}')`);
+      if (!/^[0-9]+$/.test(values.port) || Number(values.port) > 65535)
+        throw new UsageError(`--port must be 0-65535 (got '${values.port}')`);
       port = Number(values.port);
     }
     const publishing = choice('publishing', values.publishing, ['yes', 'no'] as const);
@@ -75,7 +84,9 @@ per request on stderr; Ctrl-C stops it.
         ...(publishing ? { publishing: publishing === 'yes' } : {}),
         ...(chunkSize ? { chunkSize } : {}),
         ...(values['http-post-args'] ? { httpPostArgs: true } : {}),
-        ...(manifest !== undefined || files.length ? { cloneBundles: { ...(manifest !== undefined ? { manifest } : {}), files } } : {}),
+        ...(manifest !== undefined || files.length
+          ? { cloneBundles: { ...(manifest !== undefined ? { manifest } : {}), files } }
+          : {}),
         ...(values.quiet ? {} : { log: (line: string) => io.stderr.write(line + '\n') }),
       });
     } catch (e) {

@@ -4,17 +4,19 @@
 // closing threads, because close() is slow on some filesystems (NTFS with an antivirus filter:
 // CloseHandle waits for the scan, ~1 ms per file) while the writer could already be writing the
 // next file. Differences from hg, on purpose:
-// - The "threads" are libuv's threadpool: each queued fd is closed with fs.close, at most
-//   `threads` in flight, at most `maxQueue` waiting behind them. The pool must be large enough:
-//   UV_THREADPOOL_SIZE (read once, when the pool starts) should be >= threads + 2 so reads of the
-//   bundle and zlib work still find a free thread. The CLI sets it at startup (src/cli/threadpool.ts);
-//   the app must set it in its engine process before the first async fs call.
+// - The threads are libuv's threadpool and the queue is libuv's work queue: each fd is handed to
+//   fs.close at once, and at most `threads + maxQueue` fds are outstanding (closing or waiting);
+//   beyond that the writer waits (hg's Queue.put(block=True)), without blocking the event loop.
+//   Handing fds over only as earlier closes complete (a JS-side queue) was measured slower: the
+//   completions are seen only when the writer yields to the event loop, so threads sat idle.
+// - The pool's size is the real concurrency. libuv reads UV_THREADPOOL_SIZE once, when the pool
+//   starts; it must be >= threads + THREADPOOL_RESERVE (bundle reads, zlib). bin/sluice.cjs sets it
+//   before anything else runs; the app's engine process must set it before its first async fs call.
+//   planCloser never plans more threads than the pool has.
 // - The first failed close fails the apply: it is thrown by the next close() call and by drain().
 //   hg keeps only the last worker exception and loses one raised after the last enqueue.
 // - Used for every stream format (v1, packed1, v2, store and cache files); hg 6.3.2 enters its
 //   closer for v2 but never opens v2 files with backgroundclose=True.
-// - The writer never blocks the event loop: when the queue is full, close() returns a promise
-//   that resolves once a slot frees up (hg's Queue.put(block=True)).
 import { close as fsClose, closeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { CloseStats } from '../../../shared/events';
@@ -54,21 +56,6 @@ export function threadpoolSizeFor(closeThreads: number): number {
 }
 
 /**
- * The close thread count a command line asks for (`--close-threads N` / `--close-threads=N`), or
- * the default: what a process entry needs before anything else runs (see threadpoolSizeFor).
- */
-export function closeThreadsFromArgv(argv: readonly string[]): number {
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const v =
-      a === '--close-threads' ? argv[i + 1] : a.startsWith('--close-threads=') ? a.slice(16) : undefined;
-    const n = v === undefined ? NaN : Number.parseInt(v, 10);
-    if (Number.isFinite(n) && n > 0) return n;
-  }
-  return DEFAULT_CLOSER_OPTIONS.closeThreads;
-}
-
-/**
  * Resolves on/off/auto and the thresholds into a plan (vfs.backgroundfilecloser.__init__).
  * `auto` is on for Windows (slow CloseHandle) and off elsewhere: on Linux ext4/tmpfs a close costs
  * ~2 µs and handing it to a thread costs more than it saves (measured, see the README's bench table).
@@ -102,10 +89,9 @@ export class BackgroundCloser {
   readonly threads: number;
   private readonly maxQueue: number;
   private readonly closeImpl: CloseImpl;
-  /** fds waiting for a free thread, FIFO (head index instead of shift() to stay O(1)) */
-  private queue: number[] = [];
-  private queueHead = 0;
-  private inFlight = 0;
+  /** fds handed to fs.close and not reported closed yet (closing on the pool or waiting in its queue) */
+  private outstanding = 0;
+  private readonly limit: number;
   private firstError: SluiceError | undefined;
   private spaceWaiter: (() => void) | undefined;
   private idleWaiter: (() => void) | undefined;
@@ -118,6 +104,7 @@ export class BackgroundCloser {
     this.background = plan.background;
     this.threads = plan.background ? Math.max(1, plan.threads) : 0;
     this.maxQueue = Math.max(1, plan.maxQueue);
+    this.limit = this.threads + this.maxQueue;
     this.closeImpl = closeImpl ?? fsClose;
     // One bound callback for every close: no closure per file.
     this.onClosed = (err) => this.closed(err);
@@ -125,8 +112,10 @@ export class BackgroundCloser {
 
   /**
    * Hands over a file the writer is done with. Returns undefined when the fd was closed
-   * synchronously or queued, a promise when the queue is full (await it before the next file).
-   * Throws the first failed background close (the fd passed in is still closed).
+   * synchronously or handed to the pool, a promise when `threads + maxQueue` fds are outstanding
+   * (await it before the next file: it hands the fd over once a close completes, or rejects with
+   * the first close error). Throws the first failed background close (the fd passed in is still
+   * closed).
    */
   close(fd: number): Promise<void> | undefined {
     if (this.firstError) {
@@ -145,17 +134,23 @@ export class BackgroundCloser {
       this.syncClosed++;
       return undefined;
     }
-    if (this.inFlight < this.threads) {
-      this.start(fd);
-      return undefined;
-    }
-    this.queue.push(fd);
-    if (this.queue.length - this.queueHead < this.maxQueue) return undefined;
+    if (this.outstanding >= this.limit) return this.waitForSpace(fd);
+    this.start(fd);
+    return undefined;
+  }
+
+  private waitForSpace(fd: number): Promise<void> {
     const t0 = performance.now();
-    return new Promise<void>((resolve) => {
+    return new Promise<void>((resolve, reject) => {
       this.spaceWaiter = () => {
         this.writerWaitMs += performance.now() - t0;
-        resolve();
+        if (this.firstError) {
+          this.closeQuietly(fd);
+          reject(this.firstError);
+        } else {
+          this.start(fd);
+          resolve();
+        }
       };
     });
   }
@@ -166,7 +161,7 @@ export class BackgroundCloser {
    * error, so no fd outlives the job (a temp dir with open files cannot be removed on Windows).
    */
   async drain(): Promise<CloseStats> {
-    if (this.inFlight > 0 || this.queue.length > this.queueHead) {
+    if (this.outstanding > 0) {
       const t0 = performance.now();
       await new Promise<void>((resolve) => {
         this.idleWaiter = resolve;
@@ -188,31 +183,20 @@ export class BackgroundCloser {
   }
 
   private start(fd: number): void {
-    this.inFlight++;
+    this.outstanding++;
     this.closeImpl(fd, this.onClosed);
   }
 
   private closed(err: NodeJS.ErrnoException | null): void {
-    this.inFlight--;
-    if (err) {
-      this.firstError ??= closeFailed(err);
-    } else {
-      this.backgroundClosed++;
-    }
-    if (this.queue.length > this.queueHead) {
-      const next = this.queue[this.queueHead++]!;
-      if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
-        this.queue = this.queue.slice(this.queueHead);
-        this.queueHead = 0;
-      }
-      this.start(next);
-    }
+    this.outstanding--;
+    if (err) this.firstError ??= closeFailed(err);
+    else this.backgroundClosed++;
     const waiter = this.spaceWaiter;
-    if (waiter && (this.firstError || this.queue.length - this.queueHead < this.maxQueue)) {
+    if (waiter) {
       this.spaceWaiter = undefined;
       waiter();
     }
-    if (this.idleWaiter && this.inFlight === 0 && this.queue.length === this.queueHead) {
+    if (this.idleWaiter && this.outstanding === 0) {
       const idle = this.idleWaiter;
       this.idleWaiter = undefined;
       idle();

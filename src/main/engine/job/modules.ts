@@ -22,7 +22,8 @@ export type CloneFromUrl = (request: CloneRequest, ctx: JobContext) => Promise<C
 export type VerifyRepository = (
   repoRoot: string,
   ctx?: JobContext,
-) => Promise<{ bytes?: number; files?: number } | void>;
+  opts?: { emitStart?: boolean },
+) => Promise<{ bytes?: number; revlogFiles?: number; files?: number } | void>;
 
 async function load<T>(what: string, importModule: () => Promise<unknown>, exportName: string): Promise<T> {
   let mod: Record<string, unknown>;

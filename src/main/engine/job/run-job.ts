@@ -130,8 +130,13 @@ async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResu
 async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobResult> {
   const verifyRepository = await loadVerifyRepository();
   ctx.phase('verify');
-  const report = await verifyRepository(request.repo, ctx);
-  return { bytes: report?.bytes ?? 0, files: report?.files ?? 0, result: request.repo };
+  // a standalone verify emits its own start event (inside apply/clone the job's start is enough)
+  const report = await verifyRepository(request.repo, ctx, { emitStart: true });
+  return {
+    bytes: report?.bytes ?? 0,
+    files: report?.revlogFiles ?? report?.files ?? 0,
+    result: request.repo,
+  };
 }
 
 async function verifyAfter(repo: string, ctx: JobContext): Promise<void> {
