@@ -59,7 +59,13 @@ export function decompressChunk(chunk: Uint8Array, maxOutput: number): Uint8Arra
         return zlib.inflateSync(chunk, { maxOutputLength: Math.max(1, maxOutput) });
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
-        const why = err.code === 'ERR_BUFFER_TOO_LARGE' ? `more than ${maxOutput} bytes` : err.message;
+        // Python's zlib words it "Error -3 while decompressing data: incorrect header check"
+        let why = err.message;
+        if (err.code === 'ERR_BUFFER_TOO_LARGE') why = `more than ${maxOutput} bytes`;
+        else if (typeof err.errno === 'number') {
+          const text = err.errno === -5 ? 'incomplete or truncated stream' : err.message;
+          why = `Error ${err.errno} while decompressing data: ${text}`;
+        }
         throw new SluiceError('REVLOG', `revlog decompress error: ${why}`, { problem: 'decompress' });
       }
     case 'zstd':

@@ -319,6 +319,7 @@ export class RevlogIndexParser {
       const what = this.pendingLen > 0 ? `${this.pendingLen} of ${ENTRY_SIZE} entry bytes` : `${this.skip} chunk bytes missing`;
       throw revlogError(name, 'truncated-entry', `index ${name} is corrupted: truncated revision ${rev} (${what})`, {
         rev,
+        reason: `index ${name} is corrupted`,
       });
     }
     const entries = this.entries.subarray(0, this.count * ENTRY_SIZE);
@@ -346,6 +347,7 @@ export class RevlogIndexParser {
       if (clen < 0) {
         throw revlogError(this.name, 'bad-length', `index ${this.name} is corrupted: negative chunk length ${clen} at revision ${this.count}`, {
           rev: this.count,
+          reason: `index ${this.name} is corrupted`,
         });
       }
       let pos = this.inlinePos!;

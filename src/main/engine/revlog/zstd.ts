@@ -35,7 +35,8 @@ export interface ZstdFrameInfo {
 }
 
 function zerr(message: string): SluiceError {
-  return new SluiceError('REVLOG', `revlog decompress error: ${message}`, { problem: 'decompress' });
+  // hg (python-zstandard) says "revlog decompress error: zstd decompressor error: <zstd's words>"
+  return new SluiceError('REVLOG', `revlog decompress error: zstd decompressor error: ${message}`, { problem: 'decompress' });
 }
 
 /**
