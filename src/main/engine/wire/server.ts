@@ -14,13 +14,14 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { SluiceError } from '../errors';
-import { Bundle2Writer, type Bundle2OutPart } from '../format/bundle2';
+import type { Bundle2OutPart } from '../format/bundle2';
+import { bundle2Reply, bundle2ReplyLength, type ReplyPart } from './bundle2-reply';
 import { stream2Params } from '../format/stream2';
 import { inspectBundleFile } from '../format/bundle-file';
 import { decodeBundle2Caps, encodeBundle2Caps, serverBundle2Caps } from './capabilities';
 import { SERVER_WIRE_ENGINES, compressWire, type WireEngine } from './codec';
 import { ServedRepo, type RepoSnapshot } from './repo-state';
-import { serverStream2, serverStreamOut } from './server-streams';
+import { StoreLocked, serverStream2, serverStreamOut } from './server-streams';
 import { branchMapOf } from './branchmap';
 import {
   decodeNodeList,
@@ -39,6 +40,8 @@ const HGERRTYPE = 'application/hg-error';
 const BUNDLE2_REQUIRED =
   'incompatible Mercurial client; bundle2 required\n(see https://www.mercurial-scm.org/wiki/IncompatibleClient)\n';
 const ONLY_STREAM = 'sluice serve only serves stream clones';
+/** corked bytes before a flush */
+const FLUSH_BYTES = 256 * 1024;
 const ONLY_STREAM_HINT = 'clone with hg clone --stream (pulls and non-stream clones need hg serve)';
 
 export interface CloneBundleFile {
@@ -295,14 +298,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     return { mediaType: HGTYPE, engine: 'zlib' };
   }
 
-  async function getbundle(r: Request): Promise<{ parts: Bundle2OutPart[]; preferUncompressed: boolean }> {
+  async function getbundle(r: Request): Promise<{ parts: ReplyPart[]; preferUncompressed: boolean }> {
     const a = r.args;
     const bool = (k: string, dflt: boolean): boolean => (a.has(k) ? a.get(k) !== '0' && a.get(k) !== '' : dflt);
     const bundlecaps = new Set((a.get('bundlecaps') ?? '').split(','));
     const b2caps = new Map<string, string[]>();
     for (const c of bundlecaps) if (c.startsWith('bundle2=')) for (const [k, v] of decodeBundle2Caps(unquote(c.slice(8)))) b2caps.set(k, v);
     const snap = r.snap;
-    const parts: Bundle2OutPart[] = [];
+    const parts: ReplyPart[] = [];
     let preferUncompressed = false;
 
     if (bool('stream', false)) {
@@ -314,7 +317,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       }
       if (a.get('includepats') || a.get('excludepats')) throw new CommandAbort('server does not support narrow stream clones');
       const s = await serverStream2(snap, r.signal);
-      parts.push({ type: 'stream2', mandatoryParams: stream2Params(s.files, s.bytes, snap.streamRequirements), data: s.payload });
+      parts.push({
+        type: 'stream2',
+        mandatoryParams: stream2Params(s.files, s.bytes, snap.streamRequirements),
+        data: s.payload,
+        payloadLength: s.payloadLength,
+      });
       preferUncompressed = true;
     }
     if (bool('cg', true)) {
@@ -378,25 +386,47 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     return buf.length;
   }
 
-  async function sendStream(res: http.ServerResponse, contentType: string, body: AsyncIterable<Uint8Array>): Promise<number> {
-    res.writeHead(200, 'Script output follows', { 'Content-Type': contentType });
+  /**
+   * A streamed 200 reply with backpressure. Writes are corked and flushed every ~256 KiB so the
+   * many small pieces of a framed payload (4-byte headers, views) leave in few writev calls.
+   */
+  async function sendStream(
+    res: http.ServerResponse,
+    contentType: string,
+    body: AsyncIterable<Uint8Array>,
+    contentLength?: number,
+  ): Promise<number> {
+    res.writeHead(200, 'Script output follows', {
+      'Content-Type': contentType,
+      ...(contentLength !== undefined ? { 'Content-Length': String(contentLength) } : {}),
+    });
     let sent = 0;
+    let batched = 0;
+    res.cork();
     try {
       for await (const chunk of body) {
         if (res.destroyed) break;
         sent += chunk.length;
-        if (!res.write(chunk)) {
-          await new Promise<void>((resolve) => {
-            const done = (): void => {
-              res.off('drain', done);
-              res.off('close', done);
-              resolve();
-            };
-            res.on('drain', done);
-            res.on('close', done);
-          });
+        batched += chunk.length;
+        const ok = res.write(chunk);
+        if (batched >= FLUSH_BYTES || !ok) {
+          res.uncork();
+          batched = 0;
+          if (res.writableNeedDrain) {
+            await new Promise<void>((resolve) => {
+              const done = (): void => {
+                res.off('drain', done);
+                res.off('close', done);
+                resolve();
+              };
+              res.on('drain', done);
+              res.on('close', done);
+            });
+          }
+          res.cork();
         }
       }
+      res.uncork();
       res.end();
     } catch (e) {
       // a producer failure that is not framed in-band: cut the connection so the client sees it
@@ -500,7 +530,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           return { status: 200, bytes: await send(res, 200, HGTYPE, await batch(r)) };
         case 'stream_out': {
           if (!r.snap.streamAllowed) return { status: 200, bytes: await send(res, 200, HGTYPE, '1\n') };
-          return { status: 200, bytes: await sendStream(res, HGTYPE, serverStreamOut(r.snap, r.signal)) };
+          let out: Awaited<ReturnType<typeof serverStreamOut>>;
+          try {
+            out = await serverStreamOut(r.snap, r.signal);
+          } catch (e) {
+            // generatev1wireproto: `2\n` when the repository lock cannot be had
+            if (e instanceof StoreLocked) return { status: 200, bytes: await send(res, 200, HGTYPE, '2\n') };
+            throw e;
+          }
+          return { status: 200, bytes: await sendStream(res, HGTYPE, out.body, out.length) };
         }
         case 'getbundle': {
           const caps = (args.get('bundlecaps') ?? '').split(',');
@@ -510,19 +548,27 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
             built = await getbundle(r);
           } catch (e) {
             if (!(e instanceof CommandAbort)) throw e;
-            const w = new Bundle2Writer({ chunkSize });
-            w.addPart({
+            const abort: Bundle2OutPart = {
               type: 'error:abort',
               mandatoryParams: [['message', e.message]],
               ...(e.hint ? { advisoryParams: [['hint', e.hint]] } : {}),
-            });
+            };
             const { mediaType, engine } = responseType(r, true);
-            return { status: 200, bytes: await sendStream(res, mediaType, framed(mediaType, engine, w.chunks())) };
+            return { status: 200, bytes: await sendStream(res, mediaType, framed(mediaType, engine, bundle2Reply([abort], chunkSize))) };
           }
-          const w = new Bundle2Writer({ chunkSize });
-          for (const p of built.parts) w.addPart(p);
           const { mediaType, engine } = responseType(r, built.preferUncompressed);
-          return { status: 200, bytes: await sendStream(res, mediaType, framed(mediaType, engine, endOnInterrupt(w.chunks()))) };
+          let interrupted = false;
+          const reply = bundle2Reply(built.parts, chunkSize, (e) => {
+            interrupted = true;
+            logLine(req, 200, 0, Date.now(), `stream interrupted: ${(e as Error).message}`);
+          });
+          // uncompressed replies have a known size: Content-Length spares both sides the chunked
+          // transfer framing (hg's Python client pays per HTTP chunk)
+          const inner = engine === 'none' ? bundle2ReplyLength(built.parts, chunkSize) : null;
+          const length = inner === null ? undefined : inner + (mediaType === HGTYPE2 ? 1 + engine.length : 0);
+          const sent = await sendStream(res, mediaType, framed(mediaType, engine, reply), length);
+          if (interrupted && length !== undefined) res.destroy(); // fewer bytes than announced: end the connection
+          return { status: 200, bytes: sent };
         }
         case 'unbundle':
         case 'pushkey':
@@ -596,15 +642,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         server.closeIdleConnections();
       }),
   };
-}
-
-/** bundle2 chunks after the writer rethrew a producer error: the interrupt was framed, stop there. */
-async function* endOnInterrupt(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  try {
-    for await (const c of src) yield c;
-  } catch {
-    // Bundle2Writer already emitted the interrupt + error:abort part; hg ends the reply here too
-  }
 }
 
 /** genversion2: the 0.2 engine header, then the engine's stream. */

@@ -1,0 +1,170 @@
+// Wire benchmark (not a test): stream clones over loopback, side by side.
+//   1. clients on the same `hg serve`: `sluice clone` vs `hg clone --stream -U`
+//   2. servers for the same client: `hg clone --stream -U` against `sluice serve` vs `hg serve`
+//   3. sluice serve with 4 KiB vs 32 KiB bundle2 payload chunks
+// Columns: wall, client CPU (user/sys, from wait4), MB/s of store data, client peak RSS, server CPU
+// for that clone (utime+stime delta from /proc/PID/stat) and server peak RSS (VmHWM).
+//
+//   node scripts/bench/wire-bench.mjs [CORPUS] [--reps N]     (default corpus /dev/shm/corpus-medium)
+// or through `npm run bench -- --sections wire`, which calls run({ corpusDir, workDir, reps, say }).
+// Clones go to new directories under workDir (tmpfs) and are deleted after each measurement.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fmtTable, measure } from './measure.mjs';
+
+const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
+const SLUICE = join(ROOT, 'out', 'cli', 'sluice.mjs');
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+function storeBytes(repo) {
+  let bytes = 0;
+  const walk = (d) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) bytes += statSync(p).size;
+    }
+  };
+  walk(join(repo, '.hg', 'store'));
+  return bytes;
+}
+
+/** utime + stime of a process, in ms */
+function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+function peakRssMb(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : 0;
+}
+
+async function waitHttp(url, timeoutMs = 30_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const r = await fetch(url);
+      await r.arrayBuffer();
+      return;
+    } catch {
+      if (Date.now() > end) throw new Error(`${url} did not come up`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+async function freePort() {
+  const net = await import('node:net');
+  return new Promise((res, rej) => {
+    const s = net.createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => res(p));
+    });
+  });
+}
+
+async function startServer(kind, corpus, extra = []) {
+  const port = await freePort();
+  const env = { ...process.env, HGPLAIN: '1', HGRCPATH: '' };
+  const proc =
+    kind === 'hg'
+      ? spawn('hg', ['serve', '-R', corpus, '-a', '127.0.0.1', '-p', String(port), ...extra], { stdio: 'ignore', env })
+      : spawn(process.execPath, [SLUICE, 'serve', corpus, '--port', String(port), '-q', ...extra], { stdio: 'ignore', env });
+  const url = `http://127.0.0.1:${port}/`;
+  await waitHttp(`${url}?cmd=capabilities`);
+  return { url, pid: proc.pid, proc, stop: () => proc.kill('SIGTERM') };
+}
+
+export async function run({ corpusDir, workDir, reps = 3, say = console.log } = {}) {
+  const corpus = resolve(corpusDir ?? '/dev/shm/corpus-medium');
+  if (!existsSync(join(corpus, '.hg', 'store', '00changelog.i'))) throw new Error(`wire-bench: no repository at ${corpus}`);
+  if (!existsSync(SLUICE)) spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { stdio: 'inherit' });
+  const work = workDir ?? mkdtempSync('/dev/shm/sluice-wire-bench-');
+  mkdirSync(work, { recursive: true });
+  const bytes = storeBytes(corpus);
+  let n = 0;
+  const servers = {};
+  const rows = [];
+  try {
+    servers.hg = await startServer('hg', corpus);
+    servers.sl32 = await startServer('sluice', corpus);
+    servers.sl4 = await startServer('sluice', corpus, ['--chunk-size', '4096']);
+
+    /** one clone: client rusage from measure(), server CPU delta from /proc */
+    const once = async (client, server) => {
+      const dest = join(work, `clone-${++n}`);
+      const args =
+        client === 'hg'
+          ? ['hg', ['clone', '-q', '--stream', '-U', server.url, dest]]
+          : [process.execPath, [SLUICE, 'clone', server.url, dest, '-q', '--stream', 'v2']];
+      const before = cpuMs(server.pid);
+      const r = await measure(args[0], args[1], { env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' } });
+      const serverCpu = cpuMs(server.pid) - before;
+      rmSync(dest, { recursive: true, force: true });
+      if (r.code !== 0) throw new Error(`${client} clone from ${server.url} failed: ${r.stderr}`);
+      return { ...r, serverCpu };
+    };
+    const median = async (client, server) => {
+      await once(client, server); // warm-up (page cache, server snapshot)
+      const rs = [];
+      for (let i = 0; i < reps; i++) rs.push(await once(client, server));
+      rs.sort((a, b) => a.wallMs - b.wallMs);
+      return rs[Math.floor(rs.length / 2)];
+    };
+    const add = (label, client, server, r) =>
+      rows.push([
+        label,
+        client,
+        server,
+        (r.wallMs / 1000).toFixed(3),
+        (r.userMs / 1000).toFixed(3),
+        (r.sysMs / 1000).toFixed(3),
+        (bytes / 1e6 / (r.wallMs / 1000)).toFixed(1),
+        (r.maxRssKb / 1024).toFixed(0),
+        (r.serverCpu / 1000).toFixed(3),
+      ]);
+
+    const hgOnHg = await median('hg', servers.hg);
+    const slOnHg = await median('sluice', servers.hg);
+    const hgOnSl = await median('hg', servers.sl32);
+    const slOnSl = await median('sluice', servers.sl32);
+    const hgOnSl4 = await median('hg', servers.sl4);
+    const slOnSl4 = await median('sluice', servers.sl4);
+    add('1. clients, same server', 'hg clone --stream -U', 'hg serve', hgOnHg);
+    add('', 'sluice clone', 'hg serve', slOnHg);
+    add('2. servers, same client', 'hg clone --stream -U', 'sluice serve (32 KiB)', hgOnSl);
+    add('', 'sluice clone', 'sluice serve (32 KiB)', slOnSl);
+    add('3. chunk size', 'hg clone --stream -U', 'sluice serve (4 KiB)', hgOnSl4);
+    add('', 'sluice clone', 'sluice serve (4 KiB)', slOnSl4);
+
+    const text = [
+      `\n## wire: stream clone over loopback, ${corpus} (${(bytes / 1e6).toFixed(1)} MB store), median of ${reps}`,
+      fmtTable(['', 'client', 'server', 'wall s', 'client user s', 'client sys s', 'MB/s', 'client RSS MB', 'server CPU s'], rows),
+      '',
+      `server peak RSS: hg serve ${peakRssMb(servers.hg.pid).toFixed(0)} MB, sluice serve (32 KiB) ${peakRssMb(servers.sl32.pid).toFixed(0)} MB, ` +
+        `sluice serve (4 KiB) ${peakRssMb(servers.sl4.pid).toFixed(0)} MB`,
+      `client on hg serve: sluice ${(hgOnHg.wallMs / slOnHg.wallMs).toFixed(2)}x hg's speed; ` +
+        `hg client on sluice serve vs hg serve: ${(hgOnHg.wallMs / hgOnSl.wallMs).toFixed(2)}x throughput, server CPU ${(hgOnSl.serverCpu / 1000).toFixed(3)} s vs ${(hgOnHg.serverCpu / 1000).toFixed(3)} s`,
+    ].join('\n');
+    say(text);
+    return undefined;
+  } finally {
+    for (const s of Object.values(servers)) s.stop();
+    if (!workDir) rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const args = process.argv.slice(2);
+  const repsAt = args.indexOf('--reps');
+  const reps = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
+  const corpus = args.find((a, i) => !a.startsWith('--') && (repsAt < 0 || i !== repsAt + 1));
+  await run({ corpusDir: corpus, reps });
+}
