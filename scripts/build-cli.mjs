@@ -15,6 +15,10 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'esm',
+  // Commands load on demand (src/cli/main.ts): with splitting, each lazily imported module and
+  // the node builtins it needs (node:http, tls, ws for clone/serve) stay out of the start path.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   target: 'node20',
   packages: 'external',
   sourcemap: true,

@@ -28,7 +28,8 @@ export async function runJobForCli(request: JobRequest, flags: OutputFlags, io: 
     return EXIT_OK;
   } catch (e) {
     render.clearBar();
-    if (isSluiceError(e) && e.code === 'CANCELLED') {
+    // After Ctrl-C any failure is its consequence (a read cut short, a closed pipe): report the interrupt.
+    if ((isSluiceError(e) && e.code === 'CANCELLED') || io.signal.aborted) {
       io.stderr.write('interrupted!\n');
       return EXIT_INTERRUPTED;
     }
