@@ -1,13 +1,15 @@
 // Bundles the CLI (and the engine it carries) into out/cli with esbuild, so `npx sluice` starts
 // fast without a TypeScript loader. Run by `npm install` (prepare) and `npm run build`.
 import { build } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 
 const entryPoints = { sluice: 'src/cli/main.ts' };
 if (!existsSync(entryPoints.sluice)) {
   console.log('build-cli: src/cli/main.ts not there yet, nothing to build');
   process.exit(0);
 }
+// chunk names carry content hashes: start clean so old chunks do not pile up
+rmSync('out/cli', { recursive: true, force: true });
 await build({
   entryPoints,
   outdir: 'out/cli',
