@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from './server';
 
@@ -48,6 +49,13 @@ describe.each(['default', 'legacy'])('sluice serve, %s fixture', (name) => {
     expect(r.type).toBe('application/mercurial-0.2');
     expect(r.body.equals(fixture('getbundle-stream2.bin'))).toBe(true);
     expect(Number(r.length)).toBe(r.body.length);
+  });
+
+  it('a client without 0.2 gets application/mercurial-0.1, zlib-compressed (hg: always zlib)', async () => {
+    const r = await get(`${servers[name]!.url}?cmd=getbundle`, { 'X-HgArg-1': 'bundlecaps=HG20&cg=0&stream=1' });
+    expect(r.type).toBe('application/mercurial-0.1');
+    expect(r.body[0]).toBe(0x78);
+    expect(inflateSync(r.body).equals(fixture('getbundle-stream2.bin').subarray(5))).toBe(true);
   });
 
   it('stream_out is byte-identical to hg serve (0.1, never compressed)', async () => {

@@ -1,0 +1,66 @@
+// The `sluice clone` command end to end (a child process, as users run it): NDJSON events, exit
+// codes, the clear NO_STREAM message, nothing left at DEST on failure.
+
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SluiceEvent } from '../../src/shared/events';
+import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import { ROOT, extractFixture, hasHg, hgAsync, removeDir, tempDir } from './wire-support';
+
+function sluice(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'bin', 'sluice.mjs'), ...args],
+      { env: { ...process.env, SLUICE_FROM_SOURCE: '1' }, encoding: 'utf8', timeout: 120_000 },
+      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('sluice clone (CLI)', () => {
+  let work = '';
+  let server: RunningServer;
+  let closed: RunningServer;
+
+  beforeAll(async () => {
+    work = tempDir('cli');
+    const repo = extractFixture('default', work);
+    server = await startServer({ repo });
+    closed = await startServer({ repo, uncompressed: false });
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await closed.close();
+    removeDir(work);
+  });
+
+  it('clones with --json: start, progress, done events; the clone verifies', async () => {
+    const dest = join(work, 'ok');
+    const r = await sluice(['clone', server.url, dest, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as SluiceEvent);
+    const start = events.find((e) => e.type === 'start');
+    expect(start).toMatchObject({ kind: 'clone', format: 'stream-v2', source: server.url });
+    expect(events.some((e) => e.type === 'files')).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: 'done', result: dest });
+    expect(readFileSync(join(dest, '.hg', 'bookmarks'), 'utf8')).toMatch(/^[0-9a-f]{40} mybook\n$/);
+    if (hasHg) expect((await hgAsync(['-R', dest, 'verify', '-q'])).status).toBe(0);
+  });
+
+  it('a server that allows no stream clone: exit 1, a clear message, nothing at DEST', async () => {
+    const dest = join(work, 'nostream');
+    const r = await sluice(['clone', closed.url, dest]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^abort: the server allows no stream clone/m);
+    expect(existsSync(dest)).toBe(false);
+  });
+
+  it('usage errors exit 2', async () => {
+    expect((await sluice(['clone', 'ftp://host/x', join(work, 'u')])).code).toBe(2);
+    expect((await sluice(['clone', server.url, join(work, 'u'), '--stream', 'v3'])).code).toBe(2);
+  });
+});
