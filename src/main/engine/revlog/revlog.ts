@@ -178,6 +178,8 @@ class TextCache {
 }
 
 const DEFAULT_WHOLE_FILE = 4 << 20;
+/** see Revlog.chunk */
+const CHUNK_SLACK = 1 << 20;
 
 export class Revlog {
   private readonly cache: TextCache;
@@ -252,8 +254,10 @@ export class Revlog {
 
   /**
    * rev's chunk decompressed (a full text, or a delta against deltaParent(rev)). The output bound
-   * comes from the index sizes (a delta is at most 12 bytes per hunk plus what it inserts) or zlib's
-   * best ratio, whichever is larger, so honest chunks always fit and a lying size cannot allocate.
+   * comes from the index: a full text is rawSize bytes, a delta at most 12 bytes per hunk plus
+   * what it inserts. 1 MiB of slack lets a slightly wrong size field still decompress (verify then
+   * reports hg's "unpacked size is X, Y expected"), while a lying size or a zlib/zstd bomb stops
+   * there instead of allocating what the bomb expands to.
    */
   async chunk(rev: number): Promise<Uint8Array> {
     const raw = await this.rawChunk(rev);
@@ -264,9 +268,8 @@ export class Revlog {
     const dp = index.deltaParent(rev);
     const baseSize = dp >= 0 && dp < index.length ? Math.max(0, index.rawSize(dp)) : 0;
     const sizeBound = dp === NULL_REV ? rawSize : 13 * (baseSize + rawSize + 1);
-    const ratioBound = 1032 * raw.length + 65536; // zlib's best ratio is ~1032:1
     try {
-      return decompressChunk(raw, Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, ratioBound)));
+      return decompressChunk(raw, Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK)));
     } catch (e) {
       throw this.wrap(e, rev);
     }

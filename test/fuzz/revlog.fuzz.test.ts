@@ -1,0 +1,242 @@
+// Fuzzing the revlog readers (VERIFY): index parser, chunk decoding, mpatch, the revision reader,
+// the changelog/manifest/filelog text parsers and verify itself, on mutated fixture revlogs and on
+// structured synthetic ones.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { deflateSync } from 'node:zlib';
+import { RevlogIndexParser, parseRevlogIndex } from '../../src/main/engine/revlog/index';
+import { Revlog } from '../../src/main/engine/revlog/revlog';
+import { chunkNeedsPreparation, decompressChunk } from '../../src/main/engine/revlog/chunk';
+import { prepareZstd } from '../../src/main/engine/revlog/zstd';
+import { applyDelta, patchText } from '../../src/main/engine/revlog/mpatch';
+import { copySource, parseChangelogEntry, parseManifest } from '../../src/main/engine/revlog/texts';
+import { buildRevlog, extractFixtureRepo, makeTempDir, removeDir } from '../../src/main/engine/revlog/test-support';
+import { verifyRepository } from '../../src/main/engine/verify/verify';
+import { cutsArb, mutate, mutatedArb, params, parsesOrSluiceError, splitBy } from './fuzz-support';
+
+interface RevlogFile {
+  name: string;
+  index: Buffer;
+  data?: Buffer;
+}
+
+let tmp: string;
+const fixtureRevlogs: RevlogFile[] = [];
+/** on-disk (encoded) revlog paths of the default fixture repo, without .i */
+const defaultNames: string[] = [];
+const chunks: Buffer[] = [];
+beforeAll(async () => {
+  tmp = makeTempDir('fuzz');
+  for (const shape of ['default', 'legacy'] as const) {
+    const dir = join(tmp, shape);
+    mkdirSync(dir);
+    extractFixtureRepo(shape, dir);
+    const store = join(dir, '.hg', 'store');
+    const walk = (d: string): void => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith('.i')) {
+          const index = readFileSync(p);
+          let data: Buffer | undefined;
+          try {
+            data = readFileSync(p.replace(/\.i$/, '.d'));
+          } catch {
+            data = undefined;
+          }
+          const name = relative(store, p).replace(/\.i$/, '');
+          fixtureRevlogs.push({ name, index, data });
+          if (shape === 'default') defaultNames.push(name);
+        }
+      }
+    };
+    walk(store);
+  }
+  // every stored chunk of every fixture revlog (zstd, zlib, stored, raw)
+  for (const f of fixtureRevlogs) {
+    const rl = Revlog.fromBytes(f.name, f.index, f.data);
+    for (let r = 0; r < rl.length; r++) chunks.push(Buffer.from(await rl.rawChunk(r)));
+  }
+  await prepareZstd();
+}, 60_000);
+afterAll(() => removeDir(tmp));
+
+/** Reads every revision (node ids checked) and walks their texts with the matching parser. */
+async function readEverything(name: string, index: Uint8Array, data?: Uint8Array): Promise<void> {
+  const rl = Revlog.fromBytes(name, index, data, { cacheBytes: 1 << 16 });
+  rl.index.problems(10);
+  for (let r = 0; r < rl.length; r++) {
+    let text: Uint8Array;
+    try {
+      text = await rl.revision(r);
+    } catch {
+      // a SluiceError for this revision: try the unchecked read too, it must not crash either
+      try {
+        text = await rl.revision(r, { check: false });
+      } catch (e) {
+        if (r === rl.length - 1) throw e;
+        continue;
+      }
+    }
+    if (name === '00changelog') parseChangelogEntry(text);
+    else if (name === '00manifest') parseManifest(text, () => undefined);
+    else copySource(text);
+    if (rl.index.deltaParent(r) >= 0) patchText(await rl.chunk(r));
+  }
+}
+
+describe('fuzz: revlog index parser', () => {
+  it('mutated fixture NAME.i files, split anywhere: parse or REVLOG/SluiceError', async () => {
+    await fc.assert(
+      fc.asyncProperty(mutatedArb(fixtureRevlogs.map((f) => f.index)), cutsArb(), async (m, cuts) => {
+        const name = fixtureRevlogs[m.input]!.name;
+        const outcome = await parsesOrSluiceError(() => {
+          const p = new RevlogIndexParser(name, { sizeHint: m.bytes.length });
+          for (const piece of splitBy(m.bytes, cuts)) p.push(piece);
+          const ix = p.finish();
+          const whole = parseRevlogIndex(name, m.bytes);
+          expect(whole.length).toBe(ix.length); // the split never changes the result
+          ix.problems(ix.length);
+        }, `index ${name}`);
+        expect(outcome === 'ok' || outcome.startsWith('sluice:')).toBe(true);
+      }),
+      params(300),
+    );
+  });
+
+  it('random bytes behind a valid or random header', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(0x00010001, 0x00030001, 0x00020001, 0x00000001, 0x0001dead, 0xffffffff),
+        fc.uint8Array({ maxLength: 600 }),
+        async (header, rest) => {
+          const b = Buffer.concat([Buffer.alloc(4), rest]);
+          b.writeUInt32BE(header >>> 0, 0);
+          await parsesOrSluiceError(() => readEverything('data/r', b, rest), 'random index');
+        },
+      ),
+      params(300),
+    );
+  });
+});
+
+describe('fuzz: chunks and deltas', () => {
+  it('mutated fixture chunks (zstd, zlib, stored) decode or fail with REVLOG', async () => {
+    await fc.assert(
+      fc.asyncProperty(mutatedArb(chunks), fc.nat({ max: 1 << 22 }), async (m, bound) => {
+        await parsesOrSluiceError(async () => {
+          const prep = chunkNeedsPreparation(m.bytes);
+          if (prep) await prep;
+          const out = decompressChunk(m.bytes, bound);
+          expect(out.length).toBeLessThanOrEqual(Math.max(bound, m.bytes.length));
+        }, 'chunk');
+      }),
+      params(400),
+    );
+  });
+
+  it('random deltas on random bases: apply or REVLOG bad-delta, never an out-of-bounds read', async () => {
+    const hunk = fc.record({ start: fc.integer({ min: -2, max: 70 }), end: fc.integer({ min: -2, max: 70 }), data: fc.uint8Array({ maxLength: 20 }), lie: fc.integer({ min: -3, max: 3 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ maxLength: 64 }), fc.array(hunk, { maxLength: 6 }), fc.nat({ max: 20 }), async (base, hunks, cut) => {
+        const delta = Buffer.concat(
+          hunks.map((h) => {
+            const head = Buffer.alloc(12);
+            head.writeInt32BE(h.start, 0);
+            head.writeInt32BE(h.end, 4);
+            head.writeInt32BE(h.data.length + (h.lie === 3 ? 1000 : 0), 8);
+            return Buffer.concat([head, h.data]);
+          }),
+        );
+        const d = cut ? delta.subarray(0, Math.max(0, delta.length - cut)) : delta;
+        await parsesOrSluiceError(() => {
+          applyDelta(base, d);
+          patchText(d);
+        }, 'delta');
+      }),
+      params(500),
+    );
+  });
+});
+
+describe('fuzz: revision reader', () => {
+  it('mutated fixture revlogs (index and data): every revision read, texts parsed', async () => {
+    await fc.assert(
+      fc.asyncProperty(mutatedArb(fixtureRevlogs.map((f) => Buffer.concat([f.index, f.data ?? Buffer.alloc(0)]))), async (m) => {
+        const f = fixtureRevlogs[m.input]!;
+        // mutations land in either file: split the mutated concatenation back at the index size
+        const index = m.bytes.subarray(0, Math.min(m.bytes.length, f.index.length));
+        const data = f.data ? m.bytes.subarray(Math.min(m.bytes.length, f.index.length)) : undefined;
+        await parsesOrSluiceError(() => readEverything(f.name, index, data), `revlog ${f.name}`);
+      }),
+      params(300),
+    );
+  });
+
+  it('structured synthetic revlogs with lying fields', async () => {
+    const field = fc.record({ rev: fc.nat({ max: 7 }), offset: fc.constantFrom(0, 8, 12, 16, 20, 24, 28, 32), value: fc.oneof(fc.constantFrom(-1, -2, 0, 1, 7, 8, 65536, 0x7fffffff, -0x80000000), fc.integer()) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.string({ maxLength: 40 }), { minLength: 1, maxLength: 8 }),
+        fc.record({ inline: fc.boolean(), generalDelta: fc.boolean(), compression: fc.constantFrom('none' as const, 'zlib' as const, 'auto' as const) }),
+        fc.array(field, { maxLength: 3 }),
+        async (texts, opts, lies) => {
+          const built = buildRevlog(
+            texts.map((t, i) => ({ text: t + '\n'.repeat(i % 3), ...(i % 4 === 3 ? { full: true } : {}) })),
+            opts,
+          );
+          const index = Buffer.from(built.index);
+          const starts: number[] = [];
+          for (let pos = 0, r = 0; pos + 64 <= index.length; r++) {
+            starts.push(pos);
+            pos += 64 + (opts.inline ? index.readInt32BE(pos + 8) : 0);
+          }
+          for (const lie of lies) {
+            const at = starts[lie.rev % starts.length]! + lie.offset;
+            if (at + 4 <= index.length) index.writeInt32BE(lie.value | 0, at);
+          }
+          await parsesOrSluiceError(() => readEverything('data/s', index, opts.inline ? undefined : built.data), 'synthetic');
+        },
+      ),
+      params(300),
+    );
+  });
+
+  it('declared sizes never allocate: 2^31 text sizes, zlib bombs bounded by the index', async () => {
+    const bomb = deflateSync(Buffer.alloc(64 << 20)); // 64 MiB of zeros in ~64 KiB
+    const built = buildRevlog([{ text: 'x' }], { inline: false, compression: 'none' });
+    const index = Buffer.from(built.index);
+    index.writeInt32BE(bomb.length, 8);
+    index.writeInt32BE(10, 12); // claims a 10-byte text
+    const rl = Revlog.fromBytes('data/bomb', index, bomb);
+    const before = process.memoryUsage().arrayBuffers;
+    const outcome = await parsesOrSluiceError(() => rl.revision(0), 'bomb');
+    expect(outcome).toBe('sluice:REVLOG');
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(48 << 20);
+  });
+});
+
+describe('fuzz: verify on damaged repositories', () => {
+  it('a mutated store file never makes verify crash (it reports or aborts with a SluiceError)', async () => {
+    const base = join(tmp, 'default');
+    const files = defaultNames;
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: files.length - 1 }), fc.boolean(), mutatedArb([Buffer.alloc(1)]).map((m) => m.mutations), async (which, dataFile, mutations) => {
+        const repo = join(tmp, `v${n++}`);
+        mkdirSync(repo);
+        cpSync(join(base, '.hg'), join(repo, '.hg'), { recursive: true });
+        const name = files[which]!;
+        const suffix = dataFile && name === 'data/big.bin' ? '.d' : '.i';
+        // names come from the on-disk walk: already encoded
+        const path = join(repo, '.hg', 'store', name + suffix);
+        writeFileSync(path, mutate(readFileSync(path), mutations));
+        await parsesOrSluiceError(() => verifyRepository(repo, {}, { throwOnErrors: false }), `verify ${name}`);
+        removeDir(repo);
+      }),
+      params(25),
+    );
+  });
+});
