@@ -60,7 +60,7 @@ export class RepoSnapshot {
     readonly root: string,
     readonly storeDir: string,
     readonly graph: ChangelogGraph,
-    phaseRoots: Map<number, string[]>,
+    readonly phaseRoots: Map<number, string[]>,
     readonly bookmarks: [string, string][],
     readonly requirements: Set<string>,
     readonly settings: ServeSettings,
@@ -109,21 +109,17 @@ export class RepoSnapshot {
     });
   }
 
-  /** phases.listphases: draft roots still draft, plus `publishing True` */
+  /**
+   * phases.listphases: the recorded draft roots whose changeset is still draft at most (a
+   * publishing repository lists its local draft roots too), then `publishing True`.
+   */
   listPhases(): [string, string][] {
     const out: [string, string][] = [];
-    if (!this.settings.publishing) {
-      const g = this.graph;
-      for (let r = 0; r < g.length; r++) {
-        if (this.phases[r] !== PHASE_DRAFT) continue;
-        const p1 = g.p1[r]!;
-        const p2 = g.p2[r]!;
-        if ((p1 >= 0 && this.phases[p1] === PHASE_DRAFT) || (p2 >= 0 && this.phases[p2] === PHASE_DRAFT)) continue;
-        out.push([this.hex(r), String(PHASE_DRAFT)]);
-      }
-    } else {
-      out.push(['publishing', 'True']);
+    for (const hex of new Set(this.phaseRoots.get(PHASE_DRAFT) ?? [])) {
+      const r = this.graph.rev(Buffer.from(hex, 'hex').toString('latin1'));
+      if (r !== undefined && this.phases[r]! <= PHASE_DRAFT) out.push([hex, String(PHASE_DRAFT)]);
     }
+    if (this.settings.publishing) out.push(['publishing', 'True']);
     return out;
   }
 

@@ -214,20 +214,26 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       .join('');
   }
 
-  function listkeys(snap: RepoSnapshot, namespace: string): string {
+  /** the listkeys command sorts (wireprotov1server.listkeys); the bundle2 part does not */
+  function listkeys(snap: RepoSnapshot, namespace: string, sorted = true): string {
+    const keys = listkeyPairs(snap, namespace);
+    return encodeKeys(sorted ? keys.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) : keys);
+  }
+
+  function listkeyPairs(snap: RepoSnapshot, namespace: string): [string, string][] {
     switch (namespace) {
       case 'bookmarks':
-        return encodeKeys(snap.servedBookmarks());
+        return snap.servedBookmarks();
       case 'phases':
-        return encodeKeys(snap.listPhases());
+        return snap.listPhases();
       case 'namespaces':
-        return encodeKeys([
+        return [
           ['bookmarks', ''],
           ['namespaces', ''],
           ['phases', ''],
-        ]);
+        ];
       default:
-        return '';
+        return [];
     }
   }
 
@@ -349,7 +355,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (data.length) parts.push({ type: 'bookmarks', data });
     }
     for (const ns of a.has('listkeys') ? a.get('listkeys')!.split(',') : []) {
-      parts.push({ type: 'listkeys', mandatoryParams: [['namespace', ns]], data: Buffer.from(listkeys(snap, ns), 'latin1') });
+      parts.push({ type: 'listkeys', mandatoryParams: [['namespace', ns]], data: Buffer.from(listkeys(snap, ns, false), 'latin1') });
     }
     if (bool('phases', false)) {
       if (!(b2caps.get('phases') ?? []).includes('heads')) throw new CommandAbort('no common phases exchange method');

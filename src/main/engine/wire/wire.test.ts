@@ -7,7 +7,7 @@ import { ChangelogGraph, computePhases, draftRootsText } from './changelog-graph
 import { chooseCloneBundle, parseBundleSpec, parseCloneBundlesManifest, sizeToInt } from './clone-bundles';
 import { decodeBinaryBookmarks, decodePhaseHeads, planStream } from './clone';
 import { encodeGetbundleArgs, encodeValueInHeaders } from './peer';
-import { applyDelta, branchOfChangelogText, unescapeExtra } from './branchmap';
+import { branchOfChangelogText } from './branchmap';
 import { bypassesProxy, proxyFromEnvironment, splitUrlCredentials } from './http-client';
 import {
   decodeKeys,
@@ -186,15 +186,7 @@ describe('branch names from changelog texts', () => {
   it('extra parsing and escapes (changelog.decodeextra)', () => {
     expect(branchOfChangelogText('abc\nuser\n1700000000 0\nfile\n\ndesc')).toBe('default');
     expect(branchOfChangelogText('abc\nuser\n1700000000 0 branch:stable\0close:1\nfile\n\ndesc')).toBe('stable');
-    expect(unescapeExtra('branch:a\\\\b\\nc')).toBe('branch:a\\b\nc');
-    expect(unescapeExtra('x:\\0y')).toBe('x:\0y');
-  });
-
-  it('mpatch deltas', () => {
-    const base = Buffer.from('hello\nrevision 1\n');
-    const delta = Buffer.concat([Buffer.from([0, 0, 0, 17, 0, 0, 0, 17, 0, 0, 0, 11]), Buffer.from('revision 2\n')]);
-    expect(applyDelta(base, delta).toString()).toBe('hello\nrevision 1\nrevision 2\n');
-    expect(() => applyDelta(base, delta.subarray(0, 5))).toThrow(/patch/);
+    expect(branchOfChangelogText('abc\nuser\n1700000000 0 branch:a\\\\b\\nc\nfile\n\ndesc')).toBe('a\\b\nc');
   });
 });
 
