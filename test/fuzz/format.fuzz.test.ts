@@ -1,0 +1,184 @@
+// Fuzzing FORMAT's parsers of untrusted bytes: packed1, stream v1 (stream_out), bundle2 framing and
+// parts, stream2 entries, in every compression; mutated real fixtures delivered in random pieces,
+// and structured bundles made by the writers with random parameters, part mixes, chunk sizes and
+// hostile compressed cores.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { deflateSync, gzipSync } from 'node:zlib';
+import { openStreamBundle } from '../../src/main/engine/format/bundle-file';
+import { Bundle2Reader, Bundle2Writer, int32, parsePartHeader, parseStreamParams, type Param } from '../../src/main/engine/format/bundle2';
+import { ByteSource } from '../../src/main/engine/format/byte-source';
+import { readStreamOut } from '../../src/main/engine/format/stream-v1';
+import { STREAM2_PARAMS, readStream2Part, stream2EntryHeader, stream2Params } from '../../src/main/engine/format/stream2';
+import type { StreamReader } from '../../src/main/engine/format/stream-reader';
+import { asyncPieces, cutsArb, fixture, mutatedArb, params, parsesOrSluiceError, splitBy } from './fuzz-support';
+
+const SHAPES = ['default', 'legacy'] as const;
+const BUNDLES = SHAPES.flatMap((s) =>
+  ['packed1.hg', 'stream-v2.hg', 'stream-v2-zstd.hg', 'stream-v2-gzip.hg', 'stream-v2-bzip2.hg', 'stream-v2-phases.hg'].map((f) => fixture(s, f)),
+);
+const STREAM_OUT = SHAPES.map((s) => fixture(s, 'stream_out.bin'));
+/** getbundle responses after the 0.2 media-type framing (1-byte engine name length + `none`) */
+const GETBUNDLE = SHAPES.map((s) => {
+  const b = fixture(s, 'getbundle-stream2.bin');
+  return b.subarray(1 + b[0]!);
+});
+
+/** Reads every entry and all its data; the reader is closed whatever happens. */
+async function drain(reader: StreamReader): Promise<number> {
+  let total = 0;
+  try {
+    for (;;) {
+      const e = await reader.nextEntry();
+      if (!e) break;
+      let got = 0;
+      await reader.copyData((c) => {
+        got += c.length;
+      });
+      expect(got).toBe(e.size);
+      total += got;
+    }
+  } finally {
+    await reader.close();
+  }
+  return total;
+}
+
+const source = (bytes: Uint8Array, cuts: number[]): ByteSource => new ByteSource(asyncPieces(splitBy(bytes, cuts)));
+
+/** Every part of a bundle2 stream with its payload read (stream2 parts through their reader). */
+async function drainBundle2(src: ByteSource): Promise<void> {
+  const b = await Bundle2Reader.open(src, {
+    knownParts: { stream2: STREAM2_PARAMS, listkeys: ['namespace'], 'phase-heads': [], bookmarks: [], changegroup: ['version', 'nbchanges'] },
+  });
+  try {
+    for (;;) {
+      const part = await b.nextPart();
+      if (!part) break;
+      if (part.type === 'stream2') await drain(readStream2Part(part, b.compression));
+      else await part.payload.drain();
+    }
+  } finally {
+    await b.close();
+  }
+}
+
+describe('fuzz: stream clone bundles (packed1, v2 in every compression)', () => {
+  it('the fixtures themselves parse, in any split', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: BUNDLES.length - 1 }), cutsArb(), async (i, cuts) => {
+        expect(await parsesOrSluiceError(async () => drain(await openStreamBundle(source(BUNDLES[i]!, cuts))))).toBe('ok');
+      }),
+      params(24),
+    );
+  });
+
+  it('mutated bundles in random pieces: entries or a SluiceError', async () => {
+    await fc.assert(
+      fc.asyncProperty(mutatedArb(BUNDLES), cutsArb(), async (m, cuts) => {
+        await parsesOrSluiceError(async () => drain(await openStreamBundle(source(m.bytes, cuts))), 'bundle');
+      }),
+      params(250),
+    );
+  });
+
+  it('mutated stream_out bodies (stream v1)', async () => {
+    await fc.assert(
+      fc.asyncProperty(mutatedArb(STREAM_OUT), cutsArb(), async (m, cuts) => {
+        await parsesOrSluiceError(async () => drain(await readStreamOut(source(m.bytes, cuts))), 'stream_out');
+      }),
+      params(250),
+    );
+  });
+
+  it('mutated getbundle responses: bundle2 framing, stream2, listkeys and phase-heads parts', async () => {
+    await fc.assert(
+      fc.asyncProperty(mutatedArb(GETBUNDLE), cutsArb(), async (m, cuts) => {
+        await parsesOrSluiceError(() => drainBundle2(source(m.bytes, cuts)), 'getbundle');
+      }),
+      params(250),
+    );
+  });
+});
+
+const paramArb: fc.Arbitrary<Param> = fc.tuple(
+  fc.oneof(fc.constantFrom('bytecount', 'filecount', 'requirements', 'namespace', 'x'), fc.string({ maxLength: 8 })),
+  fc.oneof(fc.constantFrom('0', '1', '-1', '99999999999999999999', 'revlogv1', 'revlogv1%2Cstore', ''), fc.string({ maxLength: 12 })),
+);
+
+describe('fuzz: structured bundle2 streams', () => {
+  it('random parts, params and payloads made by the writer, then mutated', async () => {
+    const entry = fc.record({ vfs: fc.constantFrom('s' as const, 'c' as const), name: fc.constantFrom('data/a.i', '00changelog.i', 'branch2-served', '../x', 'data/b.d'), data: fc.uint8Array({ maxLength: 40 }), lie: fc.integer({ min: -2, max: 2 }) });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            type: fc.constantFrom('stream2', 'STREAM2', 'listkeys', 'phase-heads', 'output', 'error:abort', 'Unknown'),
+            mandatory: fc.array(paramArb, { maxLength: 4 }),
+            advisory: fc.array(paramArb, { maxLength: 2 }),
+            entries: fc.array(entry, { maxLength: 4 }),
+            junk: fc.uint8Array({ maxLength: 30 }),
+          }),
+          { maxLength: 3 },
+        ),
+        fc.integer({ min: 1, max: 64 }),
+        fc.array(fc.nat(), { maxLength: 2 }),
+        cutsArb(),
+        async (parts, chunkSize, flips, cuts) => {
+          const w = new Bundle2Writer({ chunkSize });
+          for (const p of parts) {
+            const payload = p.type.toLowerCase() === 'stream2'
+              ? Buffer.concat(p.entries.flatMap((e) => [stream2EntryHeader(e.vfs, e.name, Math.max(0, e.data.length + e.lie)), Buffer.from(e.data)]))
+              : Buffer.from(p.junk);
+            const mandatory = p.type.toLowerCase() === 'stream2' && p.mandatory.length === 0
+              ? stream2Params(p.entries.length, p.entries.reduce((s, e) => s + e.data.length, 0), ['revlogv1'])
+              : p.mandatory;
+            w.addPart({ type: p.type, mandatoryParams: mandatory, advisoryParams: p.advisory, data: (async function* () { yield payload; })() });
+          }
+          const out: Uint8Array[] = [];
+          for await (const c of w.chunks()) out.push(c);
+          const bytes = Buffer.concat(out);
+          for (const f of flips) if (bytes.length) bytes[f % bytes.length] ^= 1 << (f % 8);
+          await parsesOrSluiceError(() => drainBundle2(source(bytes, cuts)), 'structured bundle2');
+        },
+      ),
+      params(250),
+    );
+  });
+
+  it('hostile compressed cores: zstd frames with huge windows or sizes, zlib and gzip bombs, garbage', async () => {
+    const zstdFrame = (fhd: number, extra: number[]): Buffer => Buffer.from([0x28, 0xb5, 0x2f, 0xfd, fhd, ...extra]);
+    const cores: [string, Buffer][] = [
+      // window descriptor 0xf8: windowLog 41 (2 TiB); then a raw block header
+      ['ZS', zstdFrame(0x00, [0xf8, 0x01, 0x00, 0x00])],
+      // windowLog 30 (1 GiB), a compressed block claiming 128 KiB
+      ['ZS', zstdFrame(0x00, [0xa0, 0x05, 0x00, 0x10, 1, 2, 3, 4])],
+      // single segment, content size 2^40 declared, empty last block
+      ['ZS', zstdFrame(0xe0, [0, 0, 0, 0, 0, 1, 0, 0, 0x01, 0x00, 0x00])],
+      ['ZS', Buffer.from('(\xb5/\xfdgarbage', 'latin1')],
+      ['GZ', gzipSync(Buffer.alloc(8 << 20))],
+      ['GZ', Buffer.from('\x1f\x8b\x08\x00garbage', 'latin1')],
+      ['BZ', Buffer.from('BZh91AY&SYgarbage', 'latin1')],
+      ['UN', deflateSync(Buffer.alloc(1000))],
+    ];
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: cores.length - 1 }), cutsArb(), async (i, cuts) => {
+        const [comp, core] = cores[i]!;
+        const head = Buffer.from(`Compression=${comp}`, 'latin1');
+        const bytes = Buffer.concat([Buffer.from('HG20'), int32(head.length), head, core]);
+        await parsesOrSluiceError(() => drainBundle2(source(bytes, cuts)), `core ${comp} #${i}`);
+      }),
+      params(40),
+    );
+  });
+
+  it('stream params and part headers from random bytes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 80 }), fc.uint8Array({ maxLength: 120 }), async (text, header) => {
+        await parsesOrSluiceError(() => parseStreamParams(text), 'params');
+        await parsesOrSluiceError(() => parsePartHeader(header), 'part header');
+      }),
+      params(500),
+    );
+  });
+});
