@@ -135,7 +135,7 @@ export function mutatedArb(inputs: readonly Uint8Array[]): fc.Arbitrary<{ input:
 export function cutsArb(): fc.Arbitrary<number[]> {
   return fc.oneof(
     fc.array(fc.nat({ max: 1 << 20 }), { maxLength: 12 }),
-    fc.constant([-1]), // marker: every byte its own piece
+    fc.constant<number[]>([-1]), // marker: every byte its own piece
   );
 }
 
