@@ -75,8 +75,14 @@ async function startServer(kind, corpus, extra = []) {
   const env = { ...process.env, HGPLAIN: '1', HGRCPATH: '' };
   const proc =
     kind === 'hg'
-      ? spawn('hg', ['serve', '-R', corpus, '-a', '127.0.0.1', '-p', String(port), ...extra], { stdio: 'ignore', env })
-      : spawn(process.execPath, [SLUICE, 'serve', corpus, '--port', String(port), '-q', ...extra], { stdio: 'ignore', env });
+      ? spawn('hg', ['serve', '-R', corpus, '-a', '127.0.0.1', '-p', String(port), ...extra], {
+          stdio: 'ignore',
+          env,
+        })
+      : spawn(process.execPath, [SLUICE, 'serve', corpus, '--port', String(port), '-q', ...extra], {
+          stdio: 'ignore',
+          env,
+        });
   const url = `http://127.0.0.1:${port}/`;
   await waitHttp(`${url}?cmd=capabilities`);
   return { url, pid: proc.pid, proc, stop: () => proc.kill('SIGTERM') };
@@ -84,8 +90,10 @@ async function startServer(kind, corpus, extra = []) {
 
 export async function run({ corpusDir, workDir, reps = 3, say = console.log } = {}) {
   const corpus = resolve(corpusDir ?? '/dev/shm/corpus-medium');
-  if (!existsSync(join(corpus, '.hg', 'store', '00changelog.i'))) throw new Error(`wire-bench: no repository at ${corpus}`);
-  if (!existsSync(SLUICE)) spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { stdio: 'inherit' });
+  if (!existsSync(join(corpus, '.hg', 'store', '00changelog.i')))
+    throw new Error(`wire-bench: no repository at ${corpus}`);
+  if (!existsSync(SLUICE))
+    spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { stdio: 'inherit' });
   const work = workDir ?? mkdtempSync('/dev/shm/sluice-wire-bench-');
   mkdirSync(work, { recursive: true });
   const bytes = storeBytes(corpus);
@@ -146,7 +154,20 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
 
     const text = [
       `\n## wire: stream clone over loopback, ${corpus} (${(bytes / 1e6).toFixed(1)} MB store), median of ${reps}`,
-      fmtTable(['', 'client', 'server', 'wall s', 'client user s', 'client sys s', 'MB/s', 'client RSS MB', 'server CPU s'], rows),
+      fmtTable(
+        [
+          '',
+          'client',
+          'server',
+          'wall s',
+          'client user s',
+          'client sys s',
+          'MB/s',
+          'client RSS MB',
+          'server CPU s',
+        ],
+        rows,
+      ),
       '',
       `server peak RSS: hg serve ${peakRssMb(servers.hg.pid).toFixed(0)} MB, sluice serve (32 KiB) ${peakRssMb(servers.sl32.pid).toFixed(0)} MB, ` +
         `sluice serve (4 KiB) ${peakRssMb(servers.sl4.pid).toFixed(0)} MB`,

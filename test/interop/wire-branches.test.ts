@@ -56,12 +56,24 @@ describe.skipIf(!hasHg)('named branches and secret changesets: sluice serve answ
   async function compare(hgServer: HgServer, sluice: RunningServer): Promise<void> {
     expect(await ask(sluice.url, 'heads')).toBe(await ask(hgServer.url, 'heads'));
     expect(lines(await ask(sluice.url, 'branchmap'))).toEqual(lines(await ask(hgServer.url, 'branchmap')));
-    expect(await ask(sluice.url, 'listkeys', 'namespace=bookmarks')).toBe(await ask(hgServer.url, 'listkeys', 'namespace=bookmarks'));
-    expect(lines(await ask(sluice.url, 'listkeys', 'namespace=phases'))).toEqual(lines(await ask(hgServer.url, 'listkeys', 'namespace=phases')));
+    expect(await ask(sluice.url, 'listkeys', 'namespace=bookmarks')).toBe(
+      await ask(hgServer.url, 'listkeys', 'namespace=bookmarks'),
+    );
+    expect(lines(await ask(sluice.url, 'listkeys', 'namespace=phases'))).toEqual(
+      lines(await ask(hgServer.url, 'listkeys', 'namespace=phases')),
+    );
     const all = (await hg(['log', '--hidden', '-T', '{node} '], repo)).trim().replace(/ /g, '+');
-    expect(await ask(sluice.url, 'known', `nodes=${all}`)).toBe(await ask(hgServer.url, 'known', `nodes=${all}`));
-    const streamCaps = (c: string): string[] => c.split(' ').filter((x) => /^stream|bundle2=/.test(x)).map((x) => (x.startsWith('bundle2=') ? String(x.includes('stream%3Dv2')) : x));
-    expect(streamCaps(await ask(sluice.url, 'capabilities')).filter((x) => x !== 'stream-preferred')).toEqual(streamCaps(await ask(hgServer.url, 'capabilities')));
+    expect(await ask(sluice.url, 'known', `nodes=${all}`)).toBe(
+      await ask(hgServer.url, 'known', `nodes=${all}`),
+    );
+    const streamCaps = (c: string): string[] =>
+      c
+        .split(' ')
+        .filter((x) => /^stream|bundle2=/.test(x))
+        .map((x) => (x.startsWith('bundle2=') ? String(x.includes('stream%3Dv2')) : x));
+    expect(streamCaps(await ask(sluice.url, 'capabilities')).filter((x) => x !== 'stream-preferred')).toEqual(
+      streamCaps(await ask(hgServer.url, 'capabilities')),
+    );
   }
 
   it('publishing, with branches, a merge and a closed head', async () => {
@@ -73,7 +85,9 @@ describe.skipIf(!hasHg)('named branches and secret changesets: sluice serve answ
       // and a stream clone of it is complete
       const dest = join(work, 'clone');
       expect((await hgAsync(['clone', '-q', '--stream', '-U', s.url, dest])).status).toBe(0);
-      expect(await hg(['branches', '-c', '-R', dest, '-T', '{branch} {node}\n'], work)).toBe(await hg(['branches', '-c', '-T', '{branch} {node}\n'], repo));
+      expect(await hg(['branches', '-c', '-R', dest, '-T', '{branch} {node}\n'], work)).toBe(
+        await hg(['branches', '-c', '-T', '{branch} {node}\n'], repo),
+      );
     } finally {
       h.stop();
       await s.close();

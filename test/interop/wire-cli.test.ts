@@ -15,7 +15,8 @@ function sluice(args: string[]): Promise<{ code: number; stdout: string; stderr:
       process.execPath,
       [join(ROOT, 'bin', 'sluice.mjs'), ...args],
       { env: { ...process.env, SLUICE_FROM_SOURCE: '1' }, encoding: 'utf8', timeout: 120_000 },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -42,7 +43,10 @@ describe('sluice clone (CLI)', () => {
     const dest = join(work, 'ok');
     const r = await sluice(['clone', server.url, dest, '--json']);
     expect(r.code, r.stderr).toBe(0);
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as SluiceEvent);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as SluiceEvent);
     const start = events.find((e) => e.type === 'start');
     expect(start).toMatchObject({ kind: 'clone', format: 'stream-v2', source: server.url });
     expect(events.some((e) => e.type === 'files')).toBe(true);

@@ -46,7 +46,8 @@ describe.skipIf(!hasHg || !hasNginx)('clone bundles over nginx (skipped without 
 
   async function startNginx(root: string, prefix: string): Promise<void> {
     const port = await freePort();
-    for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(prefix, d), { recursive: true });
+    for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
+      mkdirSync(join(prefix, d), { recursive: true });
     const conf = join(prefix, 'nginx.conf');
     writeFileSync(
       conf,
@@ -84,19 +85,28 @@ http {
     const cutOnce = new Set<string>();
     cutter = http.createServer((req, res) => {
       cutterLog.push(`${req.url} range=${req.headers.range ?? '-'}`);
-      const up = http.get(`${nginxUrl}${req.url}`, { headers: { ...(req.headers.range ? { range: req.headers.range } : {}), ...(req.headers['if-range'] ? { 'if-range': String(req.headers['if-range']) } : {}) } }, (ur) => {
-        res.writeHead(ur.statusCode ?? 502, ur.headers);
-        if (cutOnce.has(req.url ?? '')) return void ur.pipe(res);
-        cutOnce.add(req.url ?? '');
-        let sent = 0;
-        ur.on('data', (c: Buffer) => {
-          if (sent >= 40_000) return;
-          const part = c.subarray(0, 40_000 - sent);
-          sent += part.length;
-          res.write(part);
-          if (sent >= 40_000) setTimeout(() => res.socket?.destroy(), 20);
-        });
-      });
+      const up = http.get(
+        `${nginxUrl}${req.url}`,
+        {
+          headers: {
+            ...(req.headers.range ? { range: req.headers.range } : {}),
+            ...(req.headers['if-range'] ? { 'if-range': String(req.headers['if-range']) } : {}),
+          },
+        },
+        (ur) => {
+          res.writeHead(ur.statusCode ?? 502, ur.headers);
+          if (cutOnce.has(req.url ?? '')) return void ur.pipe(res);
+          cutOnce.add(req.url ?? '');
+          let sent = 0;
+          ur.on('data', (c: Buffer) => {
+            if (sent >= 40_000) return;
+            const part = c.subarray(0, 40_000 - sent);
+            sent += part.length;
+            res.write(part);
+            if (sent >= 40_000) setTimeout(() => res.socket?.destroy(), 20);
+          });
+        },
+      );
       up.on('error', () => res.destroy());
     });
     await new Promise<void>((r) => cutter.listen(0, '127.0.0.1', () => r()));
@@ -115,7 +125,9 @@ http {
     // a stale bundle: the repository as of rev 2 (the server has 3 more changesets)
     const partial = join(work, 'partial');
     expect((await hgAsync(['clone', '-q', '-U', '-r', '2', repo, partial])).status).toBe(0);
-    expect((await hgAsync(['-R', partial, 'debugcreatestreamclonebundle', join(www, 'stale.packed1.hg')])).status).toBe(0);
+    expect(
+      (await hgAsync(['-R', partial, 'debugcreatestreamclonebundle', join(www, 'stale.packed1.hg')])).status,
+    ).toBe(0);
     const spec = (f: string): string => readFileSync(join(FIXTURES, 'default', f), 'utf8').trim();
     writeFileSync(
       join(repo, '.hg', 'clonebundles.manifest'),
@@ -134,10 +146,16 @@ http {
     if (work) removeDir(work);
   });
 
-  async function sluiceClone(url: string, stream: 'auto' | 'v1' | 'v2' = 'auto'): Promise<{ dest: string; via: string; logs: string[] }> {
+  async function sluiceClone(
+    url: string,
+    stream: 'auto' | 'v1' | 'v2' = 'auto',
+  ): Promise<{ dest: string; via: string; logs: string[] }> {
     const dest = join(work, `clone-${n++}`);
     const logs: string[] = [];
-    const ctx = new JobContext({ fileEvents: false, sink: (e: SluiceEvent) => e.type === 'log' && logs.push(e.message) });
+    const ctx = new JobContext({
+      fileEvents: false,
+      sink: (e: SluiceEvent) => e.type === 'log' && logs.push(e.message),
+    });
     const res = await cloneFromUrl({ kind: 'clone', url, dest, stream }, ctx, { downloadRetries: 3 });
     return { dest, via: res.via, logs };
   }
@@ -198,8 +216,14 @@ http {
   });
 
   it('a stale bundle (lacking the server heads) or a missing one: the server stream instead', async () => {
-    const stale = await startServer({ repo, cloneBundles: { manifest: `${nginxUrl}/stale.packed1.hg BUNDLESPEC=none-packed1\n` } });
-    const missing = await startServer({ repo, cloneBundles: { manifest: `${nginxUrl}/nope.hg BUNDLESPEC=none-packed1\n` } });
+    const stale = await startServer({
+      repo,
+      cloneBundles: { manifest: `${nginxUrl}/stale.packed1.hg BUNDLESPEC=none-packed1\n` },
+    });
+    const missing = await startServer({
+      repo,
+      cloneBundles: { manifest: `${nginxUrl}/nope.hg BUNDLESPEC=none-packed1\n` },
+    });
     try {
       const a = await sluiceClone(stale.url);
       expect(a.via).toBe('stream-v2');
@@ -216,14 +240,21 @@ http {
   });
 
   it('sluice serve --clone-bundle FILE serves the file itself, with Range', async () => {
-    const own = await startServer({ repo, cloneBundles: { manifest: '', files: [{ path: join(FIXTURES, 'default', 'stream-v2.hg') }] } });
+    const own = await startServer({
+      repo,
+      cloneBundles: { manifest: '', files: [{ path: join(FIXTURES, 'default', 'stream-v2.hg') }] },
+    });
     try {
       const manifest = await (await fetch(`${own.url}?cmd=clonebundles`)).text();
-      expect(manifest).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\.sluice\/bundles\/0\/stream-v2\.hg BUNDLESPEC=none-v2;stream=v2;requirements%3D/);
+      expect(manifest).toMatch(
+        /^http:\/\/127\.0\.0\.1:\d+\/\.sluice\/bundles\/0\/stream-v2\.hg BUNDLESPEC=none-v2;stream=v2;requirements%3D/,
+      );
       const url = manifest.split(' ')[0]!;
       const part = await fetch(url, { headers: { Range: 'bytes=10-19' } });
       expect(part.status).toBe(206);
-      expect(Buffer.from(await part.arrayBuffer())).toEqual(readFileSync(join(FIXTURES, 'default', 'stream-v2.hg')).subarray(10, 20));
+      expect(Buffer.from(await part.arrayBuffer())).toEqual(
+        readFileSync(join(FIXTURES, 'default', 'stream-v2.hg')).subarray(10, 20),
+      );
       const { dest, via } = await sluiceClone(own.url);
       expect(via).toBe('clone-bundle');
       await expectSameAsReference(dest);

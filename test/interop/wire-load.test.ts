@@ -21,16 +21,26 @@ import {
   tempDir,
 } from './wire-support';
 
-async function startSluiceServe(repo: string, extra: string[] = []): Promise<{ url: string; proc: ChildProcess; log: string[] }> {
-  const proc = spawn(process.execPath, [join(ROOT, 'bin', 'sluice.mjs'), 'serve', repo, '--port', '0', ...extra], {
-    env: { ...process.env, SLUICE_FROM_SOURCE: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startSluiceServe(
+  repo: string,
+  extra: string[] = [],
+): Promise<{ url: string; proc: ChildProcess; log: string[] }> {
+  const proc = spawn(
+    process.execPath,
+    [join(ROOT, 'bin', 'sluice.mjs'), 'serve', repo, '--port', '0', ...extra],
+    {
+      env: { ...process.env, SLUICE_FROM_SOURCE: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const log: string[] = [];
   proc.stderr!.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter(Boolean)));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const t = setTimeout(() => reject(new Error(`sluice serve did not start: ${out} ${log.join('\n')}`)), 30_000);
+    const t = setTimeout(
+      () => reject(new Error(`sluice serve did not start: ${out} ${log.join('\n')}`)),
+      30_000,
+    );
     proc.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening at (\S+)/.exec(out);
@@ -76,7 +86,11 @@ describe.skipIf(!hasHg)('sluice serve under load (skipped when hg is not install
 
   it('16 concurrent clones (8 hg v2, 8 sluice v1/v2) all succeed and verify', async () => {
     const url = server!.url;
-    const clones = Array.from({ length: 16 }, (_, i) => ({ dest: join(work, `c${i}`), hg: i % 2 === 0, version: i % 4 === 1 ? 'v1' : 'v2' }));
+    const clones = Array.from({ length: 16 }, (_, i) => ({
+      dest: join(work, `c${i}`),
+      hg: i % 2 === 0,
+      version: i % 4 === 1 ? 'v1' : 'v2',
+    }));
     const started = Date.now();
     await Promise.all(
       clones.map(async (c) => {
@@ -84,7 +98,10 @@ describe.skipIf(!hasHg)('sluice serve under load (skipped when hg is not install
           const r = await hgAsync(['clone', '-q', '--stream', '-U', url, c.dest]);
           expect(r.status, r.stderr).toBe(0);
         } else {
-          const res = await cloneFromUrl({ kind: 'clone', url, dest: c.dest, stream: c.version as 'v1' | 'v2' }, new JobContext({ fileEvents: false }));
+          const res = await cloneFromUrl(
+            { kind: 'clone', url, dest: c.dest, stream: c.version as 'v1' | 'v2' },
+            new JobContext({ fileEvents: false }),
+          );
           expect(res.via).toBe(`stream-${c.version}`);
         }
       }),
@@ -92,7 +109,10 @@ describe.skipIf(!hasHg)('sluice serve under load (skipped when hg is not install
     const elapsed = Date.now() - started;
     const reference = storeDigest(clones[0]!.dest);
     expect(reference.size).toBeGreaterThan(1000);
-    const views = await limit(4, clones.map((c) => () => describeClone(c.dest)));
+    const views = await limit(
+      4,
+      clones.map((c) => () => describeClone(c.dest)),
+    );
     for (const [i, v] of views.entries()) {
       expect(v.verify.status, `${clones[i]!.dest}: ${v.verify.stderr}`).toBe(0);
       expect(v.log).toBe(views[0]!.log);
@@ -116,7 +136,10 @@ describe.skipIf(!hasHg)('sluice serve under load (skipped when hg is not install
       expect((await describeClone(hgDest)).phases).toBe(expected);
       for (const version of ['v1', 'v2'] as const) {
         const dest = join(work, `np-sluice-${version}`);
-        const res = await cloneFromUrl({ kind: 'clone', url: np.url, dest, stream: version }, new JobContext({ fileEvents: false }));
+        const res = await cloneFromUrl(
+          { kind: 'clone', url: np.url, dest, stream: version },
+          new JobContext({ fileEvents: false }),
+        );
         const view = await describeClone(dest);
         expect(view.verify.status).toBe(0);
         expect(view.phases).toBe(expected);

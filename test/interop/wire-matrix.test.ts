@@ -84,13 +84,21 @@ describe.skipIf(!hasHg)('wire interop matrix (skipped when hg is not installed)'
           it(`${client} client <- ${server} serve, stream ${version}, ${repo} repo`, async () => {
             const s = served[repo];
             const url =
-              server === 'hg' ? (version === 'v2' ? s.hgV2.url : s.hgV1.url) : version === 'v2' ? s.sluiceV2.url : s.sluiceV1.url;
+              server === 'hg'
+                ? version === 'v2'
+                  ? s.hgV2.url
+                  : s.hgV1.url
+                : version === 'v2'
+                  ? s.sluiceV2.url
+                  : s.sluiceV1.url;
             const dest = join(work, `c${n++}-${client}-${server}-${version}-${repo}`);
             if (client === 'hg') {
               const r = await hgAsync(['clone', '--stream', '-U', '--debug', url, dest]);
               expect(r.status, r.stderr).toBe(0);
               // the v2 trace goes through getbundle, the v1 trace through stream_out
-              expect(r.stdout).toContain(version === 'v2' ? 'bundle2-input-part: "stream2"' : 'sending stream_out command');
+              expect(r.stdout).toContain(
+                version === 'v2' ? 'bundle2-input-part: "stream2"' : 'sending stream_out command',
+              );
             } else {
               const ctx = new JobContext({ fileEvents: false });
               const res = await cloneFromUrl({ kind: 'clone', url, dest, stream: version }, ctx);

@@ -40,9 +40,19 @@ export function hgAsync(args: string[], opts: { cwd?: string; timeoutMs?: number
     execFile(
       'hg',
       args,
-      { cwd: opts.cwd, env: HG_ENV, maxBuffer: 256 << 20, timeout: opts.timeoutMs ?? 120_000, encoding: 'utf8' },
+      {
+        cwd: opts.cwd,
+        env: HG_ENV,
+        maxBuffer: 256 << 20,
+        timeout: opts.timeoutMs ?? 120_000,
+        encoding: 'utf8',
+      },
       (err, stdout, stderr) => {
-        const status = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
+        const status = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : -1
+          : 0;
         resolvePromise({ status, stdout, stderr });
       },
     );
@@ -74,7 +84,10 @@ export function extractFixture(name: 'default' | 'legacy', dir: string): string 
 /** make-corpus.sh --preset tiny (hg's test-clone-uncompressed.t repo, 1034 store files). */
 export function makeTinyCorpus(dir: string, extra: string[] = []): string {
   const dest = join(dir, 'tiny');
-  const r = spawnSync('bash', [MAKE_CORPUS, '--preset', 'tiny', ...extra, dest], { encoding: 'utf8', env: process.env });
+  const r = spawnSync('bash', [MAKE_CORPUS, '--preset', 'tiny', ...extra, dest], {
+    encoding: 'utf8',
+    env: process.env,
+  });
   if (r.status !== 0) throw new Error(`make-corpus failed: ${r.stderr}`);
   return dest;
 }
@@ -144,7 +157,13 @@ export function storeDigest(repo: string, opts: { skip?: RegExp } = {}): Map<str
     for (const e of readdirSync(join(store, rel), { withFileTypes: true })) {
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) walk(r);
-      else if (!(rel === '' && skip.test(e.name))) out.set(r, createHash('md5').update(readFileSync(join(store, r))).digest('hex'));
+      else if (!(rel === '' && skip.test(e.name)))
+        out.set(
+          r,
+          createHash('md5')
+            .update(readFileSync(join(store, r)))
+            .digest('hex'),
+        );
     }
   };
   walk('');
@@ -167,7 +186,9 @@ export function requiresOf(repo: string): string {
 }
 
 /** What the comparisons look at: hg verify, log with phases and bookmarks, bookmarks list. */
-export async function describeClone(repo: string): Promise<{ verify: RunResult; log: string; bookmarks: string; phases: string }> {
+export async function describeClone(
+  repo: string,
+): Promise<{ verify: RunResult; log: string; bookmarks: string; phases: string }> {
   const [verify, log, bookmarks, phases] = await Promise.all([
     hgAsync(['-R', repo, 'verify', '-q']),
     hgAsync(['-R', repo, 'log', '-T', '{rev}:{node} {phase} {bookmarks}\n']),

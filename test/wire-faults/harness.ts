@@ -48,7 +48,11 @@ async function forwardTo(backend: string, req: http.IncomingMessage, body: Buffe
     if (k.startsWith('x-hg') || k === 'content-type' || k === 'content-length') headers[k] = String(v);
   }
   const url = new URL(req.url ?? '/', backend);
-  const r = await fetch(url, { method: req.method, headers, ...(body.length ? { body: new Uint8Array(body) } : {}) });
+  const r = await fetch(url, {
+    method: req.method,
+    headers,
+    ...(body.length ? { body: new Uint8Array(body) } : {}),
+  });
   const out: Record<string, string> = {};
   r.headers.forEach((v, k) => {
     if (k === 'content-type') out[k] = v;
@@ -60,7 +64,11 @@ async function forwardTo(backend: string, req: http.IncomingMessage, body: Buffe
  * `script` answers a request by writing to `res` and returning true (or nothing after ending
  * the response); returning false forwards it to the backend unchanged.
  */
-export async function scriptedServer(backend: string, script: Script, opts: { tls?: boolean } = {}): Promise<ScriptedServer> {
+export async function scriptedServer(
+  backend: string,
+  script: Script,
+  opts: { tls?: boolean } = {},
+): Promise<ScriptedServer> {
   const hits: Hit[] = [];
   const sockets = new Set<import('node:net').Socket>();
   const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -82,7 +90,9 @@ export async function scriptedServer(backend: string, script: Script, opts: { tl
       })().catch(() => res.destroy());
     });
   };
-  const server = opts.tls ? https.createServer({ cert: TLS.cert, key: TLS.key }, handler) : http.createServer(handler);
+  const server = opts.tls
+    ? https.createServer({ cert: TLS.cert, key: TLS.key }, handler)
+    : http.createServer(handler);
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -101,12 +111,15 @@ export async function scriptedServer(backend: string, script: Script, opts: { tl
 }
 
 /** A forward proxy on 127.0.0.1: absolute-URI GETs for http, CONNECT tunnels for https. */
-export async function forwardProxy(opts: { auth?: string } = {}): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
+export async function forwardProxy(
+  opts: { auth?: string } = {},
+): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
   const net = await import('node:net');
   const requests: string[] = [];
   const sockets = new Set<import('node:net').Socket>();
   const denied = (req: http.IncomingMessage): boolean =>
-    !!opts.auth && req.headers['proxy-authorization'] !== `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    !!opts.auth &&
+    req.headers['proxy-authorization'] !== `Basic ${Buffer.from(opts.auth).toString('base64')}`;
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
     if (denied(req)) {
@@ -117,17 +130,28 @@ export async function forwardProxy(opts: { auth?: string } = {}): Promise<{ url:
     const target = new URL(req.url ?? '');
     const headers = { ...req.headers };
     delete headers['proxy-authorization'];
-    const up = http.request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers }, (ur) => {
-      res.writeHead(ur.statusCode ?? 502, ur.headers);
-      ur.pipe(res);
-    });
+    const up = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        method: req.method,
+        headers,
+      },
+      (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      },
+    );
     up.on('error', () => res.destroy());
     req.pipe(up);
   });
   server.on('connect', (req, client: import('node:net').Socket, head: Buffer) => {
     requests.push(`CONNECT ${req.url}`);
     if (denied(req)) {
-      client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="proxy"\r\n\r\n');
+      client.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="proxy"\r\n\r\n',
+      );
       return;
     }
     const [host, port] = (req.url ?? '').split(':');

@@ -58,7 +58,10 @@ async function cloneFails(
 ): Promise<SluiceError> {
   const { parent, dest } = newDest();
   const ctx = new JobContext({ fileEvents: false, ...(signal ? { signal } : {}) });
-  const err = await cloneFromUrl({ kind: 'clone', url, dest, ...req }, ctx, { idleTimeoutMs: 5000, ...opts }).then(
+  const err = await cloneFromUrl({ kind: 'clone', url, dest, ...req }, ctx, {
+    idleTimeoutMs: 5000,
+    ...opts,
+  }).then(
     () => null,
     (e: unknown) => e,
   );
@@ -75,9 +78,17 @@ async function cloneFails(
   return err as SluiceError;
 }
 
-async function cloneWorks(url: string, req: Partial<CloneRequest> = {}, opts: CloneOptions = {}): Promise<string> {
+async function cloneWorks(
+  url: string,
+  req: Partial<CloneRequest> = {},
+  opts: CloneOptions = {},
+): Promise<string> {
   const { dest } = newDest();
-  const res = await cloneFromUrl({ kind: 'clone', url, dest, ...req }, new JobContext({ fileEvents: false }), opts);
+  const res = await cloneFromUrl(
+    { kind: 'clone', url, dest, ...req },
+    new JobContext({ fileEvents: false }),
+    opts,
+  );
   expect(res.files).toBeGreaterThan(20);
   if (hasHg) {
     const v = await hgAsync(['-R', dest, 'verify', '-q']);
@@ -100,7 +111,10 @@ function answer(cmd: string, status: number, headers: Record<string, string>, bo
 }
 
 /** Mutates the backend's response to `cmd`. */
-function mutate(cmd: string, f: (b: Buffer, res: import('node:http').ServerResponse, headers: Record<string, string>) => void): Script {
+function mutate(
+  cmd: string,
+  f: (b: Buffer, res: import('node:http').ServerResponse, headers: Record<string, string>) => void,
+): Script {
   return async (_req, res, ctx) => {
     if (ctx.cmd !== cmd) return false;
     const b = await ctx.forward();
@@ -111,7 +125,11 @@ function mutate(cmd: string, f: (b: Buffer, res: import('node:http').ServerRespo
 
 function errorAbortReply(message: string): Promise<Buffer> {
   const w = new Bundle2Writer();
-  w.addPart({ type: 'error:abort', mandatoryParams: [['message', message]], advisoryParams: [['hint', 'a hint']] });
+  w.addPart({
+    type: 'error:abort',
+    mandatoryParams: [['message', message]],
+    advisoryParams: [['hint', 'a hint']],
+  });
   return collect(w.chunks()).then((b) => Buffer.concat([Buffer.from('\x04none', 'latin1'), b]));
 }
 
@@ -139,19 +157,35 @@ describe('wire client against a scripted server', () => {
   it('HTTP 404 on capabilities, HTTP 500 on getbundle', async () => {
     const a = await serve(answer('capabilities', 404, { 'Content-Type': 'text/plain' }, 'nope'));
     expect((await cloneFails(a.url, 'HTTP')).message).toMatch(/404/);
-    const b = await serve(answer('getbundle', 500, { 'Content-Type': 'text/plain' }, 'Internal Server Error'));
+    const b = await serve(
+      answer('getbundle', 500, { 'Content-Type': 'text/plain' }, 'Internal Server Error'),
+    );
     expect((await cloneFails(b.url, 'HTTP')).message).toMatch(/500/);
   });
 
   it('application/hg-error frame: REMOTE_ABORT with the server text', async () => {
-    const s = await serve(answer('getbundle', 200, { 'Content-Type': 'application/hg-error' }, 'incompatible Mercurial client; bundle2 required\n'));
+    const s = await serve(
+      answer(
+        'getbundle',
+        200,
+        { 'Content-Type': 'application/hg-error' },
+        'incompatible Mercurial client; bundle2 required\n',
+      ),
+    );
     expect((await cloneFails(s.url, 'REMOTE_ABORT')).message).toMatch(/bundle2 required/);
   });
 
   it('error:abort part: REMOTE_ABORT, and NO_STREAM for a refused stream', async () => {
     const a = await serve(answer('getbundle', 200, H2, await errorAbortReply('the disk is on fire')));
     expect((await cloneFails(a.url, 'REMOTE_ABORT')).message).toMatch(/disk is on fire/);
-    const b = await serve(answer('getbundle', 200, H2, await errorAbortReply('stream data requested but server does not allow this feature')));
+    const b = await serve(
+      answer(
+        'getbundle',
+        200,
+        H2,
+        await errorAbortReply('stream data requested but server does not allow this feature'),
+      ),
+    );
     await cloneFails(b.url, 'NO_STREAM');
   });
 
@@ -237,12 +271,20 @@ describe('wire client against a scripted server', () => {
     await cloneFails(cut.url, 'TRUNCATED', { stream: 'v1' });
 
     const huge = await serve(
-      answer('stream_out', 200, { 'Content-Type': 'application/mercurial-0.1' }, `0\n1 ${2 ** 50}\ndata/x.i\0${2 ** 50}\nabc`),
+      answer(
+        'stream_out',
+        200,
+        { 'Content-Type': 'application/mercurial-0.1' },
+        `0\n1 ${2 ** 50}\ndata/x.i\0${2 ** 50}\nabc`,
+      ),
       { v1: true },
     );
     await cloneFails(huge.url, 'LIMIT', { stream: 'v1' });
 
-    const forbidden = await serve(answer('stream_out', 200, { 'Content-Type': 'application/mercurial-0.1' }, '1\n'), { v1: true });
+    const forbidden = await serve(
+      answer('stream_out', 200, { 'Content-Type': 'application/mercurial-0.1' }, '1\n'),
+      { v1: true },
+    );
     await cloneFails(forbidden.url, 'NO_STREAM', { stream: 'v1' });
   });
 
@@ -250,7 +292,12 @@ describe('wire client against a scripted server', () => {
     const s = await serve(
       mutate('capabilities', (b, res, headers) => {
         res.writeHead(200, headers);
-        res.end(b.toString('latin1').replace(/ ?streamreqs=\S+/, '').replace(/ ?stream-preferred/, ''));
+        res.end(
+          b
+            .toString('latin1')
+            .replace(/ ?streamreqs=\S+/, '')
+            .replace(/ ?stream-preferred/, ''),
+        );
       }),
     );
     const e = await cloneFails(s.url, 'NO_STREAM');
@@ -273,20 +320,28 @@ describe('wire client against a scripted server', () => {
     expect(readFileSync(join(dest, '.hg', 'hgrc'), 'utf8')).toContain(`default = ${s.url}\n`);
 
     const asked: string[] = [];
-    await cloneWorks(s.url, {}, {
-      credentials: async (realm, url) => {
-        asked.push(`${realm} ${url}`);
-        return { user: 'user', password: 'pw' };
+    await cloneWorks(
+      s.url,
+      {},
+      {
+        credentials: async (realm, url) => {
+          asked.push(`${realm} ${url}`);
+          return { user: 'user', password: 'pw' };
+        },
       },
-    });
+    );
     expect(asked).toEqual([`hg repo ${s.url}`]);
 
     await cloneFails(s.url, 'AUTH');
     await cloneFails(s.url, 'AUTH', {}, { credentials: async () => null });
     let tries = 0;
-    await cloneWorks(s.url.replace('http://', 'http://user:wrong@'), {}, {
-      credentials: async () => (++tries === 1 ? { user: 'user', password: 'pw' } : null),
-    });
+    await cloneWorks(
+      s.url.replace('http://', 'http://user:wrong@'),
+      {},
+      {
+        credentials: async () => (++tries === 1 ? { user: 'user', password: 'pw' } : null),
+      },
+    );
     expect(tries).toBe(1);
 
     const info = await probeServer(s.url);
@@ -317,10 +372,21 @@ describe('wire client against a scripted server', () => {
       return true;
     });
     await cloneWorks(`${s.url}old/`);
-    expect(s.hits.map((h) => `${h.path}?${h.cmd}`)).toEqual(['/old/?capabilities', '/new/?capabilities', '/new/?batch', '/new/?getbundle']);
+    expect(s.hits.map((h) => `${h.path}?${h.cmd}`)).toEqual([
+      '/old/?capabilities',
+      '/new/?capabilities',
+      '/new/?batch',
+      '/new/?getbundle',
+    ]);
     s.hits.length = 0;
     await cloneWorks(`${s.url}lost/`);
-    expect(s.hits.map((h) => `${h.path}?${h.cmd}`)).toEqual(['/lost/?capabilities', '/new/?null', '/new/?capabilities', '/new/?batch', '/new/?getbundle']);
+    expect(s.hits.map((h) => `${h.path}?${h.cmd}`)).toEqual([
+      '/lost/?capabilities',
+      '/new/?null',
+      '/new/?capabilities',
+      '/new/?batch',
+      '/new/?getbundle',
+    ]);
   });
 
   it('cancel mid-transfer: CANCELLED and nothing at DEST', async () => {
@@ -349,7 +415,9 @@ describe('wire client against a scripted server', () => {
         if (ctx.cmd !== 'getbundle') return false;
         const b = (await ctx.forward()).body;
         const inner = b.subarray(1 + b[0]!);
-        const packed = await collect(compressStream(engine === 'zlib' ? 'GZ' : 'ZS', [inner] as unknown as AsyncIterable<Uint8Array>));
+        const packed = await collect(
+          compressStream(engine === 'zlib' ? 'GZ' : 'ZS', [inner] as unknown as AsyncIterable<Uint8Array>),
+        );
         res.writeHead(200, H2);
         res.end(Buffer.concat([Buffer.from([engine.length]), Buffer.from(engine), packed]));
         return true;
@@ -399,7 +467,11 @@ describe('wire client against a scripted server', () => {
     try {
       const s = await serve(() => false);
       await cloneFails(s.url, 'AUTH', {}, { proxy: { url: authed.url, noProxy: [] } });
-      await cloneWorks(s.url, {}, { proxy: { url: authed.url.replace('http://', 'http://p:q@'), noProxy: [] } });
+      await cloneWorks(
+        s.url,
+        {},
+        { proxy: { url: authed.url.replace('http://', 'http://p:q@'), noProxy: [] } },
+      );
     } finally {
       await authed.close();
     }

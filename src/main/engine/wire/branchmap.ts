@@ -39,9 +39,14 @@ async function computeBranchMap(snap: RepoSnapshot): Promise<Map<string, string[
   const hasChildSameBranch = new Uint8Array(g.length);
   for (let r = 0; r < g.length; r++) {
     if (!snap.visible(r)) continue;
-    for (const p of [g.p1[r]!, g.p2[r]!]) if (p >= 0 && branches[p] === branches[r]) hasChildSameBranch[p] = 1;
+    for (const p of [g.p1[r]!, g.p2[r]!])
+      if (p >= 0 && branches[p] === branches[r]) hasChildSameBranch[p] = 1;
   }
-  for (const [b, revs] of byBranch) out.set(b, revs.filter((r) => !hasChildSameBranch[r]).map((r) => snap.hex(r)));
+  for (const [b, revs] of byBranch)
+    out.set(
+      b,
+      revs.filter((r) => !hasChildSameBranch[r]).map((r) => snap.hex(r)),
+    );
   return out;
 }
 
@@ -65,7 +70,9 @@ export async function readBranchNames(storeDir: string, expected: number): Promi
     const out: string[] = [];
     for (let rev = 0; rev < rl.length; rev++) {
       const text = await rl.revision(rev);
-      out.push(branchOfChangelogText(Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1')));
+      out.push(
+        branchOfChangelogText(Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1')),
+      );
     }
     return out;
   } finally {

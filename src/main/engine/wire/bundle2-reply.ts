@@ -74,7 +74,10 @@ export async function* bundle2Reply(
       } catch (e) {
         onError?.(e);
         yield int32(-1);
-        yield encodePartHeader({ type: 'error:abort', mandatory: false, mandatoryParams: [['message', errorText(e)]] }, 0);
+        yield encodePartHeader(
+          { type: 'error:abort', mandatory: false, mandatoryParams: [['message', errorText(e)]] },
+          0,
+        );
         yield int32(0);
         yield int32(0);
         return;

@@ -69,7 +69,14 @@ export function decodeBundle2Caps(blob: string): Map<string, string[]> {
     if (!line) continue;
     const eq = line.indexOf('=');
     if (eq < 0) caps.set(unquote(line), []);
-    else caps.set(unquote(line.slice(0, eq)), line.slice(eq + 1).split(',').map(unquote));
+    else
+      caps.set(
+        unquote(line.slice(0, eq)),
+        line
+          .slice(eq + 1)
+          .split(',')
+          .map(unquote),
+      );
   }
   return caps;
 }

@@ -31,12 +31,17 @@ export class ChangelogGraph {
 
   static parse(index: Buffer, name = '00changelog'): ChangelogGraph {
     if (index.length === 0) return new ChangelogGraph([], new Int32Array(0), new Int32Array(0));
-    if (index.length < 4) throw new SluiceError('REVLOG', `index ${name} is corrupted (${index.length} bytes)`);
+    if (index.length < 4)
+      throw new SluiceError('REVLOG', `index ${name} is corrupted (${index.length} bytes)`);
     const header = index.readUInt32BE(0);
     const version = header & 0xffff;
     const flags = header & ~0xffff;
     if (version !== 1) throw new SluiceError('REVLOG', `unknown version (${version}) in revlog ${name}`);
-    if (flags & ~(FLAG_INLINE | (1 << 17))) throw new SluiceError('REVLOG', `unknown flags (0x${(flags >>> 16).toString(16)}) in version 1 revlog ${name}`);
+    if (flags & ~(FLAG_INLINE | (1 << 17)))
+      throw new SluiceError(
+        'REVLOG',
+        `unknown flags (0x${(flags >>> 16).toString(16)}) in version 1 revlog ${name}`,
+      );
     const inline = (flags & FLAG_INLINE) !== 0;
     const nodes: string[] = [];
     const p1s: number[] = [];
@@ -48,7 +53,8 @@ export class ChangelogGraph {
       const compLen = index.readInt32BE(off + 8);
       const p1 = index.readInt32BE(off + 24);
       const p2 = index.readInt32BE(off + 28);
-      if (compLen < 0) throw new SluiceError('REVLOG', `index ${name} is corrupted (negative length at rev ${rev})`);
+      if (compLen < 0)
+        throw new SluiceError('REVLOG', `index ${name} is corrupted (negative length at rev ${rev})`);
       if (p1 < -1 || p1 >= rev || p2 < -1 || p2 >= rev) {
         throw new SluiceError('REVLOG', `index ${name} is corrupted (parent out of range at rev ${rev})`);
       }
@@ -59,7 +65,8 @@ export class ChangelogGraph {
     }
     if (off !== index.length) throw new SluiceError('REVLOG', `index ${name} is corrupted`);
     const g = new ChangelogGraph(nodes, Int32Array.from(p1s), Int32Array.from(p2s));
-    if (g.revByNode.size !== nodes.length) throw new SluiceError('REVLOG', `index ${name} has duplicate node ids`);
+    if (g.revByNode.size !== nodes.length)
+      throw new SluiceError('REVLOG', `index ${name} has duplicate node ids`);
     return g;
   }
 
@@ -143,7 +150,8 @@ export function parsePhaseRoots(text: string): Map<number, string[]> {
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     const m = /^\s*(\d+)\s+([0-9a-f]{40})\s*$/.exec(line);
-    if (!m) throw new SluiceError('MALFORMED', `malformed phaseroots line: ${JSON.stringify(line.slice(0, 80))}`);
+    if (!m)
+      throw new SluiceError('MALFORMED', `malformed phaseroots line: ${JSON.stringify(line.slice(0, 80))}`);
     const phase = Number(m[1]);
     const list = roots.get(phase) ?? [];
     list.push(m[2]!);

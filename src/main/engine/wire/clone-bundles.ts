@@ -47,10 +47,15 @@ export function parseBundleSpec(spec: string): BundleSpec {
   const semi = spec.indexOf(';');
   const pre = semi < 0 ? spec : spec.slice(0, semi);
   const dash = pre.indexOf('-');
-  if (dash < 0) throw new SluiceError('MALFORMED', `invalid bundle specification; must be prefixed with compression: ${spec}`);
+  if (dash < 0)
+    throw new SluiceError(
+      'MALFORMED',
+      `invalid bundle specification; must be prefixed with compression: ${spec}`,
+    );
   const compression = pre.slice(0, dash);
   let version = pre.slice(dash + 1);
-  if (!COMPRESSIONS.has(compression)) throw new SluiceError('UNSUPPORTED_COMPRESSION', `${compression} compression is not supported`);
+  if (!COMPRESSIONS.has(compression))
+    throw new SluiceError('UNSUPPORTED_COMPRESSION', `${compression} compression is not supported`);
   if (version === 'bundle2') version = 'v2';
   if (version !== 'v1' && version !== 'v2' && version !== 'packed1') {
     throw new SluiceError('MALFORMED', `${version} is not a recognized bundle version`);
@@ -59,14 +64,19 @@ export function parseBundleSpec(spec: string): BundleSpec {
   if (semi >= 0) {
     for (const p of spec.slice(semi + 1).split(';')) {
       const eq = p.indexOf('=');
-      if (eq < 0) throw new SluiceError('MALFORMED', `invalid bundle specification: missing "=" in parameter: ${p}`);
+      if (eq < 0)
+        throw new SluiceError('MALFORMED', `invalid bundle specification: missing "=" in parameter: ${p}`);
       params.set(unquote(p.slice(0, eq)), unquote(p.slice(eq + 1)));
     }
   }
   if (version === 'v1' && compression === 'zstd') {
-    throw new SluiceError('UNSUPPORTED_COMPRESSION', 'compression engine zstd is not supported on v1 bundles');
+    throw new SluiceError(
+      'UNSUPPORTED_COMPRESSION',
+      'compression engine zstd is not supported on v1 bundles',
+    );
   }
-  const stream = version === 'packed1' ? compression === 'none' : version === 'v2' && params.get('stream') === 'v2';
+  const stream =
+    version === 'packed1' ? compression === 'none' : version === 'v2' && params.get('stream') === 'v2';
   return { compression: compression as BundleSpec['compression'], version, params, stream };
 }
 
@@ -160,7 +170,12 @@ const RETRYABLE = new Set(['TRUNCATED', 'NETWORK', 'TIMEOUT']);
  * `Range: bytes=N-` guarded by `If-Range` (ETag or Last-Modified), so a file that changed on the
  * server restarts from zero instead of mixing two versions. The result has the announced size.
  */
-export async function downloadWithResume(session: HttpSession, url: string, path: string, opts: DownloadOptions = {}): Promise<number> {
+export async function downloadWithResume(
+  session: HttpSession,
+  url: string,
+  path: string,
+  opts: DownloadOptions = {},
+): Promise<number> {
   const retries = opts.retries ?? 5;
   let delay = opts.retryDelayMs ?? 500;
   const fh = await open(path, 'w');
@@ -184,7 +199,10 @@ export async function downloadWithResume(session: HttpSession, url: string, path
           return have;
         }
         if (res.status === 200) {
-          if (have > 0) opts.log?.(`${redactUrl(url)}: the server ignored the range request; downloading again from the start`);
+          if (have > 0)
+            opts.log?.(
+              `${redactUrl(url)}: the server ignored the range request; downloading again from the start`,
+            );
           have = 0;
           await fh.truncate(0);
           const len = res.headers['content-length'];
@@ -193,7 +211,10 @@ export async function downloadWithResume(session: HttpSession, url: string, path
           const cr = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? ''));
           if (!cr || Number(cr[1]) !== have) {
             res.discard();
-            throw new SluiceError('HTTP', `bad Content-Range in the resumed download of ${redactUrl(url)}: ${res.headers['content-range'] ?? 'none'}`);
+            throw new SluiceError(
+              'HTTP',
+              `bad Content-Range in the resumed download of ${redactUrl(url)}: ${res.headers['content-range'] ?? 'none'}`,
+            );
           }
           if (cr[3] !== '*') {
             const t = Number(cr[3]);
@@ -205,25 +226,37 @@ export async function downloadWithResume(session: HttpSession, url: string, path
           }
         } else {
           res.discard();
-          const err = new SluiceError('HTTP', `HTTP error fetching bundle: ${res.status} ${res.statusMessage}`, { status: res.status });
+          const err = new SluiceError(
+            'HTTP',
+            `HTTP error fetching bundle: ${res.status} ${res.statusMessage}`,
+            { status: res.status },
+          );
           if (res.status >= 500 && failures < retries) throw Object.assign(err, { retryable: true });
           throw err;
         }
-        validator = (res.headers.etag as string | undefined) ?? (res.headers['last-modified'] as string | undefined) ?? validator;
+        validator =
+          (res.headers.etag as string | undefined) ??
+          (res.headers['last-modified'] as string | undefined) ??
+          validator;
         for await (const chunk of res.body) {
           if (total !== null && have + chunk.length > total) {
-            throw new SluiceError('SIZE_MISMATCH', `${redactUrl(url)} sent more than the ${total} bytes it announced`);
+            throw new SluiceError(
+              'SIZE_MISMATCH',
+              `${redactUrl(url)} sent more than the ${total} bytes it announced`,
+            );
           }
           await fh.write(chunk, 0, chunk.length, have);
           have += chunk.length;
           gotBytes = true;
           opts.onProgress?.(have, total);
         }
-        if (total !== null && have !== total) throw new SluiceError('TRUNCATED', `${redactUrl(url)} ended after ${have} of ${total} bytes`);
+        if (total !== null && have !== total)
+          throw new SluiceError('TRUNCATED', `${redactUrl(url)} ended after ${have} of ${total} bytes`);
         return have;
       } catch (e) {
         const se = e instanceof SluiceError ? e : new SluiceError('NETWORK', String(e));
-        const retryable = RETRYABLE.has(se.code) || (se as SluiceError & { retryable?: boolean }).retryable === true;
+        const retryable =
+          RETRYABLE.has(se.code) || (se as SluiceError & { retryable?: boolean }).retryable === true;
         if (!retryable || opts.signal?.aborted) throw se;
         if (gotBytes) failures = 0; // progress was made: the budget is per stall, not per file
         if (++failures > retries) throw se;

@@ -31,7 +31,12 @@ import type { JobContext } from '../job/job-context';
 import { unsupportedRequirements } from '../store/requirements';
 import { Capabilities, clientBundleCaps } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
-import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest, removeQuietly } from './clone-bundles';
+import {
+  chooseCloneBundle,
+  downloadWithResume,
+  parseCloneBundlesManifest,
+  removeQuietly,
+} from './clone-bundles';
 import {
   HttpSession,
   redactUrl,
@@ -87,7 +92,8 @@ async function readPayload(part: Bundle2Part): Promise<Buffer> {
     const piece = await part.payload.readSome(1 << 20);
     if (!piece) break;
     n += piece.length;
-    if (n > PAYLOAD_LIMIT) throw new SluiceError('LIMIT', `${part.type} part larger than ${PAYLOAD_LIMIT} bytes`);
+    if (n > PAYLOAD_LIMIT)
+      throw new SluiceError('LIMIT', `${part.type} part larger than ${PAYLOAD_LIMIT} bytes`);
     parts.push(Buffer.from(piece));
   }
   return Buffer.concat(parts, n);
@@ -125,7 +131,8 @@ export function decodeBinaryBookmarks(data: Buffer): [string, string][] {
 export function decodePhaseHeads(data: Buffer): [number, string][] {
   if (data.length % 24) throw new SluiceError('MALFORMED', 'bad phase-heads stream');
   const out: [number, string][] = [];
-  for (let off = 0; off < data.length; off += 24) out.push([data.readInt32BE(off), data.subarray(off + 4, off + 24).toString('hex')]);
+  for (let off = 0; off < data.length; off += 24)
+    out.push([data.readInt32BE(off), data.subarray(off + 4, off + 24).toString('hex')]);
   return out;
 }
 
@@ -166,7 +173,8 @@ async function writeMarks(
   const remote = marks.bookmarks ?? marks.listkeyBookmarks ?? [];
   const kept = new Map<string, string>();
   for (const [name, hex] of remote) {
-    if (!/^[0-9a-f]{40}$/.test(hex)) throw new SluiceError('MALFORMED', `bookmark ${JSON.stringify(name)} has an invalid node`);
+    if (!/^[0-9a-f]{40}$/.test(hex))
+      throw new SluiceError('MALFORMED', `bookmark ${JSON.stringify(name)} has an invalid node`);
     if (!name || /[\n\r\0]/.test(name) || name.trim() !== name) {
       log('warn', `ignoring remote bookmark with an invalid name ${JSON.stringify(name)}`);
       continue;
@@ -179,8 +187,13 @@ async function writeMarks(
   }
   if (kept.size) {
     // bmstore._write: sorted by name, `<hex> <name>\n`
-    const text = [...kept].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([n, h]) => `${h} ${n}\n`).join('');
-    const path = requirements.includes('bookmarksinstore') ? join(store, 'bookmarks') : join(root, '.hg', 'bookmarks');
+    const text = [...kept]
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .map(([n, h]) => `${h} ${n}\n`)
+      .join('');
+    const path = requirements.includes('bookmarksinstore')
+      ? join(store, 'bookmarks')
+      : join(root, '.hg', 'bookmarks');
     await writeFile(path, Buffer.from(text, 'latin1'));
   }
 
@@ -247,16 +260,26 @@ export function planStream(caps: Capabilities, want: 'auto' | 'v1' | 'v2'): Stre
   }
   const missing = unsupportedRequirements(requirements);
   if (missing.length) {
-    throw new SluiceError('UNSUPPORTED_REQUIREMENTS', `unable to apply stream clone: unsupported format: ${missing.join(', ')}`, {
-      unsupported: missing,
-    });
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      `unable to apply stream clone: unsupported format: ${missing.join(', ')}`,
+      {
+        unsupported: missing,
+      },
+    );
   }
   const v2 = caps.has('getbundle') && (caps.bundle2().get('stream') ?? []).includes('v2');
-  if (want === 'v2' && !v2) throw new SluiceError('NO_STREAM', 'the server does not offer stream clone v2 (bundle2 stream=v2)');
+  if (want === 'v2' && !v2)
+    throw new SluiceError('NO_STREAM', 'the server does not offer stream clone v2 (bundle2 stream=v2)');
   return { version: want === 'v1' || !v2 ? 'v1' : 'v2', requirements };
 }
 
-function sessionFor(req: { caFile?: string }, ctx: JobContext | null, signal: AbortSignal | undefined, opts: CloneOptions): HttpSession {
+function sessionFor(
+  req: { caFile?: string },
+  ctx: JobContext | null,
+  signal: AbortSignal | undefined,
+  opts: CloneOptions,
+): HttpSession {
   const http: HttpOptions = {
     ...(signal ? { signal } : {}),
     ...(req.caFile ? { caFile: req.caFile } : {}),
@@ -270,10 +293,15 @@ function sessionFor(req: { caFile?: string }, ctx: JobContext | null, signal: Ab
 }
 
 /** The follow-up pull of v1 and clone bundles: bookmarks and phases for what is now local. */
-async function fetchMarks(peer: HttpPeer, localHeads: string[], log: (l: 'debug' | 'info' | 'warn', m: string) => void): Promise<RemoteMarks> {
+async function fetchMarks(
+  peer: HttpPeer,
+  localHeads: string[],
+  log: (l: 'debug' | 'info' | 'warn', m: string) => void,
+): Promise<RemoteMarks> {
   const { heads, known } = await peer.headsAndKnown(localHeads);
   const local = new Set(localHeads);
-  if (heads.some((h) => !local.has(h))) log('debug', 'the server got new changesets since the stream; they are not part of this clone');
+  if (heads.some((h) => !local.has(h)))
+    log('debug', 'the server got new changesets since the stream; they are not part of this clone');
   if (known.some((k) => !k)) log('warn', 'the server no longer has some of the streamed heads');
   const b2 = peer.caps.bundle2();
   if (!peer.caps.has('bundle2') || !peer.caps.has('getbundle')) {
@@ -290,12 +318,17 @@ async function fetchMarks(peer: HttpPeer, localHeads: string[], log: (l: 'debug'
     heads: localHeads.length ? localHeads : [NULL_HEX],
     ...((b2.get('phases') ?? []).includes('heads') ? { phases: true } : {}),
     ...(b2.has('bookmarks') ? { bookmarks: true } : {}),
-    listkeys: b2.has('listkeys') ? (b2.get('phases')?.includes('heads') ? ['bookmarks'] : ['phases', 'bookmarks']) : [],
+    listkeys: b2.has('listkeys')
+      ? b2.get('phases')?.includes('heads')
+        ? ['bookmarks']
+        : ['phases', 'bookmarks']
+      : [],
   });
   const bundle = await Bundle2Reader.open(new ByteSource(resp.body), { knownParts: FOLLOW_UP_PARTS });
   try {
     const marks = await readMarkParts(bundle);
-    if (!b2.get('phases')?.includes('heads') && !marks.listkeyPhases) marks.listkeyPhases = await peer.listkeys('phases');
+    if (!b2.get('phases')?.includes('heads') && !marks.listkeyPhases)
+      marks.listkeyPhases = await peer.listkeys('phases');
     return marks;
   } finally {
     await bundle.close();
@@ -315,7 +348,11 @@ function staleBundle(message: string): SluiceError {
  * Clones `req.url` into `req.dest` with a stream clone. Nothing is left at DEST on failure
  * (applyStream's atomic temporary directory); every error is a SluiceError.
  */
-export async function cloneFromUrl(req: CloneRequest, ctx: JobContext, explicit?: CloneOptions): Promise<CloneResult> {
+export async function cloneFromUrl(
+  req: CloneRequest,
+  ctx: JobContext,
+  explicit?: CloneOptions,
+): Promise<CloneResult> {
   const opts: CloneOptions = { ...defaultOptions, ...(explicit ?? {}) };
   const { url, credentials } = splitUrlCredentials(req.url);
   const dest = resolve(req.dest);
@@ -361,16 +398,24 @@ export async function cloneFromUrl(req: CloneRequest, ctx: JobContext, explicit?
       try {
         const first = await nextPartOrNoStream(bundle);
         if (!first || first.type !== STREAM2_PART) {
-          throw new SluiceError('PROTOCOL', `the server answered a stream request without a stream2 part${first ? ` (got ${first.type})` : ''}`);
+          throw new SluiceError(
+            'PROTOCOL',
+            `the server answered a stream request without a stream2 part${first ? ` (got ${first.type})` : ''}`,
+          );
         }
         const reader = readStream2Part(first, bundle.compression);
-        const stats = await applyStream(reader, dest, {
-          ...applyOpts,
-          beforeCommit: async (root) => {
-            const marks = await readMarkParts(bundle);
-            result = await writeMarks(root, reader.header.requirements, marks, true, log);
+        const stats = await applyStream(
+          reader,
+          dest,
+          {
+            ...applyOpts,
+            beforeCommit: async (root) => {
+              const marks = await readMarkParts(bundle);
+              result = await writeMarks(root, reader.header.requirements, marks, true, log);
+            },
           },
-        }, ctx);
+          ctx,
+        );
         return { ...stats, via: 'stream-v2', url: peer.url, ...result, requests: session.requests };
       } finally {
         await bundle.close();
@@ -390,15 +435,20 @@ export async function cloneFromUrl(req: CloneRequest, ctx: JobContext, explicit?
     }
     let result = { bookmarks: 0, draftRoots: 0 };
     try {
-      const stats = await applyStream(reader, dest, {
-        ...applyOpts,
-        requirements: plan.requirements,
-        beforeCommit: async (root) => {
-          const g = await ChangelogGraph.read(join(root, '.hg', 'store'));
-          const marks = await fetchMarks(peer, localHeadHexes(g), log);
-          result = await writeMarks(root, [...plan.requirements], marks, false, log);
+      const stats = await applyStream(
+        reader,
+        dest,
+        {
+          ...applyOpts,
+          requirements: plan.requirements,
+          beforeCommit: async (root) => {
+            const g = await ChangelogGraph.read(join(root, '.hg', 'store'));
+            const marks = await fetchMarks(peer, localHeadHexes(g), log);
+            result = await writeMarks(root, [...plan.requirements], marks, false, log);
+          },
         },
-      }, ctx);
+        ctx,
+      );
       return { ...stats, via: 'stream-v1', url: peer.url, ...result, requests: session.requests };
     } finally {
       await reader.close();
@@ -415,7 +465,11 @@ async function nextPartOrNoStream(bundle: Bundle2Reader): Promise<Bundle2Part | 
   try {
     return await bundle.nextPart();
   } catch (e) {
-    if (e instanceof SluiceError && e.code === 'REMOTE_ABORT' && /stream data requested but server does not allow/.test(e.message)) {
+    if (
+      e instanceof SluiceError &&
+      e.code === 'REMOTE_ABORT' &&
+      /stream data requested but server does not allow/.test(e.message)
+    ) {
       throw new SluiceError('NO_STREAM', `the server refused the stream clone: ${e.message}`, e.details);
     }
     throw e;
@@ -443,7 +497,10 @@ async function tryCloneBundle(
     log('warn', 'no compatible clone bundles available on server; falling back to regular clone');
     return null;
   }
-  const tmpFile = join(dirname(dest), `.${basename(dest)}.sluice-bundle-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const tmpFile = join(
+    dirname(dest),
+    `.${basename(dest)}.sluice-bundle-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
   try {
     log('info', `applying clone bundle from ${redactUrl(choice.url)}`);
     ctx.phase('download');
@@ -479,18 +536,30 @@ async function tryCloneBundle(
     const reader = await openStreamBundleFile(tmpFile);
     let result = { bookmarks: 0, draftRoots: 0 };
     try {
-      const stats = await applyStream(reader, dest, {
-        ...applyOpts,
-        beforeCommit: async (root) => {
-          const g = await ChangelogGraph.read(join(root, '.hg', 'store'));
-          const localHeads = localHeadHexes(g);
-          const remoteHeads = await peer.heads();
-          const missing = remoteHeads.filter((h) => g.rev(binNode(h)) === undefined);
-          if (missing.length) throw staleBundle(`the clone bundle lacks ${missing.length} of the server's heads`);
-          const marks = await fetchMarks(peer, localHeads, log);
-          result = await writeMarks(root, reader.header.requirements.length ? reader.header.requirements : plan.requirements, marks, false, log);
+      const stats = await applyStream(
+        reader,
+        dest,
+        {
+          ...applyOpts,
+          beforeCommit: async (root) => {
+            const g = await ChangelogGraph.read(join(root, '.hg', 'store'));
+            const localHeads = localHeadHexes(g);
+            const remoteHeads = await peer.heads();
+            const missing = remoteHeads.filter((h) => g.rev(binNode(h)) === undefined);
+            if (missing.length)
+              throw staleBundle(`the clone bundle lacks ${missing.length} of the server's heads`);
+            const marks = await fetchMarks(peer, localHeads, log);
+            result = await writeMarks(
+              root,
+              reader.header.requirements.length ? reader.header.requirements : plan.requirements,
+              marks,
+              false,
+              log,
+            );
+          },
         },
-      }, ctx);
+        ctx,
+      );
       log('info', 'finished applying clone bundle');
       return { ...stats, via: 'clone-bundle', url: peer.url, ...result };
     } catch (e) {
@@ -522,7 +591,15 @@ export async function probeServer(
       peer = await HttpPeer.connect(url, session);
     } catch (e) {
       if (e instanceof SluiceError && e.code === 'AUTH') {
-        return { url, streamV1: false, streamV2: false, streamRequirements: [], compression: [], cloneBundles: false, authRequired: true };
+        return {
+          url,
+          streamV1: false,
+          streamV2: false,
+          streamRequirements: [],
+          compression: [],
+          cloneBundles: false,
+          authRequired: true,
+        };
       }
       throw e;
     }
@@ -545,4 +622,3 @@ export async function probeServer(
     session.close();
   }
 }
-

@@ -17,7 +17,10 @@ const KEY = { none: 'UN', zlib: 'GZ', zstd: 'ZS' } as const;
 
 export function decompressWire(engine: string, src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
   if (engine !== 'none' && engine !== 'zlib' && engine !== 'zstd') {
-    throw new SluiceError('UNSUPPORTED_COMPRESSION', `the server used a compression engine Sluice does not know: ${JSON.stringify(engine)}`);
+    throw new SluiceError(
+      'UNSUPPORTED_COMPRESSION',
+      `the server used a compression engine Sluice does not know: ${JSON.stringify(engine)}`,
+    );
   }
   return decompressStream(KEY[engine], src);
 }

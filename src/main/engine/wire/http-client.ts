@@ -116,7 +116,8 @@ export function proxyFromEnvironment(target: URL, env: NodeJS.ProcessEnv = proce
       : pick('http_proxy', 'HTTP_PROXY');
   if (!raw) return null;
   const noProxy = ['localhost', '127.0.0.1', '::1'];
-  for (const p of (pick('no_proxy', 'NO_PROXY') ?? '').split(',')) if (p.trim()) noProxy.push(p.trim().toLowerCase());
+  for (const p of (pick('no_proxy', 'NO_PROXY') ?? '').split(','))
+    if (p.trim()) noProxy.push(p.trim().toLowerCase());
   const url = /^https?:\/\//i.test(raw) ? raw : `http://${raw}`;
   return { url, noProxy };
 }
@@ -231,7 +232,7 @@ export class HttpSession {
     let url = new URL(rawUrl);
     const maxRedirects = this.opts.maxRedirects ?? 10;
     let authAttempts = 0;
-    for (let hop = 0; ; ) {
+    for (let hop = 0; ;) {
       this.checkCancel();
       const org = origin(url);
       const headers: Record<string, string> = {
@@ -246,7 +247,8 @@ export class HttpSession {
       const status = res.statusCode ?? 0;
       if ([301, 302, 303, 307, 308].includes(status) && res.headers.location) {
         res.resume();
-        if (++hop > maxRedirects) throw new SluiceError('HTTP', `too many redirects (last: ${redactUrl(url.toString())})`);
+        if (++hop > maxRedirects)
+          throw new SluiceError('HTTP', `too many redirects (last: ${redactUrl(url.toString())})`);
         const next = new URL(res.headers.location, url);
         if (next.protocol !== 'http:' && next.protocol !== 'https:') {
           throw new SluiceError('HTTP', `redirect to an unsupported URL: ${redactUrl(next.toString())}`);
@@ -257,14 +259,20 @@ export class HttpSession {
       }
       if (status === 407) {
         res.resume();
-        throw new SluiceError('AUTH', `proxy authentication required (407 from the proxy for ${redactUrl(url.toString())})`);
+        throw new SluiceError(
+          'AUTH',
+          `proxy authentication required (407 from the proxy for ${redactUrl(url.toString())})`,
+        );
       }
       if (status === 401) {
         res.resume();
         this.authChallenged = true;
         const { scheme, realm } = parseRealm(res.headers['www-authenticate'] as string | undefined);
         if (scheme && scheme !== 'basic') {
-          throw new SluiceError('AUTH', `authorization failed: the server wants ${scheme} authentication (only basic is supported)`);
+          throw new SluiceError(
+            'AUTH',
+            `authorization failed: the server wants ${scheme} authentication (only basic is supported)`,
+          );
         }
         const next = await this.nextCredentials(org, realm, url);
         if (!next || ++authAttempts > 4) {
@@ -295,7 +303,12 @@ export class HttpSession {
     if (this.opts.signal?.aborted) throw cancelled();
   }
 
-  private once(url: URL, method: string, headers: Record<string, string>, body?: Buffer): Promise<http.IncomingMessage> {
+  private once(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body?: Buffer,
+  ): Promise<http.IncomingMessage> {
     const proxy = this.proxyFor(url);
     const isHttps = url.protocol === 'https:';
     if (body) headers['Content-Length'] = String(body.length);
@@ -321,7 +334,13 @@ export class HttpSession {
       const onAbort = (): void => fail(cancelled());
       signal?.addEventListener('abort', onAbort, { once: true });
       connectTimer = setTimeout(
-        () => fail(new SluiceError('TIMEOUT', `connecting to ${url.host} timed out after ${this.connectTimeoutMs} ms`)),
+        () =>
+          fail(
+            new SluiceError(
+              'TIMEOUT',
+              `connecting to ${url.host} timed out after ${this.connectTimeoutMs} ms`,
+            ),
+          ),
         this.connectTimeoutMs,
       );
 
@@ -339,14 +358,22 @@ export class HttpSession {
           const tunnel = new https.Agent({ keepAlive: false });
           const servername = net.isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname;
           (tunnel as unknown as { createConnection: () => net.Socket }).createConnection = () =>
-            tls.connect({ socket, ...(servername ? { servername } : {}), ...(this.ca ? { ca: this.ca } : {}) });
+            tls.connect({
+              socket,
+              ...(servername ? { servername } : {}),
+              ...(this.ca ? { ca: this.ca } : {}),
+            });
           common.agent = tunnel;
         } else if (proxy && !isHttps) {
           common.host = proxy.hostname;
           common.port = proxy.port || 80;
           common.path = url.toString();
           common.agent = this.agentFor(new URL('http://proxy'));
-          if (proxy.username) headers['Proxy-Authorization'] = basicAuth({ user: decodeURIComponent(proxy.username), password: decodeURIComponent(proxy.password) });
+          if (proxy.username)
+            headers['Proxy-Authorization'] = basicAuth({
+              user: decodeURIComponent(proxy.username),
+              password: decodeURIComponent(proxy.password),
+            });
         } else {
           common.agent = this.agentFor(url);
         }
@@ -357,7 +384,8 @@ export class HttpSession {
             if (connectTimer) clearTimeout(connectTimer);
             connectTimer = null;
           };
-          if ((s as net.Socket & { connecting?: boolean }).connecting) s.once(isHttps && !socket ? 'secureConnect' : 'connect', connected);
+          if ((s as net.Socket & { connecting?: boolean }).connecting)
+            s.once(isHttps && !socket ? 'secureConnect' : 'connect', connected);
           else connected();
         });
         r.setTimeout(this.idleTimeoutMs, () =>
@@ -379,7 +407,11 @@ export class HttpSession {
 
       if (proxy && isHttps) {
         const connectHeaders: Record<string, string> = { Host: `${url.hostname}:${url.port || 443}` };
-        if (proxy.username) connectHeaders['Proxy-Authorization'] = basicAuth({ user: decodeURIComponent(proxy.username), password: decodeURIComponent(proxy.password) });
+        if (proxy.username)
+          connectHeaders['Proxy-Authorization'] = basicAuth({
+            user: decodeURIComponent(proxy.username),
+            password: decodeURIComponent(proxy.password),
+          });
         const creq = http.request({
           host: proxy.hostname,
           port: proxy.port || 80,
@@ -393,7 +425,12 @@ export class HttpSession {
         creq.on('connect', (res, socket) => {
           if (res.statusCode !== 200) {
             socket.destroy();
-            fail(new SluiceError(res.statusCode === 407 ? 'AUTH' : 'NETWORK', `proxy CONNECT to ${url.host} refused: ${res.statusCode} ${res.statusMessage}`));
+            fail(
+              new SluiceError(
+                res.statusCode === 407 ? 'AUTH' : 'NETWORK',
+                `proxy CONNECT to ${url.host} refused: ${res.statusCode} ${res.statusMessage}`,
+              ),
+            );
             return;
           }
           if (settled) {
@@ -441,7 +478,8 @@ export class HttpSession {
           countBytes(chunk.length);
           yield chunk;
         }
-        if (!res.complete) throw new SluiceError('TRUNCATED', 'the connection closed before the response was complete');
+        if (!res.complete)
+          throw new SluiceError('TRUNCATED', 'the connection closed before the response was complete');
       } catch (e) {
         if (failure) throw failure;
         if (e instanceof SluiceError) throw e;

@@ -29,7 +29,8 @@ export function encodeValueInHeaders(value: string, header: string, limit: numbe
   const valueLen = limit - `${header}-000`.length - ': \r\n'.length;
   if (valueLen <= 0) throw new SluiceError('PROTOCOL', `server header limit ${limit} is too small`);
   const out: [string, string][] = [];
-  for (let i = 0, n = 1; i < value.length; i += valueLen, n++) out.push([`${header}-${n}`, value.slice(i, i + valueLen)]);
+  for (let i = 0, n = 1; i < value.length; i += valueLen, n++)
+    out.push([`${header}-${n}`, value.slice(i, i + valueLen)]);
   return out;
 }
 
@@ -81,7 +82,8 @@ async function takePrefix(
   let leftover: Uint8Array | null = null;
   while (have < n) {
     const r = await it.next();
-    if (r.done) throw new SluiceError('TRUNCATED', `response ended after ${have} bytes, inside the media-type header`);
+    if (r.done)
+      throw new SluiceError('TRUNCATED', `response ended after ${have} bytes, inside the media-type header`);
     const b = Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
     const need = n - have;
     if (b.length > need) {
@@ -117,12 +119,17 @@ export class HttpPeer {
   /** performhandshake: `capabilities` with no X-Hg* headers; follows a redirect that drops the query. */
   static async connect(url: string, session: HttpSession, log?: (m: string) => void): Promise<HttpPeer> {
     const u = new URL(url);
-    if (u.search || u.hash) throw new SluiceError('USAGE', `unsupported URL component: "${(u.search || u.hash).slice(1)}"`);
+    if (u.search || u.hash)
+      throw new SluiceError('USAGE', `unsupported URL component: "${(u.search || u.hash).slice(1)}"`);
     let base = u.toString();
     let res = await session.request(HttpPeer.commandUrl(base, 'capabilities', []), { headers: {} });
     let respUrl = HttpPeer.stripQuery(res.url, '?cmd=capabilities');
     const ct = String(res.headers['content-type'] ?? '');
-    if (respUrl.qsDropped && respUrl.base.replace(/\/$/, '') !== base.replace(/\/$/, '') && !ct.startsWith('application/mercurial-')) {
+    if (
+      respUrl.qsDropped &&
+      respUrl.base.replace(/\/$/, '') !== base.replace(/\/$/, '') &&
+      !ct.startsWith('application/mercurial-')
+    ) {
       // a redirect that lost ?cmd=capabilities (issue 5860): ask the new URL again
       res.discard();
       base = respUrl.base;
@@ -132,7 +139,8 @@ export class HttpPeer {
     const parsed = await HttpPeer.checkResponse(res, base, false);
     const raw = latin1(await readSmall(parsed.body));
     const caps = new Capabilities(raw);
-    if (respUrl.base.replace(/\/$/, '') !== base.replace(/\/$/, '')) log?.(`real URL is ${redactUrl(respUrl.base)}`);
+    if (respUrl.base.replace(/\/$/, '') !== base.replace(/\/$/, ''))
+      log?.(`real URL is ${redactUrl(respUrl.base)}`);
     return new HttpPeer(session, respUrl.qsDropped ? base : respUrl.base, caps, log);
   }
 
@@ -148,7 +156,11 @@ export class HttpPeer {
   }
 
   /** parsev1commandresponse: status, content type, 0.1 (zlib when compressible) or 0.2 engine header. */
-  private static async checkResponse(res: HttpResponse, base: string, compressible: boolean): Promise<PeerResponse> {
+  private static async checkResponse(
+    res: HttpResponse,
+    base: string,
+    compressible: boolean,
+  ): Promise<PeerResponse> {
     const safe = redactUrl(base);
     if (res.status < 200 || res.status > 299) {
       let text = '';
@@ -158,10 +170,14 @@ export class HttpPeer {
         /* the status is what matters */
       }
       res.discard();
-      throw new SluiceError('HTTP', `HTTP Error ${res.status}: ${res.statusMessage}${text ? ` (${oneLine(text)})` : ''}`, {
-        status: res.status,
-        url: safe,
-      });
+      throw new SluiceError(
+        'HTTP',
+        `HTTP Error ${res.status}: ${res.statusMessage}${text ? ` (${oneLine(text)})` : ''}`,
+        {
+          status: res.status,
+          url: safe,
+        },
+      );
     }
     const proto = String(res.headers['content-type'] ?? '');
     if (proto.startsWith('application/hg-error')) {
@@ -198,12 +214,22 @@ export class HttpPeer {
     if (subtype === '0.2') {
       const first = await takePrefix(res.body, 1);
       const len = first.prefix[0]!;
-      if (len === 0) throw new SluiceError('PROTOCOL', 'empty compression engine name in application/mercurial-0.2 response');
+      if (len === 0)
+        throw new SluiceError(
+          'PROTOCOL',
+          'empty compression engine name in application/mercurial-0.2 response',
+        );
       const named = await takePrefix(first.rest, len);
       const engine = named.prefix.toString('latin1');
-      return { mediaType: '0.2', engine, body: decompressWire(engine, named.rest), discard: () => res.discard() };
+      return {
+        mediaType: '0.2',
+        engine,
+        body: decompressWire(engine, named.rest),
+        discard: () => res.discard(),
+      };
     }
-    if (/^\d+(\.\d+)*$/.test(subtype)) throw new SluiceError('PROTOCOL', `'${safe}' uses newer protocol ${subtype}`);
+    if (/^\d+(\.\d+)*$/.test(subtype))
+      throw new SluiceError('PROTOCOL', `'${safe}' uses newer protocol ${subtype}`);
     throw new SluiceError('PROTOCOL', `'${safe}' sent a broken Content-Type header (${proto})`);
   }
 
@@ -224,7 +250,10 @@ export class HttpPeer {
   }
 
   /** makev1commandrequest */
-  private buildRequest(cmd: string, args: Record<string, string>): { url: string; qs: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: Buffer } {
+  private buildRequest(
+    cmd: string,
+    args: Record<string, string>,
+  ): { url: string; qs: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: Buffer } {
     const headers: Record<string, string> = {};
     const pairs = sortedPairs(args);
     let queryArgs: [string, string][] = [];
@@ -243,7 +272,8 @@ export class HttpPeer {
         queryArgs = pairs;
       }
     }
-    for (const [h, v] of encodeValueInHeaders(this.protoCaps(), 'X-HgProto', headerSize || 1024)) headers[h] = v;
+    for (const [h, v] of encodeValueInHeaders(this.protoCaps(), 'X-HgProto', headerSize || 1024))
+      headers[h] = v;
     const vary = Object.keys(headers)
       .filter((h) => h.toLowerCase().startsWith('x-hg'))
       .sort(byteCompare);
@@ -253,10 +283,18 @@ export class HttpPeer {
   }
 
   /** _callstream: the decoded response body of one command. */
-  async callStream(cmd: string, args: Record<string, string> = {}, compressible = false): Promise<PeerResponse> {
+  async callStream(
+    cmd: string,
+    args: Record<string, string> = {},
+    compressible = false,
+  ): Promise<PeerResponse> {
     const r = this.buildRequest(cmd, args);
     this.log?.(`sending ${cmd} command`);
-    const res = await this.session.request(r.url, { method: r.method, headers: r.headers, ...(r.body ? { body: r.body } : {}) });
+    const res = await this.session.request(r.url, {
+      method: r.method,
+      headers: r.headers,
+      ...(r.body ? { body: r.body } : {}),
+    });
     const parsed = await HttpPeer.checkResponse(res, this.url, compressible);
     const moved = HttpPeer.stripQuery(res.url, r.qs);
     if (!moved.qsDropped && moved.base !== this.url) {
@@ -288,12 +326,14 @@ export class HttpPeer {
   }
 
   static decodeHeads(d: string): string[] {
-    if (!d.endsWith('\n')) throw new SluiceError('PROTOCOL', `unexpected response to heads: ${JSON.stringify(d.slice(0, 80))}`);
+    if (!d.endsWith('\n'))
+      throw new SluiceError('PROTOCOL', `unexpected response to heads: ${JSON.stringify(d.slice(0, 80))}`);
     return decodeNodeList(d.slice(0, -1), 'heads');
   }
 
   static decodeKnown(d: string, count: number): boolean[] {
-    if (d.length !== count || /[^01]/.test(d)) throw new SluiceError('PROTOCOL', `unexpected response to known: ${JSON.stringify(d.slice(0, 80))}`);
+    if (d.length !== count || /[^01]/.test(d))
+      throw new SluiceError('PROTOCOL', `unexpected response to known: ${JSON.stringify(d.slice(0, 80))}`);
     return [...d].map((c) => c === '1');
   }
 
@@ -316,7 +356,11 @@ export class HttpPeer {
     for (const line of d.split('\n')) {
       if (!line) continue;
       const sp = line.indexOf(' ');
-      if (sp < 0) throw new SluiceError('PROTOCOL', `unexpected response to branchmap: ${JSON.stringify(line.slice(0, 80))}`);
+      if (sp < 0)
+        throw new SluiceError(
+          'PROTOCOL',
+          `unexpected response to branchmap: ${JSON.stringify(line.slice(0, 80))}`,
+        );
       out.set(unquote(line.slice(0, sp)), decodeNodeList(line.slice(sp + 1), 'branchmap'));
     }
     return out;
@@ -337,7 +381,8 @@ export class HttpPeer {
   }
 
   async getbundle(args: GetbundleArgs): Promise<PeerResponse> {
-    if (!this.caps.has('getbundle')) throw new SluiceError('PROTOCOL', 'the server does not support getbundle');
+    if (!this.caps.has('getbundle'))
+      throw new SluiceError('PROTOCOL', 'the server does not support getbundle');
     return this.callStream('getbundle', encodeGetbundleArgs(args), true);
   }
 }
@@ -347,7 +392,8 @@ async function readSmall(src: AsyncIterable<Uint8Array>): Promise<Buffer> {
   let n = 0;
   for await (const c of src) {
     n += c.length;
-    if (n > SMALL_RESPONSE_LIMIT) throw new SluiceError('LIMIT', `response larger than ${SMALL_RESPONSE_LIMIT} bytes`);
+    if (n > SMALL_RESPONSE_LIMIT)
+      throw new SluiceError('LIMIT', `response larger than ${SMALL_RESPONSE_LIMIT} bytes`);
     parts.push(Buffer.from(c.buffer, c.byteOffset, c.byteLength));
   }
   return Buffer.concat(parts, n);

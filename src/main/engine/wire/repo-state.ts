@@ -22,13 +22,19 @@ async function readOptional(path: string): Promise<Buffer | null> {
   try {
     return await readFile(path);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return null;
     throw new SluiceError('IO', `cannot read ${path}: ${(e as Error).message}`);
   }
 }
 
 function lines(buf: Buffer | null): string[] {
-  return buf ? buf.toString('latin1').split('\n').filter((l) => l.length > 0) : [];
+  return buf
+    ? buf
+        .toString('latin1')
+        .split('\n')
+        .filter((l) => l.length > 0)
+    : [];
 }
 
 export interface ServeSettings {
@@ -135,7 +141,8 @@ export class RepoSnapshot {
     if (this.settings.publishing) {
       for (const r of headRevs) byPhase.get(PHASE_PUBLIC)!.add(r);
     } else {
-      for (const r of headRevs) byPhase.get(this.phases[r] === PHASE_PUBLIC ? PHASE_PUBLIC : PHASE_DRAFT)!.add(r);
+      for (const r of headRevs)
+        byPhase.get(this.phases[r] === PHASE_PUBLIC ? PHASE_PUBLIC : PHASE_DRAFT)!.add(r);
       const draft = [...byPhase.get(PHASE_DRAFT)!];
       if (draft.length) {
         const pub = [...byPhase.get(PHASE_PUBLIC)!];
@@ -143,19 +150,22 @@ export class RepoSnapshot {
         const inPublic = this.graph.ancestors(pub);
         // heads(only(draft, public) and public())
         const g = this.graph;
-        const candidate = (r: number): boolean => inDraft[r] === 1 && inPublic[r] !== 1 && this.phases[r] === PHASE_PUBLIC;
+        const candidate = (r: number): boolean =>
+          inDraft[r] === 1 && inPublic[r] !== 1 && this.phases[r] === PHASE_PUBLIC;
         const hasChild = new Uint8Array(g.length);
         for (let r = 0; r < g.length; r++) {
           if (!candidate(r)) continue;
           if (g.p1[r]! >= 0) hasChild[g.p1[r]!] = 1;
           if (g.p2[r]! >= 0) hasChild[g.p2[r]!] = 1;
         }
-        for (let r = 0; r < g.length; r++) if (candidate(r) && !hasChild[r]) byPhase.get(PHASE_PUBLIC)!.add(r);
+        for (let r = 0; r < g.length; r++)
+          if (candidate(r) && !hasChild[r]) byPhase.get(PHASE_PUBLIC)!.add(r);
       }
     }
     // phasemapping = {phase: sorted(heads)}: sorted by binary node
     const nodes = this.graph.nodes;
-    const byNode = (a: number, b: number): number => (nodes[a]! < nodes[b]! ? -1 : nodes[a]! > nodes[b]! ? 1 : 0);
+    const byNode = (a: number, b: number): number =>
+      nodes[a]! < nodes[b]! ? -1 : nodes[a]! > nodes[b]! ? 1 : 0;
     return new Map([...byPhase].map(([p, revs]) => [p, [...revs].sort(byNode)]));
   }
 }
@@ -217,7 +227,10 @@ export class ServedRepo {
     const loc = await locateRepository(this.root);
     const requirements = loc.requirements;
     if (!requirements.has('store')) {
-      throw new SluiceError('NOT_A_REPO', `${this.root}: repositories without the store layout are not supported`);
+      throw new SluiceError(
+        'NOT_A_REPO',
+        `${this.root}: repositories without the store layout are not supported`,
+      );
     }
     const hgrc = await readRepoConfig(this.root);
     const o = this.overrides;
@@ -231,7 +244,9 @@ export class ServedRepo {
     const hg = loc.hgDir;
     const storeDir = loc.storeDir;
     const graph = await ChangelogGraph.read(storeDir);
-    const phaseRoots = parsePhaseRoots((await readOptional(join(storeDir, 'phaseroots')))?.toString('latin1') ?? '');
+    const phaseRoots = parsePhaseRoots(
+      (await readOptional(join(storeDir, 'phaseroots')))?.toString('latin1') ?? '',
+    );
     const bmPath = requirements.has('bookmarksinstore') ? join(storeDir, 'bookmarks') : join(hg, 'bookmarks');
     const bookmarks: [string, string][] = [];
     for (const line of lines(await readOptional(bmPath))) {
@@ -241,6 +256,15 @@ export class ServedRepo {
       bookmarks.push([l.slice(41), l.slice(0, 40)]);
     }
     const obs = await stat(join(storeDir, 'obsstore')).catch(() => null);
-    return new RepoSnapshot(this.root, storeDir, graph, phaseRoots, bookmarks, requirements, settings, !!obs && obs.size > 1);
+    return new RepoSnapshot(
+      this.root,
+      storeDir,
+      graph,
+      phaseRoots,
+      bookmarks,
+      requirements,
+      settings,
+      !!obs && obs.size > 1,
+    );
   }
 }

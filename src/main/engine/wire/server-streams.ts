@@ -79,7 +79,12 @@ const cache = new Map<string, RevlogListing>();
 
 async function revlogListing(snap: RepoSnapshot, signal?: AbortSignal): Promise<RevlogListing> {
   const store = snap.storeDir;
-  const watched = [join(store, '00changelog.i'), join(store, '00changelog.d'), join(store, '00manifest.i'), join(store, 'fncache')];
+  const watched = [
+    join(store, '00changelog.i'),
+    join(store, '00changelog.d'),
+    join(store, '00manifest.i'),
+    join(store, 'fncache'),
+  ];
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     if (signal?.aborted) throw cancelled();
@@ -121,7 +126,11 @@ async function fullFiles(snap: RepoSnapshot): Promise<FullFile[]> {
   return out;
 }
 
-async function* v2Payload(revlogs: StreamSourceFile[], full: FullFile[], signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+async function* v2Payload(
+  revlogs: StreamSourceFile[],
+  full: FullFile[],
+  signal?: AbortSignal,
+): AsyncGenerator<Uint8Array> {
   yield* v2Entries(revlogs, signal ? { signal } : {});
   for (const f of full) {
     yield stream2EntryHeader(f.vfs, f.name, f.content.length);
@@ -133,7 +142,10 @@ async function* v2Payload(revlogs: StreamSourceFile[], full: FullFile[], signal?
  * The whole stream_out body: `0\n`, `<files> <bytes>\n`, entries (names encodedir'd). The listing
  * is taken before anything is sent, so a locked store can still be answered with `2\n`.
  */
-export async function serverStreamOut(snap: RepoSnapshot, signal?: AbortSignal): Promise<{ body: AsyncIterable<Uint8Array>; length: number }> {
+export async function serverStreamOut(
+  snap: RepoSnapshot,
+  signal?: AbortSignal,
+): Promise<{ body: AsyncIterable<Uint8Array>; length: number }> {
   const listing = await revlogListing(snap, signal);
   const preamble = streamOutPreamble(listing.files.length, listing.bytes);
   let length = preamble.length + listing.bytes;
@@ -155,5 +167,10 @@ export async function serverStream2(snap: RepoSnapshot, signal?: AbortSignal): P
   let payloadLength = bytes;
   for (const f of listing.files) payloadLength += v2HeaderLength(f.name, f.size);
   for (const f of full) payloadLength += v2HeaderLength(f.name, f.content.length);
-  return { files: listing.files.length + full.length, bytes, payload: v2Payload(listing.files, full, signal), payloadLength };
+  return {
+    files: listing.files.length + full.length,
+    bytes,
+    payload: v2Payload(listing.files, full, signal),
+    payloadLength,
+  };
 }

@@ -33,9 +33,17 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string; body: Buffer; length: string | null }> {
+async function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; type: string; body: Buffer; length: string | null }> {
   const r = await fetch(url, { headers });
-  return { status: r.status, type: r.headers.get('content-type') ?? '', body: Buffer.from(await r.arrayBuffer()), length: r.headers.get('content-length') };
+  return {
+    status: r.status,
+    type: r.headers.get('content-type') ?? '',
+    body: Buffer.from(await r.arrayBuffer()),
+    length: r.headers.get('content-length'),
+  };
 }
 
 describe.each(['default', 'legacy'])('sluice serve, %s fixture', (name) => {
@@ -52,7 +60,9 @@ describe.each(['default', 'legacy'])('sluice serve, %s fixture', (name) => {
   });
 
   it('a client without 0.2 gets application/mercurial-0.1, zlib-compressed (hg: always zlib)', async () => {
-    const r = await get(`${servers[name]!.url}?cmd=getbundle`, { 'X-HgArg-1': 'bundlecaps=HG20&cg=0&stream=1' });
+    const r = await get(`${servers[name]!.url}?cmd=getbundle`, {
+      'X-HgArg-1': 'bundlecaps=HG20&cg=0&stream=1',
+    });
     expect(r.type).toBe('application/mercurial-0.1');
     expect(r.body[0]).toBe(0x78);
     expect(inflateSync(r.body).equals(fixture('getbundle-stream2.bin').subarray(5))).toBe(true);
@@ -67,7 +77,11 @@ describe.each(['default', 'legacy'])('sluice serve, %s fixture', (name) => {
   it('capabilities: the stream caps of hg, only what is served', async () => {
     const caps = (await get(`${servers[name]!.url}?cmd=capabilities`)).body.toString('latin1').split(' ');
     const hgCaps = fixture('capabilities.txt').toString('latin1').trim().split(' ');
-    for (const c of hgCaps.filter((x) => /^(stream|streamreqs=|bundle2=|httpheader|httpmediatype|batch|getbundle|known|compression|branchmap)/.test(x))) {
+    for (const c of hgCaps.filter((x) =>
+      /^(stream|streamreqs=|bundle2=|httpheader|httpmediatype|batch|getbundle|known|compression|branchmap)/.test(
+        x,
+      ),
+    )) {
       if (c.startsWith('bundle2=')) continue; // ours adds nothing but drops nothing hg clients need
       expect(caps).toContain(c);
     }
@@ -79,7 +93,9 @@ describe.each(['default', 'legacy'])('sluice serve, %s fixture', (name) => {
   it('batch heads/known, heads, listkeys bookmarks, branchmap', async () => {
     const url = servers[name]!.url;
     const head = fixture('heads.txt').toString().trim();
-    const b = await get(`${url}?cmd=batch`, { 'X-HgArg-1': `cmds=heads+%3Bknown+nodes%3D${head}+${'0'.repeat(40)}` });
+    const b = await get(`${url}?cmd=batch`, {
+      'X-HgArg-1': `cmds=heads+%3Bknown+nodes%3D${head}+${'0'.repeat(40)}`,
+    });
     expect(b.body.toString()).toBe(`${head}\n;10`);
     expect((await get(`${url}?cmd=heads`)).body.toString()).toBe(`${head}\n`);
     const lk = await get(`${url}?cmd=listkeys`, { 'X-HgArg-1': 'namespace=bookmarks' });
@@ -87,12 +103,17 @@ describe.each(['default', 'legacy'])('sluice serve, %s fixture', (name) => {
     expect((await get(`${url}?cmd=branchmap`)).body.toString()).toBe(`default ${head}`);
     // query-string arguments (pre-1.9 clients) work too
     // phases.listphases: the local draft roots even when publishing, then the flag (as hg serve)
-    expect((await get(`${url}?cmd=listkeys&namespace=phases`)).body.toString()).toMatch(/^[0-9a-f]{40}\t1\npublishing\tTrue$/);
+    expect((await get(`${url}?cmd=listkeys&namespace=phases`)).body.toString()).toMatch(
+      /^[0-9a-f]{40}\t1\npublishing\tTrue$/,
+    );
   });
 
   it('errors: a pull is refused with an error:abort part, bundle1 with hg-error, unknown commands 400, sub-paths 404', async () => {
     const url = servers[name]!.url;
-    const pull = await get(`${url}?cmd=getbundle`, { 'X-HgArg-1': 'bundlecaps=HG20&common=' + '0'.repeat(40), 'X-HgProto-1': '0.1 0.2 comp=zstd,zlib,none' });
+    const pull = await get(`${url}?cmd=getbundle`, {
+      'X-HgArg-1': 'bundlecaps=HG20&common=' + '0'.repeat(40),
+      'X-HgProto-1': '0.1 0.2 comp=zstd,zlib,none',
+    });
     expect(pull.body.subarray(0, 5).toString('latin1')).toBe('\x04none');
     expect(pull.body.toString('latin1')).toContain('ERROR:ABORT');
     expect(pull.body.toString('latin1')).toContain('sluice serve only serves stream clones');
@@ -116,8 +137,13 @@ describe('sluice serve settings', () => {
       expect((await get(`${s.url}?cmd=stream_out`)).body.toString()).toBe('1\n');
       const caps = (await get(`${s.url}?cmd=capabilities`)).body.toString();
       expect(caps).not.toMatch(/streamreqs|stream-preferred|stream%3Dv2/);
-      const r = await get(`${s.url}?cmd=getbundle`, { 'X-HgArg-1': 'bundlecaps=HG20&cg=0&stream=1', 'X-HgProto-1': '0.1 0.2 comp=none' });
-      expect(r.body.toString('latin1')).toContain('stream data requested but server does not allow this feature');
+      const r = await get(`${s.url}?cmd=getbundle`, {
+        'X-HgArg-1': 'bundlecaps=HG20&cg=0&stream=1',
+        'X-HgProto-1': '0.1 0.2 comp=none',
+      });
+      expect(r.body.toString('latin1')).toContain(
+        'stream data requested but server does not allow this feature',
+      );
     } finally {
       await s.close();
     }

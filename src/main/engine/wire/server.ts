@@ -142,7 +142,14 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffe
 function specFor(info: Awaited<ReturnType<typeof inspectBundleFile>>): string {
   const reqs = `requirements%3D${quote(info.requirements.join(','), '')}`;
   if (info.type === 'packed1') return `none-packed1;${reqs}`;
-  const comp = info.compression === 'UN' ? 'none' : info.compression === 'ZS' ? 'zstd' : info.compression === 'GZ' ? 'gzip' : 'bzip2';
+  const comp =
+    info.compression === 'UN'
+      ? 'none'
+      : info.compression === 'ZS'
+        ? 'zstd'
+        : info.compression === 'GZ'
+          ? 'gzip'
+          : 'bzip2';
   return `${comp}-v2;stream=v2;${reqs}`;
 }
 
@@ -161,15 +168,23 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const bundleFiles: { route: string; path: string; spec: string }[] = [];
   for (const [i, f] of (opts.cloneBundles?.files ?? []).entries()) {
     const spec = f.spec ?? specFor(await inspectBundleFile(f.path));
-    bundleFiles.push({ route: `/.sluice/bundles/${i}/${encodeURIComponent(basename(f.path))}`, path: f.path, spec });
+    bundleFiles.push({
+      route: `/.sluice/bundles/${i}/${encodeURIComponent(basename(f.path))}`,
+      path: f.path,
+      spec,
+    });
   }
 
   async function manifestText(baseUrl: string): Promise<string> {
     let text = opts.cloneBundles?.manifest ?? '';
     if (opts.cloneBundles?.manifest === undefined) {
-      text = (await readFile(join(opts.repo, '.hg', 'clonebundles.manifest')).catch(() => Buffer.alloc(0))).toString('latin1');
+      text = (
+        await readFile(join(opts.repo, '.hg', 'clonebundles.manifest')).catch(() => Buffer.alloc(0))
+      ).toString('latin1');
     }
-    const own = bundleFiles.map((b) => `${baseUrl.replace(/\/$/, '')}${b.route} BUNDLESPEC=${b.spec}\n`).join('');
+    const own = bundleFiles
+      .map((b) => `${baseUrl.replace(/\/$/, '')}${b.route} BUNDLESPEC=${b.spec}\n`)
+      .join('');
     return text + (text && !text.endsWith('\n') && own ? '\n' : '') + own;
   }
 
@@ -181,7 +196,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   async function capabilities(r: Request): Promise<string> {
     const snap = r.snap;
-    const caps = ['batch', 'getbundle', 'known', 'pushkey', `httpheader=${headerLimit}`, 'httpmediatype=0.1rx,0.1tx,0.2tx'];
+    const caps = [
+      'batch',
+      'getbundle',
+      'known',
+      'pushkey',
+      `httpheader=${headerLimit}`,
+      'httpmediatype=0.1rx,0.1tx,0.2tx',
+    ];
     if (await branchMapOf(snap)) caps.push('branchmap');
     if (snap.streamAllowed) {
       if (snap.settings.preferUncompressed) caps.push('stream-preferred');
@@ -205,7 +227,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 
   function heads(snap: RepoSnapshot): string {
-    return snap.headRevs().map((r) => snap.hex(r)).join(' ') + '\n';
+    return (
+      snap
+        .headRevs()
+        .map((r) => snap.hex(r))
+        .join(' ') + '\n'
+    );
   }
 
   function known(snap: RepoSnapshot, nodes: string): string {
@@ -263,7 +290,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         return rev === undefined ? `0 unknown revision '${key}'\n` : `1 ${r.snap.hex(rev)}\n`;
       }
       default:
-        throw new CommandAbort(`sluice serve does not support the ${cmd} command (read-only, stream clones only)`);
+        throw new CommandAbort(
+          `sluice serve does not support the ${cmd} command (read-only, stream clones only)`,
+        );
     }
   }
 
@@ -306,10 +335,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   async function getbundle(r: Request): Promise<{ parts: ReplyPart[]; preferUncompressed: boolean }> {
     const a = r.args;
-    const bool = (k: string, dflt: boolean): boolean => (a.has(k) ? a.get(k) !== '0' && a.get(k) !== '' : dflt);
+    const bool = (k: string, dflt: boolean): boolean =>
+      a.has(k) ? a.get(k) !== '0' && a.get(k) !== '' : dflt;
     const bundlecaps = new Set((a.get('bundlecaps') ?? '').split(','));
     const b2caps = new Map<string, string[]>();
-    for (const c of bundlecaps) if (c.startsWith('bundle2=')) for (const [k, v] of decodeBundle2Caps(unquote(c.slice(8)))) b2caps.set(k, v);
+    for (const c of bundlecaps)
+      if (c.startsWith('bundle2='))
+        for (const [k, v] of decodeBundle2Caps(unquote(c.slice(8)))) b2caps.set(k, v);
     const snap = r.snap;
     const parts: ReplyPart[] = [];
     let preferUncompressed = false;
@@ -321,7 +353,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           'well-behaved clients should not be requesting stream data from servers not advertising it; the client may be buggy',
         );
       }
-      if (a.get('includepats') || a.get('excludepats')) throw new CommandAbort('server does not support narrow stream clones');
+      if (a.get('includepats') || a.get('excludepats'))
+        throw new CommandAbort('server does not support narrow stream clones');
       const s = await serverStream2(snap, r.signal);
       parts.push({
         type: 'stream2',
@@ -338,7 +371,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (wanted.some((x) => x === undefined)) throw new CommandAbort('unknown revision requested');
       const commonRevs = common.map((h) => snap.revOfHex(h)).filter((x): x is number => x !== undefined);
       const have = snap.graph.ancestors(commonRevs);
-      if ((wanted as number[]).some((rev) => !have[rev])) throw new CommandAbort(ONLY_STREAM, ONLY_STREAM_HINT);
+      if ((wanted as number[]).some((rev) => !have[rev]))
+        throw new CommandAbort(ONLY_STREAM, ONLY_STREAM_HINT);
     }
     if (bool('bookmarks', false)) {
       if (!b2caps.has('bookmarks')) throw new CommandAbort('no common bookmarks exchange method');
@@ -355,10 +389,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (data.length) parts.push({ type: 'bookmarks', data });
     }
     for (const ns of a.has('listkeys') ? a.get('listkeys')!.split(',') : []) {
-      parts.push({ type: 'listkeys', mandatoryParams: [['namespace', ns]], data: Buffer.from(listkeys(snap, ns, false), 'latin1') });
+      parts.push({
+        type: 'listkeys',
+        mandatoryParams: [['namespace', ns]],
+        data: Buffer.from(listkeys(snap, ns, false), 'latin1'),
+      });
     }
     if (bool('phases', false)) {
-      if (!(b2caps.get('phases') ?? []).includes('heads')) throw new CommandAbort('no common phases exchange method');
+      if (!(b2caps.get('phases') ?? []).includes('heads'))
+        throw new CommandAbort('no common phases exchange method');
       const headsArg = a.has('heads') ? decodeOrAbort(a.get('heads')!) : null;
       const headRevs = headsArg
         ? headsArg.map((h) => snap.revOfHex(h)).filter((x): x is number => x !== undefined)
@@ -381,7 +420,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let requests = 0;
   const active = new Set<http.ServerResponse>();
 
-  async function send(res: http.ServerResponse, status: number, contentType: string, body: string | Buffer, extra: Record<string, string> = {}): Promise<number> {
+  async function send(
+    res: http.ServerResponse,
+    status: number,
+    contentType: string,
+    body: string | Buffer,
+    extra: Record<string, string> = {},
+  ): Promise<number> {
     const buf = typeof body === 'string' ? Buffer.from(body, 'latin1') : body;
     res.writeHead(status, status === 200 ? 'Script output follows' : http.STATUS_CODES[status], {
       'Content-Type': contentType,
@@ -442,13 +487,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     return sent;
   }
 
-  async function serveBundleFile(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<number> {
+  async function serveBundleFile(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    path: string,
+  ): Promise<number> {
     const st = await stat(path);
     const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? ''));
     let start = 0;
     let end = st.size - 1;
     let status = 200;
-    const headers: Record<string, string> = { 'Content-Type': 'application/octet-stream', 'Accept-Ranges': 'bytes' };
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/octet-stream',
+      'Accept-Ranges': 'bytes',
+    };
     if (range) {
       start = Number(range[1]);
       if (range[2]) end = Math.min(end, Number(range[2]));
@@ -475,13 +527,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     for await (const chunk of body) {
       if (res.destroyed) break;
       sent += chunk.length;
-      if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      if (!res.write(chunk))
+        await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
     }
     res.end();
     return sent;
   }
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<{ status: number; bytes: number }> {
+  async function handle(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ): Promise<{ status: number; bytes: number }> {
     const raw = req.url ?? '/';
     const q = raw.indexOf('?');
     const path = q < 0 ? raw : raw.slice(0, q);
@@ -496,7 +552,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const cmd = query.get('cmd')?.[0];
     if (cmd === undefined) {
       const text = `sluice serve: read-only Mercurial repository for stream clones\nclone it with: hg clone --stream ${baseUrl}\n`;
-      return { status: path === '/' ? 200 : 404, bytes: await send(res, path === '/' ? 200 : 404, 'text/plain; charset=utf-8', text) };
+      return {
+        status: path === '/' ? 200 : 404,
+        bytes: await send(res, path === '/' ? 200 : 404, 'text/plain; charset=utf-8', text),
+      };
     }
     if (path !== '/') {
       // the `cmd` query argument is only valid on the repository root (hg sends 404 + this body)
@@ -520,7 +579,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     res.on('close', () => {
       if (!res.writableFinished) gone.abort();
     });
-    const r: Request = { signal: gone.signal, req, res, args, protoCaps, snap: await repo.snapshot(), baseUrl };
+    const r: Request = {
+      signal: gone.signal,
+      req,
+      res,
+      args,
+      protoCaps,
+      snap: await repo.snapshot(),
+      baseUrl,
+    };
 
     try {
       switch (cmd) {
@@ -548,7 +615,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         }
         case 'getbundle': {
           const caps = (args.get('bundlecaps') ?? '').split(',');
-          if (!caps.some((c) => c.startsWith('HG2'))) return { status: 200, bytes: await send(res, 200, HGERRTYPE, BUNDLE2_REQUIRED) };
+          if (!caps.some((c) => c.startsWith('HG2')))
+            return { status: 200, bytes: await send(res, 200, HGERRTYPE, BUNDLE2_REQUIRED) };
           let built: Awaited<ReturnType<typeof getbundle>>;
           try {
             built = await getbundle(r);
@@ -560,7 +628,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
               ...(e.hint ? { advisoryParams: [['hint', e.hint]] } : {}),
             };
             const { mediaType, engine } = responseType(r, true);
-            return { status: 200, bytes: await sendStream(res, mediaType, framed(mediaType, engine, bundle2Reply([abort], chunkSize))) };
+            return {
+              status: 200,
+              bytes: await sendStream(
+                res,
+                mediaType,
+                framed(mediaType, engine, bundle2Reply([abort], chunkSize)),
+              ),
+            };
           }
           const { mediaType, engine } = responseType(r, built.preferUncompressed);
           let interrupted = false;
@@ -578,7 +653,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         }
         case 'unbundle':
         case 'pushkey':
-          return { status: 200, bytes: await send(res, 200, HGERRTYPE, `sluice serve is read-only: ${cmd} is not supported\n`) };
+          return {
+            status: 200,
+            bytes: await send(res, 200, HGERRTYPE, `sluice serve is read-only: ${cmd} is not supported\n`),
+          };
         case 'between':
         case 'branches':
         case 'changegroup':
@@ -586,13 +664,24 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         case 'debugwireargs':
         case 'hello':
         case 'protocaps':
-          return { status: 200, bytes: await send(res, 200, HGERRTYPE, `sluice serve does not support the ${cmd} command; ${ONLY_STREAM}\n`) };
+          return {
+            status: 200,
+            bytes: await send(
+              res,
+              200,
+              HGERRTYPE,
+              `sluice serve does not support the ${cmd} command; ${ONLY_STREAM}\n`,
+            ),
+          };
         default:
           return { status: 400, bytes: await send(res, 400, 'text/plain', `no such method: ${cmd}\n`) };
       }
     } catch (e) {
       if (e instanceof CommandAbort) {
-        return { status: 200, bytes: await send(res, 200, HGERRTYPE, `${e.message}\n${e.hint ? `(${e.hint})\n` : ''}`) };
+        return {
+          status: 200,
+          bytes: await send(res, 200, HGERRTYPE, `${e.message}\n${e.hint ? `(${e.hint})\n` : ''}`),
+        };
       }
       throw e;
     }
@@ -630,7 +719,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const address = opts.address ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (e) => reject(new SluiceError('NETWORK', `cannot listen on ${address}:${opts.port ?? 0}: ${e.message}`)));
+    server.once('error', (e) =>
+      reject(new SluiceError('NETWORK', `cannot listen on ${address}:${opts.port ?? 0}: ${e.message}`)),
+    );
     server.listen(opts.port ?? 0, address, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
@@ -651,8 +742,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 }
 
 /** genversion2: the 0.2 engine header, then the engine's stream. */
-async function* framed(mediaType: string, engine: WireEngine, src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  if (mediaType === HGTYPE2) yield Buffer.concat([Buffer.from([engine.length]), Buffer.from(engine, 'latin1')]);
+async function* framed(
+  mediaType: string,
+  engine: WireEngine,
+  src: AsyncIterable<Uint8Array>,
+): AsyncGenerator<Uint8Array> {
+  if (mediaType === HGTYPE2)
+    yield Buffer.concat([Buffer.from([engine.length]), Buffer.from(engine, 'latin1')]);
   yield* compressWire(engine, src);
 }
 
@@ -666,4 +762,3 @@ function lookup(snap: RepoSnapshot, key: string): number | undefined {
   }
   return undefined;
 }
-

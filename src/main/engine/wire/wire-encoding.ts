@@ -140,7 +140,8 @@ export function decodeKeys(data: string): Map<string, string> {
   for (const line of data.split(/\r\n|\n|\r/)) {
     if (!line) continue;
     const parts = line.split('\t');
-    if (parts.length !== 2) throw new SluiceError('PROTOCOL', `malformed listkeys line: ${JSON.stringify(line.slice(0, 80))}`);
+    if (parts.length !== 2)
+      throw new SluiceError('PROTOCOL', `malformed listkeys line: ${JSON.stringify(line.slice(0, 80))}`);
     out.set(parts[0]!, parts[1]!);
   }
   return out;

@@ -54,11 +54,24 @@ describe('argument encodings (httppeer, wireprototypes)', () => {
   it('batch escaping round-trips, and commands encode as hg does', () => {
     const nasty = 'a:b,c;d=e:c:o';
     expect(unescapeBatchArg(escapeBatchArg(nasty))).toBe(nasty);
-    expect(encodeBatchCommands([{ op: 'heads', args: {} }, { op: 'known', args: { nodes: '' } }])).toBe('heads ;known nodes=');
+    expect(
+      encodeBatchCommands([
+        { op: 'heads', args: {} },
+        { op: 'known', args: { nodes: '' } },
+      ]),
+    ).toBe('heads ;known nodes=');
   });
 
   it('getbundle arguments: nodes spaced, bundlecaps sorted, booleans 0/1', () => {
-    expect(encodeGetbundleArgs({ heads: ['aa', 'bb'], bundlecaps: ['bundle2=x', 'HG20'], cg: false, stream: true, listkeys: ['bookmarks'] })).toEqual({
+    expect(
+      encodeGetbundleArgs({
+        heads: ['aa', 'bb'],
+        bundlecaps: ['bundle2=x', 'HG20'],
+        cg: false,
+        stream: true,
+        listkeys: ['bookmarks'],
+      }),
+    ).toEqual({
       heads: 'aa bb',
       bundlecaps: 'HG20,bundle2=x',
       listkeys: 'bookmarks',
@@ -68,7 +81,12 @@ describe('argument encodings (httppeer, wireprototypes)', () => {
   });
 
   it('listkeys decoding', () => {
-    expect(decodeKeys('mybook\tb291\nother\tcafe')).toEqual(new Map([['mybook', 'b291'], ['other', 'cafe']]));
+    expect(decodeKeys('mybook\tb291\nother\tcafe')).toEqual(
+      new Map([
+        ['mybook', 'b291'],
+        ['other', 'cafe'],
+      ]),
+    );
     expect(() => decodeKeys('no tab here')).toThrow(/malformed listkeys/);
   });
 });
@@ -78,16 +96,32 @@ describe('capabilities', () => {
   const caps = new Capabilities(raw);
 
   it('parses the fixture server caps', () => {
-    expect(caps.streamRequirements()).toEqual(['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog']);
+    expect(caps.streamRequirements()).toEqual([
+      'generaldelta',
+      'revlog-compression-zstd',
+      'revlogv1',
+      'sparserevlog',
+    ]);
     expect(caps.bundle2().get('stream')).toEqual(['v2']);
     expect(caps.bundle2().get('error')).toEqual(['abort', 'unsupportedcontent', 'pushraced', 'pushkey']);
     expect(caps.compression()).toEqual(['zstd', 'zlib']);
     expect(caps.httpHeaderLimit()).toBe(1024);
-    expect(new Capabilities(readFileSync(join(FIXTURES, 'legacy', 'capabilities.txt'), 'latin1')).streamRequirements()).toEqual(['revlogv1']);
+    expect(
+      new Capabilities(
+        readFileSync(join(FIXTURES, 'legacy', 'capabilities.txt'), 'latin1'),
+      ).streamRequirements(),
+    ).toEqual(['revlogv1']);
   });
 
   it('bundle2 caps blobs round-trip; the client blob is what hg 6.3.2 sends', () => {
-    const blob = decodeBundle2Caps(decodeURIComponent(raw.split(' ').find((c) => c.startsWith('bundle2='))!.slice(8)));
+    const blob = decodeBundle2Caps(
+      decodeURIComponent(
+        raw
+          .split(' ')
+          .find((c) => c.startsWith('bundle2='))!
+          .slice(8),
+      ),
+    );
     expect(decodeBundle2Caps(encodeBundle2Caps(blob))).toEqual(blob);
     expect(clientBundleCaps()[1]).toBe(
       'bundle2=HG20%0Abookmarks%0Achangegroup%3D01%2C02%0Adigests%3Dmd5%2Csha1%2Csha512%0Aerror%3Dabort%2Cunsupportedcontent%2Cpushraced%2Cpushkey%0Ahgtagsfnodes%0Alistkeys%0Aphases%3Dheads%0Apushkey%0Aremote-changegroup%3Dhttp%2Chttps%0Astream%3Dv2',
@@ -100,7 +134,9 @@ describe('capabilities', () => {
     const v1only = new Capabilities(raw.replace('%0Astream%3Dv2', ''));
     expect(planStream(v1only, 'auto').version).toBe('v1');
     expect(() => planStream(v1only, 'v2')).toThrow(expect.objectContaining({ code: 'NO_STREAM' }));
-    expect(() => planStream(new Capabilities('batch getbundle'), 'auto')).toThrow(expect.objectContaining({ code: 'NO_STREAM' }));
+    expect(() => planStream(new Capabilities('batch getbundle'), 'auto')).toThrow(
+      expect.objectContaining({ code: 'NO_STREAM' }),
+    );
     expect(() => planStream(new Capabilities('streamreqs=revlogv1,exp-future-thing'), 'auto')).toThrow(
       expect.objectContaining({ code: 'UNSUPPORTED_REQUIREMENTS' }),
     );
@@ -110,8 +146,14 @@ describe('capabilities', () => {
 describe('clone bundles (bundlecaches.py)', () => {
   it('parses specs like parsebundlespec (strict)', () => {
     // (a manifest holds `requirements%3Da%2Cb`: decoded once there, once more here)
-    expect(parseBundleSpec('none-packed1;requirements=generaldelta%2Crevlogv1')).toMatchObject({ compression: 'none', version: 'packed1', stream: true });
-    expect(parseBundleSpec('none-packed1;requirements=generaldelta%2Crevlogv1').params.get('requirements')).toBe('generaldelta,revlogv1');
+    expect(parseBundleSpec('none-packed1;requirements=generaldelta%2Crevlogv1')).toMatchObject({
+      compression: 'none',
+      version: 'packed1',
+      stream: true,
+    });
+    expect(
+      parseBundleSpec('none-packed1;requirements=generaldelta%2Crevlogv1').params.get('requirements'),
+    ).toBe('generaldelta,revlogv1');
     expect(parseBundleSpec('none-v2;stream=v2').stream).toBe(true);
     expect(parseBundleSpec('zstd-v2').stream).toBe(false);
     expect(parseBundleSpec('gzip-packed1').stream).toBe(false);
@@ -126,12 +168,19 @@ describe('clone bundles (bundlecaches.py)', () => {
     const m = parseCloneBundlesManifest(
       'https://a/full.hg BUNDLESPEC=zstd-v2\n\nhttps://a/p1.hg BUNDLESPEC=none-packed1;requirements%3Drevlogv1 REQUIRESNI=true\nhttps://a/v2.hg BUNDLESPEC=none-v2;stream=v2\nhttps://a/nospec.hg\n',
     );
-    expect(m.map((e) => e.get('URL'))).toEqual(['https://a/full.hg', 'https://a/p1.hg', 'https://a/v2.hg', 'https://a/nospec.hg']);
+    expect(m.map((e) => e.get('URL'))).toEqual([
+      'https://a/full.hg',
+      'https://a/p1.hg',
+      'https://a/v2.hg',
+      'https://a/nospec.hg',
+    ]);
     expect(m[1]!.get('BUNDLESPEC')).toBe('none-packed1;requirements=revlogv1');
     expect(chooseCloneBundle(m, 'auto')!.url).toBe('https://a/p1.hg');
     expect(chooseCloneBundle(m, 'v2')!.url).toBe('https://a/v2.hg');
     expect(chooseCloneBundle(m, 'v1')!.url).toBe('https://a/p1.hg');
-    const unsupported = parseCloneBundlesManifest('https://a/x.hg BUNDLESPEC=none-packed1;requirements%3Dexp-weird\nhttps://a/y.hg BUNDLESPEC=none-v2;stream=v2 REQUIREDRAM=100000GB\n');
+    const unsupported = parseCloneBundlesManifest(
+      'https://a/x.hg BUNDLESPEC=none-packed1;requirements%3Dexp-weird\nhttps://a/y.hg BUNDLESPEC=none-v2;stream=v2 REQUIREDRAM=100000GB\n',
+    );
     expect(chooseCloneBundle(unsupported, 'auto')).toBeNull();
     expect(sizeToInt('64MB')).toBe(64 << 20);
     expect(sizeToInt('1.5 kb')).toBe(1536);
@@ -140,7 +189,14 @@ describe('clone bundles (bundlecaches.py)', () => {
 
 describe('changelog graph, phases, bookmarks and phase-heads parts', () => {
   // a small DAG: 0 - 1 - 2 - 3 ; 1 - 4 ; 3,4 - 5 (merge)
-  const parents: [number, number][] = [[-1, -1], [0, -1], [1, -1], [2, -1], [1, -1], [3, 4]];
+  const parents: [number, number][] = [
+    [-1, -1],
+    [0, -1],
+    [1, -1],
+    [2, -1],
+    [1, -1],
+    [3, 4],
+  ];
   const index = Buffer.alloc(64 * parents.length);
   parents.forEach(([p1, p2], r) => {
     if (r === 0) index.writeUInt32BE(0x00010001, 0); // inline, v1 (no data: compLen 0)
@@ -159,7 +215,13 @@ describe('changelog graph, phases, bookmarks and phase-heads parts', () => {
   });
 
   it('phases from roots and draft roots back', () => {
-    const phases = computePhases(g, new Map([[1, [hexOf(2)]], [2, [hexOf(4)]]]));
+    const phases = computePhases(
+      g,
+      new Map([
+        [1, [hexOf(2)]],
+        [2, [hexOf(4)]],
+      ]),
+    );
     expect([...phases]).toEqual([0, 0, 1, 1, 2, 2]);
     const draftOnly = computePhases(g, new Map([[1, [hexOf(2), hexOf(4)]]]));
     expect(draftRootsText(g, draftOnly)).toBe(`1 ${hexOf(2)}\n1 ${hexOf(4)}\n`);
@@ -173,7 +235,11 @@ describe('changelog graph, phases, bookmarks and phase-heads parts', () => {
   });
 
   it('binary bookmarks and phase-heads parts (bookmarks.binarydecode, phases.binarydecode)', () => {
-    const bm = Buffer.concat([Buffer.from('a6730d050fcf9f306f673a5185e6d2a95b3dbc6d', 'hex'), Buffer.from([0, 6]), Buffer.from('mybook')]);
+    const bm = Buffer.concat([
+      Buffer.from('a6730d050fcf9f306f673a5185e6d2a95b3dbc6d', 'hex'),
+      Buffer.from([0, 6]),
+      Buffer.from('mybook'),
+    ]);
     expect(decodeBinaryBookmarks(bm)).toEqual([['mybook', 'a6730d050fcf9f306f673a5185e6d2a95b3dbc6d']]);
     expect(() => decodeBinaryBookmarks(bm.subarray(0, bm.length - 1))).toThrow(/truncated/);
     const ph = Buffer.concat([Buffer.from([0, 0, 0, 1]), Buffer.alloc(20, 7)]);
@@ -185,14 +251,19 @@ describe('changelog graph, phases, bookmarks and phase-heads parts', () => {
 describe('branch names from changelog texts', () => {
   it('extra parsing and escapes (changelog.decodeextra)', () => {
     expect(branchOfChangelogText('abc\nuser\n1700000000 0\nfile\n\ndesc')).toBe('default');
-    expect(branchOfChangelogText('abc\nuser\n1700000000 0 branch:stable\0close:1\nfile\n\ndesc')).toBe('stable');
+    expect(branchOfChangelogText('abc\nuser\n1700000000 0 branch:stable\0close:1\nfile\n\ndesc')).toBe(
+      'stable',
+    );
     expect(branchOfChangelogText('abc\nuser\n1700000000 0 branch:a\\\\b\\nc\nfile\n\ndesc')).toBe('a\\b\nc');
   });
 });
 
 describe('URLs and proxies', () => {
   it('credentials are split off the URL', () => {
-    expect(splitUrlCredentials('https://u%40x:p%3Aw@host/repo')).toEqual({ url: 'https://host/repo', credentials: { user: 'u@x', password: 'p:w' } });
+    expect(splitUrlCredentials('https://u%40x:p%3Aw@host/repo')).toEqual({
+      url: 'https://host/repo',
+      credentials: { user: 'u@x', password: 'p:w' },
+    });
     expect(() => splitUrlCredentials('ssh://host/repo')).toThrow(/scheme/);
   });
 
@@ -202,7 +273,8 @@ describe('URLs and proxies', () => {
     expect(proxyFromEnvironment(new URL('https://hg.example.com/'), env)?.url).toBe('http://proxy:3128');
     expect(proxyFromEnvironment(new URL('http://x/'), {})).toBeNull();
     const np = proxyFromEnvironment(new URL('http://x/'), env)!.noProxy;
-    for (const h of ['localhost', '127.0.0.1', 'a.corp', 'example.org', 'hg.example.org']) expect(bypassesProxy(h, np)).toBe(true);
+    for (const h of ['localhost', '127.0.0.1', 'a.corp', 'example.org', 'hg.example.org'])
+      expect(bypassesProxy(h, np)).toBe(true);
     expect(bypassesProxy('corp.com', np)).toBe(false);
   });
 });
