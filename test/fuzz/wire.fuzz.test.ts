@@ -1,0 +1,230 @@
+// Fuzzing WIRE's parsers of server responses: capabilities (and the bundle2 caps blob inside),
+// the HTTP response framing of HttpPeer (status, content type, 0.1/0.2 media types, engine
+// header, compressed bodies) through a fake session, batch results (heads, known), listkeys,
+// branchmap, the bookmarks and phase-heads binary parts, phaseroots, clone bundle manifests and
+// bundle specs, query strings and node lists.
+import fc from 'fast-check';
+import { spawnSync } from 'node:child_process';
+import { deflateSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { Capabilities, decodeBundle2Caps } from '../../src/main/engine/wire/capabilities';
+import { HttpPeer } from '../../src/main/engine/wire/peer';
+import type { HttpResponse, HttpSession } from '../../src/main/engine/wire/http-client';
+import { decodeBinaryBookmarks, decodePhaseHeads } from '../../src/main/engine/wire/clone';
+import { decodeKeys, decodeNodeList, parseQs, unescapeBatchArg, unquote } from '../../src/main/engine/wire/wire-encoding';
+import { parsePhaseRoots } from '../../src/main/engine/wire/changelog-graph';
+import { parseBundleSpec, parseCloneBundlesManifest } from '../../src/main/engine/wire/clone-bundles';
+import { Bundle2Reader } from '../../src/main/engine/format/bundle2';
+import { ByteSource } from '../../src/main/engine/format/byte-source';
+import { STREAM2_PARAMS, readStream2Part } from '../../src/main/engine/format/stream2';
+import { asyncPieces, cutsArb, fixture, mutatedArb, params, parsesOrSluiceError, splitBy } from './fuzz-support';
+
+const SHAPES = ['default', 'legacy'] as const;
+const CAPS = SHAPES.map((s) => fixture(s, 'capabilities.txt'));
+const LISTKEYS = SHAPES.map((s) => fixture(s, 'listkeys-bookmarks.txt'));
+const HEADS = SHAPES.map((s) => fixture(s, 'heads.txt'));
+const GETBUNDLE_NONE = SHAPES.map((s) => fixture(s, 'getbundle-stream2.bin'));
+/** the same bundle2 streams behind the other 0.2 engine headers (`zlib`, `zstd` when the CLI is there) */
+const engineFramed = (engine: string, body: Uint8Array): Buffer => Buffer.concat([Buffer.from([engine.length]), Buffer.from(engine), body]);
+const GETBUNDLE = GETBUNDLE_NONE.flatMap((b) => {
+  const hg20 = b.subarray(1 + b[0]!);
+  const zstd = spawnSync('zstd', ['-q', '-c', '-3'], { input: hg20 });
+  return [
+    b,
+    engineFramed('zlib', deflateSync(hg20)),
+    ...(zstd.status === 0 ? [engineFramed('zstd', zstd.stdout as Buffer)] : []),
+    engineFramed('bogus', hg20),
+  ];
+});
+const latin1 = (b: Uint8Array): string => Buffer.from(b).toString('latin1');
+
+/** A canned HTTP response for HttpPeer. */
+function response(url: string, status: number, contentType: string | undefined, body: Uint8Array, cuts: number[]): HttpResponse {
+  const pieces = splitBy(body, cuts);
+  return {
+    status,
+    statusMessage: 'X',
+    headers: contentType === undefined ? {} : { 'content-type': contentType },
+    url,
+    body: asyncPieces(pieces),
+    readAll: async (limit = 64 << 20) => Buffer.from(body.subarray(0, limit)),
+    discard: () => undefined,
+  };
+}
+
+/** A session that answers each request with the next canned (status, type, body). */
+function fakeSession(answers: { status: number; type?: string; body: Uint8Array }[], cuts: number[]): HttpSession {
+  let i = 0;
+  return {
+    request: async (url: string) => {
+      const a = answers[Math.min(i++, answers.length - 1)]!;
+      return response(url, a.status, a.type, a.body, cuts);
+    },
+  } as unknown as HttpSession;
+}
+
+const CONTENT_TYPES = [
+  'application/mercurial-0.1',
+  'application/mercurial-0.2',
+  'application/mercurial-0.3',
+  'application/mercurial-0.2; charset=x',
+  'application/hg-error',
+  'text/html',
+  '',
+  undefined,
+];
+
+async function drainBody(body: AsyncIterable<Uint8Array>): Promise<void> {
+  // a getbundle body is a bundle2 stream: read it like the clone does
+  const b = await Bundle2Reader.open(new ByteSource(body), {
+    knownParts: { stream2: STREAM2_PARAMS, listkeys: ['namespace'], 'phase-heads': [], bookmarks: [] },
+  });
+  try {
+    for (;;) {
+      const part = await b.nextPart();
+      if (!part) break;
+      if (part.type === 'stream2') {
+        const r = readStream2Part(part, b.compression);
+        for (;;) {
+          const e = await r.nextEntry();
+          if (!e) break;
+          await r.copyData(() => undefined);
+        }
+      } else {
+        await part.payload.drain();
+      }
+    }
+  } finally {
+    await b.close();
+  }
+}
+
+describe('fuzz: capabilities and the handshake', () => {
+  it('mutated and random capability strings: every accessor answers or throws a SluiceError', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(mutatedArb(CAPS).map((m) => latin1(m.bytes)), fc.string({ maxLength: 200 })), async (raw) => {
+        await parsesOrSluiceError(() => {
+          const c = new Capabilities(raw);
+          c.bundle2();
+          c.streamRequirements();
+          c.compression();
+          c.httpHeaderLimit();
+          c.mediaTypes();
+          c.names();
+          decodeBundle2Caps(unquote(c.get('bundle2') ?? raw));
+        }, 'capabilities');
+      }),
+      params(500),
+    );
+  });
+
+  it('the harness itself: the real captures go through the fake session and parse', async () => {
+    for (const shape of [0, 1]) {
+      const session = fakeSession(
+        [
+          { status: 200, type: 'application/mercurial-0.1', body: CAPS[shape]! },
+          { status: 200, type: 'application/mercurial-0.2', body: GETBUNDLE_NONE[shape]! },
+        ],
+        [7, 100, 1000],
+      );
+      const peer = await HttpPeer.connect('http://127.0.0.1:1/repo', session);
+      expect(peer.caps.streamRequirements()).toContain('revlogv1');
+      const res = await peer.getbundle({ bundlecaps: ['HG20'], cg: false, stream: true });
+      expect(res.engine).toBe('none');
+      expect(await parsesOrSluiceError(() => drainBody(res.body))).toBe('ok');
+    }
+  });
+
+  it('HttpPeer.connect + heads/known batch + listkeys over hostile responses', async () => {
+    const answer = fc.record({
+      status: fc.constantFrom(200, 200, 200, 404, 500, 302),
+      type: fc.constantFrom(...CONTENT_TYPES),
+      body: fc.oneof(mutatedArb([...CAPS, ...LISTKEYS, ...HEADS]).map((m) => m.bytes), fc.uint8Array({ maxLength: 100 })),
+    });
+    await fc.assert(
+      fc.asyncProperty(mutatedArb(CAPS), answer, answer, cutsArb(), async (caps, batch, listkeys, cuts) => {
+        const session = fakeSession(
+          [{ status: 200, type: 'application/mercurial-0.1', body: caps.bytes }, batch, listkeys],
+          cuts,
+        );
+        await parsesOrSluiceError(async () => {
+          const peer = await HttpPeer.connect('http://127.0.0.1:1/repo', session);
+          peer.protoCaps();
+          try {
+            await peer.headsAndKnown(['0'.repeat(40)]);
+          } finally {
+            await peer.listkeys('bookmarks');
+          }
+        }, 'peer');
+      }),
+      params(300),
+    );
+  });
+
+  it('getbundle responses: media type, engine header and compressed bodies, mutated', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        mutatedArb(GETBUNDLE),
+        fc.constantFrom('application/mercurial-0.2', 'application/mercurial-0.1', 'application/mercurial-0.2; x'),
+        cutsArb(),
+        async (m, type, cuts) => {
+          const session = fakeSession(
+            [
+              { status: 200, type: 'application/mercurial-0.1', body: CAPS[0]! },
+              { status: 200, type, body: m.bytes },
+            ],
+            cuts,
+          );
+          await parsesOrSluiceError(async () => {
+            const peer = await HttpPeer.connect('http://127.0.0.1:1/repo', session);
+            const res = await peer.getbundle({ bundlecaps: ['HG20'], cg: false, stream: true });
+            await drainBody(res.body);
+          }, 'getbundle');
+        },
+      ),
+      params(250),
+    );
+  });
+});
+
+describe('fuzz: small response parsers', () => {
+  it('heads, known, batch escapes, listkeys, branchmap-like node lists', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(mutatedArb([...HEADS, ...LISTKEYS]).map((m) => latin1(m.bytes)), fc.string({ maxLength: 120 })),
+        fc.nat({ max: 5 }),
+        async (text, count) => {
+          await parsesOrSluiceError(() => HttpPeer.decodeHeads(text), 'heads');
+          await parsesOrSluiceError(() => HttpPeer.decodeKnown(text, count), 'known');
+          await parsesOrSluiceError(() => text.split(';').map(unescapeBatchArg), 'batch');
+          await parsesOrSluiceError(() => decodeKeys(text), 'listkeys');
+          await parsesOrSluiceError(() => decodeNodeList(text.trim(), 'nodes'), 'nodes');
+          await parsesOrSluiceError(() => parseQs(text), 'qs');
+          await parsesOrSluiceError(() => parsePhaseRoots(text), 'phaseroots');
+          await parsesOrSluiceError(() => parseCloneBundlesManifest(text), 'clonebundles');
+          await parsesOrSluiceError(() => parseBundleSpec(text), 'bundlespec');
+        },
+      ),
+      params(500),
+    );
+  });
+
+  it('bookmarks and phase-heads binary parts', async () => {
+    const bookmark = fc.record({ node: fc.uint8Array({ minLength: 20, maxLength: 20 }), name: fc.uint8Array({ maxLength: 30 }), lie: fc.integer({ min: -2, max: 1000 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(bookmark, { maxLength: 5 }), fc.uint8Array({ maxLength: 100 }), fc.nat({ max: 30 }), async (marks, random, cut) => {
+        const encoded = Buffer.concat(
+          marks.map((b) => {
+            const len = Buffer.alloc(2);
+            len.writeUInt16BE(Math.max(0, Math.min(0xffff, b.name.length + (b.lie > 100 ? b.lie : 0))));
+            return Buffer.concat([Buffer.from(b.node), len, Buffer.from(b.name)]);
+          }),
+        );
+        await parsesOrSluiceError(() => decodeBinaryBookmarks(encoded.subarray(0, Math.max(0, encoded.length - cut))), 'bookmarks');
+        await parsesOrSluiceError(() => decodeBinaryBookmarks(Buffer.from(random)), 'bookmarks random');
+        await parsesOrSluiceError(() => decodePhaseHeads(Buffer.from(random)), 'phase-heads');
+      }),
+      params(500),
+    );
+  });
+});
