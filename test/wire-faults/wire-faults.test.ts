@@ -440,6 +440,47 @@ describe('wire client against a scripted server', () => {
     expect(gb.headers['x-hgarg-1']).toBeUndefined();
   });
 
+  it('a server that accepts the connection but never answers: TIMEOUT', async () => {
+    const net = await import('node:net');
+    const sockets: import('node:net').Socket[] = [];
+    const silent = net.createServer((s) => sockets.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (silent.address() as import('node:net').AddressInfo).port;
+      const e = await cloneFails(`http://127.0.0.1:${port}/`, 'TIMEOUT', {}, { idleTimeoutMs: 300 });
+      expect(e.message).toMatch(/no response/);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
+    }
+  });
+
+  it('connection refused: NETWORK', async () => {
+    const net = await import('node:net');
+    const tmp = net.createServer();
+    await new Promise<void>((r) => tmp.listen(0, '127.0.0.1', () => r()));
+    const port = (tmp.address() as import('node:net').AddressInfo).port;
+    await new Promise<void>((r) => tmp.close(() => r()));
+    const e = await cloneFails(`http://127.0.0.1:${port}/`, 'NETWORK');
+    expect(e.message).toMatch(/ECONNREFUSED|refused/);
+  });
+
+  it('probeServer: what the server offers, without cloning', async () => {
+    expect(await probeServer(backend.url, { heads: true })).toEqual({
+      url: backend.url,
+      streamV1: true,
+      streamV2: true,
+      streamRequirements: ['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog'],
+      compression: ['zstd', 'zlib'],
+      cloneBundles: false,
+      heads: 1,
+      authRequired: false,
+    });
+    expect(await probeServer(backendV1.url)).toMatchObject({ streamV1: true, streamV2: false });
+    const html = await serve(answer('capabilities', 200, { 'Content-Type': 'text/html' }, '<html/>'));
+    await expect(probeServer(html.url)).rejects.toMatchObject({ code: 'PROTOCOL' });
+  });
+
   it('https with an extra CA; without it the TLS error is clear', async () => {
     const s = await serve(() => false, { tls: true });
     await cloneWorks(s.url, { caFile: TLS.ca });
