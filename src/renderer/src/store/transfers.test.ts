@@ -248,6 +248,42 @@ describe('transfers slice: actions', () => {
     expect(store.getState().jobs[id!]).toMatchObject({ kind: 'verify', source: '/tmp/dest' });
   });
 
+  it('jobs loaded after a reload take their numbers from the history record', async () => {
+    const { store, host, frames } = setup();
+    host.handlers['job:list'] = () => [
+      { jobId: 'old', request: cloneRequest, state: 'done', startedAt: 1000, endedAt: 3000 },
+      { jobId: 'live', request: cloneRequest, state: 'running', startedAt: 2000 },
+    ];
+    host.handlers['history:list'] = () => [
+      {
+        jobId: 'old',
+        request: cloneRequest,
+        label: 'first',
+        state: 'done',
+        startedAt: 1000,
+        endedAt: 3000,
+        done: doneEv('old', { bytes: 4096, files: 3, wallMs: 2000 }),
+        samples: [
+          [500, 1000],
+          [1000, 3000],
+        ],
+      },
+    ];
+    await store.getState().loadJobs();
+    frames.runFrame();
+    const old = store.getState().jobs['old']!;
+    expect(old).toMatchObject({
+      state: 'done',
+      label: 'first',
+      bytes: 4096,
+      totalBytes: 4096,
+      files: 3,
+      elapsedMs: 2000,
+    });
+    expect(old.samples).toHaveLength(2);
+    expect(store.getState().jobs['live']).toMatchObject({ state: 'running', bytes: 0 });
+  });
+
   it('dismiss and clear finished remove only terminal jobs', async () => {
     const { store, frames } = setup();
     store.getState().ingestEvents('a', [startEv('a', 1), doneEv('a')]);

@@ -5,7 +5,7 @@
 
 import type { StateCreator } from 'zustand/vanilla';
 import { debugLine, formatHgBytes, type SluiceEvent } from '../../../shared/events';
-import type { JobSummary } from '../../../shared/ipc';
+import type { HistoryRecord, JobSummary } from '../../../shared/ipc';
 import type { JobRequest } from '../../../shared/jobs';
 import { toUiError } from '../lib/errors';
 import { baseName } from '../lib/paths';
@@ -18,7 +18,8 @@ export const SAMPLE_CAP = 240;
 const FILES_RATE_WINDOW_MS = 2000;
 
 type QueueItem =
-  { kind: 'events'; jobId: string; events: SluiceEvent[] } | { kind: 'state'; summary: JobSummary };
+  | { kind: 'events'; jobId: string; events: SluiceEvent[] }
+  | { kind: 'state'; summary: JobSummary; record?: HistoryRecord };
 
 export function describeRequest(request: JobRequest): {
   kind: TransferJob['kind'];
@@ -222,6 +223,32 @@ export function reduceJobState(job: TransferJob, s: JobSummary): TransferJob {
   };
 }
 
+/**
+ * A finished job known only from job:list (the renderer was reloaded after its events went by):
+ * its numbers come from the host's history record (the done event, the throughput samples).
+ */
+export function reduceHistoryRecord(job: TransferJob, r: HistoryRecord): TransferJob {
+  const d = r.done;
+  return {
+    ...job,
+    ...(r.label !== undefined && job.label === undefined ? { label: r.label } : {}),
+    endedAt: r.endedAt,
+    ...(d
+      ? {
+          done: d,
+          bytes: d.bytes,
+          files: d.files,
+          totalBytes: d.bytes,
+          totalFiles: d.files,
+          elapsedMs: d.wallMs,
+          dest: d.result ?? job.dest,
+        }
+      : {}),
+    ...(r.samples && job.samples.length === 0 ? { samples: r.samples } : {}),
+    ...(r.error && !job.error ? { error: r.error } : {}),
+  };
+}
+
 export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState, [], [], TransfersSlice> {
   return (set, get) => {
     const logs = new Map<string, JobLog>();
@@ -288,6 +315,7 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
               after = reduceJobEvents(before, item.events, { now, log: logOf(jobId), filesWindow: win });
             } else {
               after = reduceJobState(before, item.summary);
+              if (item.record && isTerminal(after.state)) after = reduceHistoryRecord(after, item.record);
             }
             if (!isTerminal(before.state) && isTerminal(after.state)) ended.push(after);
             else if (jobs[jobId] === undefined && isTerminal(after.state)) ended.push(after);
@@ -303,7 +331,15 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
 
       loadJobs: async () => {
         const list = await deps.api.invoke('job:list');
-        for (const summary of list) enqueue({ kind: 'state', summary });
+        // finished jobs get their numbers from the history (their events went by before we loaded)
+        const records = list.some((j) => isTerminal(j.state))
+          ? await deps.api.invoke('history:list').catch(() => [] as HistoryRecord[])
+          : [];
+        const byId = new Map(records.map((r) => [r.jobId, r]));
+        for (const summary of list) {
+          const record = byId.get(summary.jobId);
+          enqueue(record ? { kind: 'state', summary, record } : { kind: 'state', summary });
+        }
       },
 
       startJob: async (request, label, origin = 'user') => {
