@@ -309,6 +309,15 @@ describe('verify: job behaviour', () => {
     expect(isSluiceError(notRepo) && notRepo.code).toBe('NOT_A_REPO');
   });
 
+  it('reads through the thread pool give the same report as synchronous reads', async () => {
+    const repo = copyFixture('default');
+    truncateSync(storeFile(repo, 'data/big.bin.d'), 1000);
+    const sync = await verifyRepository(repo, {}, { throwOnErrors: false, io: 'sync' });
+    const pooled = await verifyRepository(repo, {}, { throwOnErrors: false, io: 'async', concurrency: 3 });
+    expect(pooled.lines).toEqual(sync.lines);
+    expect(sync.errors).toBeGreaterThan(0);
+  });
+
   it('--full also rebuilds every manifest (still clean on the fixtures)', async () => {
     const report = await verifyRepository(fixtures.legacy!, {}, { full: true });
     expect(report.errors).toBe(0);

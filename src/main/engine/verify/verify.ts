@@ -49,6 +49,11 @@ export interface VerifyOptions {
   onLine?: (line: VerifyLine) => void;
   /** budget of each revlog's text cache (default 32 MiB) */
   cacheBytes?: number;
+  /**
+   * File reads: 'auto' (default) = synchronous while they are page-cache hits, the thread pool
+   * once they turn slow; 'sync' / 'async' force one way.
+   */
+  io?: 'auto' | RevlogIoMode;
 }
 
 /** One line of `hg verify` output: `out` = ui.status (stdout), `err` = ui.warn (stderr). */
@@ -227,6 +232,7 @@ class Verifier {
     private readonly opts: VerifyOptions,
   ) {
     this.encode = storePathEncoder(loc.requirements);
+    if (opts.io === 'async') this.io = 'async';
     const logLines = opts.logLines !== false;
     this.root = new Sink((line, problem) => {
       this.lines.push(line);
@@ -269,8 +275,8 @@ class Verifier {
 
   /**
    * Reads stay synchronous while they are page-cache hits and switch to the thread pool for good
-   * once a slice of files averages more than SYNC_MAX_AVERAGE_US (cold disk, network share), the
-   * policy of store/walk.ts's statMany. Sync work yields to the event loop every ~10 ms.
+   * once the median open+read of a slice of files exceeds SYNC_MAX_MEDIAN_US (cold disk, network
+   * share), the policy of store/walk.ts's statMany. Sync work yields to the event loop every ~10 ms.
    */
   private io: RevlogIoMode = 'sync';
   private sliceOpenUs: number[] = [];
@@ -282,12 +288,18 @@ class Verifier {
    */
   private async afterFile(openMs: number): Promise<void> {
     if (this.io !== 'sync') return;
+    if (this.opts.io === 'sync') return this.yieldNow();
     this.sliceOpenUs.push(openMs * 1000);
     if (this.sliceOpenUs.length >= SYNC_SLICE) {
       const sorted = this.sliceOpenUs.sort((a, b) => a - b);
       if (sorted[sorted.length >> 1]! > SYNC_MAX_MEDIAN_US) this.io = 'async';
       this.sliceOpenUs = [];
     }
+    return this.yieldNow();
+  }
+
+  /** Lets the event loop breathe every ~10 ms of synchronous work (progress, cancel, IPC). */
+  private async yieldNow(): Promise<void> {
     const now = performance.now();
     if (now - this.lastYield > 10) {
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -571,6 +583,7 @@ class Verifier {
         root.err(c, `changeset refers to unknown revision ${short(Buffer.from(m, 'latin1'))}`, label);
       }
     }
+    mf.clearCache(); // full snapshots read above; the files phase needs manifests only on error paths
     this.advance(mf);
     return filenodes;
   }
