@@ -119,13 +119,21 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
       if (r.code !== 0) throw new Error(`${client} clone from ${server.url} failed: ${r.stderr}`);
       return { ...r, serverCpu };
     };
-    const median = async (client, server) => {
-      await once(client, server); // warm-up (page cache, server snapshot)
-      const rs = [];
-      for (let i = 0; i < reps; i++) rs.push(await once(client, server));
-      rs.sort((a, b) => a.wallMs - b.wallMs);
-      return rs[Math.floor(rs.length / 2)];
-    };
+    // round-robin over the configurations so that load changes on a shared machine hit all alike
+    const configs = [
+      ['hg', servers.hg],
+      ['sluice', servers.hg],
+      ['hg', servers.sl32],
+      ['sluice', servers.sl32],
+      ['hg', servers.sl4],
+      ['sluice', servers.sl4],
+    ];
+    for (const [c, s] of configs) await once(c, s); // warm-up (page cache, server snapshot)
+    const results = configs.map(() => []);
+    for (let i = 0; i < reps; i++)
+      for (const [k, [c, s]] of configs.entries()) results[k].push(await once(c, s));
+    const med = results.map((rs) => rs.sort((a, b) => a.wallMs - b.wallMs)[Math.floor(rs.length / 2)]);
+    const [hgOnHg, slOnHg, hgOnSl, slOnSl, hgOnSl4, slOnSl4] = med;
     const add = (label, client, server, r) =>
       rows.push([
         label,
@@ -138,13 +146,6 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
         (r.maxRssKb / 1024).toFixed(0),
         (r.serverCpu / 1000).toFixed(3),
       ]);
-
-    const hgOnHg = await median('hg', servers.hg);
-    const slOnHg = await median('sluice', servers.hg);
-    const hgOnSl = await median('hg', servers.sl32);
-    const slOnSl = await median('sluice', servers.sl32);
-    const hgOnSl4 = await median('hg', servers.sl4);
-    const slOnSl4 = await median('sluice', servers.sl4);
     add('1. clients, same server', 'hg clone --stream -U', 'hg serve', hgOnHg);
     add('', 'sluice clone', 'hg serve', slOnHg);
     add('2. servers, same client', 'hg clone --stream -U', 'sluice serve (32 KiB)', hgOnSl);
