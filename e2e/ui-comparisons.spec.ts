@@ -3,7 +3,7 @@
 // jobs' done events) and exports them.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { test, expect, FIXTURES_DIR, repoFromFixture } from './fixtures';
+import { test, expect, FIXTURES_DIR, hasHg, repoFromFixture, startHgServe } from './fixtures';
 import { screenshot } from './ui-helpers';
 
 function seconds(text: string): number {
@@ -83,4 +83,30 @@ test('bundle a repository at 4 KiB and 32 KiB chunks, then apply each', async ({
   await expect(
     page.getByTestId('transfer').filter({ hasText: 'Comparison: bundle 4 KiB chunks' }),
   ).toHaveAttribute('data-state', 'done');
+});
+
+test('clone from hg serve with stream v1 and stream v2', async ({ sluicePage: page, tempDir }) => {
+  test.skip(!hasHg, 'hg is not installed: this comparison clones from a live `hg serve`');
+  const server = await startHgServe(await repoFromFixture(tempDir));
+  try {
+    await page.getByRole('navigation').getByRole('button', { name: 'Comparisons' }).click();
+    const form = page.getByTestId('comparison-form');
+    await form.getByRole('radio', { name: 'Clone a URL' }).check();
+    await form.getByLabel('Repository URL').fill(server.url);
+    await form.getByRole('checkbox', { name: 'On, 4 threads' }).uncheck();
+    await expect(form.getByRole('checkbox', { name: 'Stream v1' })).toBeChecked();
+    await expect(form.getByRole('checkbox', { name: 'Stream v2' })).toBeChecked();
+    await form.getByLabel('Results folder').fill(join(tempDir, 'cmp'));
+    await form.getByRole('button', { name: 'Run comparison' }).click();
+
+    const results = page.getByTestId('comparison-results');
+    await expect(results).toHaveAttribute('data-state', 'done', { timeout: 45_000 });
+    const rows = results.getByTestId('comparison-table').locator('tbody tr');
+    await expect(rows.locator('th')).toHaveText(['stream v1 · closer off', 'stream v2 · closer off']);
+    for (let i = 0; i < 2; i++)
+      expect(Number(await rows.nth(i).locator('td').nth(3).textContent())).toBeGreaterThan(0);
+    await screenshot(page, 'comparisons-streams');
+  } finally {
+    await server.stop();
+  }
 });

@@ -12,7 +12,7 @@ export interface Bar {
 
 const ROW = 36;
 const BAR_H = 12;
-const VALUE_W = 72;
+const VALUE_W = 92;
 
 export function BarChart({
   title,

@@ -18,6 +18,7 @@ import {
   comparisonToJson,
   emulatedLatencyOf,
   latencyLabel,
+  sourcePath,
 } from '../store/comparison-plan';
 import type { CloserChoice, ComparisonRun, ComparisonSource } from '../store/types';
 
@@ -356,7 +357,8 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
   );
 }
 
-const mb = (v: number) => `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} MB/s`;
+const mbFixed = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const mb = (v: number) => `${mbFixed(v)} MB/s`;
 const secs = (v: number) => formatDuration(v);
 
 function ComparisonResults({ run }: { run: ComparisonRun }) {
@@ -402,6 +404,11 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
       <header className="results-header">
         <div>
           <h2 id={`run-${run.id}`}>{run.title}</h2>
+          {run.source.kind !== 'url' ? (
+            <p className="results-source" title={sourcePath(run.source)}>
+              <bdi>{sourcePath(run.source)}</bdi>
+            </p>
+          ) : null}
           <p className="muted">
             {formatTimestamp(run.createdAt)} · {done} of {run.results.length} measured ·{' '}
             <span className={`state-badge state-${run.state === 'running' ? 'running' : run.state}`}>
@@ -507,7 +514,7 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
                         <td>{formatDuration(r.wallMs)}</td>
                         <td>{formatDuration(r.userCpuMs)}</td>
                         <td>{formatDuration(r.systemCpuMs)}</td>
-                        <td data-testid="mbps">{r.mbPerSec !== undefined ? r.mbPerSec.toFixed(1) : '–'}</td>
+                        <td data-testid="mbps">{r.mbPerSec !== undefined ? mbFixed(r.mbPerSec) : '–'}</td>
                         <td>{r.files !== undefined ? formatCount(r.files) : '–'}</td>
                         <td>
                           {r.close

@@ -206,14 +206,18 @@ export function resultFromJob(base: ComparisonResult, job: TransferJob): Compari
   };
 }
 
+export function sourcePath(source: ComparisonSource): string {
+  return source.kind === 'bundle' ? source.bundlePath : source.kind === 'url' ? source.url : source.repo;
+}
+
 export function sourceLabel(source: ComparisonSource): string {
   switch (source.kind) {
     case 'bundle':
-      return `apply ${source.bundlePath}`;
+      return `Apply ${baseName(source.bundlePath)}`;
     case 'url':
-      return `clone ${source.url}`;
+      return `Clone ${source.url}`;
     case 'repo':
-      return `bundle + apply ${source.repo}`;
+      return `Bundle + apply ${baseName(source.repo)}`;
   }
 }
 
