@@ -285,6 +285,50 @@ describe('verify: corrupted copies (both tools find the problem)', () => {
   });
 });
 
+describe.skipIf(!hasHg)('verify: a repository with merges, copies, renames, removals, symlinks (needs hg)', () => {
+  let repo: string;
+  beforeAll(() => {
+    repo = join(tmp, 'rich');
+    const script = [
+      'set -e',
+      `hg init ${repo}`,
+      `cd ${repo}`,
+      'echo a > a; echo b > b; mkdir d; echo c > d/c; ln -s a link; printf "#!/bin/sh\\n" > x.sh; chmod +x x.sh',
+      "hg add -q; hg ci -qm 0 -d '0 0'",
+      "hg cp a a2; hg mv b b2; hg ci -qm copies -d '1 0'",
+      "hg up -q 0; echo more >> a; hg ci -qm branch -d '2 0'",
+      "hg merge -q 1 >/dev/null; hg ci -qm merge -d '3 0'",
+      "hg rm -q d/c; hg ci -qm rm -d '4 0'",
+      "mkdir -p d; echo new > d/c; hg add -q d/c; hg ci -qm readd -d '5 0'",
+    ].join('\n');
+    const res = spawnSync('bash', ['-c', script], {
+      encoding: 'utf8',
+      env: { ...process.env, HGPLAIN: '1', HGUSER: 't', HGRCPATH: '' },
+    });
+    if (res.status !== 0) throw new Error(res.stderr);
+  });
+
+  it('same output as hg verify', async () => {
+    const report = await verifyRepository(repo);
+    expect([report.changesets, report.changes, report.files]).toEqual([6, 10, 7]);
+    const h = hg(['verify'], repo);
+    expect(outLines(report)).toEqual(split(h.stdout));
+    expect(errLines(report)).toEqual([]);
+  });
+
+  it('a missing copy source: the same four problems as hg', async () => {
+    const broken = join(tmp, 'rich-broken');
+    mkdirSync(broken);
+    cpSync(join(repo, '.hg'), join(broken, '.hg'), { recursive: true });
+    unlinkSync(storeFile(broken, 'data/b.i'));
+    const report = await verifyRepository(broken, {}, { throwOnErrors: false });
+    const h = hg(['verify'], broken);
+    expect(h.status).toBe(1);
+    expect(errLines(report)).toEqual(split(h.stderr));
+    expect(errLines(report)).toContain(' b2@1: empty or missing copy source revlog b:1e88685f5dde');
+  });
+});
+
 describe('verify: job behaviour', () => {
   it('emits start (standalone), log lines and throttled progress ending at 100 %', async () => {
     const events: JobEventInput[] = [];
