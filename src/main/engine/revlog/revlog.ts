@@ -113,7 +113,11 @@ class FileSource implements ByteSource {
     const f = await this.handle();
     if (!f) {
       if (len === 0) return new Uint8Array(0);
-      throw revlogError(this.label, 'missing-data-file', `revlog data file ${this.label} is missing`, { path: this.path });
+      throw revlogError(this.label, 'missing-data-file', `revlog data file ${this.label} is missing`, {
+        path: this.path,
+        // what hg's open() raises, word for word
+        reason: `[Errno 2] No such file or directory: ${pythonBytesRepr(this.path)}`,
+      });
     }
     const size = this.fileSize!;
     if (pos + len > size) throw partialRead(this.label, pos, len, Math.max(0, size - pos));
@@ -138,6 +142,23 @@ class FileSource implements ByteSource {
     this.win = new Uint8Array(0);
     if (f) await f.close();
   }
+}
+
+/** Python's repr() of a bytes path (as in hg's IOError messages). */
+function pythonBytesRepr(path: string): string {
+  const bytes = Buffer.from(path, 'utf8');
+  const quote = bytes.includes(0x27) && !bytes.includes(0x22) ? '"' : "'";
+  let out = '';
+  for (const b of bytes) {
+    if (b === 0x5c) out += '\\\\';
+    else if (b === quote.charCodeAt(0)) out += '\\' + quote;
+    else if (b === 0x09) out += '\\t';
+    else if (b === 0x0a) out += '\\n';
+    else if (b === 0x0d) out += '\\r';
+    else if (b < 0x20 || b >= 0x7f) out += '\\x' + b.toString(16).padStart(2, '0');
+    else out += String.fromCharCode(b);
+  }
+  return `b${quote}${out}${quote}`;
 }
 
 function partialRead(label: string, pos: number, len: number, got: number): SluiceError {

@@ -228,6 +228,12 @@ const CORRUPTIONS: Corruption[] = [
     lines: [' manifest@?: rev 0 points to unexpected changeset 3', ' (expected 0)', '1 warnings encountered!', '1 integrity errors encountered!'],
   },
   {
+    name: 'a missing .d (its lines name the absolute path: compared live with hg)',
+    corrupt: (r) => unlinkSync(storeFile(r, 'data/big.bin.d')),
+    hgExit: 1,
+    lines: [],
+  },
+  {
     name: 'a corrupt zlib header in a manifest snapshot (legacy repo): Python zlib words',
     shape: 'legacy',
     corrupt: (r) => patch(storeFile(r, '00manifest.i'), (b) => (b[64 + 1] ^= 0x01)),
