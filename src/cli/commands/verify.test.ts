@@ -54,8 +54,9 @@ describe('sluice verify', () => {
       .out()
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { type: string; message?: string; kind?: string });
-    expect(events[0]).toMatchObject({ type: 'start', kind: 'verify' });
+      .map((l) => JSON.parse(l) as { type: string; message?: string; kind?: string; phase?: string });
+    expect(events[0]).toMatchObject({ type: 'phase', phase: 'verify' });
+    expect(events[1]).toMatchObject({ type: 'start', kind: 'verify' });
     expect(events.at(-1)).toMatchObject({ type: 'done', result: repo });
     expect(events.some((e) => e.type === 'log' && e.message === 'checked 6 changesets with 24 changes to 20 files')).toBe(true);
   });

@@ -52,6 +52,7 @@ integrity error was found.
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     try {
+      ctx.phase('verify'); // as runJob does for a verify job
       const report = await verifyRepository(repo, ctx, {
         emitStart: true,
         throwOnErrors: false,
