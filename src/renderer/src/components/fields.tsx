@@ -81,7 +81,9 @@ export function FolderField({
   onChange,
   error,
   hint,
+  placeholder,
 }: {
+  placeholder?: string;
   id: string;
   label: string;
   value: string;
@@ -100,6 +102,7 @@ export function FolderField({
       onChange={onChange}
       error={error}
       hint={hint}
+      placeholder={placeholder}
       after={
         canPick ? (
           <button

@@ -166,6 +166,9 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
             setDestTouched(true);
           }}
           error={showErrors ? destError : null}
+          placeholder={
+            appInfo ? joinPath(appInfo.defaultCloneDir, '<repository name>', appInfo.platform) : undefined
+          }
           hint="A new folder; Sluice writes into a temporary folder beside it and renames it when the clone is complete."
         />
         <details className="options" open={Boolean(initial)}>
