@@ -440,6 +440,23 @@ describe('wire client against a scripted server', () => {
     expect(gb.headers['x-hgarg-1']).toBeUndefined();
   });
 
+  it('an old server without bundle2: stream_out, then bookmarks and phases through listkeys', async () => {
+    const s = await serve(
+      mutate('capabilities', (b, res, headers) => {
+        res.writeHead(200, headers);
+        res.end(
+          b
+            .toString('latin1')
+            .replace(/ ?bundle2=\S+/, '')
+            .replace(/ ?getbundle/, ''),
+        );
+      }),
+    );
+    const dest = await cloneWorks(s.url);
+    expect(s.hits.map((h) => h.cmd)).toEqual(['capabilities', 'stream_out', 'batch', 'listkeys', 'listkeys']);
+    expect(readFileSync(join(dest, '.hg', 'bookmarks'), 'latin1')).toMatch(/^[0-9a-f]{40} mybook\n$/);
+  });
+
   it('a server that accepts the connection but never answers: TIMEOUT', async () => {
     const net = await import('node:net');
     const sockets: import('node:net').Socket[] = [];
