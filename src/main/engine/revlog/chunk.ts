@@ -37,7 +37,7 @@ export function chunkNeedsPreparation(chunk: Uint8Array): Promise<void> | undefi
   } catch {
     return undefined; // decompressChunk reports it
   }
-  return zstdReadyFor(info) ? undefined : prepareZstd(info);
+  return zstdReadyFor(info, chunk.length) ? undefined : prepareZstd(info, chunk.length);
 }
 
 /**

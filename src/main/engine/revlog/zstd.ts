@@ -154,22 +154,24 @@ function loadBinding(file: string, use: (b: ZstdBinding) => void, totalMemory?: 
   });
 }
 
-/** True when zstd chunks can be decompressed right now without awaiting anything. */
-export function zstdReadyFor(info: ZstdFrameInfo): boolean {
+type DecoderPath = 'oneshot' | 'stream' | 'stream-big-heap';
+
+/** Which zstd-codec path a frame of `length` bytes takes (see the header). */
+function decoderPath(info: ZstdFrameInfo, length: number): DecoderPath {
+  if (info.contentSize !== undefined && info.contentSize + length <= WASM_ONESHOT_MAX) return 'oneshot';
+  return info.windowSize <= WASM_WINDOW_MAX ? 'stream' : 'stream-big-heap';
+}
+
+/** True when a frame of `length` bytes can be decompressed right now without awaiting anything. */
+export function zstdReadyFor(info: ZstdFrameInfo, length: number): boolean {
   if (nativeZstd) return true;
-  if (needsAsmjs(info)) return asmjs !== undefined;
-  return wasm !== undefined;
+  return decoderPath(info, length) === 'stream-big-heap' ? asmjs !== undefined : wasm !== undefined;
 }
 
-function needsAsmjs(info: ZstdFrameInfo): boolean {
-  const oneShot = info.contentSize !== undefined && info.contentSize <= WASM_ONESHOT_MAX / 2;
-  return !oneShot && info.windowSize > WASM_WINDOW_MAX;
-}
-
-/** Loads the decoder a frame needs (no-op with native zstd). */
-export async function prepareZstd(info?: ZstdFrameInfo): Promise<void> {
+/** Loads the decoder a frame of `length` bytes needs (default: the common wasm one; no-op with native zstd). */
+export async function prepareZstd(info?: ZstdFrameInfo, length = 0): Promise<void> {
   if (nativeZstd) return;
-  if (info && needsAsmjs(info)) {
+  if (info && decoderPath(info, length) === 'stream-big-heap') {
     asmjsLoading ??= loadBinding(
       'zstd-codec/lib/zstd-codec-binding.js',
       (b) => {
@@ -204,11 +206,26 @@ export function zstdDecompress(data: Uint8Array, maxOutput: number): Uint8Array 
     } catch (e) {
       throw zerr((e as Error).message);
     }
-  } else if (info.contentSize !== undefined && info.contentSize + data.length <= WASM_ONESHOT_MAX) {
-    out = oneShot(requireWasm(), data, info.contentSize);
   } else {
-    const b = info.windowSize <= WASM_WINDOW_MAX ? requireWasm() : requireAsmjs();
-    out = streaming(b, data, limit);
+    const path = decoderPath(info, data.length);
+    const big = path === 'stream-big-heap';
+    const b = big ? requireAsmjs() : requireWasm();
+    try {
+      out = path === 'oneshot' ? oneShot(b, data, info.contentSize!) : streaming(b, data, limit);
+    } catch (e) {
+      if (e instanceof SluiceError) throw e;
+      // An Emscripten abort (it should not happen: sizes are checked above) leaves the instance
+      // unusable; drop it so the next chunk loads a fresh one, and report this chunk.
+      if (big) {
+        asmjs = undefined;
+        asmjsLoading = undefined;
+      } else {
+        wasm = undefined;
+        wasmCodec = undefined;
+        wasmLoading = undefined;
+      }
+      throw zerr(`zstd decoder failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
   }
   if (info.contentSize !== undefined && out.length !== info.contentSize) {
     throw zerr(`zstd frame produced ${out.length} bytes, declared ${info.contentSize}`);
