@@ -4,7 +4,7 @@
 //
 // Usable as a module (scripts/bench.mjs reuses it) and as a script:
 //   node scripts/bench/apply-bench.mjs [--corpus DIR] [--runs N] [--slowclose /tmp/slowclose.so]
-//        [--close-us 1000] [--threads 8,16,32,64] [--only REGEX] [--json]
+//        [--close-us 1000] [--threads 8,16,32,64] [--only REGEX] [--skip REGEX] [--json]
 //
 // Method (whole processes, wall clock, startup included, min and median of N interleaved rounds):
 // - every run writes into a NEW directory under `root` (tmpfs by default) and everything is deleted
@@ -33,6 +33,7 @@ const HG_ENV = { HGPLAIN: '1', HGRCPATH: '/dev/null', LC_ALL: 'C' };
  * @property {number} [closeUs]     SLOWCLOSE_US (default 1000)
  * @property {number[]} [threads]   close thread counts to try with the slow close (default [4, 16, 32, 64])
  * @property {RegExp} [only]        run only contenders whose name matches
+ * @property {RegExp} [skip]        leave out contenders whose name matches
  * @property {string} [sluice]      CLI entry (default bin/sluice.cjs; out/cli is built if missing)
  * @property {(line: string) => void} [log]
  */
@@ -160,8 +161,14 @@ function makeContenders({ b, sluice, slowclose, closeUs, threads, root }) {
     { name: 'sluice apply packed1', cmd: node, args: apply(b.packed1) },
     { name: 'sluice apply v2 none', cmd: node, args: apply(b.v2) },
     { name: 'sluice apply v2 zstd', cmd: node, args: apply(b.v2zstd) },
-    { name: 'sluice apply v2 none, closer on', cmd: node, args: apply(b.v2, '--background-close', 'on') },
   ];
+  for (const t of threads) {
+    list.push({
+      name: `sluice apply v2 none, closer on x${t}`,
+      cmd: node,
+      args: apply(b.v2, '--background-close', 'on', '--close-threads', String(t)),
+    });
+  }
   if (slow) {
     list.push(
       {
@@ -257,6 +264,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     closeUs: opt('close-us') ? Number(opt('close-us')) : undefined,
     threads: opt('threads') ? opt('threads').split(',').map(Number) : undefined,
     only: opt('only') ? new RegExp(opt('only')) : undefined,
+    skip: opt('skip') ? new RegExp(opt('skip')) : undefined,
   });
   if (args.includes('--json')) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
   else process.stdout.write(formatApplyTable(rows) + '\n');

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors';
-import { BackgroundCloser, planCloser, threadpoolSizeFor, type CloseImpl } from './background-closer';
+import {
+  ADAPT_SAMPLE,
+  BackgroundCloser,
+  planCloser,
+  threadpoolSizeFor,
+  type CloseImpl,
+} from './background-closer';
 
 let dir: string;
 beforeEach(() => {
@@ -57,10 +63,22 @@ async function writeAll(closer: BackgroundCloser, fds: number[]): Promise<void> 
 }
 
 describe('planCloser', () => {
-  it('auto is on for Windows only, off elsewhere', () => {
-    expect(planCloser({ backgroundClose: 'auto' }, 5000, 'win32', 40).background).toBe(true);
-    expect(planCloser({ backgroundClose: 'auto' }, 5000, 'linux', 40).background).toBe(false);
-    expect(planCloser({ backgroundClose: 'auto' }, 5000, 'darwin', 40).background).toBe(false);
+  it('auto is on for Windows, adaptive (starting synchronous) elsewhere', () => {
+    expect(planCloser({ backgroundClose: 'auto' }, 5000, 'win32', 40)).toMatchObject({ background: true });
+    expect(planCloser({ backgroundClose: 'auto' }, 5000, 'linux', 40)).toMatchObject({
+      background: false,
+      adaptive: true,
+    });
+    expect(planCloser({ backgroundClose: 'auto' }, 5000, 'darwin', 40)).toMatchObject({
+      background: false,
+      adaptive: true,
+    });
+    expect(planCloser({ backgroundClose: 'auto' }, 100, 'linux', 40)).toEqual({
+      background: false,
+      threads: 0,
+      maxQueue: 384,
+    });
+    expect(planCloser({ backgroundClose: 'on' }, 5000, 'linux', 40).adaptive).toBeUndefined();
   });
   it('on/off override the platform; a known count below minFileCount stays synchronous', () => {
     expect(planCloser({ backgroundClose: 'on' }, 5000, 'linux', 40).background).toBe(true);
@@ -88,6 +106,49 @@ describe('planCloser', () => {
 });
 
 describe('BackgroundCloser', () => {
+  /** A synchronous close that takes `ms` (busy wait: the writer really pays it). */
+  const slowCloseSync = (ms: number) => (fd: number) => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+    closeSync(fd);
+  };
+
+  it('adaptive: switches to background closing when the first closes are slow', async () => {
+    let background = 0;
+    const counting: CloseImpl = (fd, cb) => (background++, closeSync(fd), setImmediate(() => cb(null)));
+    const closer = new BackgroundCloser(
+      { background: false, threads: 4, maxQueue: 8, adaptive: true },
+      counting,
+      slowCloseSync(0.3),
+    );
+    const fds = openFiles(ADAPT_SAMPLE + 50);
+    await writeAll(closer, fds);
+    const stats = await closer.drain();
+    expect(stats).toMatchObject({
+      background: true,
+      threads: 4,
+      syncClosed: ADAPT_SAMPLE,
+      backgroundClosed: 50,
+    });
+    expect(background).toBe(50);
+  });
+
+  it('adaptive: stays synchronous when closes are fast', async () => {
+    const never: CloseImpl = () => {
+      throw new Error('must not close in the background');
+    };
+    const closer = new BackgroundCloser(
+      { background: false, threads: 4, maxQueue: 8, adaptive: true },
+      never,
+    );
+    await writeAll(closer, openFiles(ADAPT_SAMPLE + 50));
+    expect(await closer.drain()).toMatchObject({
+      background: false,
+      threads: 0,
+      syncClosed: ADAPT_SAMPLE + 50,
+    });
+  });
+
   it('off: closes synchronously on the writer and counts it', async () => {
     const closer = new BackgroundCloser({ background: false, threads: 0, maxQueue: 10 });
     const fds = openFiles(20);

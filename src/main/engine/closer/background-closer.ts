@@ -25,21 +25,38 @@ import { SluiceError } from '../errors';
 
 /** fs.close's shape; tests inject a slow or failing one. */
 export type CloseImpl = (fd: number, callback: (err: NodeJS.ErrnoException | null) => void) => void;
+/** fs.closeSync's shape (tests: a slow synchronous close for the adaptive closer). */
+export type CloseSyncImpl = (fd: number) => void;
 
 /** What the closer will do for one job, decided from the options, the platform and the file count. */
 export interface CloserPlan {
   background: boolean;
   threads: number;
   maxQueue: number;
+  /**
+   * Start synchronous and switch to background closing if the first ADAPT_SAMPLE closes are slow
+   * (`auto` off Windows: NFS/SMB mounts flush on close, local disks do not).
+   */
+  adaptive?: boolean;
 }
 
+/** Closes timed before an adaptive closer decides. */
+export const ADAPT_SAMPLE = 256;
 /**
- * Threads used when the options leave `closeThreads` at hg's 4. Measured (docs/README bench and
- * scripts/bench/apply-bench.ts): with a 1 ms close, N threads hide at most N closes per ms, so
- * 20k files need N >= ~32 to stay within 1.3x of the no-latency time on a 2-core machine; the
- * threads only wait in close(), they cost no CPU.
+ * Mean close time above which background closing pays off. Measured on Linux (2 vCPUs): a close
+ * costs 2-5 µs on tmpfs/ext4, and handing one to the pool costs ~25 µs of CPU (wakeups, context
+ * switches): background closing only wins when a close takes several times that.
  */
-export const SLUICE_DEFAULT_CLOSE_THREADS = 32;
+export const ADAPT_THRESHOLD_MS = 0.2;
+
+/**
+ * Sluice's default close thread count (DEFAULT_CLOSER_OPTIONS.closeThreads; hg's is 4). With a
+ * 1 ms close, N threads retire at most N closes per ms: 20k files need N >= ~30 to keep closing
+ * off the critical path. Measured (scripts/bench/apply-bench.mjs, medium corpus, slowclose 1 ms,
+ * 2 vCPUs): 16 threads 1.4-2.0 s, 32 threads 0.9-1.2 s, 64 threads 1.1-1.6 s, 128 1.2-1.7 s; beyond
+ * 32 the wakeups and context switches cost more than the extra overlap hides.
+ */
+export const SLUICE_DEFAULT_CLOSE_THREADS = DEFAULT_CLOSER_OPTIONS.closeThreads;
 
 /** Pool threads kept free for the rest of the job (bundle reads, zlib). */
 export const THREADPOOL_RESERVE = 2;
@@ -57,10 +74,11 @@ export function threadpoolSizeFor(closeThreads: number): number {
 
 /**
  * Resolves on/off/auto and the thresholds into a plan (vfs.backgroundfilecloser.__init__).
- * `auto` is on for Windows (slow CloseHandle) and off elsewhere: on Linux ext4/tmpfs a close costs
- * ~2 µs and handing it to a thread costs more than it saves (measured, see the README's bench table).
- * Like hg, a known file count below `minFileCount` stays synchronous; unlike hg's v2 path, the
- * count is always known here (every stream header announces it).
+ * `auto` is on for Windows (slow CloseHandle, hg's default too) and adaptive elsewhere: it starts
+ * synchronous, which measured fastest on Linux tmpfs/ext4 (a close costs 2-5 µs; the pool handoff
+ * costs more), and switches to background closing when the first closes prove slow (network
+ * filesystems). Like hg, a known file count below `minFileCount` stays synchronous; unlike hg's v2
+ * path, the count is always known here (every stream header announces it).
  */
 export function planCloser(
   options: Partial<CloserOptions> | undefined,
@@ -69,13 +87,14 @@ export function planCloser(
   poolSize: number = threadpoolSize(),
 ): CloserPlan {
   const o = { ...DEFAULT_CLOSER_OPTIONS, ...stripUndefined(options ?? {}) };
-  const enabled = o.backgroundClose === 'on' || (o.backgroundClose === 'auto' && platform === 'win32');
-  const threads = Math.max(1, Math.floor(o.closeThreads));
   const maxQueue = Math.max(1, Math.floor(o.maxQueue));
-  const background = enabled && !(expectedFiles > 0 && expectedFiles < o.minFileCount);
-  // More closes in flight than pool threads would only queue inside libuv and starve reads.
-  const usable = Math.max(1, poolSize - THREADPOOL_RESERVE);
-  return { background, threads: background ? Math.min(threads, usable) : 0, maxQueue };
+  const enough = !(expectedFiles > 0 && expectedFiles < o.minFileCount);
+  const mode = o.backgroundClose === 'auto' ? (platform === 'win32' ? 'on' : 'adaptive') : o.backgroundClose;
+  if (mode === 'off' || !enough) return { background: false, threads: 0, maxQueue };
+  // More closes outstanding than pool threads only queue inside libuv.
+  const threads = Math.max(1, Math.min(Math.floor(o.closeThreads), poolSize - THREADPOOL_RESERVE));
+  if (mode === 'adaptive') return { background: false, threads, maxQueue, adaptive: true };
+  return { background: true, threads, maxQueue };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
@@ -85,10 +104,15 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 }
 
 export class BackgroundCloser {
-  readonly background: boolean;
+  /** closing in the background now (an adaptive closer turns this on after its sample) */
+  background: boolean;
+  /** threads used when closing in the background */
   readonly threads: number;
+  /** synchronous closes still to time before an adaptive closer decides (0: decided) */
+  private adaptLeft: number;
   private readonly maxQueue: number;
   private readonly closeImpl: CloseImpl;
+  private readonly closeSyncImpl: CloseSyncImpl;
   /** fds handed to fs.close and not reported closed yet (closing on the pool or waiting in its queue) */
   private outstanding = 0;
   private readonly limit: number;
@@ -100,12 +124,14 @@ export class BackgroundCloser {
   private writerWaitMs = 0;
   private readonly onClosed: (err: NodeJS.ErrnoException | null) => void;
 
-  constructor(plan: CloserPlan, closeImpl?: CloseImpl) {
+  constructor(plan: CloserPlan, closeImpl?: CloseImpl, closeSyncImpl?: CloseSyncImpl) {
     this.background = plan.background;
-    this.threads = plan.background ? Math.max(1, plan.threads) : 0;
+    this.threads = plan.background || plan.adaptive ? Math.max(1, plan.threads) : 0;
+    this.adaptLeft = plan.adaptive && !plan.background ? ADAPT_SAMPLE : 0;
     this.maxQueue = Math.max(1, plan.maxQueue);
     this.limit = this.threads + this.maxQueue;
     this.closeImpl = closeImpl ?? fsClose;
+    this.closeSyncImpl = closeSyncImpl ?? closeSync;
     // One bound callback for every close: no closure per file.
     this.onClosed = (err) => this.closed(err);
   }
@@ -125,18 +151,24 @@ export class BackgroundCloser {
     if (!this.background) {
       const t0 = performance.now();
       try {
-        closeSync(fd);
+        this.closeSyncImpl(fd);
       } catch (e) {
         throw closeFailed(e as NodeJS.ErrnoException);
       } finally {
         this.writerWaitMs += performance.now() - t0;
       }
       this.syncClosed++;
+      if (this.adaptLeft > 0 && --this.adaptLeft === 0) this.adapt();
       return undefined;
     }
     if (this.outstanding >= this.limit) return this.waitForSpace(fd);
     this.start(fd);
     return undefined;
+  }
+
+  /** The sample is complete: close in the background from now on if closes were slow. */
+  private adapt(): void {
+    if (this.writerWaitMs / this.syncClosed > ADAPT_THRESHOLD_MS) this.background = true;
   }
 
   private waitForSpace(fd: number): Promise<void> {
@@ -175,7 +207,7 @@ export class BackgroundCloser {
   stats(): CloseStats {
     return {
       background: this.background,
-      threads: this.threads,
+      threads: this.background ? this.threads : 0,
       backgroundClosed: this.backgroundClosed,
       syncClosed: this.syncClosed,
       writerWaitMs: Math.round(this.writerWaitMs * 10) / 10,
