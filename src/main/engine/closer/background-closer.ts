@@ -40,10 +40,10 @@ export interface CloserPlan {
   adaptive?: boolean;
 }
 
-/** Closes timed before an adaptive closer decides. */
-export const ADAPT_SAMPLE = 256;
+/** Closes timed before an adaptive closer decides (64 x 1 ms = the price of finding out). */
+export const ADAPT_SAMPLE = 64;
 /**
- * Mean close time above which background closing pays off. Measured on Linux (2 vCPUs): a close
+ * Median close time above which background closing pays off. Measured on Linux (2 vCPUs): a close
  * costs 2-5 µs on tmpfs/ext4, and handing one to the pool costs ~25 µs of CPU (wakeups, context
  * switches): background closing only wins when a close takes several times that.
  */
@@ -110,6 +110,8 @@ export class BackgroundCloser {
   readonly threads: number;
   /** synchronous closes still to time before an adaptive closer decides (0: decided) */
   private adaptLeft: number;
+  /** their durations (ms) */
+  private readonly adaptTimes: Float64Array;
   private readonly maxQueue: number;
   private readonly closeImpl: CloseImpl;
   private readonly closeSyncImpl: CloseSyncImpl;
@@ -128,6 +130,7 @@ export class BackgroundCloser {
     this.background = plan.background;
     this.threads = plan.background || plan.adaptive ? Math.max(1, plan.threads) : 0;
     this.adaptLeft = plan.adaptive && !plan.background ? ADAPT_SAMPLE : 0;
+    this.adaptTimes = new Float64Array(this.adaptLeft);
     this.maxQueue = Math.max(1, plan.maxQueue);
     this.limit = this.threads + this.maxQueue;
     this.closeImpl = closeImpl ?? fsClose;
@@ -155,10 +158,13 @@ export class BackgroundCloser {
       } catch (e) {
         throw closeFailed(e as NodeJS.ErrnoException);
       } finally {
-        this.writerWaitMs += performance.now() - t0;
+        const ms = performance.now() - t0;
+        this.writerWaitMs += ms;
+        if (this.adaptLeft > 0) this.adaptTimes[--this.adaptLeft] = ms;
       }
       this.syncClosed++;
-      if (this.adaptLeft > 0 && --this.adaptLeft === 0) this.adapt();
+      if (this.adaptLeft === 0 && this.adaptTimes.length > 0 && this.syncClosed === ADAPT_SAMPLE)
+        this.adapt();
       return undefined;
     }
     if (this.outstanding >= this.limit) return this.waitForSpace(fd);
@@ -166,9 +172,13 @@ export class BackgroundCloser {
     return undefined;
   }
 
-  /** The sample is complete: close in the background from now on if closes were slow. */
+  /**
+   * The sample is complete: close in the background from now on if closes were slow. The median,
+   * not the mean: one close stretched by a preemption must not flip the decision.
+   */
   private adapt(): void {
-    if (this.writerWaitMs / this.syncClosed > ADAPT_THRESHOLD_MS) this.background = true;
+    const sorted = Float64Array.from(this.adaptTimes).sort();
+    if (sorted[sorted.length >> 1]! > ADAPT_THRESHOLD_MS) this.background = true;
   }
 
   private waitForSpace(fd: number): Promise<void> {
