@@ -133,3 +133,19 @@ describe('toInvokeFailure', () => {
     expect(toInvokeFailure('weird')).toMatchObject({ code: 'IO', message: 'weird' });
   });
 });
+
+describe('emulatedCloseLatency', () => {
+  it('is offered only when slowclose.so is preloaded with a prefix', async () => {
+    const { emulatedCloseLatency } = await import('./engine-host');
+    expect(emulatedCloseLatency({})).toBeUndefined();
+    expect(emulatedCloseLatency({ LD_PRELOAD: '/tmp/slowclose.so' })).toBeUndefined();
+    expect(emulatedCloseLatency({ SLOWCLOSE_PREFIX: '/dev/shm/x' })).toBeUndefined();
+    expect(emulatedCloseLatency({ LD_PRELOAD: '/tmp/slowclose.so', SLOWCLOSE_PREFIX: '/dev/shm/x' })).toEqual({
+      prefix: '/dev/shm/x',
+      closeUs: 1000,
+    });
+    expect(
+      emulatedCloseLatency({ LD_PRELOAD: '/tmp/slowclose.so', SLOWCLOSE_PREFIX: '/dev/shm/x', SLOWCLOSE_US: '250' }),
+    ).toEqual({ prefix: '/dev/shm/x', closeUs: 250 });
+  });
+});

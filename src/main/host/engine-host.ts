@@ -85,7 +85,13 @@ export class EngineHost {
     });
     const p = options.platform;
     this.handlers = {
-      'app:info': async () => ({ version: p.version, platform: p.platform, host: p.host, defaultCloneDir: p.defaultCloneDir }),
+      'app:info': async () => ({
+        version: p.version,
+        platform: p.platform,
+        host: p.host,
+        defaultCloneDir: p.defaultCloneDir,
+        emulatedCloseLatency: emulatedCloseLatency(process.env),
+      }),
       'job:start': async (request, label) => this.jobs.start(request, label),
       'job:cancel': async (jobId) => this.jobs.cancel(jobId),
       'job:list': async () => this.jobs.list(),
@@ -165,4 +171,16 @@ export function toInvokeFailure(e: unknown): InvokeFailure {
     return new InvokeFailure('IO', message);
   }
   return new InvokeFailure('IO', String(e));
+}
+
+/**
+ * When the host runs with ../shared/bench/slowclose.so preloaded (LD_PRELOAD, SLOWCLOSE_PREFIX,
+ * SLOWCLOSE_US), closes of files under the prefix are slowed to emulate NTFS; the comparisons view
+ * then offers "emulated close latency" runs, labelled as emulated, written under that prefix.
+ */
+export function emulatedCloseLatency(env: NodeJS.ProcessEnv): AppInfo['emulatedCloseLatency'] {
+  const prefix = env.SLOWCLOSE_PREFIX;
+  if (!env.LD_PRELOAD?.includes('slowclose') || !prefix) return undefined;
+  const closeUs = Number(env.SLOWCLOSE_US ?? 1000);
+  return Number.isFinite(closeUs) && closeUs > 0 ? { prefix, closeUs } : undefined;
 }
