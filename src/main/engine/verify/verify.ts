@@ -84,6 +84,8 @@ export interface VerifyReport {
   fncacheHint: boolean;
   problems: VerifyProblem[];
   lines: VerifyLine[];
+  /** lines emitted but not kept in `lines`/`problems` (beyond MAX_REPORT_LINES) */
+  linesDropped: number;
   /** store bytes of the revlogs checked, and how many revlog files (index + data) */
   bytes: number;
   revlogFiles: number;
@@ -96,6 +98,8 @@ export interface VerifyReport {
  */
 const SYNC_SLICE = 64;
 const SYNC_MAX_MEDIAN_US = 100;
+
+const MAX_REPORT_LINES = 100_000;
 
 const HINT_FNCACHE = 'hint: run "hg debugrebuildfncache" to recover from corrupt fncache';
 
@@ -130,7 +134,8 @@ function reasonOf(e: unknown): string {
 class Sink {
   errors = 0;
   warnings = 0;
-  badrevs: number[] = [];
+  /** min of verifier.badrevs (all that hg's summary uses of it) */
+  firstBadrev: number | undefined;
   readonly items: { line: VerifyLine; problem?: VerifyProblem }[] = [];
 
   constructor(private readonly live?: (line: VerifyLine, problem?: VerifyProblem) => void) {}
@@ -153,7 +158,7 @@ class Sink {
   }
   /** verifier._err */
   err(linkrev: number | null, msg: string, filename?: string): void {
-    if (linkrev !== null) this.badrevs.push(linkrev);
+    if (linkrev !== null && (this.firstBadrev === undefined || linkrev < this.firstBadrev)) this.firstBadrev = linkrev;
     let m = `${linkrev === null ? '?' : linkrev}: ${msg}`;
     if (filename) m = `${filename}@${m}`;
     this.errors++;
@@ -170,7 +175,8 @@ class Sink {
     for (const { line, problem } of other.items) this.push(line, problem);
     this.errors += other.errors;
     this.warnings += other.warnings;
-    this.badrevs.push(...other.badrevs);
+    const b = other.firstBadrev;
+    if (b !== undefined && (this.firstBadrev === undefined || b < this.firstBadrev)) this.firstBadrev = b;
   }
 }
 
@@ -210,6 +216,7 @@ async function orderedPool<T, R>(
 class Verifier {
   private readonly root: Sink;
   private readonly lines: VerifyLine[] = [];
+  private linesDropped = 0;
   private readonly problems: VerifyProblem[] = [];
   private readonly encode: StorePathEncoder;
   private cl!: Revlog;
@@ -235,8 +242,12 @@ class Verifier {
     if (opts.io === 'async') this.io = 'async';
     const logLines = opts.logLines !== false;
     this.root = new Sink((line, problem) => {
-      this.lines.push(line);
-      if (problem) this.problems.push(problem);
+      // every line is emitted; the report keeps the first MAX_REPORT_LINES (a wrecked repository
+      // can produce millions)
+      if (this.lines.length < MAX_REPORT_LINES) {
+        this.lines.push(line);
+        if (problem) this.problems.push(problem);
+      } else this.linesDropped++;
       opts.onLine?.(line);
       if (logLines) ctx.emit?.({ type: 'log', level: line.stream === 'out' ? 'info' : 'warn', message: line.text });
     });
@@ -377,8 +388,8 @@ class Verifier {
       let firstDamaged: number | undefined;
       if (root.errors) {
         root.note(`${root.errors} integrity errors encountered!`);
-        if (root.badrevs.length) {
-          firstDamaged = Math.min(...root.badrevs);
+        if (root.firstBadrev !== undefined) {
+          firstDamaged = root.firstBadrev;
           root.note(`(first damaged changeset appears to be ${firstDamaged})`);
         }
       }
@@ -394,6 +405,7 @@ class Verifier {
         fncacheHint: this.fncachewarned,
         problems: this.problems,
         lines: this.lines,
+        linesDropped: this.linesDropped,
         bytes: this.bytesDone,
         revlogFiles: this.filesDone,
         wallMs: Math.round(performance.now() - t0),
