@@ -31,11 +31,17 @@ export async function run(options) {
   const reps = opts.reps ?? 3;
   const say = opts.say ?? (() => undefined);
   if (!existsSync(join(corpus, '.hg'))) throw new Error(`verify-bench: ${corpus} is not a repository`);
-  if (opts.build !== false) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  if (opts.build !== false)
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { cwd: ROOT, stdio: 'inherit' });
   const sluice = join(ROOT, 'bin', 'sluice.cjs');
 
   const contenders = [
-    { name: 'sluice verify', cmd: process.execPath, args: [sluice, 'verify', '-q', corpus], env: process.env },
+    {
+      name: 'sluice verify',
+      cmd: process.execPath,
+      args: [sluice, 'verify', '-q', corpus],
+      env: process.env,
+    },
     { name: 'hg verify', cmd: 'hg', args: ['verify', '-q', '-R', corpus], env: HG_ENV },
   ];
   const sluiceSummary = summaryLine(process.execPath, [sluice, 'verify', corpus], process.env);
@@ -53,7 +59,14 @@ export async function run(options) {
   const rows = contenders.map((c) => {
     const rs = [...results.get(c.name)].sort((a, b) => a.wallMs - b.wallMs);
     const med = rs[Math.floor(rs.length / 2)];
-    return { name: c.name, wallMs: med.wallMs, minWallMs: rs[0].wallMs, userMs: med.userMs, sysMs: med.sysMs, maxRssKb: med.maxRssKb };
+    return {
+      name: c.name,
+      wallMs: med.wallMs,
+      minWallMs: rs[0].wallMs,
+      userMs: med.userMs,
+      sysMs: med.sysMs,
+      maxRssKb: med.maxRssKb,
+    };
   });
   const hgRow = rows.find((r) => r.name === 'hg verify');
   const table = fmtTable(
@@ -69,7 +82,9 @@ export async function run(options) {
     ]),
   );
   const same = sluiceSummary.line === hgSummary.line ? 'same summary' : 'SUMMARIES DIFFER';
-  const text = new String(`\n### verify (${corpus}, ${reps} rounds; ${same}: ${sluiceSummary.line})\n\n${table}\n`);
+  const text = new String(
+    `\n### verify (${corpus}, ${reps} rounds; ${same}: ${sluiceSummary.line})\n\n${table}\n`,
+  );
   text.rows = rows;
   return text;
 }
@@ -78,7 +93,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const args = process.argv.slice(2);
   const repsAt = args.indexOf('--reps');
   const reps = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
-  const corpus = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--reps') ?? '/dev/shm/corpus-medium';
+  const corpus =
+    args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--reps') ?? '/dev/shm/corpus-medium';
   const out = await run({ corpusDir: corpus, reps, say: (l) => process.stderr.write(l + '\n') });
   process.stdout.write(args.includes('--json') ? JSON.stringify(out.rows, null, 2) + '\n' : String(out));
 }

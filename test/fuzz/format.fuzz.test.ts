@@ -6,16 +6,43 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { openStreamBundle } from '../../src/main/engine/format/bundle-file';
-import { Bundle2Reader, Bundle2Writer, int32, parsePartHeader, parseStreamParams, type Param } from '../../src/main/engine/format/bundle2';
+import {
+  Bundle2Reader,
+  Bundle2Writer,
+  int32,
+  parsePartHeader,
+  parseStreamParams,
+  type Param,
+} from '../../src/main/engine/format/bundle2';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
 import { readStreamOut } from '../../src/main/engine/format/stream-v1';
-import { STREAM2_PARAMS, readStream2Part, stream2EntryHeader, stream2Params } from '../../src/main/engine/format/stream2';
+import {
+  STREAM2_PARAMS,
+  readStream2Part,
+  stream2EntryHeader,
+  stream2Params,
+} from '../../src/main/engine/format/stream2';
 import type { StreamReader } from '../../src/main/engine/format/stream-reader';
-import { asyncPieces, cutsArb, fixture, mutatedArb, params, parsesOrSluiceError, splitBy } from './fuzz-support';
+import {
+  asyncPieces,
+  cutsArb,
+  fixture,
+  mutatedArb,
+  params,
+  parsesOrSluiceError,
+  splitBy,
+} from './fuzz-support';
 
 const SHAPES = ['default', 'legacy'] as const;
 const BUNDLES = SHAPES.flatMap((s) =>
-  ['packed1.hg', 'stream-v2.hg', 'stream-v2-zstd.hg', 'stream-v2-gzip.hg', 'stream-v2-bzip2.hg', 'stream-v2-phases.hg'].map((f) => fixture(s, f)),
+  [
+    'packed1.hg',
+    'stream-v2.hg',
+    'stream-v2-zstd.hg',
+    'stream-v2-gzip.hg',
+    'stream-v2-bzip2.hg',
+    'stream-v2-phases.hg',
+  ].map((f) => fixture(s, f)),
 );
 const STREAM_OUT = SHAPES.map((s) => fixture(s, 'stream_out.bin'));
 /** getbundle responses after the 0.2 media-type framing (1-byte engine name length + `none`) */
@@ -44,12 +71,19 @@ async function drain(reader: StreamReader): Promise<number> {
   return total;
 }
 
-const source = (bytes: Uint8Array, cuts: number[]): ByteSource => new ByteSource(asyncPieces(splitBy(bytes, cuts)));
+const source = (bytes: Uint8Array, cuts: number[]): ByteSource =>
+  new ByteSource(asyncPieces(splitBy(bytes, cuts)));
 
 /** Every part of a bundle2 stream with its payload read (stream2 parts through their reader). */
 async function drainBundle2(src: ByteSource): Promise<void> {
   const b = await Bundle2Reader.open(src, {
-    knownParts: { stream2: STREAM2_PARAMS, listkeys: ['namespace'], 'phase-heads': [], bookmarks: [], changegroup: ['version', 'nbchanges'] },
+    knownParts: {
+      stream2: STREAM2_PARAMS,
+      listkeys: ['namespace'],
+      'phase-heads': [],
+      bookmarks: [],
+      changegroup: ['version', 'nbchanges'],
+    },
   });
   try {
     for (;;) {
@@ -67,7 +101,9 @@ describe('fuzz: stream clone bundles (packed1, v2 in every compression)', () => 
   it('the fixtures themselves parse, in any split', async () => {
     await fc.assert(
       fc.asyncProperty(fc.nat({ max: BUNDLES.length - 1 }), cutsArb(), async (i, cuts) => {
-        expect(await parsesOrSluiceError(async () => drain(await openStreamBundle(source(BUNDLES[i]!, cuts))))).toBe('ok');
+        expect(
+          await parsesOrSluiceError(async () => drain(await openStreamBundle(source(BUNDLES[i]!, cuts)))),
+        ).toBe('ok');
       }),
       params(24),
     );
@@ -85,7 +121,10 @@ describe('fuzz: stream clone bundles (packed1, v2 in every compression)', () => 
   it('mutated stream_out bodies (stream v1)', async () => {
     await fc.assert(
       fc.asyncProperty(mutatedArb(STREAM_OUT), cutsArb(), async (m, cuts) => {
-        await parsesOrSluiceError(async () => drain(await readStreamOut(source(m.bytes, cuts))), 'stream_out');
+        await parsesOrSluiceError(
+          async () => drain(await readStreamOut(source(m.bytes, cuts))),
+          'stream_out',
+        );
       }),
       params(250),
     );
@@ -102,18 +141,37 @@ describe('fuzz: stream clone bundles (packed1, v2 in every compression)', () => 
 });
 
 const paramArb: fc.Arbitrary<Param> = fc.tuple(
-  fc.oneof(fc.constantFrom('bytecount', 'filecount', 'requirements', 'namespace', 'x'), fc.string({ maxLength: 8 })),
-  fc.oneof(fc.constantFrom('0', '1', '-1', '99999999999999999999', 'revlogv1', 'revlogv1%2Cstore', ''), fc.string({ maxLength: 12 })),
+  fc.oneof(
+    fc.constantFrom('bytecount', 'filecount', 'requirements', 'namespace', 'x'),
+    fc.string({ maxLength: 8 }),
+  ),
+  fc.oneof(
+    fc.constantFrom('0', '1', '-1', '99999999999999999999', 'revlogv1', 'revlogv1%2Cstore', ''),
+    fc.string({ maxLength: 12 }),
+  ),
 );
 
 describe('fuzz: structured bundle2 streams', () => {
   it('random parts, params and payloads made by the writer, then mutated', async () => {
-    const entry = fc.record({ vfs: fc.constantFrom('s' as const, 'c' as const), name: fc.constantFrom('data/a.i', '00changelog.i', 'branch2-served', '../x', 'data/b.d'), data: fc.uint8Array({ maxLength: 40 }), lie: fc.integer({ min: -2, max: 2 }) });
+    const entry = fc.record({
+      vfs: fc.constantFrom('s' as const, 'c' as const),
+      name: fc.constantFrom('data/a.i', '00changelog.i', 'branch2-served', '../x', 'data/b.d'),
+      data: fc.uint8Array({ maxLength: 40 }),
+      lie: fc.integer({ min: -2, max: 2 }),
+    });
     await fc.assert(
       fc.asyncProperty(
         fc.array(
           fc.record({
-            type: fc.constantFrom('stream2', 'STREAM2', 'listkeys', 'phase-heads', 'output', 'error:abort', 'Unknown'),
+            type: fc.constantFrom(
+              'stream2',
+              'STREAM2',
+              'listkeys',
+              'phase-heads',
+              'output',
+              'error:abort',
+              'Unknown',
+            ),
             mandatory: fc.array(paramArb, { maxLength: 4 }),
             advisory: fc.array(paramArb, { maxLength: 2 }),
             entries: fc.array(entry, { maxLength: 4 }),
@@ -127,13 +185,31 @@ describe('fuzz: structured bundle2 streams', () => {
         async (parts, chunkSize, flips, cuts) => {
           const w = new Bundle2Writer({ chunkSize });
           for (const p of parts) {
-            const payload = p.type.toLowerCase() === 'stream2'
-              ? Buffer.concat(p.entries.flatMap((e) => [stream2EntryHeader(e.vfs, e.name, Math.max(0, e.data.length + e.lie)), Buffer.from(e.data)]))
-              : Buffer.from(p.junk);
-            const mandatory = p.type.toLowerCase() === 'stream2' && p.mandatory.length === 0
-              ? stream2Params(p.entries.length, p.entries.reduce((s, e) => s + e.data.length, 0), ['revlogv1'])
-              : p.mandatory;
-            w.addPart({ type: p.type, mandatoryParams: mandatory, advisoryParams: p.advisory, data: (async function* () { yield payload; })() });
+            const payload =
+              p.type.toLowerCase() === 'stream2'
+                ? Buffer.concat(
+                    p.entries.flatMap((e) => [
+                      stream2EntryHeader(e.vfs, e.name, Math.max(0, e.data.length + e.lie)),
+                      Buffer.from(e.data),
+                    ]),
+                  )
+                : Buffer.from(p.junk);
+            const mandatory =
+              p.type.toLowerCase() === 'stream2' && p.mandatory.length === 0
+                ? stream2Params(
+                    p.entries.length,
+                    p.entries.reduce((s, e) => s + e.data.length, 0),
+                    ['revlogv1'],
+                  )
+                : p.mandatory;
+            w.addPart({
+              type: p.type,
+              mandatoryParams: mandatory,
+              advisoryParams: p.advisory,
+              data: (async function* () {
+                yield payload;
+              })(),
+            });
           }
           const out: Uint8Array[] = [];
           for await (const c of w.chunks()) out.push(c);
@@ -147,7 +223,8 @@ describe('fuzz: structured bundle2 streams', () => {
   });
 
   it('hostile compressed cores: zstd frames with huge windows or sizes, zlib and gzip bombs, garbage', async () => {
-    const zstdFrame = (fhd: number, extra: number[]): Buffer => Buffer.from([0x28, 0xb5, 0x2f, 0xfd, fhd, ...extra]);
+    const zstdFrame = (fhd: number, extra: number[]): Buffer =>
+      Buffer.from([0x28, 0xb5, 0x2f, 0xfd, fhd, ...extra]);
     const cores: [string, Buffer][] = [
       // window descriptor 0xf8: windowLog 41 (2 TiB); then a raw block header
       ['ZS', zstdFrame(0x00, [0xf8, 0x01, 0x00, 0x00])],
@@ -174,10 +251,14 @@ describe('fuzz: structured bundle2 streams', () => {
 
   it('stream params and part headers from random bytes', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ maxLength: 80 }), fc.uint8Array({ maxLength: 120 }), async (text, header) => {
-        await parsesOrSluiceError(() => parseStreamParams(text), 'params');
-        await parsesOrSluiceError(() => parsePartHeader(header), 'part header');
-      }),
+      fc.asyncProperty(
+        fc.string({ maxLength: 80 }),
+        fc.uint8Array({ maxLength: 120 }),
+        async (text, header) => {
+          await parsesOrSluiceError(() => parseStreamParams(text), 'params');
+          await parsesOrSluiceError(() => parsePartHeader(header), 'part header');
+        },
+      ),
       params(500),
     );
   });

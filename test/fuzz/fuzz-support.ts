@@ -12,14 +12,19 @@ import { join, resolve } from 'node:path';
 import { isSluiceError } from '../../src/main/engine/errors';
 
 export const FIXTURES = resolve(import.meta.dirname, '..', 'fixtures', 'hg');
-export const fixture = (shape: 'default' | 'legacy', name: string): Buffer => readFileSync(join(FIXTURES, shape, name));
+export const fixture = (shape: 'default' | 'legacy', name: string): Buffer =>
+  readFileSync(join(FIXTURES, shape, name));
 
 const MULT = Math.max(0, Number(process.env.FUZZ_RUNS ?? 1));
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined;
 
 /** fast-check parameters for a property: runs scaled by FUZZ_RUNS, optional fixed seed. */
 export function params(runs: number): fc.Parameters<unknown> {
-  return { numRuns: Math.max(1, Math.round(runs * MULT)), ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: true };
+  return {
+    numRuns: Math.max(1, Math.round(runs * MULT)),
+    ...(SEED !== undefined ? { seed: SEED } : {}),
+    endOnFailure: true,
+  };
 }
 
 /** Per-case wall limit: a parser that loops or waits forever fails the property. */
@@ -33,10 +38,16 @@ export class NotSluiceError extends Error {}
  * Runs fn; resolves 'ok' or 'sluice:<code>' when it threw a SluiceError; rejects (failing the
  * property) on any other exception, on a timeout and when memory ballooned.
  */
-export async function parsesOrSluiceError(fn: () => unknown | Promise<unknown>, label = 'case'): Promise<string> {
+export async function parsesOrSluiceError(
+  fn: () => unknown | Promise<unknown>,
+  label = 'case',
+): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${label}: no answer within ${CASE_TIMEOUT_MS} ms (hang?)`)), CASE_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`${label}: no answer within ${CASE_TIMEOUT_MS} ms (hang?)`)),
+      CASE_TIMEOUT_MS,
+    );
   });
   try {
     const outcome = await Promise.race([
@@ -54,7 +65,9 @@ export async function parsesOrSluiceError(fn: () => unknown | Promise<unknown>, 
     ]);
     const m = process.memoryUsage();
     if (m.heapUsed + m.arrayBuffers > MEMORY_LIMIT) {
-      throw new Error(`${label}: ${Math.round((m.heapUsed + m.arrayBuffers) / 2 ** 20)} MiB in use after the case`);
+      throw new Error(
+        `${label}: ${Math.round((m.heapUsed + m.arrayBuffers) / 2 ** 20)} MiB in use after the case`,
+      );
     }
     return outcome;
   } finally {
@@ -73,18 +86,73 @@ export type Mutation =
   | { kind: 'int32'; at: number; value: number };
 
 /** Interesting 32-bit values: boundaries, sizes, what hg's test-parseindex.t pokes in. */
-const INTS = [0, 1, 2, -1, -2, 63, 64, 65, 0x7f, 0xff, 0x100, 0xffff, 0x10000, 65536, 0x7fffffff, -0x80000000, 0x40000000, 2 ** 24];
+const INTS = [
+  0,
+  1,
+  2,
+  -1,
+  -2,
+  63,
+  64,
+  65,
+  0x7f,
+  0xff,
+  0x100,
+  0xffff,
+  0x10000,
+  65536,
+  0x7fffffff,
+  -0x80000000,
+  0x40000000,
+  2 ** 24,
+];
 
 export function mutationArb(): fc.Arbitrary<Mutation> {
   const at = fc.nat({ max: 1 << 20 });
   return fc.oneof(
     { weight: 4, arbitrary: fc.record({ kind: fc.constant('flip' as const), at, bit: fc.nat({ max: 7 }) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('byte' as const), at, value: fc.oneof(fc.constantFrom(0, 0xff, 0x78, 0x28, 0x75, 0x0a), fc.nat({ max: 255 })) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('byte' as const),
+        at,
+        value: fc.oneof(fc.constantFrom(0, 0xff, 0x78, 0x28, 0x75, 0x0a), fc.nat({ max: 255 })),
+      }),
+    },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('truncate' as const), at }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('insert' as const), at, bytes: fc.uint8Array({ minLength: 1, maxLength: 16 }) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), at, len: fc.integer({ min: 1, max: 64 }) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('splice' as const), at, from: at, len: fc.integer({ min: 1, max: 256 }) }) },
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('int32' as const), at, value: fc.oneof(fc.constantFrom(...INTS), fc.integer()) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('insert' as const),
+        at,
+        bytes: fc.uint8Array({ minLength: 1, maxLength: 16 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('delete' as const),
+        at,
+        len: fc.integer({ min: 1, max: 64 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('splice' as const),
+        at,
+        from: at,
+        len: fc.integer({ min: 1, max: 256 }),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('int32' as const),
+        at,
+        value: fc.oneof(fc.constantFrom(...INTS), fc.integer()),
+      }),
+    },
   );
 }
 
@@ -125,9 +193,14 @@ export function mutate(input: Uint8Array, mutations: readonly Mutation[]): Buffe
 }
 
 /** A fixture (or any byte string) mutated 1-4 times. */
-export function mutatedArb(inputs: readonly Uint8Array[]): fc.Arbitrary<{ input: number; bytes: Buffer; mutations: Mutation[] }> {
+export function mutatedArb(
+  inputs: readonly Uint8Array[],
+): fc.Arbitrary<{ input: number; bytes: Buffer; mutations: Mutation[] }> {
   return fc
-    .record({ input: fc.nat({ max: inputs.length - 1 }), mutations: fc.array(mutationArb(), { minLength: 1, maxLength: 4 }) })
+    .record({
+      input: fc.nat({ max: inputs.length - 1 }),
+      mutations: fc.array(mutationArb(), { minLength: 1, maxLength: 4 }),
+    })
     .map(({ input, mutations }) => ({ input, mutations, bytes: mutate(inputs[input]!, mutations) }));
 }
 
@@ -141,7 +214,11 @@ export function cutsArb(): fc.Arbitrary<number[]> {
 
 export function splitBy(buf: Uint8Array, cuts: readonly number[]): Uint8Array[] {
   if (cuts.length === 1 && cuts[0] === -1) {
-    if (buf.length > 4096) return splitBy(buf, Array.from({ length: 64 }, (_, i) => Math.floor((i * buf.length) / 64) + (i % 7)));
+    if (buf.length > 4096)
+      return splitBy(
+        buf,
+        Array.from({ length: 64 }, (_, i) => Math.floor((i * buf.length) / 64) + (i % 7)),
+      );
     return Array.from(buf, (b) => Uint8Array.of(b));
   }
   const points = [...new Set(cuts.map((c) => (buf.length ? c % (buf.length + 1) : 0)))].sort((a, b) => a - b);

@@ -12,7 +12,12 @@ import { chunkNeedsPreparation, decompressChunk } from '../../src/main/engine/re
 import { prepareZstd, scanZstdFrame } from '../../src/main/engine/revlog/zstd';
 import { applyDelta, patchText } from '../../src/main/engine/revlog/mpatch';
 import { copySource, parseChangelogEntry, parseManifest } from '../../src/main/engine/revlog/texts';
-import { buildRevlog, extractFixtureRepo, makeTempDir, removeDir } from '../../src/main/engine/revlog/test-support';
+import {
+  buildRevlog,
+  extractFixtureRepo,
+  makeTempDir,
+  removeDir,
+} from '../../src/main/engine/revlog/test-support';
 import { verifyRepository } from '../../src/main/engine/verify/verify';
 import { cutsArb, mutate, mutatedArb, params, parsesOrSluiceError, splitBy } from './fuzz-support';
 
@@ -172,7 +177,12 @@ describe('fuzz: chunks and deltas', () => {
           const body = blocks.flatMap((b, i) => {
             const size = Math.max(0, (b.type === 1 ? b.rleSize : b.body.length) + b.lie);
             const bh = (i === blocks.length - 1 ? 1 : 0) | (b.type << 1) | (size << 3);
-            return [bh & 0xff, (bh >> 8) & 0xff, (bh >> 16) & 0xff, ...(b.type === 1 ? b.body.subarray(0, 1) : b.body)];
+            return [
+              bh & 0xff,
+              (bh >> 8) & 0xff,
+              (bh >> 16) & 0xff,
+              ...(b.type === 1 ? b.body.subarray(0, 1) : b.body),
+            ];
           });
           const frame = Buffer.from([...head, ...body, ...(h.checksum ? [1, 2, 3, 4] : [])]);
           total++;
@@ -200,24 +210,34 @@ describe('fuzz: chunks and deltas', () => {
   });
 
   it('random deltas on random bases: apply or REVLOG bad-delta, never an out-of-bounds read', async () => {
-    const hunk = fc.record({ start: fc.integer({ min: -2, max: 70 }), end: fc.integer({ min: -2, max: 70 }), data: fc.uint8Array({ maxLength: 20 }), lie: fc.integer({ min: -3, max: 3 }) });
+    const hunk = fc.record({
+      start: fc.integer({ min: -2, max: 70 }),
+      end: fc.integer({ min: -2, max: 70 }),
+      data: fc.uint8Array({ maxLength: 20 }),
+      lie: fc.integer({ min: -3, max: 3 }),
+    });
     await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ maxLength: 64 }), fc.array(hunk, { maxLength: 6 }), fc.nat({ max: 20 }), async (base, hunks, cut) => {
-        const delta = Buffer.concat(
-          hunks.map((h) => {
-            const head = Buffer.alloc(12);
-            head.writeInt32BE(h.start, 0);
-            head.writeInt32BE(h.end, 4);
-            head.writeInt32BE(h.data.length + (h.lie === 3 ? 1000 : 0), 8);
-            return Buffer.concat([head, h.data]);
-          }),
-        );
-        const d = cut ? delta.subarray(0, Math.max(0, delta.length - cut)) : delta;
-        await parsesOrSluiceError(() => {
-          applyDelta(base, d);
-          patchText(d);
-        }, 'delta');
-      }),
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 64 }),
+        fc.array(hunk, { maxLength: 6 }),
+        fc.nat({ max: 20 }),
+        async (base, hunks, cut) => {
+          const delta = Buffer.concat(
+            hunks.map((h) => {
+              const head = Buffer.alloc(12);
+              head.writeInt32BE(h.start, 0);
+              head.writeInt32BE(h.end, 4);
+              head.writeInt32BE(h.data.length + (h.lie === 3 ? 1000 : 0), 8);
+              return Buffer.concat([head, h.data]);
+            }),
+          );
+          const d = cut ? delta.subarray(0, Math.max(0, delta.length - cut)) : delta;
+          await parsesOrSluiceError(() => {
+            applyDelta(base, d);
+            patchText(d);
+          }, 'delta');
+        },
+      ),
       params(500),
     );
   });
@@ -226,23 +246,34 @@ describe('fuzz: chunks and deltas', () => {
 describe('fuzz: revision reader', () => {
   it('mutated fixture revlogs (index and data): every revision read, texts parsed', async () => {
     await fc.assert(
-      fc.asyncProperty(mutatedArb(fixtureRevlogs.map((f) => Buffer.concat([f.index, f.data ?? Buffer.alloc(0)]))), async (m) => {
-        const f = fixtureRevlogs[m.input]!;
-        // mutations land in either file: split the mutated concatenation back at the index size
-        const index = m.bytes.subarray(0, Math.min(m.bytes.length, f.index.length));
-        const data = f.data ? m.bytes.subarray(Math.min(m.bytes.length, f.index.length)) : undefined;
-        await parsesOrSluiceError(() => readEverything(f.name, index, data), `revlog ${f.name}`);
-      }),
+      fc.asyncProperty(
+        mutatedArb(fixtureRevlogs.map((f) => Buffer.concat([f.index, f.data ?? Buffer.alloc(0)]))),
+        async (m) => {
+          const f = fixtureRevlogs[m.input]!;
+          // mutations land in either file: split the mutated concatenation back at the index size
+          const index = m.bytes.subarray(0, Math.min(m.bytes.length, f.index.length));
+          const data = f.data ? m.bytes.subarray(Math.min(m.bytes.length, f.index.length)) : undefined;
+          await parsesOrSluiceError(() => readEverything(f.name, index, data), `revlog ${f.name}`);
+        },
+      ),
       params(300),
     );
   });
 
   it('structured synthetic revlogs with lying fields', async () => {
-    const field = fc.record({ rev: fc.nat({ max: 7 }), offset: fc.constantFrom(0, 8, 12, 16, 20, 24, 28, 32), value: fc.oneof(fc.constantFrom(-1, -2, 0, 1, 7, 8, 65536, 0x7fffffff, -0x80000000), fc.integer()) });
+    const field = fc.record({
+      rev: fc.nat({ max: 7 }),
+      offset: fc.constantFrom(0, 8, 12, 16, 20, 24, 28, 32),
+      value: fc.oneof(fc.constantFrom(-1, -2, 0, 1, 7, 8, 65536, 0x7fffffff, -0x80000000), fc.integer()),
+    });
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.string({ maxLength: 40 }), { minLength: 1, maxLength: 8 }),
-        fc.record({ inline: fc.boolean(), generalDelta: fc.boolean(), compression: fc.constantFrom('none' as const, 'zlib' as const, 'auto' as const) }),
+        fc.record({
+          inline: fc.boolean(),
+          generalDelta: fc.boolean(),
+          compression: fc.constantFrom('none' as const, 'zlib' as const, 'auto' as const),
+        }),
         fc.array(field, { maxLength: 3 }),
         async (texts, opts, lies) => {
           const built = buildRevlog(
@@ -259,7 +290,10 @@ describe('fuzz: revision reader', () => {
             const at = starts[lie.rev % starts.length]! + lie.offset;
             if (at + 4 <= index.length) index.writeInt32BE(lie.value | 0, at);
           }
-          await parsesOrSluiceError(() => readEverything('data/s', index, opts.inline ? undefined : built.data), 'synthetic');
+          await parsesOrSluiceError(
+            () => readEverything('data/s', index, opts.inline ? undefined : built.data),
+            'synthetic',
+          );
         },
       ),
       params(300),
@@ -286,18 +320,26 @@ describe('fuzz: verify on damaged repositories', () => {
     const files = defaultNames;
     let n = 0;
     await fc.assert(
-      fc.asyncProperty(fc.nat({ max: files.length - 1 }), fc.boolean(), mutatedArb([Buffer.alloc(1)]).map((m) => m.mutations), async (which, dataFile, mutations) => {
-        const repo = join(tmp, `v${n++}`);
-        mkdirSync(repo);
-        cpSync(join(base, '.hg'), join(repo, '.hg'), { recursive: true });
-        const name = files[which]!;
-        const suffix = dataFile && name === 'data/big.bin' ? '.d' : '.i';
-        // names come from the on-disk walk: already encoded
-        const path = join(repo, '.hg', 'store', name + suffix);
-        writeFileSync(path, mutate(readFileSync(path), mutations));
-        await parsesOrSluiceError(() => verifyRepository(repo, {}, { throwOnErrors: false }), `verify ${name}`);
-        removeDir(repo);
-      }),
+      fc.asyncProperty(
+        fc.nat({ max: files.length - 1 }),
+        fc.boolean(),
+        mutatedArb([Buffer.alloc(1)]).map((m) => m.mutations),
+        async (which, dataFile, mutations) => {
+          const repo = join(tmp, `v${n++}`);
+          mkdirSync(repo);
+          cpSync(join(base, '.hg'), join(repo, '.hg'), { recursive: true });
+          const name = files[which]!;
+          const suffix = dataFile && name === 'data/big.bin' ? '.d' : '.i';
+          // names come from the on-disk walk: already encoded
+          const path = join(repo, '.hg', 'store', name + suffix);
+          writeFileSync(path, mutate(readFileSync(path), mutations));
+          await parsesOrSluiceError(
+            () => verifyRepository(repo, {}, { throwOnErrors: false }),
+            `verify ${name}`,
+          );
+          removeDir(repo);
+        },
+      ),
       params(25),
     );
   });

@@ -11,13 +11,27 @@ import { Capabilities, decodeBundle2Caps } from '../../src/main/engine/wire/capa
 import { HttpPeer } from '../../src/main/engine/wire/peer';
 import type { HttpResponse, HttpSession } from '../../src/main/engine/wire/http-client';
 import { decodeBinaryBookmarks, decodePhaseHeads } from '../../src/main/engine/wire/clone';
-import { decodeKeys, decodeNodeList, parseQs, unescapeBatchArg, unquote } from '../../src/main/engine/wire/wire-encoding';
+import {
+  decodeKeys,
+  decodeNodeList,
+  parseQs,
+  unescapeBatchArg,
+  unquote,
+} from '../../src/main/engine/wire/wire-encoding';
 import { parsePhaseRoots } from '../../src/main/engine/wire/changelog-graph';
 import { parseBundleSpec, parseCloneBundlesManifest } from '../../src/main/engine/wire/clone-bundles';
 import { Bundle2Reader } from '../../src/main/engine/format/bundle2';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
 import { STREAM2_PARAMS, readStream2Part } from '../../src/main/engine/format/stream2';
-import { asyncPieces, cutsArb, fixture, mutatedArb, params, parsesOrSluiceError, splitBy } from './fuzz-support';
+import {
+  asyncPieces,
+  cutsArb,
+  fixture,
+  mutatedArb,
+  params,
+  parsesOrSluiceError,
+  splitBy,
+} from './fuzz-support';
 
 const SHAPES = ['default', 'legacy'] as const;
 const CAPS = SHAPES.map((s) => fixture(s, 'capabilities.txt'));
@@ -25,7 +39,8 @@ const LISTKEYS = SHAPES.map((s) => fixture(s, 'listkeys-bookmarks.txt'));
 const HEADS = SHAPES.map((s) => fixture(s, 'heads.txt'));
 const GETBUNDLE_NONE = SHAPES.map((s) => fixture(s, 'getbundle-stream2.bin'));
 /** the same bundle2 streams behind the other 0.2 engine headers (`zlib`, `zstd` when the CLI is there) */
-const engineFramed = (engine: string, body: Uint8Array): Buffer => Buffer.concat([Buffer.from([engine.length]), Buffer.from(engine), body]);
+const engineFramed = (engine: string, body: Uint8Array): Buffer =>
+  Buffer.concat([Buffer.from([engine.length]), Buffer.from(engine), body]);
 const GETBUNDLE = GETBUNDLE_NONE.flatMap((b) => {
   const hg20 = b.subarray(1 + b[0]!);
   const zstd = spawnSync('zstd', ['-q', '-c', '-3'], { input: hg20 });
@@ -39,7 +54,13 @@ const GETBUNDLE = GETBUNDLE_NONE.flatMap((b) => {
 const latin1 = (b: Uint8Array): string => Buffer.from(b).toString('latin1');
 
 /** A canned HTTP response for HttpPeer. */
-function response(url: string, status: number, contentType: string | undefined, body: Uint8Array, cuts: number[]): HttpResponse {
+function response(
+  url: string,
+  status: number,
+  contentType: string | undefined,
+  body: Uint8Array,
+  cuts: number[],
+): HttpResponse {
   const pieces = splitBy(body, cuts);
   return {
     status,
@@ -53,7 +74,10 @@ function response(url: string, status: number, contentType: string | undefined, 
 }
 
 /** A session that answers each request with the next canned (status, type, body). */
-function fakeSession(answers: { status: number; type?: string; body: Uint8Array }[], cuts: number[]): HttpSession {
+function fakeSession(
+  answers: { status: number; type?: string; body: Uint8Array }[],
+  cuts: number[],
+): HttpSession {
   let i = 0;
   return {
     request: async (url: string) => {
@@ -102,18 +126,24 @@ async function drainBody(body: AsyncIterable<Uint8Array>): Promise<void> {
 describe('fuzz: capabilities and the handshake', () => {
   it('mutated and random capability strings: every accessor answers or throws a SluiceError', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(mutatedArb(CAPS).map((m) => latin1(m.bytes)), fc.string({ maxLength: 200 })), async (raw) => {
-        await parsesOrSluiceError(() => {
-          const c = new Capabilities(raw);
-          c.bundle2();
-          c.streamRequirements();
-          c.compression();
-          c.httpHeaderLimit();
-          c.mediaTypes();
-          c.names();
-          decodeBundle2Caps(unquote(c.get('bundle2') ?? raw));
-        }, 'capabilities');
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          mutatedArb(CAPS).map((m) => latin1(m.bytes)),
+          fc.string({ maxLength: 200 }),
+        ),
+        async (raw) => {
+          await parsesOrSluiceError(() => {
+            const c = new Capabilities(raw);
+            c.bundle2();
+            c.streamRequirements();
+            c.compression();
+            c.httpHeaderLimit();
+            c.mediaTypes();
+            c.names();
+            decodeBundle2Caps(unquote(c.get('bundle2') ?? raw));
+          }, 'capabilities');
+        },
+      ),
       params(500),
     );
   });
@@ -139,7 +169,10 @@ describe('fuzz: capabilities and the handshake', () => {
     const answer = fc.record({
       status: fc.constantFrom(200, 200, 200, 404, 500, 302),
       type: fc.constantFrom(...CONTENT_TYPES),
-      body: fc.oneof(mutatedArb([...CAPS, ...LISTKEYS, ...HEADS]).map((m) => m.bytes), fc.uint8Array({ maxLength: 100 })),
+      body: fc.oneof(
+        mutatedArb([...CAPS, ...LISTKEYS, ...HEADS]).map((m) => m.bytes),
+        fc.uint8Array({ maxLength: 100 }),
+      ),
     });
     await fc.assert(
       fc.asyncProperty(mutatedArb(CAPS), answer, answer, cutsArb(), async (caps, batch, listkeys, cuts) => {
@@ -165,7 +198,11 @@ describe('fuzz: capabilities and the handshake', () => {
     await fc.assert(
       fc.asyncProperty(
         mutatedArb(GETBUNDLE),
-        fc.constantFrom('application/mercurial-0.2', 'application/mercurial-0.1', 'application/mercurial-0.2; x'),
+        fc.constantFrom(
+          'application/mercurial-0.2',
+          'application/mercurial-0.1',
+          'application/mercurial-0.2; x',
+        ),
         cutsArb(),
         async (m, type, cuts) => {
           const session = fakeSession(
@@ -191,7 +228,10 @@ describe('fuzz: small response parsers', () => {
   it('heads, known, batch escapes, listkeys, branchmap-like node lists', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof(mutatedArb([...HEADS, ...LISTKEYS]).map((m) => latin1(m.bytes)), fc.string({ maxLength: 120 })),
+        fc.oneof(
+          mutatedArb([...HEADS, ...LISTKEYS]).map((m) => latin1(m.bytes)),
+          fc.string({ maxLength: 120 }),
+        ),
         fc.nat({ max: 5 }),
         async (text, count) => {
           await parsesOrSluiceError(() => HttpPeer.decodeHeads(text), 'heads');
@@ -210,20 +250,32 @@ describe('fuzz: small response parsers', () => {
   });
 
   it('bookmarks and phase-heads binary parts', async () => {
-    const bookmark = fc.record({ node: fc.uint8Array({ minLength: 20, maxLength: 20 }), name: fc.uint8Array({ maxLength: 30 }), lie: fc.integer({ min: -2, max: 1000 }) });
+    const bookmark = fc.record({
+      node: fc.uint8Array({ minLength: 20, maxLength: 20 }),
+      name: fc.uint8Array({ maxLength: 30 }),
+      lie: fc.integer({ min: -2, max: 1000 }),
+    });
     await fc.assert(
-      fc.asyncProperty(fc.array(bookmark, { maxLength: 5 }), fc.uint8Array({ maxLength: 100 }), fc.nat({ max: 30 }), async (marks, random, cut) => {
-        const encoded = Buffer.concat(
-          marks.map((b) => {
-            const len = Buffer.alloc(2);
-            len.writeUInt16BE(Math.max(0, Math.min(0xffff, b.name.length + (b.lie > 100 ? b.lie : 0))));
-            return Buffer.concat([Buffer.from(b.node), len, Buffer.from(b.name)]);
-          }),
-        );
-        await parsesOrSluiceError(() => decodeBinaryBookmarks(encoded.subarray(0, Math.max(0, encoded.length - cut))), 'bookmarks');
-        await parsesOrSluiceError(() => decodeBinaryBookmarks(Buffer.from(random)), 'bookmarks random');
-        await parsesOrSluiceError(() => decodePhaseHeads(Buffer.from(random)), 'phase-heads');
-      }),
+      fc.asyncProperty(
+        fc.array(bookmark, { maxLength: 5 }),
+        fc.uint8Array({ maxLength: 100 }),
+        fc.nat({ max: 30 }),
+        async (marks, random, cut) => {
+          const encoded = Buffer.concat(
+            marks.map((b) => {
+              const len = Buffer.alloc(2);
+              len.writeUInt16BE(Math.max(0, Math.min(0xffff, b.name.length + (b.lie > 100 ? b.lie : 0))));
+              return Buffer.concat([Buffer.from(b.node), len, Buffer.from(b.name)]);
+            }),
+          );
+          await parsesOrSluiceError(
+            () => decodeBinaryBookmarks(encoded.subarray(0, Math.max(0, encoded.length - cut))),
+            'bookmarks',
+          );
+          await parsesOrSluiceError(() => decodeBinaryBookmarks(Buffer.from(random)), 'bookmarks random');
+          await parsesOrSluiceError(() => decodePhaseHeads(Buffer.from(random)), 'phase-heads');
+        },
+      ),
       params(500),
     );
   });

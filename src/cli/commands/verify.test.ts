@@ -58,7 +58,11 @@ describe('sluice verify', () => {
     expect(events[0]).toMatchObject({ type: 'phase', phase: 'verify' });
     expect(events[1]).toMatchObject({ type: 'start', kind: 'verify' });
     expect(events.at(-1)).toMatchObject({ type: 'done', result: repo });
-    expect(events.some((e) => e.type === 'log' && e.message === 'checked 6 changesets with 24 changes to 20 files')).toBe(true);
+    expect(
+      events.some(
+        (e) => e.type === 'log' && e.message === 'checked 6 changesets with 24 changes to 20 files',
+      ),
+    ).toBe(true);
   });
 
   it('exits 1 with the problems on stderr when the repository is damaged, and aborts on a non-repository', async () => {
@@ -76,7 +80,10 @@ describe('sluice verify', () => {
       );
       const j = fakeIO();
       expect(await command.run([repo, '--json'], j.io)).toBe(1);
-      expect(JSON.parse(j.out().trim().split('\n').at(-1)!)).toMatchObject({ type: 'error', code: 'VERIFY_FAILED' });
+      expect(JSON.parse(j.out().trim().split('\n').at(-1)!)).toMatchObject({
+        type: 'error',
+        code: 'VERIFY_FAILED',
+      });
     } finally {
       writeFileSync(readme, good);
     }

@@ -95,7 +95,12 @@ integrity error was found.
 };
 
 /** The done event's frame, as runJob builds it. */
-function jobFrame(t0: number, cpu0: NodeJS.CpuUsage, bytes: number, files: number): Extract<JobEventInput, { type: 'done' }> {
+function jobFrame(
+  t0: number,
+  cpu0: NodeJS.CpuUsage,
+  bytes: number,
+  files: number,
+): Extract<JobEventInput, { type: 'done' }> {
   const cpu = process.cpuUsage(cpu0);
   return {
     type: 'done',

@@ -78,33 +78,39 @@ describe('revlog chunks', () => {
     // an empty frame (valid zstd, never written by hg) decodes to nothing
     expect(zstdDecompress(declaredFrame(0), 10).length).toBe(0);
     // trailing bytes after the frame
-    expect(problemOf(() => zstdDecompress(Buffer.concat([declaredFrame(0), Buffer.from([0])]), 10))).toBe('REVLOG:decompress');
+    expect(problemOf(() => zstdDecompress(Buffer.concat([declaredFrame(0), Buffer.from([0])]), 10))).toBe(
+      'REVLOG:decompress',
+    );
   });
 
-  it.skipIf(!hasZstdCli)('zstd: small frames one-shot, large ones streamed, large windows through the big-heap decoder', async () => {
-    const text = Buffer.alloc(3 << 20);
-    for (let i = 0; i < text.length; i += 7) text[i] = i & 0xff;
-    // one-shot (content size known and small)
-    const small = zstdCli(text.subarray(0, 100000), ['-3']);
-    expect((await decode(small)).equals(text.subarray(0, 100000))).toBe(true);
-    // streamed (content larger than the one-shot limit, window 2 MiB)
-    const big = Buffer.concat([text, text, text]);
-    const streamed = zstdCli(big, ['-3']);
-    expect(scanZstdFrame(streamed).windowSize).toBeLessThanOrEqual(4 << 20);
-    expect((await decode(streamed)).equals(big)).toBe(true); // (toEqual on MBs is slow)
-    // a frame without content size (streamed input to the CLI)
-    const noSize = spawnSync('sh', ['-c', 'cat | zstd -q -c -3'], { input: text.subarray(0, 5000) }).stdout as Buffer;
-    expect(scanZstdFrame(noSize).contentSize).toBeUndefined();
-    expect((await decode(noSize)).equals(text.subarray(0, 5000))).toBe(true);
-    // window of 8 MiB: beyond the wasm heap's comfort, decoded by the asm.js build (or natively)
-    const wide = zstdCli(Buffer.concat([big, big]), ['--long=23', '-3']);
-    expect(scanZstdFrame(wide).windowSize).toBe(8 << 20);
-    expect((await decode(wide)).equals(Buffer.concat([big, big]))).toBe(true);
-    // the bound is enforced while streaming
-    expect(problemOf(() => zstdDecompress(streamed, 1 << 20))).toBe('REVLOG:decompress');
-    // corrupt data inside a block
-    const bad = Buffer.from(small);
-    for (let i = 20; i < 60; i++) bad[i] ^= 0x5a;
-    expect(problemOf(() => decompressChunk(bad, 1 << 20))).toBe('REVLOG:decompress');
-  });
+  it.skipIf(!hasZstdCli)(
+    'zstd: small frames one-shot, large ones streamed, large windows through the big-heap decoder',
+    async () => {
+      const text = Buffer.alloc(3 << 20);
+      for (let i = 0; i < text.length; i += 7) text[i] = i & 0xff;
+      // one-shot (content size known and small)
+      const small = zstdCli(text.subarray(0, 100000), ['-3']);
+      expect((await decode(small)).equals(text.subarray(0, 100000))).toBe(true);
+      // streamed (content larger than the one-shot limit, window 2 MiB)
+      const big = Buffer.concat([text, text, text]);
+      const streamed = zstdCli(big, ['-3']);
+      expect(scanZstdFrame(streamed).windowSize).toBeLessThanOrEqual(4 << 20);
+      expect((await decode(streamed)).equals(big)).toBe(true); // (toEqual on MBs is slow)
+      // a frame without content size (streamed input to the CLI)
+      const noSize = spawnSync('sh', ['-c', 'cat | zstd -q -c -3'], { input: text.subarray(0, 5000) })
+        .stdout as Buffer;
+      expect(scanZstdFrame(noSize).contentSize).toBeUndefined();
+      expect((await decode(noSize)).equals(text.subarray(0, 5000))).toBe(true);
+      // window of 8 MiB: beyond the wasm heap's comfort, decoded by the asm.js build (or natively)
+      const wide = zstdCli(Buffer.concat([big, big]), ['--long=23', '-3']);
+      expect(scanZstdFrame(wide).windowSize).toBe(8 << 20);
+      expect((await decode(wide)).equals(Buffer.concat([big, big]))).toBe(true);
+      // the bound is enforced while streaming
+      expect(problemOf(() => zstdDecompress(streamed, 1 << 20))).toBe('REVLOG:decompress');
+      // corrupt data inside a block
+      const bad = Buffer.from(small);
+      for (let i = 20; i < 60; i++) bad[i] ^= 0x5a;
+      expect(problemOf(() => decompressChunk(bad, 1 << 20))).toBe('REVLOG:decompress');
+    },
+  );
 });

@@ -19,9 +19,13 @@ export function chunkKind(chunk: Uint8Array): ChunkKind {
     case 0x75:
       return 'stored';
     default:
-      throw new SluiceError('REVLOG', `unknown compression type ${Buffer.from(chunk.subarray(0, 1)).toString('hex')}`, {
-        problem: 'decompress',
-      });
+      throw new SluiceError(
+        'REVLOG',
+        `unknown compression type ${Buffer.from(chunk.subarray(0, 1)).toString('hex')}`,
+        {
+          problem: 'decompress',
+        },
+      );
   }
 }
 

@@ -2,9 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isSluiceError, type SluiceError } from '../errors';
-import { RevlogIndexParser, parseRevlogIndex, readRevlogIndex, revisionNode, type RevlogIndex } from './index';
+import {
+  RevlogIndexParser,
+  parseRevlogIndex,
+  readRevlogIndex,
+  revisionNode,
+  type RevlogIndex,
+} from './index';
 import { NULL_NODE } from './constants';
-import { SHAPES, buildRevlog, entryOffsets, extractFixtureRepo, makeTempDir, removeDir } from './test-support';
+import {
+  SHAPES,
+  buildRevlog,
+  entryOffsets,
+  extractFixtureRepo,
+  makeTempDir,
+  removeDir,
+} from './test-support';
 
 function revlogFiles(dir: string): string[] {
   const out: string[] = [];
@@ -62,7 +75,10 @@ describe('revlog index: fixture repos', () => {
         const bytes = readFileSync(path);
         const whole = parseRevlogIndex(name, bytes);
         expect(whole.length).toBeGreaterThan(0);
-        const ones = parsePieces(name, Array.from(bytes, (b) => Uint8Array.of(b)));
+        const ones = parsePieces(
+          name,
+          Array.from(bytes, (b) => Uint8Array.of(b)),
+        );
         expect(dump(ones)).toEqual(dump(whole));
         // a cut at every offset 1..63 inside every entry (hg's test-parseindex.t reads 1 byte at a time)
         const offs = entryOffsets(bytes);
@@ -110,9 +126,12 @@ describe('revlog index: synthetic', () => {
   it('an entry straddling a 64 KiB read buffer (test-parseindex.t) parses with 64 KiB and odd read sizes', async () => {
     // inline revlog whose second-to-last entry starts 10 bytes before 65536
     const first = 65536 - 10 - 64; // bytes of rev 0's chunk ('u' + text)
-    const rl = buildRevlog([{ text: 'x'.repeat(first - 1) }, { text: 'hello\n', full: true }, { text: 'world\n', full: true }], {
-      compression: 'none',
-    });
+    const rl = buildRevlog(
+      [{ text: 'x'.repeat(first - 1) }, { text: 'hello\n', full: true }, { text: 'world\n', full: true }],
+      {
+        compression: 'none',
+      },
+    );
     const offs = entryOffsets(rl.index);
     expect(offs[1]).toBe(65536 - 10);
     const dir = makeTempDir('straddle');
@@ -160,7 +179,9 @@ describe('revlog index: synthetic', () => {
   it('a truncated last entry is an error naming the revision, inline or split', () => {
     const inline = buildRevlog([{ text: 'a\n' }, { text: 'b\n' }, { text: 'c\n' }]);
     for (const cut of [1, 10, 63, 64, 65]) {
-      const e = catchRevlog(() => parseRevlogIndex('data/a', inline.index.subarray(0, inline.index.length - cut)));
+      const e = catchRevlog(() =>
+        parseRevlogIndex('data/a', inline.index.subarray(0, inline.index.length - cut)),
+      );
       expect(e.code).toBe('REVLOG');
       expect(e.details).toMatchObject({ revlog: 'data/a', problem: 'truncated-entry', rev: 2 });
     }
@@ -190,7 +211,10 @@ describe('revlog index: synthetic', () => {
   });
 
   it('base and link out of range, negative lengths', () => {
-    const rl = buildRevlog([{ text: 'a\n' }, { text: 'b\n' }, { text: 'c\n' }], { inline: false, generalDelta: true });
+    const rl = buildRevlog([{ text: 'a\n' }, { text: 'b\n' }, { text: 'c\n' }], {
+      inline: false,
+      generalDelta: true,
+    });
     const b = Buffer.from(rl.index);
     b.writeInt32BE(2, 64 + 16); // rev 1: base 2 > rev
     b.writeInt32BE(7, 128 + 20); // rev 2: link 7
@@ -203,12 +227,17 @@ describe('revlog index: synthetic', () => {
 
     const neg = Buffer.from(buildRevlog([{ text: 'a\n' }, { text: 'b\n' }]).index);
     neg.writeInt32BE(-5, 8); // inline: the parser must not try to skip -5 bytes
-    expect(catchRevlog(() => parseRevlogIndex('data/y', neg)).details).toMatchObject({ problem: 'bad-length', rev: 0 });
+    expect(catchRevlog(() => parseRevlogIndex('data/y', neg)).details).toMatchObject({
+      problem: 'bad-length',
+      rev: 0,
+    });
   });
 
   it('node ids: sha1(min(p1,p2) + max(p1,p2) + text)', () => {
     // hg-stream-formats.md §8.3: sha1(00*40 + "hello\n") = 2c186c8c…b8c9
-    expect(revisionNode(Buffer.from('hello\n'), NULL_NODE, NULL_NODE).toString('hex')).toMatch(/^2c186c8c.*b8c9$/);
+    expect(revisionNode(Buffer.from('hello\n'), NULL_NODE, NULL_NODE).toString('hex')).toMatch(
+      /^2c186c8c.*b8c9$/,
+    );
     const a = Buffer.alloc(20, 1);
     const b = Buffer.alloc(20, 2);
     expect(revisionNode(Buffer.from('t'), a, b)).toEqual(revisionNode(Buffer.from('t'), b, a));

@@ -162,7 +162,9 @@ export class RevlogIndex {
 
   checkRev(rev: number): void {
     if (!Number.isInteger(rev) || rev < 0 || rev >= this.length) {
-      throw revlogError(this.name, 'rev-out-of-range', `revlog index out of range: ${rev} in ${this.name}`, { rev });
+      throw revlogError(this.name, 'rev-out-of-range', `revlog index out of range: ${rev} in ${this.name}`, {
+        rev,
+      });
     }
   }
 
@@ -177,7 +179,11 @@ export class RevlogIndex {
     if (clen < 0) return { rev, problem: 'bad-length', message: `negative compressed length ${clen}` };
     const base = this.base(rev);
     if (base > rev) {
-      return { rev, problem: 'base-out-of-range', message: `corrupted revlog, revision base above revision: ${rev}, ${base}` };
+      return {
+        rev,
+        problem: 'base-out-of-range',
+        message: `corrupted revlog, revision base above revision: ${rev}, ${base}`,
+      };
     }
     if (base < 0) return { rev, problem: 'base-out-of-range', message: `delta base ${base} out of range` };
     for (const [which, p] of [
@@ -231,7 +237,9 @@ export function checkHeader(name: string, header: number): void {
   if (version === REVLOGV1) {
     if (flags & ~REVLOGV1_FLAGS) {
       const shown = '0x' + ((flags >>> 16) & 0xffff).toString(16).padStart(2, '0');
-      throw revlogError(name, 'unknown-flags', `unknown flags (${shown}) in version 1 revlog ${name}`, { header });
+      throw revlogError(name, 'unknown-flags', `unknown flags (${shown}) in version 1 revlog ${name}`, {
+        header,
+      });
     }
     return;
   }
@@ -242,7 +250,10 @@ export function checkHeader(name: string, header: number): void {
       version,
     });
   }
-  throw revlogError(name, 'unknown-version', `unknown version (${version}) in revlog ${name}`, { header, version });
+  throw revlogError(name, 'unknown-version', `unknown version (${version}) in revlog ${name}`, {
+    header,
+    version,
+  });
 }
 
 export interface RevlogIndexParserOptions {
@@ -316,11 +327,19 @@ export class RevlogIndexParser {
     }
     if (this.pendingLen > 0 || this.skip > 0) {
       const rev = this.count - (this.pendingLen > 0 ? 0 : 1);
-      const what = this.pendingLen > 0 ? `${this.pendingLen} of ${ENTRY_SIZE} entry bytes` : `${this.skip} chunk bytes missing`;
-      throw revlogError(name, 'truncated-entry', `index ${name} is corrupted: truncated revision ${rev} (${what})`, {
-        rev,
-        reason: `index ${name} is corrupted`,
-      });
+      const what =
+        this.pendingLen > 0
+          ? `${this.pendingLen} of ${ENTRY_SIZE} entry bytes`
+          : `${this.skip} chunk bytes missing`;
+      throw revlogError(
+        name,
+        'truncated-entry',
+        `index ${name} is corrupted: truncated revision ${rev} (${what})`,
+        {
+          rev,
+          reason: `index ${name} is corrupted`,
+        },
+      );
     }
     const entries = this.entries.subarray(0, this.count * ENTRY_SIZE);
     const pos = this.inlinePos ? this.inlinePos.subarray(0, this.count) : null;
@@ -345,10 +364,15 @@ export class RevlogIndexParser {
     if (this.inline) {
       const clen = readI32(src, at + 8);
       if (clen < 0) {
-        throw revlogError(this.name, 'bad-length', `index ${this.name} is corrupted: negative chunk length ${clen} at revision ${this.count}`, {
-          rev: this.count,
-          reason: `index ${this.name} is corrupted`,
-        });
+        throw revlogError(
+          this.name,
+          'bad-length',
+          `index ${this.name} is corrupted: negative chunk length ${clen} at revision ${this.count}`,
+          {
+            rev: this.count,
+            reason: `index ${this.name} is corrupted`,
+          },
+        );
       }
       let pos = this.inlinePos!;
       if (this.count >= pos.length) {
@@ -384,7 +408,11 @@ export interface ReadIndexOptions {
 }
 
 /** Streams NAME.i from disk into the parser; a missing file is an empty revlog. */
-export async function readRevlogIndex(path: string, name: string, opts: ReadIndexOptions = {}): Promise<RevlogIndex> {
+export async function readRevlogIndex(
+  path: string,
+  name: string,
+  opts: ReadIndexOptions = {},
+): Promise<RevlogIndex> {
   const readSize = Math.max(1, opts.readSize ?? 65536);
   let fh;
   try {

@@ -14,8 +14,7 @@ const hunk = (start: number, end: number, data: string): Buffer => {
 const s = (b: Uint8Array): string => Buffer.from(b).toString('latin1');
 
 const HG_PYTHON = '/usr/bin/python3';
-const hasHgPython =
-  spawnSync(HG_PYTHON, ['-c', 'import mercurial.mdiff'], { stdio: 'ignore' }).status === 0;
+const hasHgPython = spawnSync(HG_PYTHON, ['-c', 'import mercurial.mdiff'], { stdio: 'ignore' }).status === 0;
 
 describe('mpatch', () => {
   it('applies hunks: insert, replace, delete, append (hg-stream-formats.md §8.1 README rev2)', () => {
@@ -55,13 +54,18 @@ describe('mpatch', () => {
     expect(() => patchText(neg)).toThrow(/patch cannot be decoded/);
   });
 
-  it.skipIf(!hasHgPython)('applies deltas made by hg mdiff.textdiff, and hg applies ours (differential)', () => {
-    const rnd = prng(42);
-    const lines = (n: number): string =>
-      Array.from({ length: n }, () => `line ${Math.floor(rnd() * 50)} ${'z'.repeat(Math.floor(rnd() * 30))}\n`).join('');
-    const pairs: [string, string][] = [];
-    for (let i = 0; i < 60; i++) pairs.push([lines(Math.floor(rnd() * 40)), lines(Math.floor(rnd() * 40))]);
-    const script = `
+  it.skipIf(!hasHgPython)(
+    'applies deltas made by hg mdiff.textdiff, and hg applies ours (differential)',
+    () => {
+      const rnd = prng(42);
+      const lines = (n: number): string =>
+        Array.from(
+          { length: n },
+          () => `line ${Math.floor(rnd() * 50)} ${'z'.repeat(Math.floor(rnd() * 30))}\n`,
+        ).join('');
+      const pairs: [string, string][] = [];
+      for (let i = 0; i < 60; i++) pairs.push([lines(Math.floor(rnd() * 40)), lines(Math.floor(rnd() * 40))]);
+      const script = `
 import sys
 from mercurial import mdiff
 from mercurial.pure import mpatch
@@ -74,19 +78,23 @@ for line in sys.stdin.read().split('\\n'):
     out.append(d.hex())
 print('\\n'.join(out))
 `;
-    const input = pairs
-      .map(([a, b]) => `${Buffer.from(a).toString('hex')} ${Buffer.from(b).toString('hex')} ${simpleDelta(Buffer.from(a), Buffer.from(b)).toString('hex')}`)
-      .join('\n');
-    const res = spawnSync(HG_PYTHON, ['-c', script], { input, encoding: 'utf8', maxBuffer: 64 << 20 });
-    expect(res.status, res.stderr).toBe(0);
-    const deltas = res.stdout.split('\n').filter((l) => l !== '' || false);
-    // empty deltas print as empty lines: rebuild by position
-    const all = res.stdout.replace(/\n$/, '').split('\n');
-    expect(all.length).toBe(pairs.length);
-    all.forEach((hex, i) => {
-      const [a, b] = pairs[i]!;
-      expect(s(applyDelta(Buffer.from(a), Buffer.from(hex, 'hex')))).toBe(b);
-    });
-    expect(deltas.length).toBeGreaterThan(0);
-  });
+      const input = pairs
+        .map(
+          ([a, b]) =>
+            `${Buffer.from(a).toString('hex')} ${Buffer.from(b).toString('hex')} ${simpleDelta(Buffer.from(a), Buffer.from(b)).toString('hex')}`,
+        )
+        .join('\n');
+      const res = spawnSync(HG_PYTHON, ['-c', script], { input, encoding: 'utf8', maxBuffer: 64 << 20 });
+      expect(res.status, res.stderr).toBe(0);
+      const deltas = res.stdout.split('\n').filter((l) => l !== '' || false);
+      // empty deltas print as empty lines: rebuild by position
+      const all = res.stdout.replace(/\n$/, '').split('\n');
+      expect(all.length).toBe(pairs.length);
+      all.forEach((hex, i) => {
+        const [a, b] = pairs[i]!;
+        expect(s(applyDelta(Buffer.from(a), Buffer.from(hex, 'hex')))).toBe(b);
+      });
+      expect(deltas.length).toBeGreaterThan(0);
+    },
+  );
 });

@@ -29,7 +29,8 @@ export function patchedSize(baseLength: number, delta: Uint8Array): number {
     last = end;
   }
   out += baseLength - last;
-  if (out > MAX_TEXT_SIZE) throw new SluiceError('REVLOG', `patched text of ${out} bytes is too large`, { problem: 'limit' });
+  if (out > MAX_TEXT_SIZE)
+    throw new SluiceError('REVLOG', `patched text of ${out} bytes is too large`, { problem: 'limit' });
   return out;
 }
 

@@ -21,7 +21,9 @@ beforeAll(() => {
 });
 afterAll(() => removeDir(tmp));
 
-async function problem(p: Promise<unknown>): Promise<{ code: string; problem?: string; rev?: number; message: string }> {
+async function problem(
+  p: Promise<unknown>,
+): Promise<{ code: string; problem?: string; rev?: number; message: string }> {
   try {
     await p;
   } catch (e) {
@@ -65,9 +67,11 @@ describe('Revlog: fixture repos', () => {
     });
   }
 
-  it.skipIf(!hasHg)('texts equal what hg reads for every revision of every revlog (differential)', async () => {
-    // one hg Python process dumps sha1(rawdata) of every revision of the changelog, manifest and filelogs
-    const script = `
+  it.skipIf(!hasHg)(
+    'texts equal what hg reads for every revision of every revlog (differential)',
+    async () => {
+      // one hg Python process dumps sha1(rawdata) of every revision of the changelog, manifest and filelogs
+      const script = `
 import sys, hashlib
 from mercurial import hg, ui as uimod
 repo = hg.repository(uimod.ui.load(), sys.argv[1].encode())
@@ -79,25 +83,34 @@ for name, rl in logs:
     for r in rl:
         print(name.hex(), r, hashlib.sha1(rl.rawdata(rl.node(r))).hexdigest())
 `;
-    for (const shape of SHAPES) {
-      const res = spawnSync('/usr/bin/python3', ['-c', script, repos[shape]!], { encoding: 'utf8', env: { ...process.env, HGRCPATH: '' } });
-      expect(res.status, res.stderr).toBe(0);
-      const lines = res.stdout.trim().split('\n');
-      expect(lines.length).toBe(6 + 6 + 24);
-      for (const line of lines) {
-        const [nameHex, rev, sha] = line.split(' ');
-        const name = Buffer.from(nameHex!, 'hex').toString('latin1');
-        const rl = await Revlog.open(join(store(shape), encodeStorePath(name + '.i')), { name });
-        const text = await rl.revision(Number(rev));
-        expect(createHash('sha1').update(text).digest('hex'), `${shape} ${name} ${rev}`).toBe(sha);
-        await rl.close();
+      for (const shape of SHAPES) {
+        const res = spawnSync('/usr/bin/python3', ['-c', script, repos[shape]!], {
+          encoding: 'utf8',
+          env: { ...process.env, HGRCPATH: '' },
+        });
+        expect(res.status, res.stderr).toBe(0);
+        const lines = res.stdout.trim().split('\n');
+        expect(lines.length).toBe(6 + 6 + 24);
+        for (const line of lines) {
+          const [nameHex, rev, sha] = line.split(' ');
+          const name = Buffer.from(nameHex!, 'hex').toString('latin1');
+          const rl = await Revlog.open(join(store(shape), encodeStorePath(name + '.i')), { name });
+          const text = await rl.revision(Number(rev));
+          expect(createHash('sha1').update(text).digest('hex'), `${shape} ${name} ${rev}`).toBe(sha);
+          await rl.close();
+        }
       }
-    }
-  });
+    },
+  );
 
   it('reads with any index read size and tiny data windows', async () => {
     const path = join(store('default'), 'data/big.bin.i');
-    const rl = await Revlog.open(path, { name: 'data/big.bin', wholeFileLimit: 0, readSize: 1, windowSize: 7 });
+    const rl = await Revlog.open(path, {
+      name: 'data/big.bin',
+      wholeFileLimit: 0,
+      readSize: 1,
+      windowSize: 7,
+    });
     expect((await rl.revision(1)).length).toBe(140000);
     const sync = await Revlog.open(path, { name: 'data/big.bin', io: 'sync', windowSize: 100 });
     expect(Buffer.from(await sync.revision(1)).equals(Buffer.from(await rl.revision(1)))).toBe(true);
@@ -112,7 +125,11 @@ describe('Revlog: synthetic chains', () => {
   let t = '';
   for (let i = 0; i < 60; i++) {
     const lines = t.split('\n');
-    lines.splice(Math.floor(rnd() * lines.length), rnd() < 0.3 ? 1 : 0, `line ${i} ${'x'.repeat(Math.floor(rnd() * 80))}`);
+    lines.splice(
+      Math.floor(rnd() * lines.length),
+      rnd() < 0.3 ? 1 : 0,
+      `line ${i} ${'x'.repeat(Math.floor(rnd() * 80))}`,
+    );
     t = lines.join('\n');
     texts.push(t);
   }
@@ -127,9 +144,13 @@ describe('Revlog: synthetic chains', () => {
             ...(i % 17 === 0 ? { full: true } : {}),
           }));
           const built = buildRevlog(revs, { inline, generalDelta, compression });
-          const rl = Revlog.fromBytes('data/t', built.index, inline ? undefined : built.data, { cacheBytes: 4096 });
-          for (let r = rl.length - 1; r >= 0; r--) expect(Buffer.from(await rl.revision(r)).toString('latin1')).toBe(texts[r]);
-          for (let r = 0; r < rl.length; r++) expect(Buffer.from(await rl.revision(r)).toString('latin1')).toBe(texts[r]);
+          const rl = Revlog.fromBytes('data/t', built.index, inline ? undefined : built.data, {
+            cacheBytes: 4096,
+          });
+          for (let r = rl.length - 1; r >= 0; r--)
+            expect(Buffer.from(await rl.revision(r)).toString('latin1')).toBe(texts[r]);
+          for (let r = 0; r < rl.length; r++)
+            expect(Buffer.from(await rl.revision(r)).toString('latin1')).toBe(texts[r]);
           expect(rl.deltaChain(40).chain.at(-1)).toBe(40);
         });
       }
@@ -138,7 +159,11 @@ describe('Revlog: synthetic chains', () => {
 });
 
 describe('Revlog: corruption is a typed REVLOG error', () => {
-  const revs = [{ text: 'hello\n' }, { text: 'hello\nrevision 1\n' }, { text: 'hello\nrevision 1\nrevision 2\n' }];
+  const revs = [
+    { text: 'hello\n' },
+    { text: 'hello\nrevision 1\n' },
+    { text: 'hello\nrevision 1\nrevision 2\n' },
+  ];
 
   it('a flipped byte in a chunk: node mismatch (or a bad delta)', async () => {
     const built = buildRevlog(revs, { inline: true, compression: 'none' });
@@ -184,7 +209,9 @@ describe('Revlog: corruption is a typed REVLOG error', () => {
     let rl = Revlog.fromBytes('data/x', idx, built.data);
     const p = await problem(rl.revision(1));
     expect(p).toMatchObject({ problem: 'partial-read' });
-    expect(p.message).toMatch(/^partial read of revlog data\/x\.d; expected 5000 bytes from offset \d+, got \d+$/);
+    expect(p.message).toMatch(
+      /^partial read of revlog data\/x\.d; expected 5000 bytes from offset \d+, got \d+$/,
+    );
     rl = Revlog.fromBytes('data/x', built.index);
     expect(await problem(rl.revision(0))).toMatchObject({ problem: 'missing-data-file' });
 
@@ -224,7 +251,9 @@ describe('Revlog: corruption is a typed REVLOG error', () => {
 
 describe('revlog texts', () => {
   it('changelog entries: fields, empty file list, errors like changelogrevision', () => {
-    const e = parseChangelogEntry(Buffer.from('0123456789012345678901234567890123456789\nme\n12 0 branch:b\n\ndesc'));
+    const e = parseChangelogEntry(
+      Buffer.from('0123456789012345678901234567890123456789\nme\n12 0 branch:b\n\ndesc'),
+    );
     expect([e.user, e.time, e.tz, e.files, e.description]).toEqual(['me', 12, 0, [], 'desc']);
     expect(() => parseChangelogEntry(Buffer.from('nonl'))).toThrow(/substring not found/);
     expect(() => parseChangelogEntry(Buffer.from('zz\nme\n1 0\nf\n\nd'))).toThrow(/Non-hexadecimal/);
@@ -237,9 +266,15 @@ describe('revlog texts', () => {
     const got: string[] = [];
     parseManifest(Buffer.from(`a\0${n}\nb\0${n}x\nc\0${n}l\n`), (e) => got.push(e.path + e.flag));
     expect(got).toEqual(['a', 'bx', 'cl']);
-    expect(() => parseManifest(Buffer.from(`b\0${n}\na\0${n}\n`), () => {})).toThrow('Manifest lines not in sorted order.');
-    expect(() => parseManifest(Buffer.from(`a\0${n}`), () => {})).toThrow('Manifest did not end in a newline.');
-    expect(() => parseManifest(Buffer.from(`a\0abc\n`), () => {})).toThrow('Manifest had implausibly-short line.');
+    expect(() => parseManifest(Buffer.from(`b\0${n}\na\0${n}\n`), () => {})).toThrow(
+      'Manifest lines not in sorted order.',
+    );
+    expect(() => parseManifest(Buffer.from(`a\0${n}`), () => {})).toThrow(
+      'Manifest did not end in a newline.',
+    );
+    expect(() => parseManifest(Buffer.from(`a\0abc\n`), () => {})).toThrow(
+      'Manifest had implausibly-short line.',
+    );
     expect(() => parseManifest(Buffer.from(`\0${n}\n`), () => {})).toThrow('zero-length filename');
   });
 

@@ -162,11 +162,16 @@ function pythonBytesRepr(path: string): string {
 }
 
 function partialRead(label: string, pos: number, len: number, got: number): SluiceError {
-  return revlogError(label, 'partial-read', `partial read of revlog ${label}; expected ${len} bytes from offset ${pos}, got ${got}`, {
-    offset: pos,
-    expected: len,
-    got,
-  });
+  return revlogError(
+    label,
+    'partial-read',
+    `partial read of revlog ${label}; expected ${len} bytes from offset ${pos}, got ${got}`,
+    {
+      offset: pos,
+      expected: len,
+      got,
+    },
+  );
 }
 
 /** LRU of reconstructed texts keyed by rev, bounded in bytes. */
@@ -244,7 +249,10 @@ export class Revlog {
       index ??= await readRevlogIndex(indexPath, name, { readSize: opts.readSize, signal: opts.signal });
     }
     let data: ByteSource;
-    if (index.inline) data = whole ? new MemorySource(whole, name) : new FileSource(indexPath, name, windowSize, io, undefined);
+    if (index.inline)
+      data = whole
+        ? new MemorySource(whole, name)
+        : new FileSource(indexPath, name, windowSize, io, undefined);
     else data = new FileSource(dataPath, name + '.d', windowSize, io, opts.dataSize);
     return new Revlog(name, index, data, indexPath, dataPath, opts.cacheBytes ?? 32 << 20);
   }
@@ -253,9 +261,16 @@ export class Revlog {
    * A revlog held in memory (tests, fuzzing, data received over the wire). dataBytes: NAME.d's
    * content, omitted when the file does not exist (or the revlog is inline).
    */
-  static fromBytes(name: string, indexBytes: Uint8Array, dataBytes?: Uint8Array, opts: { cacheBytes?: number } = {}): Revlog {
+  static fromBytes(
+    name: string,
+    indexBytes: Uint8Array,
+    dataBytes?: Uint8Array,
+    opts: { cacheBytes?: number } = {},
+  ): Revlog {
     const index = parseRevlogIndex(name, indexBytes);
-    const data = index.inline ? new MemorySource(indexBytes, name) : new MemorySource(dataBytes ?? null, name + '.d');
+    const data = index.inline
+      ? new MemorySource(indexBytes, name)
+      : new MemorySource(dataBytes ?? null, name + '.d');
     return new Revlog(name, index, data, name + '.i', name + '.d', opts.cacheBytes ?? 32 << 20);
   }
 
@@ -269,7 +284,10 @@ export class Revlog {
   async rawChunk(rev: number): Promise<Uint8Array> {
     this.index.checkRev(rev);
     const len = this.index.compressedLength(rev);
-    if (len < 0) throw revlogError(this.name, 'bad-length', `${this.name}: rev ${rev}: negative compressed length`, { rev });
+    if (len < 0)
+      throw revlogError(this.name, 'bad-length', `${this.name}: rev ${rev}: negative compressed length`, {
+        rev,
+      });
     return this.data.read(this.index.chunkStart(rev), len);
   }
 
@@ -310,13 +328,23 @@ export class Revlog {
       const base = index.base(r);
       if (base === r) break;
       if (base > r || base < 0) {
-        throw revlogError(this.name, 'base-out-of-range', `${this.name}: corrupted revlog, revision base above revision: ${r}, ${base}`, {
-          rev: r,
-        });
+        throw revlogError(
+          this.name,
+          'base-out-of-range',
+          `${this.name}: corrupted revlog, revision base above revision: ${r}, ${base}`,
+          {
+            rev: r,
+          },
+        );
       }
       r = index.generalDelta ? base : r - 1;
       if (r < 0) {
-        throw revlogError(this.name, 'base-out-of-range', `${this.name}: rev ${rev}: delta chain runs past revision 0`, { rev });
+        throw revlogError(
+          this.name,
+          'base-out-of-range',
+          `${this.name}: rev ${rev}: delta chain runs past revision 0`,
+          { rev },
+        );
       }
     }
     chain.reverse();
@@ -331,7 +359,10 @@ export class Revlog {
     if (cached !== undefined) return cached;
     const problem = index.checkEntry(rev);
     if (problem) {
-      throw revlogError(this.name, problem.problem, `${this.name}: rev ${rev}: ${problem.message}`, { rev, reason: problem.message });
+      throw revlogError(this.name, problem.problem, `${this.name}: rev ${rev}: ${problem.message}`, {
+        rev,
+        reason: problem.message,
+      });
     }
     checkRevisionFlags(this.name, rev, index.revFlags(rev));
     const { chain, cachedBase } = this.deltaChain(rev, true);
@@ -363,7 +394,9 @@ export class Revlog {
     const p2 = index.p2(rev);
     const n = index.length;
     if (p1 < NULL_REV || p1 >= n || p2 < NULL_REV || p2 >= n) {
-      throw revlogError(this.name, 'parent-out-of-range', `${this.name}: rev ${rev}: parent out of range`, { rev });
+      throw revlogError(this.name, 'parent-out-of-range', `${this.name}: rev ${rev}: parent out of range`, {
+        rev,
+      });
     }
     const p1n = p1 === NULL_REV ? NULL_NODE : index.node(p1);
     const p2n = p2 === NULL_REV ? NULL_NODE : index.node(p2);
@@ -393,7 +426,12 @@ export class Revlog {
     if (e instanceof SluiceError && e.code === 'REVLOG') {
       const d = (e.details ?? {}) as Record<string, unknown>;
       if (d.revlog === undefined) {
-        const err = revlogError(this.name, (d.problem as never) ?? 'decompress', `${this.name}: rev ${rev}: ${e.message}`, { ...d, rev });
+        const err = revlogError(
+          this.name,
+          (d.problem as never) ?? 'decompress',
+          `${this.name}: rev ${rev}: ${e.message}`,
+          { ...d, rev },
+        );
         (err.details as Record<string, unknown>).reason = e.message;
         return err;
       }
@@ -410,7 +448,11 @@ export function checkRevisionFlags(name: string, rev: number, flags: number): vo
     throw revlogError(name, 'revision-flags', `incompatible revision flag '${bad}'`, { rev, flags });
   }
   for (const f of [REVIDX_ELLIPSIS, REVIDX_EXTSTORED]) {
-    if (flags & f) throw revlogError(name, 'revision-flags', `missing processor for flag '0x${f.toString(16)}'`, { rev, flags });
+    if (flags & f)
+      throw revlogError(name, 'revision-flags', `missing processor for flag '0x${f.toString(16)}'`, {
+        rev,
+        flags,
+      });
   }
 }
 

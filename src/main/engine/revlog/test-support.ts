@@ -76,7 +76,8 @@ export interface BuiltRevlog {
   texts: Buffer[];
 }
 
-const toBuf = (t: Uint8Array | string): Buffer => (typeof t === 'string' ? Buffer.from(t, 'latin1') : Buffer.from(t));
+const toBuf = (t: Uint8Array | string): Buffer =>
+  typeof t === 'string' ? Buffer.from(t, 'latin1') : Buffer.from(t);
 
 /** One-hunk delta: the common prefix and suffix kept, the middle replaced (a valid mpatch delta). */
 export function simpleDelta(base: Uint8Array, target: Uint8Array): Buffer {
@@ -146,7 +147,8 @@ export function buildRevlog(revs: readonly SyntheticRevision[], opts: BuildOptio
     e.writeInt32BE(p1, 24);
     e.writeInt32BE(p2, 28);
     node.copy(e, 32);
-    if (rev === 0) e.writeUInt32BE((REVLOGV1 | (inline ? FLAG_INLINE_DATA : 0) | (gd ? FLAG_GENERALDELTA : 0)) >>> 0, 0);
+    if (rev === 0)
+      e.writeUInt32BE((REVLOGV1 | (inline ? FLAG_INLINE_DATA : 0) | (gd ? FLAG_GENERALDELTA : 0)) >>> 0, 0);
     entries.push(e);
     chunks.push(chunk);
     offset += chunk.length;

@@ -73,8 +73,10 @@ function splitN(s: string, sep: string, maxsplit: number): string[] {
 
 function pythonFloat(s: string): number {
   const t = s.trim();
-  if (/^[+-]?(\d+(_\d+)*)?(\.\d*)?([eE][+-]?\d+)?$/.test(t) && /\d/.test(t)) return Number(t.replace(/_/g, ''));
-  if (/^[+-]?(inf|infinity|nan)$/i.test(t)) return t.toLowerCase().includes('nan') ? NaN : t.startsWith('-') ? -Infinity : Infinity;
+  if (/^[+-]?(\d+(_\d+)*)?(\.\d*)?([eE][+-]?\d+)?$/.test(t) && /\d/.test(t))
+    return Number(t.replace(/_/g, ''));
+  if (/^[+-]?(inf|infinity|nan)$/i.test(t))
+    return t.toLowerCase().includes('nan') ? NaN : t.startsWith('-') ? -Infinity : Infinity;
   throw malformed(`could not convert string to float: ${JSON.stringify(s)}`);
 }
 
@@ -103,7 +105,19 @@ function unescapeStr(s: string): string {
     }
     if (i + 1 >= s.length) throw malformed('\\ at end of string');
     const n = s[++i]!;
-    const simple: Record<string, string> = { '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\n': '' };
+    const simple: Record<string, string> = {
+      '\\': '\\',
+      "'": "'",
+      '"': '"',
+      a: '\x07',
+      b: '\b',
+      f: '\f',
+      n: '\n',
+      r: '\r',
+      t: '\t',
+      v: '\v',
+      '\n': '',
+    };
     if (n in simple) out += simple[n];
     else if (n === 'x') {
       const h = s.slice(i + 1, i + 3);
@@ -190,6 +204,7 @@ export function copySource(text: Uint8Array): { path: string; node: Uint8Array }
   const copy = meta.fields.get('copy');
   const copyrev = meta.fields.get('copyrev');
   if (copy === undefined || copyrev === undefined) return null;
-  if (copyrev.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(copyrev)) throw malformed('Non-hexadecimal digit found');
+  if (copyrev.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(copyrev))
+    throw malformed('Non-hexadecimal digit found');
   return { path: copy, node: Buffer.from(copyrev, 'hex') };
 }

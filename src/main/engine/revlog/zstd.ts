@@ -36,7 +36,9 @@ export interface ZstdFrameInfo {
 
 function zerr(message: string): SluiceError {
   // hg (python-zstandard) says "revlog decompress error: zstd decompressor error: <zstd's words>"
-  return new SluiceError('REVLOG', `revlog decompress error: zstd decompressor error: ${message}`, { problem: 'decompress' });
+  return new SluiceError('REVLOG', `revlog decompress error: zstd decompressor error: ${message}`, {
+    problem: 'decompress',
+  });
 }
 
 /**
@@ -125,7 +127,8 @@ interface ZstdBinding {
 }
 
 type NativeZstd = (buf: Uint8Array, opts: { maxOutputLength: number }) => Buffer;
-const nativeZstd: NativeZstd | undefined = (zlib as unknown as { zstdDecompressSync?: NativeZstd }).zstdDecompressSync;
+const nativeZstd: NativeZstd | undefined = (zlib as unknown as { zstdDecompressSync?: NativeZstd })
+  .zstdDecompressSync;
 
 let wasm: ZstdBinding | undefined;
 let wasmCodec: InstanceType<ZstdBinding['ZstdCodec']> | undefined;
@@ -145,7 +148,8 @@ function loadBinding(file: string, use: (b: ZstdBinding) => void, totalMemory?: 
       use(mod as unknown as ZstdBinding);
       resolve();
     };
-    mod.onAbort = (what: unknown) => reject(new SluiceError('UNSUPPORTED_COMPRESSION', `zstd decoder failed to load: ${String(what)}`));
+    mod.onAbort = (what: unknown) =>
+      reject(new SluiceError('UNSUPPORTED_COMPRESSION', `zstd decoder failed to load: ${String(what)}`));
     try {
       (require_(file) as (m: unknown) => void)(mod);
     } catch (e) {
@@ -234,11 +238,16 @@ export function zstdDecompress(data: Uint8Array, maxOutput: number): Uint8Array 
 }
 
 function requireWasm(): ZstdBinding {
-  if (!wasm) throw new SluiceError('UNSUPPORTED_COMPRESSION', 'zstd decoder not loaded (call prepareZstd first)');
+  if (!wasm)
+    throw new SluiceError('UNSUPPORTED_COMPRESSION', 'zstd decoder not loaded (call prepareZstd first)');
   return wasm;
 }
 function requireAsmjs(): ZstdBinding {
-  if (!asmjs) throw new SluiceError('UNSUPPORTED_COMPRESSION', 'zstd large-window decoder not loaded (call prepareZstd first)');
+  if (!asmjs)
+    throw new SluiceError(
+      'UNSUPPORTED_COMPRESSION',
+      'zstd large-window decoder not loaded (call prepareZstd first)',
+    );
   return asmjs;
 }
 
@@ -253,7 +262,8 @@ function oneShot(b: ZstdBinding, data: Uint8Array, size: number): Uint8Array {
     b.cloneToVector(src, data);
     dest.resize(size, 0);
     const rc = wasmCodec!.decompress(dest, src);
-    if (rc !== size) throw zerr(rc < 0 ? 'corrupt zstd frame' : `zstd frame produced ${rc} bytes, declared ${size}`);
+    if (rc !== size)
+      throw zerr(rc < 0 ? 'corrupt zstd frame' : `zstd frame produced ${rc} bytes, declared ${size}`);
     return b.cloneAsTypedArray(dest);
   } finally {
     src.delete();

@@ -2,7 +2,15 @@
 // same output; corrupted copies give the same problem lines (recorded from hg 6.3.2 below, and
 // compared live when hg is installed).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cpSync, existsSync, mkdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { JobEventInput } from '../job/job-context';
@@ -50,7 +58,9 @@ describe('verify: clean repositories', () => {
   for (const shape of SHAPES) {
     it(`${shape} fixture: hg's counts and output, no problems`, async () => {
       const report = await verifyRepository(fixtures[shape]!);
-      expect([report.changesets, report.changes, report.files, report.errors, report.warnings]).toEqual([6, 24, 20, 0, 0]);
+      expect([report.changesets, report.changes, report.files, report.errors, report.warnings]).toEqual([
+        6, 24, 20, 0, 0,
+      ]);
       expect(outLines(report)).toEqual([
         'checking changesets',
         'checking manifests',
@@ -70,12 +80,16 @@ describe('verify: clean repositories', () => {
 
   it.skipIf(!hasHg)('tiny corpus from make-corpus.sh: same counts as hg verify', async () => {
     const dir = join(tmp, 'tiny');
-    const res = spawnSync('bash', ['/work/shared/bench/make-corpus.sh', '--preset', 'tiny', dir], { encoding: 'utf8' });
+    const res = spawnSync('bash', ['/work/shared/bench/make-corpus.sh', '--preset', 'tiny', dir], {
+      encoding: 'utf8',
+    });
     expect(res.status, res.stderr).toBe(0);
     const report = await verifyRepository(dir);
     const h = hg(['verify'], dir);
     expect(h.status).toBe(0);
-    expect(split(h.stdout).at(-1)).toBe(`checked ${report.changesets} changesets with ${report.changes} changes to ${report.files} files`);
+    expect(split(h.stdout).at(-1)).toBe(
+      `checked ${report.changesets} changesets with ${report.changes} changes to ${report.files} files`,
+    );
     expect(report.files).toBeGreaterThan(1000);
   });
 
@@ -87,7 +101,9 @@ describe('verify: clean repositories', () => {
       const report = await verifyRepository(medium);
       const h = hg(['verify'], medium);
       expect(h.status).toBe(0);
-      expect(split(h.stdout).at(-1)).toBe(`checked ${report.changesets} changesets with ${report.changes} changes to ${report.files} files`);
+      expect(split(h.stdout).at(-1)).toBe(
+        `checked ${report.changesets} changesets with ${report.changes} changes to ${report.files} files`,
+      );
       expect(report.errors + report.warnings).toBe(0);
     },
     180_000,
@@ -116,7 +132,8 @@ const CORRUPTIONS: Corruption[] = [
   },
   {
     name: 'a truncated .d',
-    corrupt: (r) => truncateSync(storeFile(r, 'data/big.bin.d'), readFileSync(storeFile(r, 'data/big.bin.d')).length - 100),
+    corrupt: (r) =>
+      truncateSync(storeFile(r, 'data/big.bin.d'), readFileSync(storeFile(r, 'data/big.bin.d')).length - 100),
     hgExit: 1,
     lines: [
       ' big.bin@0: data length off by -100 bytes',
@@ -127,7 +144,11 @@ const CORRUPTIONS: Corruption[] = [
   },
   {
     name: 'a truncated inline .i (last chunk cut)',
-    corrupt: (r) => truncateSync(storeFile(r, 'data/_r_e_a_d_m_e.txt.i'), readFileSync(storeFile(r, 'data/_r_e_a_d_m_e.txt.i')).length - 10),
+    corrupt: (r) =>
+      truncateSync(
+        storeFile(r, 'data/_r_e_a_d_m_e.txt.i'),
+        readFileSync(storeFile(r, 'data/_r_e_a_d_m_e.txt.i')).length - 10,
+      ),
     hgExit: 1,
     lines: [
       ' README.txt@0: broken revlog! (index data/README.txt is corrupted)',
@@ -139,7 +160,11 @@ const CORRUPTIONS: Corruption[] = [
   },
   {
     name: 'a truncated split .i (inside an entry)',
-    corrupt: (r) => writeFileSync(storeFile(r, 'data/big.bin.i'), readFileSync(storeFile(r, 'data/big.bin.i')).subarray(0, 100)),
+    corrupt: (r) =>
+      writeFileSync(
+        storeFile(r, 'data/big.bin.i'),
+        readFileSync(storeFile(r, 'data/big.bin.i')).subarray(0, 100),
+      ),
     hgExit: 1,
     lines: [
       ' big.bin@0: broken revlog! (index data/big.bin is corrupted)',
@@ -225,7 +250,12 @@ const CORRUPTIONS: Corruption[] = [
     name: 'a manifest linkrev pointing elsewhere',
     corrupt: (r) => patch(storeFile(r, '00manifest.i'), (b) => b.writeInt32BE(3, 20)),
     hgExit: 1,
-    lines: [' manifest@?: rev 0 points to unexpected changeset 3', ' (expected 0)', '1 warnings encountered!', '1 integrity errors encountered!'],
+    lines: [
+      ' manifest@?: rev 0 points to unexpected changeset 3',
+      ' (expected 0)',
+      '1 warnings encountered!',
+      '1 integrity errors encountered!',
+    ],
   },
   {
     name: 'a missing .d (its lines name the absolute path: compared live with hg)',
@@ -241,9 +271,13 @@ const CORRUPTIONS: Corruption[] = [
     lines: [
       ' manifest@0: reading delta a2f81b83c1fc: revlog decompress error: Error -3 while decompressing data: incorrect header check',
       ' .config/x@0: in changeset but not in manifest',
-      ...'COM1/lpt9.log Upper/MixedCase.TXT aux.txt con.txt dir.hg/file.txt enddot./f'.split(' ').map((f) => ` ${f}@0: in changeset but not in manifest`),
+      ...'COM1/lpt9.log Upper/MixedCase.TXT aux.txt con.txt dir.hg/file.txt enddot./f'
+        .split(' ')
+        .map((f) => ` ${f}@0: in changeset but not in manifest`),
       ' endsp /f@0: in changeset but not in manifest',
-      ...['foo.i/bar', 'nulstart.bin', 'sp ace/q:colon', 'til~de_und', 'trail.'].map((f) => ` ${f}@0: in changeset but not in manifest`),
+      ...['foo.i/bar', 'nulstart.bin', 'sp ace/q:colon', 'til~de_und', 'trail.'].map(
+        (f) => ` ${f}@0: in changeset but not in manifest`,
+      ),
       ' very/long/directory/names/that/keep/going/and/going/further/down/the/tree/until/we/exceed/the/limit/Of/One/Hundred/Twenty/chars/file_With_A_Long_Name.txt@0: in changeset but not in manifest',
       ...'x.hg/e y.i/f z.d/g'.split(' ').map((f) => ` ${f}@0: in changeset but not in manifest`),
       ' README.txt@0: 2c186c8c5bc0 not in manifests',
@@ -272,7 +306,9 @@ describe('verify: corrupted copies (both tools find the problem)', () => {
         // the default: a job that verifies fails with VERIFY_FAILED carrying the report
         const err = await verifyRepository(repo).catch((e: unknown) => e);
         expect(isSluiceError(err) && err.code).toBe('VERIFY_FAILED');
-        expect(isSluiceError(err) && (err.details as { report: VerifyReport }).report.errors).toBe(report.errors);
+        expect(isSluiceError(err) && (err.details as { report: VerifyReport }).report.errors).toBe(
+          report.errors,
+        );
       }
     });
   }
@@ -282,7 +318,10 @@ describe('verify: corrupted copies (both tools find the problem)', () => {
     truncateSync(storeFile(repo, '00changelog.i'), 100);
     const err = await verifyRepository(repo).catch((e: unknown) => e);
     expect(isSluiceError(err) && err.code).toBe('REVLOG');
-    expect(isSluiceError(err) && err.details).toMatchObject({ revlog: '00changelog', problem: 'truncated-entry' });
+    expect(isSluiceError(err) && err.details).toMatchObject({
+      revlog: '00changelog',
+      problem: 'truncated-entry',
+    });
     if (hasHg) {
       const h = hg(['verify'], repo);
       expect(h.status).toBe(255);
@@ -291,54 +330,61 @@ describe('verify: corrupted copies (both tools find the problem)', () => {
   });
 });
 
-describe.skipIf(!hasHg)('verify: a repository with merges, copies, renames, removals, symlinks (needs hg)', () => {
-  let repo: string;
-  beforeAll(() => {
-    repo = join(tmp, 'rich');
-    const script = [
-      'set -e',
-      `hg init ${repo}`,
-      `cd ${repo}`,
-      'echo a > a; echo b > b; mkdir d; echo c > d/c; ln -s a link; printf "#!/bin/sh\\n" > x.sh; chmod +x x.sh',
-      "hg add -q; hg ci -qm 0 -d '0 0'",
-      "hg cp a a2; hg mv b b2; hg ci -qm copies -d '1 0'",
-      "hg up -q 0; echo more >> a; hg ci -qm branch -d '2 0'",
-      "hg merge -q 1 >/dev/null; hg ci -qm merge -d '3 0'",
-      "hg rm -q d/c; hg ci -qm rm -d '4 0'",
-      "mkdir -p d; echo new > d/c; hg add -q d/c; hg ci -qm readd -d '5 0'",
-    ].join('\n');
-    const res = spawnSync('bash', ['-c', script], {
-      encoding: 'utf8',
-      env: { ...process.env, HGPLAIN: '1', HGUSER: 't', HGRCPATH: '' },
+describe.skipIf(!hasHg)(
+  'verify: a repository with merges, copies, renames, removals, symlinks (needs hg)',
+  () => {
+    let repo: string;
+    beforeAll(() => {
+      repo = join(tmp, 'rich');
+      const script = [
+        'set -e',
+        `hg init ${repo}`,
+        `cd ${repo}`,
+        'echo a > a; echo b > b; mkdir d; echo c > d/c; ln -s a link; printf "#!/bin/sh\\n" > x.sh; chmod +x x.sh',
+        "hg add -q; hg ci -qm 0 -d '0 0'",
+        "hg cp a a2; hg mv b b2; hg ci -qm copies -d '1 0'",
+        "hg up -q 0; echo more >> a; hg ci -qm branch -d '2 0'",
+        "hg merge -q 1 >/dev/null; hg ci -qm merge -d '3 0'",
+        "hg rm -q d/c; hg ci -qm rm -d '4 0'",
+        "mkdir -p d; echo new > d/c; hg add -q d/c; hg ci -qm readd -d '5 0'",
+      ].join('\n');
+      const res = spawnSync('bash', ['-c', script], {
+        encoding: 'utf8',
+        env: { ...process.env, HGPLAIN: '1', HGUSER: 't', HGRCPATH: '' },
+      });
+      if (res.status !== 0) throw new Error(res.stderr);
     });
-    if (res.status !== 0) throw new Error(res.stderr);
-  });
 
-  it('same output as hg verify', async () => {
-    const report = await verifyRepository(repo);
-    expect([report.changesets, report.changes, report.files]).toEqual([6, 10, 7]);
-    const h = hg(['verify'], repo);
-    expect(outLines(report)).toEqual(split(h.stdout));
-    expect(errLines(report)).toEqual([]);
-  });
+    it('same output as hg verify', async () => {
+      const report = await verifyRepository(repo);
+      expect([report.changesets, report.changes, report.files]).toEqual([6, 10, 7]);
+      const h = hg(['verify'], repo);
+      expect(outLines(report)).toEqual(split(h.stdout));
+      expect(errLines(report)).toEqual([]);
+    });
 
-  it('a missing copy source: the same four problems as hg', async () => {
-    const broken = join(tmp, 'rich-broken');
-    mkdirSync(broken);
-    cpSync(join(repo, '.hg'), join(broken, '.hg'), { recursive: true });
-    unlinkSync(storeFile(broken, 'data/b.i'));
-    const report = await verifyRepository(broken, {}, { throwOnErrors: false });
-    const h = hg(['verify'], broken);
-    expect(h.status).toBe(1);
-    expect(errLines(report)).toEqual(split(h.stderr));
-    expect(errLines(report)).toContain(' b2@1: empty or missing copy source revlog b:1e88685f5dde');
-  });
-});
+    it('a missing copy source: the same four problems as hg', async () => {
+      const broken = join(tmp, 'rich-broken');
+      mkdirSync(broken);
+      cpSync(join(repo, '.hg'), join(broken, '.hg'), { recursive: true });
+      unlinkSync(storeFile(broken, 'data/b.i'));
+      const report = await verifyRepository(broken, {}, { throwOnErrors: false });
+      const h = hg(['verify'], broken);
+      expect(h.status).toBe(1);
+      expect(errLines(report)).toEqual(split(h.stderr));
+      expect(errLines(report)).toContain(' b2@1: empty or missing copy source revlog b:1e88685f5dde');
+    });
+  },
+);
 
 describe('verify: job behaviour', () => {
   it('emits start (standalone), log lines and throttled progress ending at 100 %', async () => {
     const events: JobEventInput[] = [];
-    await verifyRepository(fixtures.default!, { emit: (e) => events.push(e), progressIntervalMs: 0 }, { emitStart: true });
+    await verifyRepository(
+      fixtures.default!,
+      { emit: (e) => events.push(e), progressIntervalMs: 0 },
+      { emitStart: true },
+    );
     const start = events[0]!;
     expect(start).toMatchObject({ type: 'start', kind: 'verify', files: 23 });
     const progress = events.flatMap((e) => (e.type === 'progress' ? [e] : []));

@@ -123,7 +123,8 @@ function normpath(f: string): string {
 function reasonOf(e: unknown): string {
   if (isSluiceError(e)) {
     const d = (e.details ?? {}) as Record<string, unknown>;
-    if (d.problem === 'parent-out-of-range' || d.problem === 'rev-out-of-range') return 'revlog index out of range';
+    if (d.problem === 'parent-out-of-range' || d.problem === 'rev-out-of-range')
+      return 'revlog index out of range';
     if (typeof d.reason === 'string') return d.reason;
     return e.message;
   }
@@ -158,12 +159,16 @@ class Sink {
   }
   /** verifier._err */
   err(linkrev: number | null, msg: string, filename?: string): void {
-    if (linkrev !== null && (this.firstBadrev === undefined || linkrev < this.firstBadrev)) this.firstBadrev = linkrev;
+    if (linkrev !== null && (this.firstBadrev === undefined || linkrev < this.firstBadrev))
+      this.firstBadrev = linkrev;
     let m = `${linkrev === null ? '?' : linkrev}: ${msg}`;
     if (filename) m = `${filename}@${m}`;
     this.errors++;
     const text = ' ' + m;
-    this.push({ stream: 'err', text }, { level: 'error', text, linkrev, ...(filename ? { revlog: filename } : {}) });
+    this.push(
+      { stream: 'err', text },
+      { level: 'error', text, linkrev, ...(filename ? { revlog: filename } : {}) },
+    );
   }
   /** verifier._exc */
   exc(linkrev: number | null, msg: string, e: unknown, filename?: string): void {
@@ -249,7 +254,8 @@ class Verifier {
         if (problem) this.problems.push(problem);
       } else this.linesDropped++;
       opts.onLine?.(line);
-      if (logLines) ctx.emit?.({ type: 'log', level: line.stream === 'out' ? 'info' : 'warn', message: line.text });
+      if (logLines)
+        ctx.emit?.({ type: 'log', level: line.stream === 'out' ? 'info' : 'warn', message: line.text });
     });
   }
 
@@ -370,7 +376,8 @@ class Verifier {
       this.progress = new ProgressTracker(adapter, { files: totalFiles, bytes: totalBytes });
     }
 
-    if (await exists(join(this.loc.storeDir, 'journal'))) root.note('abandoned transaction found - run hg recover');
+    if (await exists(join(this.loc.storeDir, 'journal')))
+      root.note('abandoned transaction found - run hg recover');
 
     this.cl = await this.openRevlog('00changelog');
     this.mf = await this.openRevlog('00manifest');
@@ -443,7 +450,11 @@ class Verifier {
     const known = linkrevSet ? linkrevSet.has(lr) : linkrevs.includes(lr);
     if (lr < 0 || (this.havecl && !known)) {
       const nonexistent = lr < 0 || lr >= this.cl.length;
-      sink.err(null, `rev ${i} points to ${nonexistent ? 'nonexistent' : 'unexpected'} changeset ${lr}`, label);
+      sink.err(
+        null,
+        `rev ${i} points to ${nonexistent ? 'nonexistent' : 'unexpected'} changeset ${lr}`,
+        label,
+      );
       if (linkrevs.length) {
         let shown: readonly number[] = linkrevs;
         if (label && linkrevs.length > 1) shown = await this.filterLinkrevs(linkrevs, label, node);
@@ -463,7 +474,8 @@ class Verifier {
       ] as const) {
         if (p === NULL_REV) continue;
         const pn = idx.node(p);
-        if (!seen.has(nodeKey(pn)) && !isNullNode(pn)) sink.err(lr, `unknown parent ${which} ${short(pn)} of ${short(node)}`, label);
+        if (!seen.has(nodeKey(pn)) && !isNullNode(pn))
+          sink.err(lr, `unknown parent ${which} ${short(pn)} of ${short(node)}`, label);
       }
     }
     const key = nodeKey(node);
@@ -510,7 +522,10 @@ class Verifier {
     return files;
   }
 
-  private async verifyChangelog(): Promise<{ mflinkrevs: Map<string, number[]>; filelinkrevs: Map<string, number[]> }> {
+  private async verifyChangelog(): Promise<{
+    mflinkrevs: Map<string, number[]>;
+    filelinkrevs: Map<string, number[]>;
+  }> {
     const root = this.root;
     const cl = this.cl;
     root.status('checking changesets');
@@ -547,7 +562,9 @@ class Verifier {
     return { mflinkrevs, filelinkrevs };
   }
 
-  private async verifyManifest(mflinkrevs: Map<string, number[]>): Promise<Map<string, Map<string, number | null>>> {
+  private async verifyManifest(
+    mflinkrevs: Map<string, number[]>,
+  ): Promise<Map<string, Map<string, number | null>>> {
     const root = this.root;
     const mf = this.mf;
     const idx = mf.index;
@@ -600,7 +617,10 @@ class Verifier {
     return filenodes;
   }
 
-  private async crosscheckFiles(filelinkrevs: Map<string, number[]>, filenodes: Map<string, Map<string, number | null>>): Promise<void> {
+  private async crosscheckFiles(
+    filelinkrevs: Map<string, number[]>,
+    filenodes: Map<string, Map<string, number | null>>,
+  ): Promise<void> {
     const root = this.root;
     root.status('crosschecking files in changesets and manifests');
     if (this.havemf) {
@@ -708,7 +728,8 @@ class Verifier {
             const text = await fl.revision(rev);
             const stored = idx.rawSize(rev);
             const l1 = stored >= 0 ? stored : text.length;
-            if (l1 !== text.length) sink.err(idx.link(rev), `unpacked size is ${text.length}, ${l1} expected`, f);
+            if (l1 !== text.length)
+              sink.err(idx.link(rev), `unpacked size is ${text.length}, ${l1} expected`, f);
             if (idx.p1(rev) === NULL_REV) {
               try {
                 copies.set(rev, copySource(text));
@@ -718,7 +739,8 @@ class Verifier {
             }
           } catch (e) {
             if (isSluiceError(e) && e.code === 'CANCELLED') throw e;
-            const censored = isSluiceError(e) && (e.details as Record<string, unknown> | undefined)?.problem === 'censored';
+            const censored =
+              isSluiceError(e) && (e.details as Record<string, unknown> | undefined)?.problem === 'censored';
             if (censored) sink.err(idx.link(rev), 'censored file data', f);
             else sink.err(idx.link(rev), `unpacking ${short(idx.node(rev))}: ${reasonOf(e)}`, f);
             skipread.add(rev);
@@ -771,7 +793,9 @@ class Verifier {
         left.sort((a, b) => (a[0] ?? -1) - (b[0] ?? -1) || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
         for (const [lr, hex] of left) sink.err(lr, `manifest refers to unknown revision ${shortHex(hex)}`, f);
       }
-      const bytes = (this.storeSizes.get(radix + '.i') ?? idx.indexFileSize) + (idx.inline ? 0 : (this.storeSizes.get(radix + '.d') ?? 0));
+      const bytes =
+        (this.storeSizes.get(radix + '.i') ?? idx.indexFileSize) +
+        (idx.inline ? 0 : (this.storeSizes.get(radix + '.d') ?? 0));
       return { sink, storeNames, revisions: fl.length, bytes, openMs };
     } finally {
       await fl.close();
@@ -799,27 +823,43 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** Requirements hg verify would handle but this implementation does not read. */
-const UNSUPPORTED_FOR_VERIFY = ['treemanifest', 'revlogv2', 'exp-revlogv2.2', 'changelogv2', 'exp-changelog-v2', 'narrowhg-experimental'];
+const UNSUPPORTED_FOR_VERIFY = [
+  'treemanifest',
+  'revlogv2',
+  'exp-revlogv2.2',
+  'changelogv2',
+  'exp-changelog-v2',
+  'narrowhg-experimental',
+];
 
 /**
  * Verifies the repository at repoRoot like `hg verify`. Resolves with the report; when integrity
  * errors were found (and throwOnErrors is not false) rejects with SluiceError('VERIFY_FAILED')
  * whose details.report holds it, so a job running verify fails. Warnings alone do not fail.
  */
-export async function verifyRepository(repoRoot: string, ctx: VerifyContext = {}, opts: VerifyOptions = {}): Promise<VerifyReport> {
+export async function verifyRepository(
+  repoRoot: string,
+  ctx: VerifyContext = {},
+  opts: VerifyOptions = {},
+): Promise<VerifyReport> {
   const loc = await locateRepository(repoRoot);
   const unsupported = UNSUPPORTED_FOR_VERIFY.filter((r) => loc.requirements.has(r));
   if (unsupported.length) {
-    throw new SluiceError('UNSUPPORTED_REQUIREMENTS', `sluice verify does not support ${unsupported.join(', ')} repositories`, {
-      requirements: unsupported,
-    });
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      `sluice verify does not support ${unsupported.join(', ')} repositories`,
+      {
+        requirements: unsupported,
+      },
+    );
   }
   const report = await new Verifier(loc, ctx, opts).run();
   if (report.errors && opts.throwOnErrors !== false) {
     const first = report.firstDamagedChangeset;
     throw new SluiceError(
       'VERIFY_FAILED',
-      `${report.errors} integrity errors encountered` + (first !== undefined ? ` (first damaged changeset appears to be ${first})` : ''),
+      `${report.errors} integrity errors encountered` +
+        (first !== undefined ? ` (first damaged changeset appears to be ${first})` : ''),
       { report },
     );
   }
