@@ -9,7 +9,7 @@
 // Linux (tmpfs and ext4), openSync/writeSync/closeSync per file beat any threadpool variant
 // (the per-request handoff costs more than the syscalls), and the engine runs off the UI thread.
 
-import { mkdirSync, openSync, closeSync, writeSync, promises as fsp } from 'node:fs';
+import { mkdirSync, openSync, closeSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CloseStats, JobKind, StreamFormat } from '../../../shared/events';
 import type { CloserOptions } from '../../../shared/jobs';
@@ -23,7 +23,7 @@ import {
   cloneRequirements,
   createRepoSkeleton,
   DEFAULT_NEW_REPO_REQUIREMENTS,
-  serializeFncache,
+  encodeDir,
   storePathEncoder,
   unsupportedRequirements,
 } from './store-adapter';
@@ -131,15 +131,11 @@ async function applyOpened(
     closer = new BackgroundCloser(planCloser(opts.closer, header.files), opts.closeImpl);
     if (closer.background) ctx.log('debug', `starting ${closer.threads} threads for background file closing`);
     const progress = new ProgressTracker(ctx, { bytes: header.bytes, files: header.files });
-    const fncache = await writeEntries(reader, root, new Set(requirements), closer, progress, ctx);
+    await writeEntries(reader, root, new Set(requirements), closer, progress, ctx);
     const close = await closer.drain();
     progress.finish();
 
     ctx.phase('finalize');
-    if (requirements.includes('fncache')) {
-      // store.fncache.write at transaction close; hg's order is a set's, any order is valid.
-      await fsp.writeFile(join(root, '.hg', 'store', 'fncache'), serializeFncache(fncache));
-    }
     if (opts.beforeCommit) await opts.beforeCommit(root);
     ctx.throwIfCancelled();
     await tmp.commit();
@@ -163,8 +159,9 @@ async function applyOpened(
 }
 
 /**
- * The inner loop (consumev1 / consumev2). Returns the fncache entries: the `data/` and `meta/`
- * names written, as the store vfs registers them (fncachevfs.__call__).
+ * The inner loop (consumev1 / consumev2). The fncache (a fncache store's `data/` and `meta/`
+ * names, registered by fncachevfs.__call__ and written at transaction close) is streamed to its
+ * file as entries arrive instead of held in memory: peak RSS stays flat in the file count too.
  */
 async function writeEntries(
   reader: StreamReader,
@@ -173,12 +170,14 @@ async function writeEntries(
   closer: BackgroundCloser,
   progress: ProgressTracker,
   ctx: JobContext,
-): Promise<Set<string>> {
+): Promise<void> {
   const encode = storePathEncoder(requirements);
   const keepNodemaps = requirements.has('persistent-nodemap') || !requirements.has('revlogv1');
   const store = new DirectoryWriter(join(root, '.hg', 'store'));
   const cache = new DirectoryWriter(join(root, '.hg', 'cache'));
-  const fncache = new Set<string>();
+  const fncache = requirements.has('fncache')
+    ? new FncacheWriter(join(root, '.hg', 'store', 'fncache'))
+    : undefined;
   const signal = ctx.signal;
 
   let fd = -1;
@@ -190,28 +189,66 @@ async function writeEntries(
   };
   const discard = (chunk: Uint8Array): void => progress.addBytes(chunk.length);
 
-  for (;;) {
-    if (signal.aborted) throw cancelled();
-    const entry = await reader.nextEntry();
-    if (entry === null) break;
-    const { vfs, name } = entry;
-    if (vfs === 's' && !keepNodemaps && NODEMAP_FILE.test(name)) {
-      await reader.copyData(discard);
-    } else {
-      fd = vfs === 's' ? store.open(encode(name)) : cache.open(name);
-      try {
-        await reader.copyData(write);
-      } catch (e) {
-        closeSync(fd);
-        throw e;
+  try {
+    for (;;) {
+      if (signal.aborted) throw cancelled();
+      const entry = await reader.nextEntry();
+      if (entry === null) break;
+      const { vfs, name } = entry;
+      if (vfs === 's' && !keepNodemaps && NODEMAP_FILE.test(name)) {
+        await reader.copyData(discard);
+      } else {
+        fd = vfs === 's' ? store.open(encode(name)) : cache.open(name);
+        try {
+          await reader.copyData(write);
+        } catch (e) {
+          closeSync(fd);
+          throw e;
+        }
+        const full = closer.close(fd);
+        if (full) await full;
+        if (fncache && vfs === 's' && (name.startsWith('data/') || name.startsWith('meta/')))
+          fncache.add(name);
       }
-      const full = closer.close(fd);
-      if (full) await full;
-      if (vfs === 's' && (name.startsWith('data/') || name.startsWith('meta/'))) fncache.add(name);
+      progress.fileDone(vfs, name, entry.size);
     }
-    progress.fileDone(vfs, name, entry.size);
+  } finally {
+    fncache?.close(); // on errors too: no fd may outlive the job (Windows cannot remove the temporary)
   }
-  return fncache;
+}
+
+/**
+ * The fncache file, appended as entries arrive (store.fncache.write's format: encodedir'd names,
+ * one per line). Any order is valid (hg keeps a set). A name streamed twice would be listed twice,
+ * which hg's reader folds into its set; the stream readers' counts make that rare anyway.
+ */
+class FncacheWriter {
+  private readonly fd: number;
+  private pending = '';
+
+  constructor(path: string) {
+    this.fd = openSync(path, 'w');
+  }
+
+  add(name: string): void {
+    this.pending += encodeDir(name) + '\n';
+    if (this.pending.length >= 65536) this.flush();
+  }
+
+  close(): void {
+    try {
+      this.flush();
+    } finally {
+      closeSync(this.fd);
+    }
+  }
+
+  private flush(): void {
+    const bytes = Buffer.from(this.pending, 'latin1');
+    this.pending = '';
+    let off = 0;
+    while (off < bytes.length) off += writeSync(this.fd, bytes, off, bytes.length - off);
+  }
 }
 
 /**
