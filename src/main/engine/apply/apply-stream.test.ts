@@ -297,8 +297,9 @@ describe('applyStream', () => {
     const stats = await applyStream(reader, dest, {}, context().ctx);
     expect(stats.bytes).toBe(size + 9);
     const maxAfter = process.resourceUsage().maxRSS * 1024;
-    // holding the data would add 256 MiB; streaming adds a few MiB of buffers at most
-    expect(maxAfter - Math.max(maxBefore, before)).toBeLessThan(64 << 20);
+    // holding the data would add 256 MiB; streaming adds buffers not yet collected (~50 MiB seen
+    // for 256 fresh 1 MiB buffers even when nothing keeps them)
+    expect(maxAfter - Math.max(maxBefore, before)).toBeLessThan(128 << 20);
     rmSync(dest, { recursive: true, force: true });
   });
 });
