@@ -22,7 +22,7 @@ export class ProgressTracker {
   files = 0;
   private totalBytes: number;
   private totalFiles: number;
-  private readonly startedAt = performance.now();
+  private readonly startedAt: number;
   private nextEmitAt: number;
   /** (time, bytes) at each emitted event, oldest first, for the moving-window rate */
   private samples: { t: number; bytes: number }[] = [];
@@ -33,7 +33,10 @@ export class ProgressTracker {
   constructor(
     private readonly ctx: JobContext,
     totals: ProgressTotals,
+    /** ms clock (tests inject a fake one) */
+    private readonly now: () => number = () => performance.now(),
   ) {
+    this.startedAt = this.now();
     this.totalBytes = totals.bytes;
     this.totalFiles = totals.files;
     this.nextEmitAt = this.startedAt + ctx.progressIntervalMs;
@@ -48,7 +51,7 @@ export class ProgressTracker {
 
   addBytes(n: number): void {
     this.bytes += n;
-    const now = performance.now();
+    const now = this.now();
     if (now >= this.nextEmitAt) this.emit(now);
   }
 
@@ -59,7 +62,7 @@ export class ProgressTracker {
       this.pendingFiles.push({ vfs, name: Buffer.from(name, 'latin1').toString('utf8'), size });
       if (this.pendingFiles.length >= MAX_FILES_PER_EVENT) this.flushFiles();
     }
-    const now = performance.now();
+    const now = this.now();
     if (now >= this.nextEmitAt) this.emit(now);
   }
 
@@ -67,7 +70,7 @@ export class ProgressTracker {
   update(files: number, bytes: number): void {
     this.files = files;
     this.bytes = bytes;
-    const now = performance.now();
+    const now = this.now();
     if (now >= this.nextEmitAt) this.emit(now);
   }
 
@@ -76,14 +79,14 @@ export class ProgressTracker {
     this.flushFiles();
     if (this.totalBytes < this.bytes) this.totalBytes = this.bytes;
     if (this.totalFiles < this.files) this.totalFiles = this.files;
-    this.emitProgress(performance.now(), true);
+    this.emitProgress(this.now(), true);
   }
 
   /** Emits pending file entries and a progress event now if anything changed (before phase changes). */
   flush(): void {
     this.flushFiles();
     if (this.bytes !== this.lastEmittedBytes || this.files !== this.lastEmittedFiles)
-      this.emitProgress(performance.now(), false);
+      this.emitProgress(this.now(), false);
   }
 
   private emit(now: number): void {

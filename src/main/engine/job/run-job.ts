@@ -90,7 +90,6 @@ async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResu
 async function runBundle(request: BundleRequest, ctx: JobContext): Promise<JobResult> {
   const type = request.type ?? 'v2';
   let progress: ProgressTracker | undefined;
-  ctx.phase('generate');
   const out = await writeStreamBundle(request.repo, request.out, {
     type,
     compression: request.compression ?? 'none',
@@ -107,6 +106,7 @@ async function runBundle(request: BundleRequest, ctx: JobContext): Promise<JobRe
         source: resolve(request.repo),
         dest: resolve(request.out),
       });
+      ctx.phase('generate');
       progress = new ProgressTracker(ctx, { files: listing.files.length, bytes: listing.bytes });
     },
     onProgress: (files, bytes) => progress?.update(files, bytes),
@@ -129,7 +129,6 @@ async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResu
 
 async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobResult> {
   const verifyRepository = await loadVerifyRepository();
-  ctx.phase('verify');
   // a standalone verify emits its own start event (inside apply/clone the job's start is enough)
   const report = await verifyRepository(request.repo, ctx, { emitStart: true });
   return {
