@@ -32,13 +32,19 @@ describe('ProgressTracker', () => {
     const { events, ctx, clock } = setup();
     const p = new ProgressTracker(ctx, { bytes: 100_000_000, files: 100 }, clock.now);
     // 3 s at 10 MB/s, then 3 s at 1 MB/s: the 2 s window follows the slowdown
-    for (let i = 0; i < 300; i++) (clock.advance(10), p.addBytes(100_000));
+    for (let i = 0; i < 300; i++) {
+      clock.advance(10);
+      p.addBytes(100_000);
+    }
     const fast = progress(events).at(-1)!;
     expect(fast.bytesPerSec).toBeGreaterThan(9_000_000);
     expect(fast.bytesPerSec).toBeLessThan(11_000_000);
     expect(fast.etaMs).toBeGreaterThan(6000);
     expect(fast.etaMs).toBeLessThan(8000);
-    for (let i = 0; i < 300; i++) (clock.advance(10), p.addBytes(10_000));
+    for (let i = 0; i < 300; i++) {
+      clock.advance(10);
+      p.addBytes(10_000);
+    }
     const slow = progress(events).at(-1)!;
     expect(slow.bytesPerSec).toBeGreaterThan(900_000);
     expect(slow.bytesPerSec).toBeLessThan(1_200_000);
@@ -71,7 +77,10 @@ describe('ProgressTracker', () => {
   it('finish emits a final event at 100 % with ETA 0, after the last file entries', () => {
     const { events, ctx, clock } = setup({ fileEvents: true });
     const p = new ProgressTracker(ctx, { bytes: 300, files: 3 }, clock.now);
-    for (let i = 0; i < 3; i++) (p.addBytes(100), p.fileDone('c', `cache${i}`, 100));
+    for (let i = 0; i < 3; i++) {
+      p.addBytes(100);
+      p.fileDone('c', `cache${i}`, 100);
+    }
     p.finish();
     expect(events.at(-2)).toMatchObject({ type: 'files' });
     expect(events.at(-1)).toMatchObject({
