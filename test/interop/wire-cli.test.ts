@@ -9,11 +9,16 @@ import type { SluiceEvent } from '../../src/shared/events';
 import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
 import { ROOT, extractFixture, hasHg, hgAsync, removeDir, tempDir } from './wire-support';
 
+/** The real entry (bin/sluice.mjs re-runs it as a child that a signal to the parent would not reach). */
+const SLUICE_BIN = existsSync(join(ROOT, 'bin', 'sluice.cjs'))
+  ? join(ROOT, 'bin', 'sluice.cjs')
+  : join(ROOT, 'bin', 'sluice.mjs');
+
 function sluice(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [join(ROOT, 'bin', 'sluice.mjs'), ...args],
+      [SLUICE_BIN, ...args],
       { env: { ...process.env, SLUICE_FROM_SOURCE: '1' }, encoding: 'utf8', timeout: 120_000 },
       (err, stdout, stderr) =>
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),

@@ -4,6 +4,7 @@
 // its draft phases reach hg's v2 clone and Sluice's v1 and v2 clones alike.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobContext } from '../../src/main/engine/job/job-context';
@@ -21,18 +22,19 @@ import {
   tempDir,
 } from './wire-support';
 
+/** The real entry (bin/sluice.mjs re-runs it as a child that a signal to the parent would not reach). */
+const SLUICE_BIN = existsSync(join(ROOT, 'bin', 'sluice.cjs'))
+  ? join(ROOT, 'bin', 'sluice.cjs')
+  : join(ROOT, 'bin', 'sluice.mjs');
+
 async function startSluiceServe(
   repo: string,
   extra: string[] = [],
 ): Promise<{ url: string; proc: ChildProcess; log: string[] }> {
-  const proc = spawn(
-    process.execPath,
-    [join(ROOT, 'bin', 'sluice.mjs'), 'serve', repo, '--port', '0', ...extra],
-    {
-      env: { ...process.env, SLUICE_FROM_SOURCE: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const proc = spawn(process.execPath, [SLUICE_BIN, 'serve', repo, '--port', '0', ...extra], {
+    env: { ...process.env, SLUICE_FROM_SOURCE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const log: string[] = [];
   proc.stderr!.on('data', (d: Buffer) => log.push(...d.toString().split('\n').filter(Boolean)));
   const url = await new Promise<string>((resolve, reject) => {
@@ -79,8 +81,15 @@ describe.skipIf(!hasHg)('sluice serve under load (skipped when hg is not install
     server = await startSluiceServe(repo);
   }, 60_000);
 
-  afterAll(() => {
-    if (server?.proc.pid) process.kill(server.proc.pid, 'SIGINT');
+  afterAll(async () => {
+    const proc = server?.proc;
+    if (proc && proc.exitCode === null) {
+      const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+      proc.kill('SIGINT'); // the serve command closes and exits 0
+      const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(t);
+    }
     if (work) removeDir(work);
   });
 
