@@ -22,7 +22,7 @@ const { values: opt } = parseArgs({
 });
 const reps = Number(opt.reps);
 const sections = new Set(opt.sections.split(','));
-const SLUICE = join(ROOT, 'bin', 'sluice.mjs');
+const SLUICE = join(ROOT, 'bin', 'sluice.cjs'); // the installed command (package.json bin)
 const report = [];
 const say = (s = '') => {
   console.log(s);
