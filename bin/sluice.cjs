@@ -11,7 +11,7 @@ const { pathToFileURL } = require('node:url');
 
 /** Mirrors closeThreadsFromArgv/threadpoolSizeFor in src/main/engine/closer/background-closer.ts. */
 function threadpoolSizeForArgv(argv) {
-  let threads = 32; // SLUICE_DEFAULT_CLOSE_THREADS
+  let threads = 48; // DEFAULT_CLOSER_OPTIONS.closeThreads (src/shared/jobs.ts)
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v =

@@ -71,7 +71,7 @@ export async function runApplyBench(/** @type {ApplyBenchOptions} */ options = {
       closeUs,
       threads,
       root,
-    }).filter((c) => !options.only || options.only.test(c.name));
+    }).filter((c) => (!options.only || options.only.test(c.name)) && !options.skip?.test(c.name));
     /** @type {Map<string, number[]>} */
     const walls = new Map(contenders.map((c) => [c.name, []]));
     let n = 0;

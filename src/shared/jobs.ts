@@ -7,7 +7,7 @@ export type BackgroundCloseMode = 'on' | 'off' | 'auto';
 
 export interface CloserOptions {
   backgroundClose: BackgroundCloseMode;
-  /** worker.backgroundclosethreadcount (hg's default 4; Sluice's 32, measured: closer/background-closer.ts) */
+  /** worker.backgroundclosethreadcount (hg's default 4; Sluice's 48, measured: closer/background-closer.ts) */
   closeThreads: number;
   /** worker.backgroundcloseminfilecount (default 2048): fewer files stay synchronous */
   minFileCount: number;
@@ -17,7 +17,7 @@ export interface CloserOptions {
 
 export const DEFAULT_CLOSER_OPTIONS: CloserOptions = {
   backgroundClose: 'auto',
-  closeThreads: 32,
+  closeThreads: 48,
   minFileCount: 2048,
   maxQueue: 384,
 };

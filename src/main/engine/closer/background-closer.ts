@@ -51,10 +51,11 @@ export const ADAPT_THRESHOLD_MS = 0.2;
 
 /**
  * Sluice's default close thread count (DEFAULT_CLOSER_OPTIONS.closeThreads; hg's is 4). With a
- * 1 ms close, N threads retire at most N closes per ms: 20k files need N >= ~30 to keep closing
- * off the critical path. Measured (scripts/bench/apply-bench.mjs, medium corpus, slowclose 1 ms,
- * 2 vCPUs): 16 threads 1.4-2.0 s, 32 threads 0.9-1.2 s, 64 threads 1.1-1.6 s, 128 1.2-1.7 s; beyond
- * 32 the wakeups and context switches cost more than the extra overlap hides.
+ * 1 ms close, N threads retire at most N closes per ms, so the closes of F files take F/N ms:
+ * hiding them behind a ~0.55 s apply of 20k files needs N >= ~40. Measured (apply-bench.mjs,
+ * medium corpus, slowclose 1 ms, 2 vCPUs, median of 7, closer-on time without latency 0.57-0.58 s):
+ * 32 threads 0.75 s, 48 threads 0.58 s, 64 threads 0.67 s, 96 threads 0.66 s; more threads
+ * mostly add wakeups and context switches on a small machine.
  */
 export const SLUICE_DEFAULT_CLOSE_THREADS = DEFAULT_CLOSER_OPTIONS.closeThreads;
 
