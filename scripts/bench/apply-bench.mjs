@@ -206,6 +206,8 @@ function makeContenders({ b, sluice, slowclose, closeUs, threads, root }) {
         args: apply(b.v2, '--background-close', 'off'),
         env: slow,
       },
+      // the default: adaptive on Linux (synchronous until the first 64 closes prove slow)
+      { name: `sluice apply v2 none ${us}, closer auto`, cmd: node, args: apply(b.v2), env: slow },
     );
     for (const t of threads) {
       list.push({
