@@ -7,6 +7,10 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyBundleFile } from '../../src/main/engine/apply/apply-bundle';
+import { applyStream } from '../../src/main/engine/apply/apply-stream';
+import { ByteSource } from '../../src/main/engine/format/byte-source';
+import { openStreamBundle } from '../../src/main/engine/format/bundle-file';
+import { readStreamOut } from '../../src/main/engine/format/stream-v1';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import type { SluiceEvent } from '../../src/shared/events';
 
@@ -88,3 +92,51 @@ describe.each(['default', 'legacy'])('golden apply of the %s fixture bundles', (
     expect(readdirSync(work).filter((f) => f.includes('sluice-tmp'))).toEqual([]);
   });
 });
+
+/** `stream` / `streamreqs=a,b` from the captured capabilities (what a client streams with over v1). */
+function streamedRequirements(shape: string): string[] {
+  const caps = readFileSync(join(FIXTURES, shape, 'capabilities.txt'), 'latin1').split(' ');
+  const reqs = caps.find((c) => c.startsWith('streamreqs='));
+  if (reqs) return reqs.slice('streamreqs='.length).split(',');
+  if (caps.includes('stream')) return ['revlogv1'];
+  throw new Error('no stream capability');
+}
+
+describe.each(['default', 'legacy'])(
+  'golden apply of the %s wire captures (stream_out, getbundle)',
+  (shape) => {
+    const expected = readStoreMd5(shape);
+    const check = (dest: string) => {
+      const got = walk(join(dest, '.hg', 'store'));
+      for (const [path, md5] of expected) {
+        if (path === 'fncache' || path === 'requires' || path === 'phaseroots') continue;
+        expect(got.get(path), path).toBe(md5);
+      }
+    };
+
+    it('stream_out body (v1, names encodedir-ed on the wire), requirements from the capabilities', async () => {
+      const dest = join(work, `${shape}-${n++}`);
+      const reader = await readStreamOut(
+        ByteSource.fromBytes(readFileSync(join(FIXTURES, shape, 'stream_out.bin'))),
+      );
+      const stats = await applyStream(
+        reader,
+        dest,
+        { requirements: streamedRequirements(shape), closer: { backgroundClose: 'on', minFileCount: 1 } },
+        new JobContext(),
+      );
+      expect(stats.format).toBe('stream-v1');
+      expect(stats.close.background).toBe(true);
+      check(dest);
+    });
+
+    it('getbundle reply (0.2 `none` prefix + HG20 with stream2)', async () => {
+      const body = readFileSync(join(FIXTURES, shape, 'getbundle-stream2.bin'));
+      expect(body.subarray(0, 5).toString('latin1')).toBe('\x04none');
+      const reader = await openStreamBundle(ByteSource.fromBytes(body.subarray(5)));
+      const dest = join(work, `${shape}-${n++}`);
+      await applyStream(reader, dest, {}, new JobContext());
+      check(dest);
+    });
+  },
+);
