@@ -332,6 +332,22 @@ describe('wire client against a scripted server', () => {
     );
     expect(asked).toEqual([`hg repo ${s.url}`]);
 
+    // the app's path: no callback option, the job context's prompt (its dialog over IPC) answers
+    const askedByApp: string[] = [];
+    const viaContext = await cloneFromUrl(
+      { kind: 'clone', url: s.url, dest: newDest().dest },
+      new JobContext({
+        fileEvents: false,
+        askCredentials: async ({ url, realm }) => (
+          askedByApp.push(`${realm} ${url}`),
+          { user: 'user', password: 'pw' }
+        ),
+      }),
+      { idleTimeoutMs: 5000 },
+    );
+    expect(viaContext.files).toBeGreaterThan(20);
+    expect(askedByApp).toEqual([`hg repo ${s.url}`]);
+
     await cloneFails(s.url, 'AUTH');
     await cloneFails(s.url, 'AUTH', {}, { credentials: async () => null });
     let tries = 0;

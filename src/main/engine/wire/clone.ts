@@ -354,6 +354,9 @@ export async function cloneFromUrl(
   explicit?: CloneOptions,
 ): Promise<CloneResult> {
   const opts: CloneOptions = { ...defaultOptions, ...(explicit ?? {}) };
+  // The app's engine worker asks through the job context (its dialog answers over IPC).
+  const ask = ctx.askCredentials;
+  if (!opts.credentials && ask) opts.credentials = (realm, url) => ask({ url, realm });
   const { url, credentials } = splitUrlCredentials(req.url);
   const dest = resolve(req.dest);
   await checkDestination(dest);
