@@ -163,11 +163,11 @@ export function TransferOptions<T extends TransferOptionValues>({
           id={`${id}-threads`}
           type="number"
           min={1}
-          max={32}
+          max={64}
           value={value.closeThreads}
           disabled={value.backgroundClose === 'off'}
           onChange={(e) =>
-            onChange({ ...value, closeThreads: Math.max(1, Math.min(32, Number(e.target.value) || 1)) })
+            onChange({ ...value, closeThreads: Math.max(1, Math.min(64, Number(e.target.value) || 1)) })
           }
         />
       </div>

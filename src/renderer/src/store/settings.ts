@@ -3,6 +3,7 @@
 
 import type { StateCreator } from 'zustand/vanilla';
 import type { SettingsSlice, SluiceState, StoreDeps, ThemeChoice, TransferDefaults } from './types';
+import { DEFAULT_CLOSER_OPTIONS } from '../../../shared/jobs';
 
 export const SETTINGS_KEY = 'sluice.settings.v1';
 export const DEFAULT_STALL_SECONDS = 15;
@@ -10,7 +11,8 @@ export const DEFAULT_STALL_SECONDS = 15;
 export const DEFAULT_TRANSFER_DEFAULTS: TransferDefaults = {
   stream: 'auto',
   backgroundClose: 'auto',
-  closeThreads: 4,
+  // the engine's measured default (enough threads to hide 1 ms closes; see the README bench)
+  closeThreads: DEFAULT_CLOSER_OPTIONS.closeThreads,
   verify: false,
 };
 
