@@ -172,7 +172,7 @@ async function optionalSection(name, file, preset, corpus) {
   }
   const mod = await import(path);
   const text = await mod.run({ corpusDir: corpus, workDir: fresh(name), preset, reps, say });
-  if (typeof text === 'string') say(text);
+  if (text != null && String(text).trim()) say(String(text)); // modules return a (String object) report or print through say
 }
 
 try {
