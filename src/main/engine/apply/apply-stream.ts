@@ -179,6 +179,7 @@ async function writeEntries(
     ? new FncacheWriter(join(root, '.hg', 'store', 'fncache'))
     : undefined;
   const signal = ctx.signal;
+  const fast = reader.tryNextEntry !== undefined && reader.tryCopyData !== undefined;
 
   let fd = -1;
   const write = (chunk: Uint8Array): void => {
@@ -192,15 +193,17 @@ async function writeEntries(
   try {
     for (;;) {
       if (signal.aborted) throw cancelled();
-      const entry = await reader.nextEntry();
+      // Synchronous fast path first: most entries (header and data) are already buffered, and
+      // awaiting the promise chain of nextEntry/copyData for each cost ~30-60 ms per 20k files.
+      const entry = (fast && reader.tryNextEntry!()) || (await reader.nextEntry());
       if (entry === null) break;
       const { vfs, name } = entry;
       if (vfs === 's' && !keepNodemaps && NODEMAP_FILE.test(name)) {
-        await reader.copyData(discard);
+        if (!(fast && reader.tryCopyData!(discard))) await reader.copyData(discard);
       } else {
         fd = vfs === 's' ? store.open(encode(name)) : cache.open(name);
         try {
-          await reader.copyData(write);
+          if (!(fast && reader.tryCopyData!(write))) await reader.copyData(write);
         } catch (e) {
           closeSync(fd);
           throw e;

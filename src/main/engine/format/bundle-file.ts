@@ -99,6 +99,14 @@ class StreamBundleReader implements StreamReader {
     return this.entries.copyData(write);
   }
 
+  tryNextEntry(): StreamEntry | undefined {
+    return this.entries.tryNextEntry(); // undefined at the end too: nextEntry() checks the container
+  }
+
+  tryCopyData(write: (chunk: Uint8Array) => void): boolean {
+    return this.entries.tryCopyData(write);
+  }
+
   close(): Promise<void> {
     return this.bundle.close();
   }

@@ -63,6 +63,29 @@ export class ByteSource {
     return this.buf.subarray(pos, pos + n);
   }
 
+  /**
+   * Gives back the last n bytes taken by tryReadExact / tryReadUvarint / tryReadLine. Only valid
+   * with no await in between (no chunk was pulled since): the synchronous entry parsers use it to
+   * leave anything unusual to the awaiting path, which then reports it exactly as it always did.
+   */
+  unread(n: number): void {
+    if (n > this.pos) throw new SluiceError('USAGE', `unread of ${n} bytes beyond the current chunk`);
+    this.pos -= n;
+  }
+
+  /**
+   * A line without its '\n' if the whole line is in the current chunk and at most `max` bytes
+   * long, else null with nothing consumed (readLine then decides between waiting, LIMIT and
+   * TRUNCATED).
+   */
+  tryReadLine(max: number): Uint8Array | null {
+    const pos = this.pos;
+    const nl = this.buf.indexOf(10, pos);
+    if (nl < 0 || nl - pos > max) return null;
+    this.pos = nl + 1;
+    return this.buf.subarray(pos, nl);
+  }
+
   /** Exactly n bytes; TRUNCATED if the input ends first. See the header for view validity. */
   readExact(n: number): Promise<Uint8Array> {
     const view = this.tryReadExact(n);

@@ -38,6 +38,18 @@ export interface StreamReader {
   nextEntry(): Promise<StreamEntry | null>;
   /** Streams exactly entry.size bytes of the current entry to `write`, in pieces. */
   copyData(write: ChunkWriter): Promise<void>;
+  /**
+   * Synchronous fast path of nextEntry(): the next entry when its header is already buffered and
+   * well-formed, with exactly the checks nextEntry() makes; undefined when nextEntry() must be
+   * awaited instead (input to wait for, the end of the stream, anything nextEntry() would report
+   * as an error). Optional: readers without it are only awaited.
+   */
+  tryNextEntry?(): StreamEntry | undefined;
+  /**
+   * Synchronous fast path of copyData(): when all of the current entry's data is buffered, hands
+   * it to `write` as one view and returns true; otherwise does nothing and returns false.
+   */
+  tryCopyData?(write: (chunk: Uint8Array) => void): boolean;
   /** Releases the input (file handle, HTTP body). Safe to call at any time, more than once. */
   close(): Promise<void>;
 }
@@ -59,7 +71,26 @@ export abstract class CountedStreamReader implements StreamReader {
   ) {}
 
   protected abstract readEntry(): Promise<StreamEntry>;
+  /** A well-formed entry header that is fully buffered, else undefined with nothing consumed. */
+  protected abstract tryReadEntry(): StreamEntry | undefined;
   protected abstract checkEnd(): Promise<void>;
+
+  tryNextEntry(): StreamEntry | undefined {
+    if (this.pendingData > 0 || this.finished || this.returned === this.header.files) return undefined;
+    const entry = this.tryReadEntry();
+    if (entry !== undefined) this.accept(entry);
+    return entry;
+  }
+
+  tryCopyData(write: (chunk: Uint8Array) => void): boolean {
+    const n = this.pendingData;
+    if (n === 0) return true; // like copyData: an empty entry calls write never
+    const data = this.src.tryReadExact(n);
+    if (data === null) return false;
+    this.pendingData = 0;
+    write(data);
+    return true;
+  }
 
   async nextEntry(): Promise<StreamEntry | null> {
     if (this.pendingData > 0) {
@@ -78,6 +109,13 @@ export abstract class CountedStreamReader implements StreamReader {
       return null;
     }
     const entry = await this.readEntry();
+    this.accept(entry);
+    return entry;
+  }
+
+  /** The checks every entry passes before it is returned, on both paths. */
+  private accept(entry: StreamEntry): void {
+    const bytes = this.header.bytes;
     assertSafeEntryName(entry.vfs, entry.name);
     if (entry.size > MAX_ENTRY_SIZE) throw limitError('entry size', entry.size, MAX_ENTRY_SIZE);
     if (this.bytesSeen + entry.size > bytes) {
@@ -88,7 +126,6 @@ export abstract class CountedStreamReader implements StreamReader {
     this.returned++;
     this.bytesSeen += entry.size;
     this.pendingData = entry.size;
-    return entry;
   }
 
   async copyData(write: ChunkWriter): Promise<void> {

@@ -32,7 +32,11 @@ const MAX_V1_ENTRY_LINE = MAX_NAME_LENGTH + 1 + MAX_DECIMAL_DIGITS;
 
 /** Reads one v1 entry header (consumev1): the name is decodedir'd, like hg does before writing. */
 export async function readV1EntryHeader(src: ByteSource): Promise<StreamEntry> {
-  const line = await src.readLine(MAX_V1_ENTRY_LINE);
+  return parseV1EntryLine(await src.readLine(MAX_V1_ENTRY_LINE));
+}
+
+/** `encodedir(name)\0size` (the line without its newline) as an entry. */
+function parseV1EntryLine(line: Uint8Array): StreamEntry {
   const nul = line.indexOf(0);
   if (nul < 0) {
     throw malformed(
@@ -54,6 +58,12 @@ export class V1EntryReader extends CountedStreamReader {
   protected async readEntry(): Promise<StreamEntry> {
     if (await this.src.atEof()) throw this.missingEntries();
     return readV1EntryHeader(this.src);
+  }
+
+  /** readEntry without awaiting, when the whole header line is in the current chunk. */
+  protected tryReadEntry(): StreamEntry | undefined {
+    const line = this.src.tryReadLine(MAX_V1_ENTRY_LINE);
+    return line === null ? undefined : parseV1EntryLine(line);
   }
 
   protected async checkEnd(): Promise<void> {

@@ -59,6 +59,36 @@ export class Stream2Reader extends CountedStreamReader {
     return { vfs: vfs === VFS_STORE ? 's' : 'c', name: latin1(name), size };
   }
 
+  /**
+   * readEntry without awaiting: only a well-formed header wholly in the current chunk. Anything
+   * else (a straddling header, an unknown vfs, a length beyond the limits, a varint readUvarint
+   * would reject) is given back for readEntry to report, so errors do not depend on the split.
+   */
+  protected tryReadEntry(): StreamEntry | undefined {
+    const src = this.src;
+    const start = src.buffered;
+    const head = src.tryReadExact(1);
+    if (head === null) return undefined;
+    const vfs = head[0]!;
+    let nameLength = -1;
+    let size = -1;
+    if (vfs === VFS_STORE || vfs === VFS_CACHE) {
+      try {
+        nameLength = src.tryReadUvarint();
+        if (nameLength >= 0) size = src.tryReadUvarint();
+      } catch {
+        size = -1;
+      }
+    }
+    const name =
+      size >= 0 && nameLength <= MAX_NAME_LENGTH && size <= MAX_ENTRY_SIZE ? src.tryReadExact(nameLength) : null;
+    if (name === null) {
+      src.unread(start - src.buffered);
+      return undefined;
+    }
+    return { vfs: vfs === VFS_STORE ? 's' : 'c', name: latin1(name), size };
+  }
+
   protected async checkEnd(): Promise<void> {
     if (!(await this.src.atEof())) throw this.trailingData();
   }
