@@ -16,7 +16,7 @@ import type {
   TransferJob,
 } from './types';
 
-export const CLOSER_THREAD_CHOICES = [1, 4, 16, 48] as const;
+export const CLOSER_THREAD_CHOICES = [1, 2, 4, 16, 48] as const;
 export const CHUNK_SIZE_CHOICES = [4096, 32768] as const;
 
 export function closerLabel(c: CloserChoice): string {
