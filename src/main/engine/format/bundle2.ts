@@ -435,12 +435,28 @@ export class Bundle2Writer {
   }
 }
 
-/** bundlepart.getchunks for one part with id `id`. */
+/** Splits a generator payload into frames: i32 size, then exactly that many bytes (the last frame shorter). */
+export type PayloadFramer = (data: AsyncIterable<Uint8Array>, chunkSize: number) => AsyncIterable<Uint8Array>;
+
+export interface PartChunksOptions {
+  /** default copyFrames: few large buffers, best for files; a server may pass views through instead */
+  framer?: PayloadFramer;
+  /** when set, a producer failure is written as hg's interrupt, reported here, and the part returns false
+   * instead of rethrowing */
+  onInterrupt?: (e: unknown) => void;
+}
+
+/**
+ * bundlepart.getchunks for one part with id `id`. If an iterable payload throws, this writes hg's
+ * interrupt (-1, an advisory error:abort part, the 0 closing the current part) and rethrows, or with
+ * onInterrupt reports it and returns false: the bundle must then end without its end marker.
+ */
 export async function* partChunks(
   part: Bundle2OutPart,
   id: number,
   chunkSize: number,
-): AsyncGenerator<Uint8Array> {
+  options: PartChunksOptions = {},
+): AsyncGenerator<Uint8Array, boolean> {
   yield encodePartHeader(part, id);
   const data = part.data;
   if (data instanceof Uint8Array) {
@@ -450,20 +466,27 @@ export async function* partChunks(
     }
   } else if (data) {
     try {
-      yield* rechunk(data, chunkSize);
+      yield* (options.framer ?? copyFrames)(data, chunkSize);
     } catch (e) {
-      const message = `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
       yield int32(-1);
       yield* partChunks(
-        { type: 'error:abort', mandatory: false, mandatoryParams: [['message', message]] },
+        { type: 'error:abort', mandatory: false, mandatoryParams: [['message', interruptMessage(e)]] },
         0,
         chunkSize,
       );
       yield int32(0);
-      throw e;
+      if (!options.onInterrupt) throw e;
+      options.onInterrupt(e);
+      return false;
     }
   }
   yield int32(0);
+  return true;
+}
+
+/** The error:abort message of an interrupt; a part parameter holds at most 255 bytes. */
+function interruptMessage(e: unknown): string {
+  return `unexpected error: ${e instanceof Error ? e.message : String(e)}`.slice(0, 255);
 }
 
 /** The part header with its i32 size in front. */
@@ -496,7 +519,11 @@ export function encodePartHeader(part: Bundle2OutPart, id: number): Buffer {
  * util.chunkbuffer(...).read(preferedchunksize) as hg frames payloads: every chunk exactly
  * chunkSize bytes except the last, each emitted with its i32 size in one buffer.
  */
-async function* rechunk(data: AsyncIterable<Uint8Array>, chunkSize: number): AsyncGenerator<Uint8Array> {
+/** The default framer: copies the payload into fresh frames of 4 + chunkSize bytes (one write each). */
+export async function* copyFrames(
+  data: AsyncIterable<Uint8Array>,
+  chunkSize: number,
+): AsyncGenerator<Uint8Array> {
   let frame = Buffer.allocUnsafe(4 + chunkSize);
   let fill = 0;
   for await (let piece of data) {

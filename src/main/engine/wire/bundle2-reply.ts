@@ -1,25 +1,18 @@
 // The bundle2 container of a getbundle reply, framed without copying payload bytes.
 //
-// FORMAT's Bundle2Writer re-buffers generator payloads into fresh 32 KiB frames (a copy of every
-// byte and one new ArrayBuffer per frame). A server streaming a 60 MB store to many clients pays
-// that in memcpy and, mostly, in garbage collection. Framing is only "a 4-byte size every
+// FORMAT's default framer (copyFrames) re-buffers generator payloads into fresh 32 KiB frames (a
+// copy of every byte and one new ArrayBuffer per frame), which suits files. A server streaming a
+// 60 MB store to many clients pays that in memcpy and, mostly, in garbage collection. Framing is only "a 4-byte size every
 // chunkSize bytes", so here the payload's own buffers are passed through as views and only the
-// 4-byte headers are new. Bytes on the wire are identical to Bundle2Writer's (same part headers
-// from FORMAT, same chunk sizes: exactly chunkSize except the last), as hg's bundlepart.getchunks.
-//
-// A producer failure becomes hg's interrupt: `-1`, an advisory error:abort part, the `0` that
-// closes the current part, and nothing after it (no end marker).
+// 4-byte headers are new. Part framing and hg's interrupt on a producer failure come from FORMAT's
+// partChunks, so the bytes on the wire are identical to Bundle2Writer's.
 
-import { encodePartHeader, int32, type Bundle2OutPart } from '../format/bundle2';
+import { encodePartHeader, int32, partChunks, type Bundle2OutPart } from '../format/bundle2';
 
 /** A part whose generator payload length is known up front (for a Content-Length reply). */
 export type ReplyPart = Bundle2OutPart & { payloadLength?: number };
 
 const HEAD = Buffer.from('HG20\0\0\0\0', 'latin1');
-
-function errorText(e: unknown): string {
-  return `unexpected error: ${e instanceof Error ? e.message : String(e)}`.slice(0, 255);
-}
 
 /** Payload frames: size header, then views covering exactly that many payload bytes. */
 async function* frames(src: AsyncIterable<Uint8Array>, chunkSize: number): AsyncGenerator<Uint8Array> {
@@ -60,30 +53,9 @@ export async function* bundle2Reply(
   onError?: (e: unknown) => void,
 ): AsyncGenerator<Uint8Array> {
   yield HEAD;
+  const options = { framer: frames, onInterrupt: (e: unknown) => onError?.(e) };
   for (const [id, part] of parts.entries()) {
-    yield encodePartHeader(part, id);
-    const data = part.data;
-    if (data instanceof Uint8Array) {
-      if (data.length) {
-        yield int32(data.length);
-        yield data;
-      }
-    } else if (data) {
-      try {
-        yield* frames(data, chunkSize);
-      } catch (e) {
-        onError?.(e);
-        yield int32(-1);
-        yield encodePartHeader(
-          { type: 'error:abort', mandatory: false, mandatoryParams: [['message', errorText(e)]] },
-          0,
-        );
-        yield int32(0);
-        yield int32(0);
-        return;
-      }
-    }
-    yield int32(0);
+    if (!(yield* partChunks(part, id, chunkSize, options))) return;
   }
   yield int32(0);
 }
