@@ -161,6 +161,19 @@ function networkError(e: unknown, what: string): SluiceError {
   return new SluiceError('NETWORK', `${what}: ${msg}`, { errno: code });
 }
 
+/** Connections kept per origin. */
+const MAX_SOCKETS = 8;
+
+/** A reset or early close on a socket that came from the keep-alive pool, before any response. */
+function staleSocketFailure(err: SluiceError, r: http.ClientRequest): boolean {
+  const errno = err.details?.errno;
+  return r.reusedSocket && err.code === 'NETWORK' && (errno === 'ECONNRESET' || errno === 'EPIPE');
+}
+
+function withDetail(err: SluiceError, extra: Record<string, unknown>): SluiceError {
+  return new SluiceError(err.code, err.message, { ...err.details, ...extra });
+}
+
 export class HttpSession {
   private readonly agents = new Map<string, http.Agent>();
   /** credentials that worked (or came with the URL) per origin */
@@ -209,8 +222,8 @@ export class HttpSession {
     if (!a) {
       a =
         u.protocol === 'https:'
-          ? new https.Agent({ keepAlive: true, maxSockets: 8, ...(this.ca ? { ca: this.ca } : {}) })
-          : new http.Agent({ keepAlive: true, maxSockets: 8 });
+          ? new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, ...(this.ca ? { ca: this.ca } : {}) })
+          : new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
       this.agents.set(key, a);
     }
     return a;
@@ -232,6 +245,7 @@ export class HttpSession {
     let url = new URL(rawUrl);
     const maxRedirects = this.opts.maxRedirects ?? 10;
     let authAttempts = 0;
+    let staleRetries = 0;
     for (let hop = 0; ;) {
       this.checkCancel();
       const org = origin(url);
@@ -243,7 +257,20 @@ export class HttpSession {
       };
       const creds = this.auth.get(org);
       if (creds) headers.Authorization = basicAuth(creds);
-      const res = await this.once(url, req.method ?? 'GET', headers, req.body);
+      let res: http.IncomingMessage;
+      try {
+        res = await this.once(url, req.method ?? 'GET', headers, req.body);
+      } catch (e) {
+        // A kept-alive socket the server closed while it sat in the pool fails before any
+        // response (the server's keep-alive timer races our next request). Every wire command
+        // Sluice sends is read-only, so it is resent, as browsers and curl do; each retry uses up
+        // one stale pooled socket, so this ends after at most the pool's size.
+        if (e instanceof SluiceError && e.details?.reusedSocket === true && staleRetries++ < MAX_SOCKETS) {
+          this.opts.log?.(`the server had closed a kept-alive connection; resending on another one`);
+          continue;
+        }
+        throw e;
+      }
       const status = res.statusCode ?? 0;
       if ([301, 302, 303, 307, 308].includes(status) && res.headers.location) {
         res.resume();
@@ -391,7 +418,10 @@ export class HttpSession {
         r.setTimeout(this.idleTimeoutMs, () =>
           fail(new SluiceError('TIMEOUT', `no response from ${url.host} for ${this.idleTimeoutMs} ms`)),
         );
-        r.on('error', (e) => fail(failure ?? networkError(e, `request to ${url.host} failed`)));
+        r.on('error', (e) => {
+          const err = failure ?? networkError(e, `request to ${url.host} failed`);
+          fail(staleSocketFailure(err, r) ? withDetail(err, { reusedSocket: true }) : err);
+        });
         r.on('response', (res) => {
           if (connectTimer) clearTimeout(connectTimer);
           if (settled) {
