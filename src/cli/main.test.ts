@@ -194,11 +194,13 @@ describe('sluice CLI process', () => {
     head.writeBigUInt64BE(30n, 14);
     head.writeUInt16BE(reqs.length, 22);
     writer.write(Buffer.concat([head, reqs, Buffer.from('data/a.i\x0010\n0123456789', 'latin1')]));
-    // wait until the temporary exists and holds the first file
-    for (let i = 0; i < 600 && !out.includes('3 files to transfer'); i++)
+    // wait until the job started and its temporary exists (it is made just after the start
+    // event is printed: waiting for the line alone raced on a loaded machine)
+    const findTemp = (): string | undefined =>
+      readdirSync(work).find((f) => f.startsWith('.interrupted.sluice-tmp-'));
+    for (let i = 0; i < 600 && !(out.includes('3 files to transfer') && findTemp()); i++)
       await new Promise((r) => setTimeout(r, 50));
-    const temp = readdirSync(work).find((f) => f.startsWith('.interrupted.sluice-tmp-'));
-    expect(temp).toBeDefined();
+    expect(findTemp(), `stdout: ${out}\nstderr: ${err}`).toBeDefined();
     child.kill('SIGINT');
     await new Promise((r) => setTimeout(r, 300));
     writer.end(); // EOF: the blocked read returns, the job sees the cancel
