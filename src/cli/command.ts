@@ -3,6 +3,7 @@
 // util.parseArgs, strict) and return an exit code: 0 ok, 1 error, 2 usage, 130 interrupted.
 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { DEFAULT_CLOSER_OPTIONS, type CloserOptions } from '../shared/jobs';
 
 export interface CliIO {
   stdout: NodeJS.WriteStream;
@@ -80,6 +81,35 @@ export function positiveInt(
     throw new UsageError(`--${name} must be an integer between 1 and ${max} (got '${value}')`);
   }
   return Number(value);
+}
+
+/** The background closer's options, common to the commands that write a repository (apply, clone). */
+export const CLOSER_OPTIONS = {
+  'background-close': { type: 'string' },
+  'close-threads': { type: 'string' },
+} as const;
+
+export const CLOSER_HELP = `  --background-close on|off|auto  close written files on background threads (worker.backgroundclose;
+                                  auto = on for Windows, elsewhere on once the first closes prove slow)
+  --close-threads N               closing threads (worker.backgroundclosethreadcount, default ${DEFAULT_CLOSER_OPTIONS.closeThreads})`;
+
+/** The closer options given on the command line; the queue ones only where the command takes them. */
+export function closerOptions(values: {
+  'background-close'?: string | undefined;
+  'close-threads'?: string | undefined;
+  'min-file-count'?: string | undefined;
+  'max-queue'?: string | undefined;
+}): Partial<CloserOptions> {
+  const closer: Partial<CloserOptions> = {};
+  const mode = choice('background-close', values['background-close'], ['on', 'off', 'auto'] as const);
+  if (mode) closer.backgroundClose = mode;
+  const threads = positiveInt('close-threads', values['close-threads'], 1000);
+  if (threads) closer.closeThreads = threads;
+  const minFiles = positiveInt('min-file-count', values['min-file-count']);
+  if (minFiles) closer.minFileCount = minFiles;
+  const maxQueue = positiveInt('max-queue', values['max-queue'], 100_000);
+  if (maxQueue) closer.maxQueue = maxQueue;
+  return closer;
 }
 
 /** The common output options of job commands. */

@@ -1,11 +1,11 @@
 // sluice apply BUNDLE DEST: a packed1 or stream v2 bundle into a new repository.
-import type { CloserOptions } from '../../shared/jobs';
 import {
+  CLOSER_HELP,
+  CLOSER_OPTIONS,
   OUTPUT_HELP,
   OUTPUT_OPTIONS,
-  choice,
+  closerOptions,
   parseCommandArgs,
-  positiveInt,
   type CliCommand,
 } from '../command';
 import { runJobForCli } from '../job-output';
@@ -20,9 +20,7 @@ export const command: CliCommand = {
 The repository is written to a temporary directory beside DEST and renamed into place at the end;
 on an error or Ctrl-C nothing is left behind.
 
-  --background-close on|off|auto  close written files on background threads (worker.backgroundclose;
-                                  auto = on for Windows, off elsewhere)
-  --close-threads N               closing threads (worker.backgroundclosethreadcount)
+${CLOSER_HELP}
   --min-file-count N              fewer files than this close synchronously (default 2048)
   --max-queue N                   files waiting to be closed before the writer waits (default 384)
   --verify                        verify the repository afterwards
@@ -32,23 +30,14 @@ ${OUTPUT_HELP}`,
       argv,
       {
         ...OUTPUT_OPTIONS,
-        'background-close': { type: 'string' },
-        'close-threads': { type: 'string' },
+        ...CLOSER_OPTIONS,
         'min-file-count': { type: 'string' },
         'max-queue': { type: 'string' },
         verify: { type: 'boolean' },
       },
       { min: 2, max: 2 },
     );
-    const closer: Partial<CloserOptions> = {};
-    const mode = choice('background-close', values['background-close'], ['on', 'off', 'auto'] as const);
-    if (mode) closer.backgroundClose = mode;
-    const threads = positiveInt('close-threads', values['close-threads'], 1000);
-    if (threads) closer.closeThreads = threads;
-    const minFiles = positiveInt('min-file-count', values['min-file-count']);
-    if (minFiles) closer.minFileCount = minFiles;
-    const maxQueue = positiveInt('max-queue', values['max-queue'], 100_000);
-    if (maxQueue) closer.maxQueue = maxQueue;
+    const closer = closerOptions(values);
     return runJobForCli(
       {
         kind: 'apply',

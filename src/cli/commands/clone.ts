@@ -1,12 +1,14 @@
 // sluice clone URL DEST: a stream clone over hg's HTTP wire protocol (WIRE: wire/clone.ts).
 import { createInterface } from 'node:readline';
-import type { CloserOptions } from '../../shared/jobs';
 import { setDefaultCloneOptions } from '../../main/engine/wire/clone';
 import type { Credentials } from '../../main/engine/wire/http-client';
 import {
+  CLOSER_HELP,
+  CLOSER_OPTIONS,
   OUTPUT_HELP,
   OUTPUT_OPTIONS,
   UsageError,
+  closerOptions,
   choice,
   parseCommandArgs,
   positiveInt,
@@ -58,8 +60,7 @@ http_proxy / https_proxy / no_proxy are honoured (CONNECT for https).
   --no-clone-bundles              ignore clone bundles the server advertises
   --connect-timeout SECONDS       default 30
   --idle-timeout SECONDS          no data for this long aborts the clone (default 60)
-  --background-close on|off|auto  close written files on background threads
-  --close-threads N               closing threads (worker.backgroundclosethreadcount)
+${CLOSER_HELP}
   --verify                        verify the repository afterwards
 ${OUTPUT_HELP}`,
   async run(argv, io) {
@@ -72,8 +73,7 @@ ${OUTPUT_HELP}`,
         'no-clone-bundles': { type: 'boolean' },
         'connect-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
-        'background-close': { type: 'string' },
-        'close-threads': { type: 'string' },
+        ...CLOSER_OPTIONS,
         verify: { type: 'boolean' },
       },
       { min: 2, max: 2 },
@@ -82,11 +82,7 @@ ${OUTPUT_HELP}`,
     const url = positionals[0]!;
     if (!/^https?:\/\//i.test(url))
       throw new UsageError(`URL must start with http:// or https:// (got '${url}')`);
-    const closer: Partial<CloserOptions> = {};
-    const mode = choice('background-close', values['background-close'], ['on', 'off', 'auto'] as const);
-    if (mode) closer.backgroundClose = mode;
-    const threads = positiveInt('close-threads', values['close-threads'], 1000);
-    if (threads) closer.closeThreads = threads;
+    const closer = closerOptions(values);
     const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
     const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
     setDefaultCloneOptions({
