@@ -3,7 +3,7 @@
 // Focus returns to whatever had it before the dialog opened.
 
 import { useEffect, useId, useRef, type ReactNode } from 'react';
-import { Icon } from './Icon';
+import { Icon, type IconName } from './Icon';
 
 interface DialogProps {
   title: ReactNode;
@@ -94,5 +94,39 @@ export function Dialog({
       <div className="dialog-body">{children}</div>
       {footer ? <footer className="dialog-footer">{footer}</footer> : null}
     </dialog>
+  );
+}
+
+/**
+ * The footer of a dialog whose body is a form: Cancel, and the submit button. It sits in the footer,
+ * outside the <form>, so it names the form by id.
+ */
+export function FormFooter({
+  formId,
+  onCancel,
+  label,
+  icon,
+  disabled,
+}: {
+  formId: string;
+  onCancel: () => void;
+  label: string;
+  icon?: IconName;
+  disabled?: boolean;
+}) {
+  return (
+    <>
+      <button type="button" className="button" onClick={onCancel}>
+        Cancel
+      </button>
+      <button type="submit" form={formId} className="button primary" disabled={disabled}>
+        {icon ? (
+          <>
+            <Icon name={icon} />{' '}
+          </>
+        ) : null}
+        {label}
+      </button>
+    </>
   );
 }

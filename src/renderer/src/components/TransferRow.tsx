@@ -32,18 +32,16 @@ const fmtBytes = (j: TransferJob) =>
   j.totalBytes > 0 ? `${formatBytes(j.bytes)} of ${formatBytes(j.totalBytes)}` : formatBytes(j.bytes);
 const fmtFiles = (j: TransferJob) =>
   j.totalFiles > 0 ? `${formatCount(j.files)} of ${formatCount(j.totalFiles)}` : formatCount(j.files);
-const fmtRate = (j: TransferJob) =>
-  j.state === 'done' && j.done
-    ? formatRate(j.done.wallMs > 0 ? (j.done.bytes * 1000) / j.done.wallMs : undefined)
-    : j.state === 'running'
-      ? formatRate(j.bytesPerSec)
-      : '–';
-const fmtFilesRate = (j: TransferJob) =>
-  j.state === 'done' && j.done
-    ? formatFilesRate(j.done.wallMs > 0 ? (j.done.files * 1000) / j.done.wallMs : undefined)
-    : j.state === 'running'
-      ? formatFilesRate(j.filesPerSec)
-      : '–';
+// The rate a row shows: a finished job's average over its whole run, a running job's live rate,
+// none otherwise (formatRate/formatFilesRate show undefined as '–').
+function jobRate(j: TransferJob, amount: 'bytes' | 'files'): number | undefined {
+  if (j.state === 'done' && j.done)
+    return j.done.wallMs > 0 ? (j.done[amount] * 1000) / j.done.wallMs : undefined;
+  if (j.state === 'running') return amount === 'bytes' ? j.bytesPerSec : j.filesPerSec;
+  return undefined;
+}
+const fmtRate = (j: TransferJob) => formatRate(jobRate(j, 'bytes'));
+const fmtFilesRate = (j: TransferJob) => formatFilesRate(jobRate(j, 'files'));
 const fmtEta = (j: TransferJob) =>
   j.state === 'running' && j.etaMs !== undefined ? formatClock(j.etaMs) : j.state === 'done' ? '0:00' : '–';
 const fmtElapsed = (j: TransferJob, now: number) => {

@@ -1,10 +1,28 @@
-// Form pieces shared by the dialogs: a labelled text field with its error, the folder field with a
-// picker (and a plain text fallback when the host has no picker), the transfer options.
+// Form pieces shared by the dialogs and screens: a labelled text field with its error, the folder field
+// with a picker (and a plain text fallback when the host has no picker), a checkbox, a search box, the
+// transfer options.
 
 import { useId, type ReactNode } from 'react';
 import type { BackgroundCloseMode, StreamVersionChoice } from '../../../shared/jobs';
 import { useSluice } from '../store/react';
 import { Icon } from './Icon';
+
+interface TextFieldProps {
+  onBlur?: () => void;
+  id: string;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  error?: string | null;
+  hint?: ReactNode;
+  placeholder?: string;
+  type?: 'text' | 'url' | 'password';
+  inputMode?: 'url' | 'text';
+  autoComplete?: string;
+  after?: ReactNode;
+  spellCheck?: boolean;
+  required?: boolean;
+}
 
 export function TextField({
   id,
@@ -21,22 +39,7 @@ export function TextField({
   spellCheck = false,
   required,
   onBlur,
-}: {
-  onBlur?: () => void;
-  id: string;
-  label: string;
-  value: string;
-  onChange: (v: string) => void;
-  error?: string | null;
-  hint?: ReactNode;
-  placeholder?: string;
-  type?: 'text' | 'url' | 'password';
-  inputMode?: 'url' | 'text';
-  autoComplete?: string;
-  after?: ReactNode;
-  spellCheck?: boolean;
-  required?: boolean;
-}) {
+}: TextFieldProps) {
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;
   const describedBy = [hint ? hintId : null, error ? errorId : null].filter(Boolean).join(' ') || undefined;
@@ -74,35 +77,17 @@ export function TextField({
   );
 }
 
-export function FolderField({
-  id,
-  label,
-  value,
-  onChange,
-  error,
-  hint,
-  placeholder,
-}: {
-  placeholder?: string;
-  id: string;
-  label: string;
-  value: string;
-  onChange: (v: string) => void;
-  error?: string | null;
-  hint?: ReactNode;
-}) {
+// a TextField whose `after` is the picker button
+export function FolderField(
+  props: Pick<TextFieldProps, 'id' | 'label' | 'value' | 'onChange' | 'error' | 'hint' | 'placeholder'>,
+) {
+  const { value, onChange } = props;
   const pickDirectory = useSluice((s) => s.pickDirectory);
   // only Electron has a native folder picker; the web host answers null, so offer the text field alone
   const canPick = useSluice((s) => s.appInfo?.host === 'electron');
   return (
     <TextField
-      id={id}
-      label={label}
-      value={value}
-      onChange={onChange}
-      error={error}
-      hint={hint}
-      placeholder={placeholder}
+      {...props}
       after={
         canPick ? (
           <button
@@ -119,6 +104,63 @@ export function FolderField({
         ) : undefined
       }
     />
+  );
+}
+
+export function CheckboxField({
+  id,
+  label,
+  checked,
+  onChange,
+  compact,
+}: {
+  id: string;
+  label: ReactNode;
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+  compact?: boolean;
+}) {
+  return (
+    <div className={`field checkbox${compact ? ' compact' : ''}`}>
+      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      <label htmlFor={id}>{label}</label>
+    </div>
+  );
+}
+
+/** A filter box whose label is for screen readers only (the placeholder shows what it does). */
+export function SearchField({
+  id,
+  label,
+  placeholder,
+  value,
+  onChange,
+  spellCheck,
+  autoComplete,
+}: {
+  id: string;
+  label: string;
+  placeholder: string;
+  value: string;
+  onChange: (v: string) => void;
+  spellCheck?: boolean;
+  autoComplete?: string;
+}) {
+  return (
+    <div className="search-field">
+      <label htmlFor={id} className="visually-hidden">
+        {label}
+      </label>
+      <input
+        id={id}
+        type="search"
+        placeholder={placeholder}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        spellCheck={spellCheck}
+        autoComplete={autoComplete}
+      />
+    </div>
   );
 }
 
@@ -171,15 +213,12 @@ export function TransferOptions<T extends TransferOptionValues>({
           }
         />
       </div>
-      <div className="field checkbox">
-        <input
-          id={`${id}-verify`}
-          type="checkbox"
-          checked={value.verify}
-          onChange={(e) => onChange({ ...value, verify: e.target.checked })}
-        />
-        <label htmlFor={`${id}-verify`}>{verifyLabel}</label>
-      </div>
+      <CheckboxField
+        id={`${id}-verify`}
+        label={verifyLabel}
+        checked={value.verify}
+        onChange={(verify) => onChange({ ...value, verify })}
+      />
     </>
   );
 }

@@ -4,9 +4,8 @@
 import { useState, type FormEvent } from 'react';
 import type { ApplyRequest, BundleInfo } from '../../../shared/jobs';
 import { formatHgBytes } from '../../../shared/events';
-import { Dialog } from '../components/Dialog';
+import { Dialog, FormFooter } from '../components/Dialog';
 import { FolderField, TransferOptions, type TransferOptionValues } from '../components/fields';
-import { Icon } from '../components/Icon';
 import { ErrorDetails } from '../components/ErrorDetails';
 import { BUNDLE_TYPE_LABEL, COMPRESSION_LABEL } from '../components/labels';
 import { toUiError, type UiError } from '../lib/errors';
@@ -110,14 +109,13 @@ export function ApplyDialog({ info, initialDest }: { info: BundleInfo; initialDe
       onClose={closeDialog}
       testId="apply-dialog"
       footer={
-        <>
-          <button type="button" className="button" onClick={closeDialog}>
-            Cancel
-          </button>
-          <button type="submit" form="apply-form" className="button primary" disabled={submitting}>
-            <Icon name="apply" /> {submitting ? 'Starting…' : 'Apply bundle'}
-          </button>
-        </>
+        <FormFooter
+          formId="apply-form"
+          onCancel={closeDialog}
+          icon="apply"
+          label={submitting ? 'Starting…' : 'Apply bundle'}
+          disabled={submitting}
+        />
       }
     >
       <form id="apply-form" onSubmit={submit} noValidate>

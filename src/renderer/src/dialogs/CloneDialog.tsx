@@ -3,8 +3,9 @@
 
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import type { CloneRequest, ServerInfo, StreamVersionChoice } from '../../../shared/jobs';
-import { Dialog } from '../components/Dialog';
+import { Dialog, FormFooter } from '../components/Dialog';
 import {
+  CheckboxField,
   FolderField,
   StreamChoice,
   TextField,
@@ -123,14 +124,13 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
       size="medium"
       testId="clone-dialog"
       footer={
-        <>
-          <button type="button" className="button" onClick={closeDialog}>
-            Cancel
-          </button>
-          <button type="submit" form="clone-form" className="button primary" disabled={submitting}>
-            <Icon name="clone" /> {submitting ? 'Starting…' : 'Clone'}
-          </button>
-        </>
+        <FormFooter
+          formId="clone-form"
+          onCancel={closeDialog}
+          icon="clone"
+          label={submitting ? 'Starting…' : 'Clone'}
+          disabled={submitting}
+        />
       }
     >
       <form id="clone-form" onSubmit={submit} noValidate>
@@ -184,15 +184,12 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
               onChange={setOptions}
               verifyLabel="Verify the repository after cloning (like hg verify)"
             />
-            <div className="field checkbox">
-              <input
-                id="clone-bundles"
-                type="checkbox"
-                checked={cloneBundles}
-                onChange={(e) => setCloneBundles(e.target.checked)}
-              />
-              <label htmlFor="clone-bundles">Use a clone bundle when the server advertises one</label>
-            </div>
+            <CheckboxField
+              id="clone-bundles"
+              label="Use a clone bundle when the server advertises one"
+              checked={cloneBundles}
+              onChange={setCloneBundles}
+            />
           </div>
         </details>
         {submitError ? <ErrorDetails error={submitError} compact /> : null}

@@ -2,7 +2,7 @@
 // never stored by the renderer.
 
 import { useState, type FormEvent } from 'react';
-import { Dialog } from '../components/Dialog';
+import { Dialog, FormFooter } from '../components/Dialog';
 import { TextField } from '../components/fields';
 import { useSluice } from '../store/react';
 import type { CredentialsPrompt } from '../store/types';
@@ -34,14 +34,11 @@ export function CredentialsDialog({ prompt }: { prompt: CredentialsPrompt }) {
       }
       testId="credentials-dialog"
       footer={
-        <>
-          <button type="button" className="button" onClick={() => void answer(prompt.requestId, null)}>
-            Cancel
-          </button>
-          <button type="submit" form={`cred-${prompt.requestId}`} className="button primary">
-            Sign in
-          </button>
-        </>
+        <FormFooter
+          formId={`cred-${prompt.requestId}`}
+          onCancel={() => void answer(prompt.requestId, null)}
+          label="Sign in"
+        />
       }
     >
       <form id={`cred-${prompt.requestId}`} onSubmit={submit}>

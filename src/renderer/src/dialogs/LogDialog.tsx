@@ -2,6 +2,7 @@
 
 import { useCallback, useState } from 'react';
 import { Dialog } from '../components/Dialog';
+import { CheckboxField, SearchField } from '../components/fields';
 import { Icon } from '../components/Icon';
 import { LogView } from '../components/LogView';
 import { KIND_LABEL } from '../components/labels';
@@ -54,35 +55,28 @@ export function LogDialog({ jobId }: { jobId: string }) {
       initialFocusId="log-filter"
     >
       <div className="log-toolbar" role="toolbar" aria-label="Log tools">
-        <div className="search-field">
-          <label htmlFor="log-filter" className="visually-hidden">
-            Filter lines
-          </label>
-          <input
-            id="log-filter"
-            type="search"
-            placeholder="Filter lines (e.g. data/ or .d )"
-            value={query}
-            onChange={(e) => setQuery(e.target.value)}
-            spellCheck={false}
-            autoComplete="off"
-          />
-        </div>
+        <SearchField
+          id="log-filter"
+          label="Filter lines"
+          placeholder="Filter lines (e.g. data/ or .d )"
+          value={query}
+          onChange={setQuery}
+          spellCheck={false}
+          autoComplete="off"
+        />
         <span className="log-count" aria-live="polite" data-testid="log-count">
           {query.trim()
             ? `${counts.shown.toLocaleString('en-US')} of ${counts.total.toLocaleString('en-US')} lines`
             : `${counts.total.toLocaleString('en-US')} lines`}
           {counts.dropped > 0 ? ` (first ${counts.dropped.toLocaleString('en-US')} dropped)` : ''}
         </span>
-        <div className="field checkbox compact">
-          <input
-            id="log-follow"
-            type="checkbox"
-            checked={follow}
-            onChange={(e) => setFollow(e.target.checked)}
-          />
-          <label htmlFor="log-follow">Follow{running ? ' live' : ' end'}</label>
-        </div>
+        <CheckboxField
+          id="log-follow"
+          label={running ? 'Follow live' : 'Follow end'}
+          checked={follow}
+          onChange={setFollow}
+          compact
+        />
         <button type="button" className="button" onClick={exportLog}>
           <Icon name="download" /> Export…
         </button>

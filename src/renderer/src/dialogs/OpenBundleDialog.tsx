@@ -1,7 +1,7 @@
 // Where the host has no native file picker (the web host): type the bundle's path, or drop it.
 
 import { useState, type FormEvent } from 'react';
-import { Dialog } from '../components/Dialog';
+import { Dialog, FormFooter } from '../components/Dialog';
 import { TextField } from '../components/fields';
 import { Icon } from '../components/Icon';
 import { useSluiceShallow } from '../store/react';
@@ -31,16 +31,7 @@ export function OpenBundleDialog() {
       size="small"
       onClose={closeDialog}
       testId="open-bundle-dialog"
-      footer={
-        <>
-          <button type="button" className="button" onClick={closeDialog}>
-            Cancel
-          </button>
-          <button type="submit" form="open-bundle-form" className="button primary">
-            Continue
-          </button>
-        </>
-      }
+      footer={<FormFooter formId="open-bundle-form" onCancel={closeDialog} label="Continue" />}
     >
       <form id="open-bundle-form" onSubmit={submit} noValidate>
         <TextField

@@ -164,6 +164,11 @@ export function toUiError(e: unknown): UiError {
   return code ? { code, message: stripCode(message, code) } : { code: 'UNKNOWN', message };
 }
 
+/** A failed action as a notice (for the store's notify): what did not happen, the engine's message as detail. */
+export function errorNotice(text: string, e: unknown): { tone: 'error'; text: string; detail: string } {
+  return { tone: 'error', text, detail: toUiError(e).message };
+}
+
 function codeInMessage(message: string): string | null {
   const bracket = /\[([A-Z_]+)\]/.exec(message);
   if (bracket && bracket[1]! in EXPLANATIONS) return bracket[1]!;

@@ -1,11 +1,12 @@
 // Comparisons: the same apply or clone under several configurations, one after another, with the
 // measured wall/CPU times and throughput of each (from the jobs' done events) as charts and a table.
 
-import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import { BarChart, type Bar } from '../charts/BarChart';
 import { LineChart } from '../charts/LineChart';
 import { FolderField, TextField } from '../components/fields';
 import { Icon } from '../components/Icon';
+import { ScreenFrame } from '../components/ScreenFrame';
 import { ErrorDetails } from '../components/ErrorDetails';
 import { formatDuration, formatTimestamp, formatCount } from '../lib/format';
 import { joinPath } from '../lib/paths';
@@ -35,16 +36,11 @@ export function ComparisonsScreen() {
   const [selected, setSelected] = useState<string | null>(null);
   const current = comparisons.find((c) => c.id === selected) ?? comparisons[0];
   return (
-    <section className="screen" aria-labelledby="comparisons-heading">
-      <header className="screen-header">
-        <div>
-          <h1 id="comparisons-heading">Comparisons</h1>
-          <p className="screen-subtitle">
-            Run one transfer under several configurations, one after another, and compare the measured
-            numbers.
-          </p>
-        </div>
-      </header>
+    <ScreenFrame
+      id="comparisons"
+      title="Comparisons"
+      subtitle="Run one transfer under several configurations, one after another, and compare the measured numbers."
+    >
       <div className="comparisons-layout">
         <ComparisonForm onStarted={setSelected} />
         <div className="comparison-results-column">
@@ -76,7 +72,7 @@ export function ComparisonsScreen() {
           )}
         </div>
       </div>
-    </section>
+    </ScreenFrame>
   );
 }
 
@@ -131,9 +127,6 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
   const parentError = validateDestination(parent);
   const variants = kind === 'repo' ? chunks.length : kind === 'url' ? streams.length : 1;
   const runs = closer.length * Math.max(1, variants) * (latencyOffer && withLatency ? 2 : 1) * repeat;
-
-  const toggle = <T,>(list: T[], v: T, on: boolean): T[] =>
-    on ? [...list.filter((x) => x !== v), v] : list.filter((x) => x !== v);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -252,57 +245,34 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
         />
       )}
 
-      <fieldset className="field">
-        <legend>Background closing</legend>
-        <div className="check-row">
-          <label className="check">
-            <input type="checkbox" checked={closerOff} onChange={(e) => setCloserOff(e.target.checked)} /> Off
-          </label>
-          {CLOSER_THREAD_CHOICES.map((t) => (
-            <label key={t} className="check">
-              <input
-                type="checkbox"
-                checked={threads.includes(t)}
-                onChange={(e) => setThreads(toggle(threads, t, e.target.checked).sort((a, b) => a - b))}
-              />{' '}
-              On, {t} thread{t === 1 ? '' : 's'}
-            </label>
-          ))}
-        </div>
-      </fieldset>
+      <CheckChoices
+        legend="Background closing"
+        choices={CLOSER_THREAD_CHOICES}
+        chosen={threads}
+        onChange={(next) => setThreads(next.sort((a, b) => a - b))}
+        label={(t) => `On, ${t} thread${t === 1 ? '' : 's'}`}
+      >
+        <label className="check">
+          <input type="checkbox" checked={closerOff} onChange={(e) => setCloserOff(e.target.checked)} /> Off
+        </label>
+      </CheckChoices>
       {kind === 'repo' ? (
-        <fieldset className="field">
-          <legend>Bundle chunk size</legend>
-          <div className="check-row">
-            {CHUNK_SIZE_CHOICES.map((c) => (
-              <label key={c} className="check">
-                <input
-                  type="checkbox"
-                  checked={chunks.includes(c)}
-                  onChange={(e) => setChunks(toggle(chunks, c, e.target.checked))}
-                />{' '}
-                {c / 1024} KiB{c === 4096 ? ' (hg before 4.5)' : ' (hg default)'}
-              </label>
-            ))}
-          </div>
-        </fieldset>
+        <CheckChoices
+          legend="Bundle chunk size"
+          choices={CHUNK_SIZE_CHOICES}
+          chosen={chunks}
+          onChange={setChunks}
+          label={(c) => `${c / 1024} KiB${c === 4096 ? ' (hg before 4.5)' : ' (hg default)'}`}
+        />
       ) : null}
       {kind === 'url' ? (
-        <fieldset className="field">
-          <legend>Stream format</legend>
-          <div className="check-row">
-            {(['v1', 'v2'] as const).map((v) => (
-              <label key={v} className="check">
-                <input
-                  type="checkbox"
-                  checked={streams.includes(v)}
-                  onChange={(e) => setStreams(toggle(streams, v, e.target.checked))}
-                />{' '}
-                Stream {v}
-              </label>
-            ))}
-          </div>
-        </fieldset>
+        <CheckChoices
+          legend="Stream format"
+          choices={['v1', 'v2'] as const}
+          chosen={streams}
+          onChange={setStreams}
+          label={(v) => `Stream ${v}`}
+        />
       ) : null}
       {latencyOffer ? (
         <fieldset className="field emulated">
@@ -354,6 +324,48 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
         </button>
       </div>
     </form>
+  );
+}
+
+const toggle = <T,>(list: T[], v: T, on: boolean): T[] =>
+  on ? [...list.filter((x) => x !== v), v] : list.filter((x) => x !== v);
+
+/**
+ * A row of checkboxes choosing a subset of `choices`; every chosen value is one more configuration.
+ * `children` go first in the row (the closer's "Off", which is not one of the thread counts).
+ */
+function CheckChoices<T extends number | string>({
+  legend,
+  choices,
+  chosen,
+  onChange,
+  label,
+  children,
+}: {
+  legend: string;
+  choices: readonly T[];
+  chosen: T[];
+  onChange: (next: T[]) => void;
+  label: (v: T) => string;
+  children?: ReactNode;
+}) {
+  return (
+    <fieldset className="field">
+      <legend>{legend}</legend>
+      <div className="check-row">
+        {children}
+        {choices.map((v) => (
+          <label key={v} className="check">
+            <input
+              type="checkbox"
+              checked={chosen.includes(v)}
+              onChange={(e) => onChange(toggle(chosen, v, e.target.checked))}
+            />{' '}
+            {label(v)}
+          </label>
+        ))}
+      </div>
+    </fieldset>
   );
 }
 

@@ -2,7 +2,9 @@
 
 import { useEffect, useMemo, useState } from 'react';
 import type { HistoryRecord } from '../../../shared/ipc';
+import { SearchField } from '../components/fields';
 import { Icon } from '../components/Icon';
+import { ScreenFrame } from '../components/ScreenFrame';
 import { ErrorDetails } from '../components/ErrorDetails';
 import { KIND_LABEL } from '../components/labels';
 import { sparklinePoints } from '../components/Live';
@@ -42,29 +44,23 @@ export function HistoryScreen() {
   }, [history, query]);
 
   return (
-    <section className="screen" aria-labelledby="history-heading">
-      <header className="screen-header">
-        <div>
-          <h1 id="history-heading">History</h1>
-          <p className="screen-subtitle">
-            {history.length
-              ? `${history.length} finished job${history.length === 1 ? '' : 's'}`
-              : 'Finished jobs appear here, with their timings.'}
-          </p>
-        </div>
+    <ScreenFrame
+      id="history"
+      title="History"
+      subtitle={
+        history.length
+          ? `${history.length} finished job${history.length === 1 ? '' : 's'}`
+          : 'Finished jobs appear here, with their timings.'
+      }
+      tools={
         <div className="header-tools">
-          <div className="search-field">
-            <label htmlFor="history-filter" className="visually-hidden">
-              Filter history
-            </label>
-            <input
-              id="history-filter"
-              type="search"
-              placeholder="Filter"
-              value={query}
-              onChange={(e) => setQuery(e.target.value)}
-            />
-          </div>
+          <SearchField
+            id="history-filter"
+            label="Filter history"
+            placeholder="Filter"
+            value={query}
+            onChange={setQuery}
+          />
           <button
             type="button"
             className="button ghost"
@@ -98,7 +94,8 @@ export function HistoryScreen() {
             )
           ) : null}
         </div>
-      </header>
+      }
+    >
       {status === 'error' && error ? (
         <ErrorDetails
           error={error}
@@ -150,7 +147,7 @@ export function HistoryScreen() {
           {shown.length === 0 ? <p className="muted center">No job matches “{query}”.</p> : null}
         </div>
       )}
-    </section>
+    </ScreenFrame>
   );
 }
 

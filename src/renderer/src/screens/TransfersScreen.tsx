@@ -6,6 +6,7 @@ import { useSluice, useSluiceShallow } from '../store/react';
 import { isTerminal } from '../store/transfers';
 import { TransferRow } from '../components/TransferRow';
 import { Icon } from '../components/Icon';
+import { ScreenFrame } from '../components/ScreenFrame';
 
 export function TransfersScreen() {
   const jobOrder = useSluice((s) => s.jobOrder);
@@ -21,22 +22,21 @@ export function TransfersScreen() {
   const clearFinished = useSluice((s) => s.clearFinished);
 
   return (
-    <section className="screen" aria-labelledby="transfers-heading">
-      <header className="screen-header">
-        <div>
-          <h1 id="transfers-heading">Transfers</h1>
-          <p className="screen-subtitle" aria-live="polite">
-            {jobOrder.length === 0
-              ? 'Nothing running'
-              : `${counts.active} active · ${counts.finished} finished`}
-          </p>
-        </div>
-        {counts.finished > 0 ? (
+    <ScreenFrame
+      id="transfers"
+      title="Transfers"
+      subtitle={
+        jobOrder.length === 0 ? 'Nothing running' : `${counts.active} active · ${counts.finished} finished`
+      }
+      liveSubtitle
+      tools={
+        counts.finished > 0 ? (
           <button type="button" className="button ghost" onClick={clearFinished}>
             Clear finished
           </button>
-        ) : null}
-      </header>
+        ) : null
+      }
+    >
       {jobOrder.length === 0 ? (
         <EmptyTransfers />
       ) : (
@@ -46,7 +46,7 @@ export function TransfersScreen() {
           ))}
         </ul>
       )}
-    </section>
+    </ScreenFrame>
   );
 }
 

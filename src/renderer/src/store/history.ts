@@ -2,7 +2,7 @@
 // restart); the renderer only reads, and re-reads when a job ended since the last load.
 
 import type { StateCreator } from 'zustand/vanilla';
-import { toUiError } from '../lib/errors';
+import { errorNotice, toUiError } from '../lib/errors';
 import type { HistorySlice, SluiceState, StoreDeps } from './types';
 
 export function createHistorySlice(deps: StoreDeps): StateCreator<SluiceState, [], [], HistorySlice> {
@@ -34,7 +34,7 @@ export function createHistorySlice(deps: StoreDeps): StateCreator<SluiceState, [
           await deps.api.invoke('history:clear');
           set({ history: [], historyStatus: 'ready', historyError: undefined });
         } catch (e) {
-          get().notify({ tone: 'error', text: 'Could not clear the history', detail: toUiError(e).message });
+          get().notify(errorNotice('Could not clear the history', e));
         }
       },
     };

@@ -7,7 +7,7 @@ import type { StateCreator } from 'zustand/vanilla';
 import { debugLine, formatHgBytes, type SluiceEvent } from '../../../shared/events';
 import type { HistoryRecord, JobSummary } from '../../../shared/ipc';
 import type { JobRequest } from '../../../shared/jobs';
-import { toUiError } from '../lib/errors';
+import { errorNotice } from '../lib/errors';
 import { baseName } from '../lib/paths';
 import { JobLog } from './job-log';
 import type { JobOrigin, SluiceState, StoreDeps, TransferJob, TransfersSlice } from './types';
@@ -379,7 +379,7 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         } catch (e) {
           const cur = get().jobs[jobId];
           if (cur) set((state) => ({ jobs: { ...state.jobs, [jobId]: { ...cur, cancelRequested: false } } }));
-          get().notify({ tone: 'error', text: 'Could not cancel the job', detail: toUiError(e).message });
+          get().notify(errorNotice('Could not cancel the job', e));
         }
       },
 
@@ -393,8 +393,7 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
             job.origin === 'comparison' ? 'user' : job.origin,
           );
         } catch (e) {
-          const err = toUiError(e);
-          get().notify({ tone: 'error', text: 'Could not start the job again', detail: err.message });
+          get().notify(errorNotice('Could not start the job again', e));
           return null;
         }
       },
@@ -403,11 +402,7 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         try {
           return await get().startJob({ kind: 'verify', repo }, `Verify ${baseName(repo)}`);
         } catch (e) {
-          get().notify({
-            tone: 'error',
-            text: 'Could not start the verification',
-            detail: toUiError(e).message,
-          });
+          get().notify(errorNotice('Could not start the verification', e));
           return null;
         }
       },

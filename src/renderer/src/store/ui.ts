@@ -2,7 +2,7 @@
 // and the two flows that start from outside a form (a dropped/opened bundle, the sample clone).
 
 import type { StateCreator } from 'zustand/vanilla';
-import { toUiError } from '../lib/errors';
+import { errorNotice, toUiError } from '../lib/errors';
 import { joinPath, uniquePath } from '../lib/paths';
 import { closerFromDefaults } from './requests';
 import type { SluiceState, StoreDeps, UiSlice } from './types';
@@ -34,11 +34,7 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
         try {
           await deps.api.invoke('credentials:answer', requestId, answer);
         } catch (e) {
-          get().notify({
-            tone: 'error',
-            text: 'Could not pass the credentials to the transfer',
-            detail: toUiError(e).message,
-          });
+          get().notify(errorNotice('Could not pass the credentials to the transfer', e));
         }
       },
 
@@ -118,8 +114,7 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
           );
           set({ screen: 'transfers' });
         } catch (e) {
-          const err = toUiError(e);
-          get().notify({ tone: 'error', text: 'Could not start the sample clone', detail: err.message });
+          get().notify(errorNotice('Could not start the sample clone', e));
         }
       },
 
@@ -127,7 +122,7 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
         try {
           await deps.api.invoke('shell:openPath', path);
         } catch (e) {
-          get().notify({ tone: 'error', text: 'Could not open the folder', detail: toUiError(e).message });
+          get().notify(errorNotice('Could not open the folder', e));
         }
       },
 
@@ -137,11 +132,7 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
           if (saved) get().notify({ tone: 'success', text: 'Saved', detail: saved });
           return saved;
         } catch (e) {
-          get().notify({
-            tone: 'error',
-            text: `Could not save ${suggestedName}`,
-            detail: toUiError(e).message,
-          });
+          get().notify(errorNotice(`Could not save ${suggestedName}`, e));
           return null;
         }
       },
@@ -153,11 +144,7 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
             ? deps.api.invoke('dialog:pickDirectory', defaultPath)
             : deps.api.invoke('dialog:pickDirectory'));
         } catch (e) {
-          get().notify({
-            tone: 'error',
-            text: 'The folder picker is not available; type the path instead',
-            detail: toUiError(e).message,
-          });
+          get().notify(errorNotice('The folder picker is not available; type the path instead', e));
           return null;
         }
       },
@@ -176,11 +163,12 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
         try {
           return await deps.api.invoke('dialog:pickBundle');
         } catch (e) {
-          get().notify({
-            tone: 'error',
-            text: 'The file picker is not available; drop the bundle on the window or type its path',
-            detail: toUiError(e).message,
-          });
+          get().notify(
+            errorNotice(
+              'The file picker is not available; drop the bundle on the window or type its path',
+              e,
+            ),
+          );
           return null;
         }
       },
