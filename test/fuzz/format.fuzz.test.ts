@@ -24,6 +24,8 @@ import {
 } from '../../src/main/engine/format/stream2';
 import type { StreamReader } from '../../src/main/engine/format/stream-reader';
 import {
+  FIXTURE_BUNDLES,
+  SHAPES,
   asyncPieces,
   cutsArb,
   fixture,
@@ -33,17 +35,7 @@ import {
   splitBy,
 } from './fuzz-support';
 
-const SHAPES = ['default', 'legacy'] as const;
-const BUNDLES = SHAPES.flatMap((s) =>
-  [
-    'packed1.hg',
-    'stream-v2.hg',
-    'stream-v2-zstd.hg',
-    'stream-v2-gzip.hg',
-    'stream-v2-bzip2.hg',
-    'stream-v2-phases.hg',
-  ].map((f) => fixture(s, f)),
-);
+const BUNDLES = SHAPES.flatMap((s) => FIXTURE_BUNDLES.map((f) => fixture(s, f)));
 const STREAM_OUT = SHAPES.map((s) => fixture(s, 'stream_out.bin'));
 /** getbundle responses after the 0.2 media-type framing (1-byte engine name length + `none`) */
 const GETBUNDLE = SHAPES.map((s) => {

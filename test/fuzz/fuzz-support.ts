@@ -7,13 +7,15 @@
 // minute) multiplies every property's run count; FUZZ_SEED fixes fast-check's seed so a failure
 // printed by scripts/fuzz-long.mjs can be replayed.
 import fc from 'fast-check';
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { isSluiceError } from '../../src/main/engine/errors';
 
-export const FIXTURES = resolve(import.meta.dirname, '..', 'fixtures', 'hg');
-export const fixture = (shape: 'default' | 'legacy', name: string): Buffer =>
-  readFileSync(join(FIXTURES, shape, name));
+export {
+  FIXTURES,
+  FIXTURE_BUNDLES,
+  SHAPES,
+  chunked as asyncPieces,
+  fixture,
+} from '../../src/main/engine/test-support';
 
 const MULT = Math.max(0, Number(process.env.FUZZ_RUNS ?? 1));
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined;
@@ -230,12 +232,4 @@ export function splitBy(buf: Uint8Array, cuts: readonly number[]): Uint8Array[] 
   }
   out.push(buf.subarray(prev));
   return out;
-}
-
-/** Async pieces with an await between them (like a socket or a file read loop). */
-export async function* asyncPieces(pieces: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
-  for (const p of pieces) {
-    await Promise.resolve();
-    yield p;
-  }
 }

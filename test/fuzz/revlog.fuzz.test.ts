@@ -13,8 +13,9 @@ import { prepareZstd, scanZstdFrame } from '../../src/main/engine/revlog/zstd';
 import { applyDelta, patchText } from '../../src/main/engine/revlog/mpatch';
 import { copySource, parseChangelogEntry, parseManifest } from '../../src/main/engine/revlog/texts';
 import {
+  SHAPES,
   buildRevlog,
-  extractFixtureRepo,
+  extractFixture,
   makeTempDir,
   removeDir,
 } from '../../src/main/engine/revlog/test-support';
@@ -34,10 +35,8 @@ const defaultNames: string[] = [];
 const chunks: Buffer[] = [];
 beforeAll(async () => {
   tmp = makeTempDir('fuzz');
-  for (const shape of ['default', 'legacy'] as const) {
-    const dir = join(tmp, shape);
-    mkdirSync(dir);
-    extractFixtureRepo(shape, dir);
+  for (const shape of SHAPES) {
+    const dir = extractFixture(shape, tmp);
     const store = join(dir, '.hg', 'store');
     const walk = (d: string): void => {
       for (const e of readdirSync(d, { withFileTypes: true })) {

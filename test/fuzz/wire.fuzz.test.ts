@@ -24,6 +24,7 @@ import { Bundle2Reader } from '../../src/main/engine/format/bundle2';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
 import { STREAM2_PARAMS, readStream2Part } from '../../src/main/engine/format/stream2';
 import {
+  SHAPES,
   asyncPieces,
   cutsArb,
   fixture,
@@ -33,7 +34,6 @@ import {
   splitBy,
 } from './fuzz-support';
 
-const SHAPES = ['default', 'legacy'] as const;
 const CAPS = SHAPES.map((s) => fixture(s, 'capabilities.txt'));
 const LISTKEYS = SHAPES.map((s) => fixture(s, 'listkeys-bookmarks.txt'));
 const HEADS = SHAPES.map((s) => fixture(s, 'heads.txt'));

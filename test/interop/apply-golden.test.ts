@@ -4,7 +4,6 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyBundleFile } from '../../src/main/engine/apply/apply-bundle';
 import { applyStream } from '../../src/main/engine/apply/apply-stream';
@@ -12,9 +11,9 @@ import { ByteSource } from '../../src/main/engine/format/byte-source';
 import { openStreamBundle } from '../../src/main/engine/format/bundle-file';
 import { readStreamOut } from '../../src/main/engine/format/stream-v1';
 import { JobContext } from '../../src/main/engine/job/job-context';
+import { FIXTURES, FIXTURE_BUNDLES } from '../../src/main/engine/test-support';
 import type { SluiceEvent } from '../../src/shared/events';
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/hg/', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sluice-apply-golden-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -43,19 +42,11 @@ function walk(dir: string, base = dir, out = new Map<string, string>()): Map<str
   return out;
 }
 
-const BUNDLES = [
-  'packed1.hg',
-  'stream-v2.hg',
-  'stream-v2-zstd.hg',
-  'stream-v2-gzip.hg',
-  'stream-v2-bzip2.hg',
-  'stream-v2-phases.hg',
-];
 let n = 0;
 
 describe.each(['default', 'legacy'])('golden apply of the %s fixture bundles', (shape) => {
   const expected = readStoreMd5(shape);
-  it.each(BUNDLES)('%s', async (bundle) => {
+  it.each(FIXTURE_BUNDLES)('%s', async (bundle) => {
     const dest = join(work, `${shape}-${n++}`);
     const events: SluiceEvent[] = [];
     const ctx = new JobContext({ sink: (e) => events.push(e) });

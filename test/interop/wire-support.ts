@@ -4,35 +4,28 @@
 
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HG_ENV, probe, tempDirMaker, type RunResult } from '../../src/main/engine/test-support';
+
+export {
+  FIXTURES,
+  HG_ENV,
+  extractFixture,
+  hasHg,
+  hgSync,
+  removeDir,
+  type RunResult,
+} from '../../src/main/engine/test-support';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const FIXTURES = join(ROOT, 'test/fixtures/hg');
 export const MAKE_CORPUS = '/work/shared/bench/make-corpus.sh';
 
-function probe(cmd: string, args: string[]): boolean {
-  try {
-    return spawnSync(cmd, args, { stdio: 'ignore', timeout: 30_000 }).status === 0;
-  } catch {
-    return false;
-  }
-}
-
-export const hasHg = probe('hg', ['--version', '-q']);
 export const hasNginx = existsSync('/usr/sbin/nginx') || probe('nginx', ['-v']);
 export const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
-
-export const HG_ENV = { ...process.env, HGPLAIN: '1', HGUSER: 'Test <test@example.com>', HGRCPATH: '' };
-
-export interface RunResult {
-  status: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** hg without blocking the event loop (an in-process server must answer it). */
 export function hgAsync(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
@@ -59,27 +52,7 @@ export function hgAsync(args: string[], opts: { cwd?: string; timeoutMs?: number
   });
 }
 
-export function hgSync(args: string[], cwd?: string): RunResult {
-  const r = spawnSync('hg', args, { cwd, env: HG_ENV, encoding: 'utf8', maxBuffer: 256 << 20 });
-  return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
-
-export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `sluice-wire-${prefix}-`));
-}
-
-export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-}
-
-/** Extracts test/fixtures/hg/<name>/repo.tar.gz into dir/<name>. */
-export function extractFixture(name: 'default' | 'legacy', dir: string): string {
-  const dest = join(dir, name);
-  mkdirSync(dest, { recursive: true });
-  const r = spawnSync('tar', ['xzf', join(FIXTURES, name, 'repo.tar.gz'), '-C', dest]);
-  if (r.status !== 0) throw new Error(`tar failed: ${r.stderr}`);
-  return dest;
-}
+export const tempDir = tempDirMaker('wire');
 
 /** make-corpus.sh --preset tiny (hg's test-clone-uncompressed.t repo, 1034 store files). */
 export function makeTinyCorpus(dir: string, extra: string[] = []): string {

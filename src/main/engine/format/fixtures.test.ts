@@ -1,7 +1,7 @@
 // Every hg-made fixture (packed1, stream v2 in all compressions, stream_out capture, getbundle
 // capture) parses to exactly the files and bytes of the source store, in hg's order.
 
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeDir, encodeStorePath } from '../store/encoding';
@@ -13,7 +13,7 @@ import { STREAM2_PARAMS, readStream2Part } from './stream2';
 import {
   SHAPES,
   chunked,
-  extractFixtureRepo,
+  extractFixture,
   fixture,
   makeTempDir,
   readAll,
@@ -30,11 +30,7 @@ const repos = new Map<Shape, string>();
 let tmp: string;
 beforeAll(() => {
   tmp = makeTempDir('fixtures');
-  for (const shape of SHAPES) {
-    const dir = join(tmp, shape);
-    mkdirSync(dir);
-    repos.set(shape, extractFixtureRepo(shape, dir));
-  }
+  for (const shape of SHAPES) repos.set(shape, extractFixture(shape, tmp));
 });
 afterAll(() => removeDir(tmp));
 

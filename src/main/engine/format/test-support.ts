@@ -2,30 +2,22 @@
 
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isSluiceError, type ErrorCode } from '../errors';
+import { fixture, probe, tempDirMaker, type Shape } from '../test-support';
 import { ByteSource } from './byte-source';
 import type { StreamReader } from './stream-reader';
 
-export const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../test/fixtures/hg');
-export const SHAPES = ['default', 'legacy'] as const;
-export type Shape = (typeof SHAPES)[number];
-
-export function fixture(shape: Shape, name: string): Buffer {
-  return readFileSync(join(FIXTURES, shape, name));
-}
-
-function probe(cmd: string, args: string[]): boolean {
-  try {
-    return spawnSync(cmd, args, { stdio: 'ignore', timeout: 30_000 }).status === 0;
-  } catch {
-    return false;
-  }
-}
-export const hasHg = probe('hg', ['--version', '-q']);
+export {
+  FIXTURES,
+  SHAPES,
+  chunked,
+  extractFixture,
+  extractFixtureRepo,
+  fixture,
+  hasHg,
+  removeDir,
+  type Shape,
+} from '../test-support';
 export const hasZstdCli = probe('zstd', ['--version']);
 
 /** Runs hg with a clean environment; throws with stderr on failure. */
@@ -46,20 +38,7 @@ export function hg(args: string[], cwd?: string): string {
   return res.stdout;
 }
 
-export function makeTempDir(label: string): string {
-  return mkdtempSync(join(tmpdir(), `sluice-format-${label}-`));
-}
-
-export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-}
-
-/** Extracts test/fixtures/hg/<shape>/repo.tar.gz (a repo's .hg: requires, store, cache) into `dir`. */
-export function extractFixtureRepo(shape: Shape, dir: string): string {
-  const res = spawnSync('tar', ['-xzf', join(FIXTURES, shape, 'repo.tar.gz'), '-C', dir]);
-  if (res.status !== 0) throw new Error(`tar failed: ${res.stderr}`);
-  return dir;
-}
+export const makeTempDir = tempDirMaker('format');
 
 /** Splits `buf` at the given offsets (sorted or not, duplicates allowed). */
 export function splitAt(buf: Uint8Array, cuts: number[]): Uint8Array[] {
@@ -71,14 +50,6 @@ export function splitAt(buf: Uint8Array, cuts: number[]): Uint8Array[] {
     prev = p;
   }
   return out;
-}
-
-/** Async chunks with an await between them (like a socket). */
-export async function* chunked(pieces: Uint8Array[]): AsyncGenerator<Uint8Array> {
-  for (const p of pieces) {
-    await Promise.resolve();
-    yield p;
-  }
 }
 
 export interface ParsedEntry {

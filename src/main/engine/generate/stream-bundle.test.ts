@@ -9,6 +9,7 @@ import {
   SHAPES,
   countZstdFrames,
   errorCode,
+  extractFixture,
   extractFixtureRepo,
   fixture,
   makeTempDir,
@@ -31,11 +32,7 @@ let tmp: string;
 const repos = new Map<Shape, string>();
 beforeAll(() => {
   tmp = makeTempDir('generate');
-  for (const shape of SHAPES) {
-    const dir = join(tmp, shape);
-    mkdirSync(dir);
-    repos.set(shape, extractFixtureRepo(shape, dir));
-  }
+  for (const shape of SHAPES) repos.set(shape, extractFixture(shape, tmp));
 });
 afterAll(() => removeDir(tmp));
 

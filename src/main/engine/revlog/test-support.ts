@@ -1,52 +1,24 @@
 // Test-only helpers for revlog/verify tests and the fuzz suite (not imported by engine code): the
 // golden fixture repos, hg on PATH, and a small revlog WRITER for synthetic cases (chains of any
 // length, inline or split, generaldelta or not, entries straddling read buffers, corruptions).
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
+import { tempDirMaker } from '../test-support';
 import { FLAG_GENERALDELTA, FLAG_INLINE_DATA, NULL_NODE, REVLOGV1 } from './constants';
 import { revisionNode } from './index';
 
-export const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../test/fixtures/hg');
-export const SHAPES = ['default', 'legacy'] as const;
-export type Shape = (typeof SHAPES)[number];
+export {
+  FIXTURES,
+  SHAPES,
+  extractFixture,
+  extractFixtureRepo,
+  hasHg,
+  hgSync as hg,
+  prng,
+  removeDir,
+  type Shape,
+} from '../test-support';
 
-function probe(cmd: string, args: string[]): boolean {
-  try {
-    return spawnSync(cmd, args, { stdio: 'ignore', timeout: 30_000 }).status === 0;
-  } catch {
-    return false;
-  }
-}
-export const hasHg = probe('hg', ['--version', '-q']);
-
-/** Runs hg (HGPLAIN, no user config); never throws on a non-zero exit. */
-export function hg(args: string[], cwd?: string): { status: number; stdout: string; stderr: string } {
-  const res = spawnSync('hg', args, {
-    cwd,
-    encoding: 'utf8',
-    maxBuffer: 256 << 20,
-    env: { ...process.env, HGPLAIN: '1', HGUSER: 'Test <test@example.com>', HGRCPATH: '' },
-  });
-  return { status: res.status ?? -1, stdout: res.stdout ?? '', stderr: res.stderr ?? '' };
-}
-
-export function makeTempDir(label: string): string {
-  return mkdtempSync(join(tmpdir(), `sluice-revlog-${label}-`));
-}
-export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-}
-
-/** Extracts test/fixtures/hg/<shape>/repo.tar.gz (the repo's .hg) into dir; returns dir. */
-export function extractFixtureRepo(shape: Shape, dir: string): string {
-  const res = spawnSync('tar', ['-xzf', join(FIXTURES, shape, 'repo.tar.gz'), '-C', dir]);
-  if (res.status !== 0) throw new Error(`tar failed: ${res.stderr}`);
-  return dir;
-}
+export const makeTempDir = tempDirMaker('revlog');
 
 export interface SyntheticRevision {
   text: Uint8Array | string;
@@ -173,16 +145,4 @@ export function entryOffsets(index: Uint8Array): number[] {
     pos += 64 + (inline ? clen : 0);
   }
   return out;
-}
-
-/** Deterministic PRNG (mulberry32). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -2,28 +2,15 @@
 // Python, running Mercurial's own functions over a batch of byte strings, temp dirs, fixtures.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { hasHg, probe, tempDirMaker } from '../test-support';
+
+export { FIXTURES, extractFixtureRepo, hasHg, prng, removeDir } from '../test-support';
 
 /** The Python that has the `mercurial` module (common.md: /usr/bin/python3, not PATH's python3). */
 export const HG_PYTHON = '/usr/bin/python3';
 
-function probe(cmd: string, args: string[]): boolean {
-  try {
-    return spawnSync(cmd, args, { stdio: 'ignore', timeout: 30_000 }).status === 0;
-  } catch {
-    return false;
-  }
-}
-
-/** hg on PATH (for CLI interop). */
-export const hasHg = probe('hg', ['--version', '-q']);
 /** hg's Python modules importable (for library-level differential tests). */
 export const hasHgPython = probe(HG_PYTHON, ['-c', 'import mercurial.store']);
-
-export const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../test/fixtures/hg');
 
 /** Runs `python` (a script reading hex lines on stdin) with hg's Python; returns stdout lines. */
 export function runHgPython(script: string, input: string[]): string[] {
@@ -54,28 +41,10 @@ export function hg(
   return out;
 }
 
-export function makeTempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `sluice-store-${prefix}-`));
-}
-
-export function removeDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
-}
+export const makeTempDir = tempDirMaker('store');
 
 export const hex = (s: string): string => Buffer.from(s, 'latin1').toString('hex');
 export const unhex = (h: string): string => Buffer.from(h, 'hex').toString('latin1');
-
-/** Small deterministic PRNG (mulberry32) so a failing random case can be replayed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Tiny readers for the committed hg-made fixture streams (the FORMAT helper owns the real
@@ -200,13 +169,6 @@ export function readStreamV2Fixture(buf: Buffer): {
     .split(',')
     .filter(Boolean);
   return { entries, bytes: Number(params.get('bytecount')), requirements };
-}
-
-/** Extracts test/fixtures/hg/<shape>/repo.tar.gz (a `.hg` with store, cache, requires) into `dest`. */
-export function extractFixtureRepo(shape: 'default' | 'legacy', dest: string): string {
-  const res = spawnSync('tar', ['-xzf', join(FIXTURES, shape, 'repo.tar.gz'), '-C', dest]);
-  if (res.status !== 0) throw new Error(`tar failed: ${res.stderr?.toString()}`);
-  return dest;
 }
 
 /** Suffixes for interop test titles so a skipped run says why. */
