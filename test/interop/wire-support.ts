@@ -162,8 +162,11 @@ export function requiresOf(repo: string): string {
 export async function describeClone(
   repo: string,
 ): Promise<{ verify: RunResult; log: string; bookmarks: string; phases: string }> {
-  const [verify, log, bookmarks, phases] = await Promise.all([
-    hgAsync(['-R', repo, 'verify', '-q']),
+  // verify first, alone: the read commands write caches, and writing the tags cache
+  // (hgtagsfnodes1) takes the store lock for a moment; a verify waiting on it prints
+  // "waiting for lock on repository ..." (seen in CI), which is no verify failure.
+  const verify = await hgAsync(['-R', repo, 'verify', '-q']);
+  const [log, bookmarks, phases] = await Promise.all([
     hgAsync(['-R', repo, 'log', '-T', '{rev}:{node} {phase} {bookmarks}\n']),
     hgAsync(['-R', repo, 'bookmarks', '-T', '{bookmark} {node}\n']),
     hgAsync(['-R', repo, 'phase', '-r', 'all()']),
