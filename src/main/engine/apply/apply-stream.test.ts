@@ -16,7 +16,7 @@ import type { CloseImpl } from '../closer/background-closer';
 import { SluiceError } from '../errors';
 import { JobContext } from '../job/job-context';
 import { applyStream } from './apply-stream';
-import { OWNER_MARKER } from './destination';
+import { createScratchBeside, OWNER_MARKER } from './destination';
 import { memoryStream, syntheticEntries } from './memory-stream';
 
 let work: string;
@@ -215,6 +215,27 @@ describe('applyStream', () => {
     expect(leftovers()).toEqual([]);
   });
 
+  it('refuses a stream that sends one file twice (MALFORMED), leaving nothing behind', async () => {
+    const twice = (vfs: 's' | 'c', name: string) => [
+      ...syntheticEntries(3),
+      { vfs, name, data: Buffer.from('first') },
+      { vfs: 's' as const, name: 'data/other.i', data: Buffer.from('x') },
+      { vfs, name, data: Buffer.from('second') },
+    ];
+    for (const [vfs, name] of [
+      ['s', 'data/dup.txt.i'],
+      ['s', '00changelog.d'],
+      ['c', 'rbc-names-v1'],
+    ] as const) {
+      const dest = join(work, 'repo');
+      const err = await applyStream(memoryStream(twice(vfs, name)), dest, {}, context().ctx).catch((e) => e);
+      expect(err).toBeInstanceOf(SluiceError);
+      expect(err).toMatchObject({ code: 'MALFORMED', details: { vfs, name } });
+      expect(err.message).toContain(`${vfs === 's' ? 'store' : 'cache'} file "${name}" twice`);
+      expect(leftovers()).toEqual([]);
+    }
+  });
+
   it('drops streamed nodemap files when the clone has no persistent-nodemap (post_stream_cleanup)', async () => {
     const dest = join(work, 'repo');
     const entries = [
@@ -249,6 +270,22 @@ describe('applyStream', () => {
     );
     await applyStream(memoryStream(syntheticEntries(2)), join(work, 'repo'), {}, context().ctx);
     expect(leftovers().sort()).toEqual([live.slice(work.length + 1), 'repo'].sort());
+  });
+
+  it('a scratch directory beside DEST (clone-bundle download) is a temporary the sweep knows', async () => {
+    const scratch = await createScratchBeside(join(work, 'repo'));
+    writeFileSync(join(scratch.dir, 'clone-bundle.hg'), 'half a download');
+    const owner = JSON.parse(readFileSync(join(scratch.dir, OWNER_MARKER), 'utf8'));
+    expect(owner).toMatchObject({ pid: process.pid, dest: join(work, 'repo') });
+    // alive: kept by the next run beside DEST
+    await applyStream(memoryStream(syntheticEntries(1)), join(work, 'a'), {}, context().ctx);
+    expect(existsSync(join(scratch.dir, 'clone-bundle.hg'))).toBe(true);
+    // its process killed (kill -9: no cleanup ran): swept by the next run beside DEST
+    writeFileSync(join(scratch.dir, OWNER_MARKER), JSON.stringify({ ...owner, pid: 999999997 }));
+    await applyStream(memoryStream(syntheticEntries(1)), join(work, 'b'), {}, context().ctx);
+    expect(existsSync(scratch.dir)).toBe(false);
+    expect(leftovers().sort()).toEqual(['a', 'b']);
+    await scratch.remove(); // idempotent
   });
 
   it('batches file events and ends with a progress event at 100 %', async () => {

@@ -201,7 +201,7 @@ async function writeEntries(
       if (vfs === 's' && !keepNodemaps && NODEMAP_FILE.test(name)) {
         if (!(fast && reader.tryCopyData!(discard))) await reader.copyData(discard);
       } else {
-        fd = vfs === 's' ? store.open(encode(name)) : cache.open(name);
+        fd = vfs === 's' ? store.open(encode(name), vfs, name) : cache.open(name, vfs, name);
         try {
           if (!(fast && reader.tryCopyData!(write))) await reader.copyData(write);
         } catch (e) {
@@ -222,8 +222,8 @@ async function writeEntries(
 
 /**
  * The fncache file, appended as entries arrive (store.fncache.write's format: encodedir'd names,
- * one per line). Any order is valid (hg keeps a set). A name streamed twice would be listed twice,
- * which hg's reader folds into its set; the stream readers' counts make that rare anyway.
+ * one per line). Any order is valid (hg keeps a set). No name is listed twice: a stream that sends
+ * one twice fails at its second open (DirectoryWriter creates every file exclusively).
  */
 class FncacheWriter {
   private readonly fd: number;
@@ -258,20 +258,36 @@ class FncacheWriter {
  * Opens files for writing under one directory, creating each parent directory once. Names are
  * byte strings: ASCII ones (every dotencode name) are passed as strings, others as Buffers so
  * their bytes reach the filesystem unchanged instead of being UTF-8 encoded.
+ *
+ * Every file is created exclusively (O_EXCL, free: the kernel looks the name up anyway). The tree
+ * is a fresh temporary, so an existing file means the stream named one file twice, or two names
+ * that land on one file (a case-insensitive disk). hg would write both and keep the last;
+ * a generator never sends that, so Sluice refuses it instead of guessing.
  */
 class DirectoryWriter {
   private readonly made = new Set<string>();
 
   constructor(private readonly base: string) {}
 
-  open(name: string): number {
+  /** `vfs` and `streamName` name the entry in the error (`name` is its on-disk form). */
+  open(name: string, vfs: string, streamName: string): number {
     const slash = name.lastIndexOf('/');
     const dir = slash < 0 ? '' : name.slice(0, slash);
     if (!this.made.has(dir)) {
       mkdirSync(this.fsPath(dir), { recursive: true });
       this.made.add(dir);
     }
-    return openSync(this.fsPath(name), 'w');
+    try {
+      return openSync(this.fsPath(name), 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      throw new SluiceError(
+        'MALFORMED',
+        `the stream sends ${vfs === 's' ? 'store' : 'cache'} file ${JSON.stringify(streamName)} twice ` +
+          `(or two names for the same file on this disk)`,
+        { vfs, name: streamName },
+      );
+    }
   }
 
   private fsPath(name: string): string | Buffer {
