@@ -59,21 +59,12 @@ export async function checkDestination(dest: string): Promise<{ emptyDir: boolea
 export async function createTempDestination(destPath: string): Promise<TempDestination> {
   const dest = resolve(destPath);
   const parent = dirname(dest);
-  const name = basename(dest);
   await checkDestination(dest);
   await fsp.mkdir(parent, { recursive: true }).catch((e) => {
     throw toSluiceError(e);
   });
   await removeStaleTemporaries(parent);
-  const root = join(parent, `.${name}.sluice-tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-  try {
-    await fsp.mkdir(root);
-    const marker: OwnerMarker = { pid: process.pid, host: hostname(), startedAt: Date.now(), dest };
-    await fsp.writeFile(join(root, OWNER_MARKER), JSON.stringify(marker) + '\n');
-  } catch (e) {
-    await removeTree(root);
-    throw toSluiceError(e);
-  }
+  const root = await makeOwnedTemporary(dest);
 
   let settled = false;
   return {
@@ -96,6 +87,41 @@ export async function createTempDestination(destPath: string): Promise<TempDesti
       await removeTree(root);
     },
   };
+}
+
+/**
+ * A scratch directory beside DEST for work that precedes the repository itself (a clone bundle's
+ * download). It is a temporary like the destination's (same name pattern, same owner marker), so a
+ * run killed mid-download leaves nothing that the next run beside DEST does not sweep. DEST's
+ * parent is created if missing.
+ */
+export async function createScratchBeside(
+  destPath: string,
+): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dest = resolve(destPath);
+  await fsp.mkdir(dirname(dest), { recursive: true }).catch((e) => {
+    throw toSluiceError(e);
+  });
+  await removeStaleTemporaries(dirname(dest));
+  const dir = await makeOwnedTemporary(dest);
+  return { dir, remove: () => removeTree(dir) };
+}
+
+/** `.<DESTNAME>.sluice-tmp-<pid>-<random>` beside DEST, with this process's owner marker. */
+async function makeOwnedTemporary(dest: string): Promise<string> {
+  const dir = join(
+    dirname(dest),
+    `.${basename(dest)}.sluice-tmp-${process.pid}-${randomBytes(4).toString('hex')}`,
+  );
+  try {
+    await fsp.mkdir(dir);
+    const marker: OwnerMarker = { pid: process.pid, host: hostname(), startedAt: Date.now(), dest };
+    await fsp.writeFile(join(dir, OWNER_MARKER), JSON.stringify(marker) + '\n');
+  } catch (e) {
+    await removeTree(dir);
+    throw toSluiceError(e);
+  }
+  return dir;
 }
 
 /**

@@ -5,7 +5,7 @@
 // Sluice only stream-clones, so only stream specs qualify: `none-packed1` and `<comp>-v2;stream=v2`
 // (hg takes only `none` for v2; Sluice can apply compressed stream bundles too, so it accepts them).
 
-import { open, unlink } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { SluiceError, cancelled } from '../errors';
 import { unsupportedRequirements } from '../store/requirements';
@@ -268,8 +268,4 @@ export async function downloadWithResume(
   } finally {
     await fh.close();
   }
-}
-
-export async function removeQuietly(path: string): Promise<void> {
-  await unlink(path).catch(() => undefined);
 }

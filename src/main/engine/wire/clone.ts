@@ -14,12 +14,11 @@
 // server's view instead (draft roots computed from PHASE-HEADS), which is what a v2 clone of the
 // same server gives; for a publishing server (the default) both are "all public".
 
-import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { CloneRequest, ServerInfo } from '../../../shared/jobs';
 import { applyStream, type ApplyStats } from '../apply/apply-stream';
-import { checkDestination } from '../apply/destination';
+import { checkDestination, createScratchBeside } from '../apply/destination';
 import { SluiceError, toSluiceError } from '../errors';
 import { Bundle2Reader, type Bundle2Part } from '../format/bundle2';
 import { openStreamBundleFile } from '../format/bundle-file';
@@ -31,12 +30,7 @@ import type { JobContext } from '../job/job-context';
 import { unsupportedRequirements } from '../store/requirements';
 import { Capabilities, clientBundleCaps } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
-import {
-  chooseCloneBundle,
-  downloadWithResume,
-  parseCloneBundlesManifest,
-  removeQuietly,
-} from './clone-bundles';
+import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from './clone-bundles';
 import {
   HttpSession,
   redactUrl,
@@ -500,10 +494,9 @@ async function tryCloneBundle(
     log('warn', 'no compatible clone bundles available on server; falling back to regular clone');
     return null;
   }
-  const tmpFile = join(
-    dirname(dest),
-    `.${basename(dest)}.sluice-bundle-${process.pid}-${randomBytes(4).toString('hex')}`,
-  );
+  // in an owned temporary beside DEST: a download cut by kill -9 is swept by the next run
+  const scratch = await createScratchBeside(dest);
+  const tmpFile = join(scratch.dir, 'clone-bundle.hg');
   try {
     log('info', `applying clone bundle from ${redactUrl(choice.url)}`);
     ctx.phase('download');
@@ -576,7 +569,7 @@ async function tryCloneBundle(
       await reader.close();
     }
   } finally {
-    await removeQuietly(tmpFile);
+    await scratch.remove();
   }
 }
 
