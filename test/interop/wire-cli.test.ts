@@ -2,7 +2,7 @@
 // codes, the clear NO_STREAM message, nothing left at DEST on failure.
 
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SluiceEvent } from '../../src/shared/events';
@@ -67,6 +67,27 @@ describe('sluice clone (CLI)', () => {
     expect(r.stderr).toMatch(/^abort: the server allows no stream clone/m);
     expect(existsSync(dest)).toBe(false);
   });
+
+  it.skipIf(!hasHg)(
+    '[web] allow-pull = false: hg and sluice clients are both refused (skipped without hg)',
+    async () => {
+      const repo = extractFixture('default', join(work, 'nopull'));
+      writeFileSync(join(repo, '.hg', 'hgrc'), '[web]\nallow-pull = false\n');
+      const s = await startServer({ repo });
+      try {
+        const hgDest = join(work, 'nopull-hg');
+        const hg = await hgAsync(['clone', '-U', s.url, hgDest]);
+        expect([hg.status, hg.stderr.trim()]).toEqual([255, 'abort: authorization failed']);
+        const dest = join(work, 'nopull-sluice');
+        const r = await sluice(['clone', s.url, dest]);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(/^abort: authorization failed: pull not authorized$/m);
+        expect(existsSync(hgDest) || existsSync(dest)).toBe(false);
+      } finally {
+        await s.close();
+      }
+    },
+  );
 
   it('usage errors exit 2', async () => {
     expect((await sluice(['clone', 'ftp://host/x', join(work, 'u')])).code).toBe(2);

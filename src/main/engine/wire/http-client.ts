@@ -293,8 +293,16 @@ export class HttpSession {
       }
       if (status === 401) {
         res.resume();
+        const challenge = res.headers['www-authenticate'] as string | undefined;
+        if (challenge === undefined) {
+          // No challenge: credentials cannot help (hgweb refusing by its [web] settings, like
+          // `pull not authorized`); hg's client fails at once too, without prompting.
+          const reason =
+            res.statusMessage && res.statusMessage !== 'Unauthorized' ? `: ${res.statusMessage}` : '';
+          throw new SluiceError('AUTH', `authorization failed${reason}`, { status });
+        }
         this.authChallenged = true;
-        const { scheme, realm } = parseRealm(res.headers['www-authenticate'] as string | undefined);
+        const { scheme, realm } = parseRealm(challenge);
         if (scheme && scheme !== 'basic') {
           throw new SluiceError(
             'AUTH',

@@ -47,6 +47,11 @@ export interface ServeSettings {
   /** server.uncompressedallowsecret */
   allowSecret: boolean;
   publishing: boolean;
+  /** web.allow-pull (alias allowpull, default true) */
+  allowPull: boolean;
+  /** web.deny_read and web.allow_read (unset: undefined) */
+  denyRead: string[] | undefined;
+  allowRead: string[] | undefined;
 }
 
 export interface SettingsOverrides {
@@ -78,6 +83,19 @@ export class RepoSnapshot {
 
   visible(rev: number): boolean {
     return this.phases[rev]! < PHASE_SECRET;
+  }
+
+  /**
+   * hgweb's checkauthz for a request without a user (sluice serve authenticates nobody): why the
+   * request is refused with 401, or null. `pull` is every wire command; pages only need `read`.
+   * Any deny_read list refuses, an allow_read list other than `*` refuses, then allow-pull.
+   */
+  accessProblem(op: 'read' | 'pull'): string | null {
+    const { denyRead, allowRead, allowPull } = this.settings;
+    if (denyRead?.length) return 'read not authorized';
+    if (allowRead?.length && !(allowRead.length === 1 && allowRead[0] === '*')) return 'read not authorized';
+    if (op === 'pull' && !allowPull) return 'pull not authorized';
+    return null;
   }
 
   /** streamclone.allowservergeneration */
@@ -240,6 +258,12 @@ export class ServedRepo {
       preferUncompressed: o.preferUncompressed ?? hgrc.getBool('server', 'preferuncompressed', false),
       allowSecret: hgrc.getBool('server', 'uncompressedallowsecret', false),
       publishing: o.publishing ?? hgrc.getBool('phases', 'publish', true),
+      allowPull:
+        hgrc.get('web', 'allow-pull') !== undefined
+          ? hgrc.getBool('web', 'allow-pull', true)
+          : hgrc.getBool('web', 'allowpull', true),
+      denyRead: hgrc.getList('web', 'deny_read'),
+      allowRead: hgrc.getList('web', 'allow_read'),
     };
     const hg = loc.hgDir;
     const storeDir = loc.storeDir;

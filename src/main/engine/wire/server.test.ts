@@ -4,12 +4,14 @@
 // No hg needed: the fixtures are the reference.
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobContext } from '../job/job-context';
+import { cloneFromUrl } from './clone';
 import { startServer, type RunningServer } from './server';
 
 const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../test/fixtures/hg');
@@ -158,6 +160,61 @@ describe('sluice serve settings', () => {
       expect((await get(`${s.url}?cmd=stream_out`)).body.subarray(0, 2).toString()).toBe('0\n');
     } finally {
       await s.close();
+    }
+  });
+
+  it('[web] allow-pull, deny_read, allow_read: refused like hgweb (401, reason as status text)', async () => {
+    // the replies of `hg serve` 6.3.2 with the same settings (checked live): `401 pull not
+    // authorized` / `401 read not authorized`, body `0\n<reason>\n`; pages need read only
+    const cases: Array<[string, { page: string | null; wire: string | null }]> = [
+      ['allow-pull = false', { page: null, wire: 'pull not authorized' }],
+      ['allowpull = no', { page: null, wire: 'pull not authorized' }],
+      ['allow-pull = true\nallowpull = false', { page: null, wire: null }],
+      ['deny_read = bob', { page: 'read not authorized', wire: 'read not authorized' }],
+      ['allow_read = alice, bob', { page: 'read not authorized', wire: 'read not authorized' }],
+      ['allow_read = *', { page: null, wire: null }],
+    ];
+    for (const [i, [config, expected]] of cases.entries()) {
+      const repo = join(work, `access-${i}`);
+      mkdirSync(repo);
+      expect(spawnSync('tar', ['xzf', join(FIXTURES, 'default', 'repo.tar.gz'), '-C', repo]).status).toBe(0);
+      writeFileSync(join(repo, '.hg', 'hgrc'), `[web]\n${config}\n`);
+      const s = await startServer({ repo });
+      try {
+        for (const [url, want] of [
+          [s.url, expected.page],
+          [`${s.url}?cmd=capabilities`, expected.wire],
+          [`${s.url}?cmd=stream_out`, expected.wire],
+        ] as const) {
+          const r = await fetch(url);
+          const body = Buffer.from(await r.arrayBuffer()).toString('latin1');
+          if (want === null) {
+            expect(r.status, `${config}: ${url}`).toBe(200);
+          } else {
+            expect([r.status, r.statusText, body], `${config}: ${url}`).toEqual([401, want, `0\n${want}\n`]);
+          }
+        }
+        if (expected.wire) {
+          // Sluice's client: no challenge, so no credentials prompt; hg's reason in the error
+          let asked = 0;
+          const dest = join(work, `access-clone-${i}`);
+          const err = await cloneFromUrl(
+            { kind: 'clone', url: s.url, dest },
+            new JobContext({ fileEvents: false }),
+            {
+              credentials: async () => {
+                asked++;
+                return null;
+              },
+            },
+          ).catch((e: unknown) => e);
+          expect(err).toMatchObject({ code: 'AUTH', message: `authorization failed: ${expected.wire}` });
+          expect(asked).toBe(0);
+          expect(existsSync(dest)).toBe(false);
+        }
+      } finally {
+        await s.close();
+      }
     }
   });
 

@@ -545,11 +545,23 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const host = req.headers.host ?? `${opts.address ?? '127.0.0.1'}`;
     const baseUrl = `http://${host}/`;
 
+    // hgweb's access control ([web] deny_read, allow_read, allow-pull of the repository's hgrc):
+    // 401 with the reason as status text and hg's `0\n<reason>\n` body; hg's client then says
+    // "authorization failed". Served clone bundles count as pulls.
+    const cmd = query.get('cmd')?.[0];
     const bundle = bundleFiles.find((b) => b.route === path);
+    const snap = await repo.snapshot();
+    const refused = snap.accessProblem(cmd !== undefined || bundle ? 'pull' : 'read');
+    if (refused) {
+      req.resume();
+      const body = Buffer.from(`0\n${refused}\n`, 'latin1');
+      res.writeHead(401, refused, { 'Content-Length': String(body.length) });
+      res.end(body);
+      return { status: 401, bytes: body.length };
+    }
     if (bundle && (req.method === 'GET' || req.method === 'HEAD')) {
       return { status: req.headers.range ? 206 : 200, bytes: await serveBundleFile(req, res, bundle.path) };
     }
-    const cmd = query.get('cmd')?.[0];
     if (cmd === undefined) {
       const text = `sluice serve: read-only Mercurial repository for stream clones\nclone it with: hg clone --stream ${baseUrl}\n`;
       return {
@@ -585,7 +597,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       res,
       args,
       protoCaps,
-      snap: await repo.snapshot(),
+      snap,
       baseUrl,
     };
 
