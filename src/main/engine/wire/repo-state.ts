@@ -3,7 +3,7 @@
 // the few config knobs hg serve honours. Everything the wire commands answer comes from here, in
 // the "served" view: secret (and archived/internal) changesets are invisible.
 
-import { readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import { STREAM_FIXED_REQUIREMENTS, locateRepository } from '../store/requirements';
@@ -75,7 +75,11 @@ export class RepoSnapshot {
     readonly bookmarks: [string, string][],
     readonly requirements: Set<string>,
     readonly settings: ServeSettings,
-    readonly hasObsstore: boolean,
+    /**
+     * The obsstore's format version (its first byte) when it holds markers (hg: an obsstore is
+     * truthy when larger than its 1-byte header), else null.
+     */
+    readonly obsstoreVersion: number | null,
   ) {
     this.phases = computePhases(graph, phaseRoots);
     this.hasSecret = (phaseRoots.get(PHASE_SECRET)?.length ?? 0) > 0;
@@ -98,11 +102,13 @@ export class RepoSnapshot {
     return null;
   }
 
-  /** streamclone.allowservergeneration */
+  /**
+   * streamclone.allowservergeneration. Obsolescence markers do not forbid it: v1 streams without
+   * them (as hg does) and v2 carries them when the client can take them (see the getbundle reply).
+   */
   get streamAllowed(): boolean {
     if (!this.settings.uncompressed) return false;
-    if (this.hasSecret && !this.settings.allowSecret) return false;
-    return !this.hasObsstore;
+    return !(this.hasSecret && !this.settings.allowSecret);
   }
 
   /** streamclone.streamed_requirements */
@@ -280,6 +286,7 @@ export class ServedRepo {
       bookmarks.push([l.slice(41), l.slice(0, 40)]);
     }
     const obs = await stat(join(storeDir, 'obsstore')).catch(() => null);
+    const obsstoreVersion = obs && obs.size > 1 ? await firstByte(join(storeDir, 'obsstore')) : null;
     return new RepoSnapshot(
       this.root,
       storeDir,
@@ -288,7 +295,18 @@ export class ServedRepo {
       bookmarks,
       requirements,
       settings,
-      !!obs && obs.size > 1,
+      obsstoreVersion,
     );
+  }
+}
+
+async function firstByte(path: string): Promise<number | null> {
+  const fh = await open(path, 'r').catch(() => null);
+  if (!fh) return null;
+  try {
+    const { bytesRead, buffer } = await fh.read(Buffer.alloc(1), 0, 1, 0);
+    return bytesRead === 1 ? buffer[0]! : null;
+  } finally {
+    await fh.close();
   }
 }

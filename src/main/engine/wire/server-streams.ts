@@ -111,16 +111,18 @@ interface FullFile {
 }
 
 /**
- * The v2 extras (streamclone._v2_walk): phaseroots when non-publishing, then the cache files.
- * Read now, whole (hg copies them under the lock): they may be rewritten, not appended to.
+ * The v2 extras (streamclone._v2_walk): phaseroots when non-publishing, the obsstore when the
+ * client takes its markers, then the cache files. Read now, whole (hg copies them under the
+ * lock): they may be rewritten, not appended to.
  */
-async function fullFiles(snap: RepoSnapshot): Promise<FullFile[]> {
+async function fullFiles(snap: RepoSnapshot, includeObsmarkers: boolean): Promise<FullFile[]> {
   const out: FullFile[] = [];
   const add = async (vfs: 's' | 'c', dir: string, name: string): Promise<void> => {
     const content = await readFile(join(dir, name)).catch(() => null);
     if (content) out.push({ vfs, name, content });
   };
   if (!snap.settings.publishing) await add('s', snap.storeDir, 'phaseroots');
+  if (includeObsmarkers) await add('s', snap.storeDir, 'obsstore');
   const cacheDir = join(snap.root, '.hg', 'cache');
   for (const name of CACHE_FILES_TO_COPY) await add('c', cacheDir, name);
   return out;
@@ -160,9 +162,13 @@ export async function serverStreamOut(
 }
 
 /** The stream2 part: counts now (they are part params), payload read lazily. */
-export async function serverStream2(snap: RepoSnapshot, signal?: AbortSignal): Promise<ServerStream> {
+export async function serverStream2(
+  snap: RepoSnapshot,
+  signal?: AbortSignal,
+  includeObsmarkers = false,
+): Promise<ServerStream> {
   const listing = await revlogListing(snap, signal);
-  const full = await fullFiles(snap);
+  const full = await fullFiles(snap, includeObsmarkers);
   const bytes = listing.bytes + full.reduce((n, f) => n + f.content.length, 0);
   let payloadLength = bytes;
   for (const f of listing.files) payloadLength += v2HeaderLength(f.name, f.size);

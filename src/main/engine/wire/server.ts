@@ -355,7 +355,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       }
       if (a.get('includepats') || a.get('excludepats'))
         throw new CommandAbort('server does not support narrow stream clones');
-      const s = await serverStream2(snap, r.signal);
+      // bundle2.addpartbundlestream2: markers go along only to a client that takes their format
+      // version (its bundle2 `obsmarkers=V0,V1` cap); a client with none is refused
+      let includeObsmarkers = false;
+      if (snap.obsstoreVersion !== null) {
+        const versions = (b2caps.get('obsmarkers') ?? [])
+          .filter((v) => v.startsWith('V'))
+          .map((v) => Number(v.slice(1)));
+        if (!versions.length)
+          throw new CommandAbort(
+            'server has obsolescence markers, but client cannot receive them via stream clone',
+          );
+        includeObsmarkers = versions.includes(snap.obsstoreVersion);
+      }
+      const s = await serverStream2(snap, r.signal, includeObsmarkers);
       parts.push({
         type: 'stream2',
         mandatoryParams: stream2Params(s.files, s.bytes, snap.streamRequirements),

@@ -1,0 +1,135 @@
+// A repository with obsolescence markers, served by `hg serve` and by `sluice serve`: every
+// client sees the same outcome from both (hg 6.3.2's bundle2.addpartbundlestream2 and
+// streamclone._v2_walk):
+// - stream v2 to a client without the bundle2 `obsmarkers` cap (hg's default, Sluice's client):
+//   refused with hg's abort;
+// - stream v2 to a client with evolution enabled: the obsstore travels with the revlogs;
+// - stream v1 (stream_out): served, without the markers.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobContext } from '../../src/main/engine/job/job-context';
+import { cloneFromUrl } from '../../src/main/engine/wire/clone';
+import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import {
+  HG_ENV,
+  hasHg,
+  hgAsync,
+  removeDir,
+  startHgServe,
+  storeDigest,
+  tempDir,
+  type HgServer,
+} from './wire-support';
+
+const EVOLVE = ['--config', 'experimental.evolution=all'];
+const REFUSED =
+  'remote: abort: server has obsolescence markers, but client cannot receive them via stream clone';
+
+describe.skipIf(!hasHg)(
+  'stream clones of a repository with obsolescence markers (skipped without hg)',
+  () => {
+    let work = '';
+    let repo = '';
+    const servers: Record<string, { v2: string; v1: string }> = {};
+    const hgServers: HgServer[] = [];
+    const sluiceServers: RunningServer[] = [];
+
+    beforeAll(async () => {
+      work = tempDir('obsmarkers');
+      repo = join(work, 'repo');
+      mkdirSync(repo);
+      const hg = (...args: string[]): string => {
+        const r = spawnSync('hg', ['-R', repo, ...args], { env: HG_ENV, encoding: 'utf8' });
+        if (r.status !== 0) throw new Error(`hg ${args.join(' ')}: ${r.stderr}`);
+        return r.stdout;
+      };
+      spawnSync('hg', ['init', repo], { env: HG_ENV });
+      for (const text of ['a', 'b', 'c']) {
+        writeFileSync(join(repo, 'f'), text);
+        hg('commit', '-q', '-A', '-m', text, '-u', 't', '-d', '0 0');
+      }
+      // one marker: the tip is pruned (hidden with evolution on, still in the revlogs)
+      hg(...EVOLVE, 'debugobsolete', '-d', '0 0', '-u', 't', hg('log', '-r', 'tip', '-T', '{node}'));
+      const v2h = await startHgServe(repo);
+      const v1h = await startHgServe(repo, ['server.bundle2.stream=false']);
+      hgServers.push(v2h, v1h);
+      const v2s = await startServer({ repo });
+      const v1s = await startServer({ repo, streamV2: false });
+      sluiceServers.push(v2s, v1s);
+      servers.hg = { v2: v2h.url, v1: v1h.url };
+      servers.sluice = { v2: v2s.url, v1: v1s.url };
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const s of hgServers) s.stop();
+      for (const s of sluiceServers) await s.close();
+      if (work) removeDir(work);
+    });
+
+    const markers = async (r: string): Promise<string> =>
+      (await hgAsync(['-R', r, ...EVOLVE, 'debugobsolete'])).stdout;
+
+    it('hg client, stream v2, evolution off: both servers refuse with hg abort', async () => {
+      for (const server of ['hg', 'sluice']) {
+        const dest = join(work, `refused-${server}`);
+        const r = await hgAsync(['clone', '--stream', '-U', servers[server]!.v2, dest]);
+        expect(r.status, `${server}: ${r.stderr}`).toBe(255);
+        expect(r.stderr, server).toContain(REFUSED);
+        expect(existsSync(dest)).toBe(false);
+      }
+    });
+
+    it('hg client, stream v2, evolution on: the markers travel; both clones are identical', async () => {
+      const dests: string[] = [];
+      for (const server of ['hg', 'sluice']) {
+        const dest = join(work, `evolve-${server}`);
+        const r = await hgAsync(['clone', '--stream', '-U', ...EVOLVE, servers[server]!.v2, dest]);
+        expect(r.status, `${server}: ${r.stderr}`).toBe(0);
+        expect(r.stdout, server).toContain('7 files to transfer');
+        expect((await hgAsync(['-R', dest, ...EVOLVE, 'verify', '-q'])).status).toBe(0);
+        dests.push(dest);
+      }
+      expect(await markers(dests[1]!)).toBe(await markers(repo));
+      expect(await markers(dests[1]!)).not.toBe('');
+      expect(readFileSync(join(dests[1]!, '.hg', 'store', 'obsstore'))).toEqual(
+        readFileSync(join(repo, '.hg', 'store', 'obsstore')),
+      );
+      expect(storeDigest(dests[1]!)).toEqual(storeDigest(dests[0]!));
+    });
+
+    it('stream v1: served without the markers, to hg and to Sluice, like hg serve', async () => {
+      for (const server of ['hg', 'sluice']) {
+        const dest = join(work, `v1-hg-${server}`);
+        const r = await hgAsync(['clone', '--stream', '-U', servers[server]!.v1, dest]);
+        expect(r.status, `${server}: ${r.stderr}`).toBe(0);
+        expect(existsSync(join(dest, '.hg', 'store', 'obsstore')), server).toBe(false);
+        const mine = join(work, `v1-sluice-${server}`);
+        const res = await cloneFromUrl(
+          { kind: 'clone', url: servers[server]!.v1, dest: mine, stream: 'v1' },
+          new JobContext({ fileEvents: false }),
+        );
+        expect(res.via).toBe('stream-v1');
+        expect(existsSync(join(mine, '.hg', 'store', 'obsstore')), server).toBe(false);
+        expect(storeDigest(mine)).toEqual(storeDigest(dest));
+      }
+    });
+
+    it("Sluice's client (no obsmarkers cap, like hg's default): REMOTE_ABORT with hg's message", async () => {
+      for (const server of ['hg', 'sluice']) {
+        const dest = join(work, `sluice-refused-${server}`);
+        const err = await cloneFromUrl(
+          { kind: 'clone', url: servers[server]!.v2, dest, stream: 'v2' },
+          new JobContext({ fileEvents: false }),
+        ).catch((e: unknown) => e);
+        expect(err, server).toMatchObject({ code: 'REMOTE_ABORT' });
+        expect((err as Error).message, server).toContain(
+          'server has obsolescence markers, but client cannot receive them via stream clone',
+        );
+        expect(existsSync(dest)).toBe(false);
+      }
+    });
+  },
+);
