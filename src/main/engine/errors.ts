@@ -25,6 +25,7 @@ export type ErrorCode =
   | 'HTTP' // unexpected HTTP status
   | 'PROTOCOL' // the server does not speak hg's wire protocol as expected
   | 'AUTH' // credentials needed or refused
+  | 'ACCESS_DENIED' // refused by the server's configuration, not for credentials (hgweb allow-pull, deny_read)
   | 'TIMEOUT'
   | 'NETWORK'
   | 'NO_STREAM' // the server allows no stream clone

@@ -3,6 +3,7 @@
 // keep-alive agents, the credentials that worked per origin and the URL the server redirected to.
 //
 // Every failure leaves here as a SluiceError: HTTP (status), AUTH (401 without usable credentials),
+// ACCESS_DENIED (401 without a challenge: refused by the server's settings),
 // TIMEOUT (connect or idle), NETWORK (refused, reset, DNS, TLS), TRUNCATED (body cut short),
 // CANCELLED (the AbortSignal fired).
 
@@ -299,7 +300,7 @@ export class HttpSession {
           // `pull not authorized`); hg's client fails at once too, without prompting.
           const reason =
             res.statusMessage && res.statusMessage !== 'Unauthorized' ? `: ${res.statusMessage}` : '';
-          throw new SluiceError('AUTH', `authorization failed${reason}`, { status });
+          throw new SluiceError('ACCESS_DENIED', `authorization failed${reason}`, { status });
         }
         this.authChallenged = true;
         const { scheme, realm } = parseRealm(challenge);

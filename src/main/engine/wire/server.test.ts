@@ -208,7 +208,10 @@ describe('sluice serve settings', () => {
               },
             },
           ).catch((e: unknown) => e);
-          expect(err).toMatchObject({ code: 'AUTH', message: `authorization failed: ${expected.wire}` });
+          expect(err).toMatchObject({
+            code: 'ACCESS_DENIED',
+            message: `authorization failed: ${expected.wire}`,
+          });
           expect(asked).toBe(0);
           expect(existsSync(dest)).toBe(false);
         }

@@ -107,6 +107,11 @@ const EXPLANATIONS: Record<string, Explanation> = {
     hint: 'Retry and enter a user name and password when asked.',
     retryable: true,
   },
+  ACCESS_DENIED: {
+    title: 'The server refuses to let you clone',
+    hint: 'Its repository settings do not allow this pull ([web] allow-pull, allow_read or deny_read in its hgrc); credentials would not help. Ask whoever runs the server.',
+    retryable: false,
+  },
   TIMEOUT: { title: 'The server stopped answering', hint: 'Check the network and retry.', retryable: true },
   NETWORK: {
     title: 'Could not reach the server',
