@@ -1,6 +1,6 @@
 // `npm run bench`: Sluice next to hg and tar, side by side in one run, with ratios.
 // Not a test: numbers depend on the machine. Everything runs on tmpfs (/dev/shm) when present;
-// every run writes to a new directory and all of them are deleted at the end.
+// every run writes to a new directory, deleted as soon as it is measured on tmpfs, else at the end.
 //
 //   npm run bench                       medium corpus, all sections
 //   npm run bench -- --presets medium,large --reps 3 --sections apply,generate,wire,verify
@@ -61,6 +61,18 @@ const base = benchBase();
 const runs = mkdtempSync(join(base, 'runs-'));
 let n = 0;
 const fresh = (tag) => join(runs, `${String(++n).padStart(4, '0')}-${tag}`);
+// On tmpfs every output is memory: a large-corpus run kept 16 GB of copies until the end and the
+// last rows measured memory pressure (sys time x3). tmpfs frees a tree at once, so each output goes
+// as soon as it is measured there; on a disk they stay until the end (ext4 creates files slowly
+// right after a mass delete).
+const ON_TMPFS = base.startsWith('/dev/shm/');
+async function measured(output, cmd, args, opts) {
+  try {
+    return await measure(cmd, args, opts);
+  } finally {
+    if (ON_TMPFS) rmSync(output, { recursive: true, force: true });
+  }
+}
 
 function buildSlowclose() {
   const so = join(base, 'slowclose.so');
@@ -112,16 +124,18 @@ async function applySection(preset, corpus) {
   const tar = (env) => () => {
     const d = fresh('tar');
     mkdirSync(d);
-    return measure('tar', ['-xf', tarball, '-C', d], { env });
+    return measured(d, 'tar', ['-xf', tarball, '-C', d], { env });
   };
   const hgApply = (bundle, kind, env, extra = []) => () => {
     const d = fresh('hg');
     spawnSync('hg', ['init', d]);
     const args = kind === 'packed1' ? ['-R', d, ...extra, 'debugapplystreamclonebundle', bundle] : ['-R', d, ...extra, 'unbundle', '-q', bundle];
-    return measure('hg', args, { env });
+    return measured(d, 'hg', args, { env });
   };
-  const sluice = (bundle, closeMode, env, threads) => () =>
-    measure('node', [SLUICE, 'apply', '-q', bundle, fresh('sluice'), '--background-close', closeMode, ...(threads ? ['--close-threads', String(threads)] : [])], { env });
+  const sluice = (bundle, closeMode, env, threads) => () => {
+    const d = fresh('sluice');
+    return measured(d, 'node', [SLUICE, 'apply', '-q', bundle, d, '--background-close', closeMode, ...(threads ? ['--close-threads', String(threads)] : [])], { env });
+  };
 
   const rows = [];
   const rTar = await medianOf(reps, tar());
@@ -171,9 +185,13 @@ async function applySection(preset, corpus) {
 async function generateSection(preset, corpus) {
   say(`\n### Generate stream bundles, ${preset} corpus (median of ${reps}): hg vs sluice, 4 KiB vs 32 KiB chunks`);
   const rows = [];
-  const hgP = await medianOf(reps, () => measure('hg', ['-R', corpus, 'debugcreatestreamclonebundle', '-q', fresh('hg.hg')]));
-  const hgV2 = await medianOf(reps, () => measure('hg', ['-R', corpus, 'bundle', '-q', '-a', '-t', 'none-v2;stream=v2', fresh('hg.hg')]));
-  const sl = (type, extra) => () => measure('node', [SLUICE, 'bundle', '-q', corpus, fresh('s.hg'), '--type', type, ...extra]);
+  const into = (tag, cmd, args) => () => {
+    const out = fresh(tag);
+    return measured(out, cmd, args(out));
+  };
+  const hgP = await medianOf(reps, into('hg.hg', 'hg', (o) => ['-R', corpus, 'debugcreatestreamclonebundle', '-q', o]));
+  const hgV2 = await medianOf(reps, into('hg.hg', 'hg', (o) => ['-R', corpus, 'bundle', '-q', '-a', '-t', 'none-v2;stream=v2', o]));
+  const sl = (type, extra) => into('s.hg', 'node', (o) => [SLUICE, 'bundle', '-q', corpus, o, '--type', type, ...extra]);
   const sP = await medianOf(reps, sl('packed1', []));
   const s32 = await medianOf(reps, sl('v2', ['--chunk-size', '32768']));
   const s4 = await medianOf(reps, sl('v2', ['--chunk-size', '4096']));
