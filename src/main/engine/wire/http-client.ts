@@ -1,5 +1,5 @@
 // The HTTP layer under the wire peer: what hg gets from urllib + its url.py handlers (keep-alive,
-// basic auth, proxies, redirects), on node:http/https. One HttpSession per peer: it keeps the
+// basic and digest auth, proxies, redirects), on node:http/https. One HttpSession per peer: it keeps the
 // keep-alive agents, the credentials that worked per origin and the URL the server redirected to.
 //
 // Every failure leaves here as a SluiceError: HTTP (status), AUTH (401 without usable credentials),
@@ -13,11 +13,16 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { SluiceError, cancelled } from '../errors';
+import {
+  DigestSession,
+  basicAuthorization,
+  chooseChallenge,
+  isStale,
+  parseChallenges,
+  type Credentials,
+} from './http-auth';
 
-export interface Credentials {
-  user: string;
-  password: string;
-}
+export type { Credentials };
 
 /** Asked when a server answers 401; null = the user declined (the clone fails with AUTH). */
 export type CredentialsCallback = (realm: string, url: string) => Promise<Credentials | null>;
@@ -136,17 +141,6 @@ export function bypassesProxy(host: string, noProxy: string[]): boolean {
   return false;
 }
 
-function basicAuth(c: Credentials): string {
-  return 'Basic ' + Buffer.from(`${c.user}:${c.password}`, 'utf8').toString('base64');
-}
-
-function parseRealm(header: string | undefined): { scheme: string; realm: string } {
-  if (!header) return { scheme: '', realm: '' };
-  const scheme = header.trim().split(/\s+/)[0]!.toLowerCase();
-  const m = /realm\s*=\s*"((?:[^"\\]|\\.)*)"|realm\s*=\s*([^\s,]+)/i.exec(header);
-  return { scheme, realm: m ? (m[1] ?? m[2] ?? '') : '' };
-}
-
 function networkError(e: unknown, what: string): SluiceError {
   if (e instanceof SluiceError) return e;
   const err = e as NodeJS.ErrnoException;
@@ -178,7 +172,8 @@ function withDetail(err: SluiceError, extra: Record<string, unknown>): SluiceErr
 export class HttpSession {
   private readonly agents = new Map<string, http.Agent>();
   /** credentials that worked (or came with the URL) per origin */
-  private readonly auth = new Map<string, Credentials>();
+  /** per origin: the credentials that worked, and the digest state when the server wants Digest */
+  private readonly auth = new Map<string, { creds: Credentials; digest?: DigestSession }>();
   private readonly urlCredentials = new Map<string, Credentials>();
   private readonly triedUrlCredentials = new Set<string>();
   private readonly ca: (string | Buffer)[] | undefined;
@@ -256,11 +251,16 @@ export class HttpSession {
         'Accept-Encoding': 'identity',
         ...(req.headers ?? {}),
       };
-      const creds = this.auth.get(org);
-      if (creds) headers.Authorization = basicAuth(creds);
+      const method = req.method ?? 'GET';
+      const known = this.auth.get(org);
+      if (known) {
+        headers.Authorization = known.digest
+          ? known.digest.authorization(method, this.requestTarget(url))
+          : basicAuthorization(known.creds);
+      }
       let res: http.IncomingMessage;
       try {
-        res = await this.once(url, req.method ?? 'GET', headers, req.body);
+        res = await this.once(url, method, headers, req.body);
       } catch (e) {
         // A kept-alive socket the server closed while it sat in the pool fails before any
         // response (the server's keep-alive timer races our next request). Every wire command
@@ -303,22 +303,40 @@ export class HttpSession {
           throw new SluiceError('ACCESS_DENIED', `authorization failed${reason}`, { status });
         }
         this.authChallenged = true;
-        const { scheme, realm } = parseRealm(challenge);
-        if (scheme && scheme !== 'basic') {
+        const offered = parseChallenges(challenge);
+        const chosen = chooseChallenge(offered);
+        if (!chosen) {
+          const schemes = [...new Set(offered.map((c) => c.scheme))].join(', ') || challenge;
           throw new SluiceError(
             'AUTH',
-            `authorization failed: the server wants ${scheme} authentication (only basic is supported)`,
+            `authorization failed: the server wants ${schemes} authentication (Sluice speaks Basic and Digest)`,
           );
+        }
+        const realm = chosen.params.get('realm') ?? '';
+        // stale=true: the digest was right but the nonce expired; answer the new one, no prompt
+        if (known?.digest && isStale(chosen) && ++authAttempts <= 4) {
+          this.auth.set(org, { creds: known.creds, digest: new DigestSession(chosen, known.creds) });
+          continue;
         }
         const next = await this.nextCredentials(org, realm, url);
         if (!next || ++authAttempts > 4) {
           throw new SluiceError('AUTH', 'authorization failed', { status, realm });
         }
-        this.auth.set(org, next);
+        this.auth.set(
+          org,
+          chosen.scheme === 'digest'
+            ? { creds: next, digest: new DigestSession(chosen, next) }
+            : { creds: next },
+        );
         continue;
       }
       return this.wrap(res, url);
     }
+  }
+
+  /** What the request line carries (and Digest signs): the absolute URL through an http proxy. */
+  private requestTarget(url: URL): string {
+    return this.proxyFor(url) && url.protocol === 'http:' ? url.toString() : url.pathname + url.search;
   }
 
   private async nextCredentials(org: string, realm: string, url: URL): Promise<Credentials | null> {
@@ -406,7 +424,7 @@ export class HttpSession {
           common.path = url.toString();
           common.agent = this.agentFor(new URL('http://proxy'));
           if (proxy.username)
-            headers['Proxy-Authorization'] = basicAuth({
+            headers['Proxy-Authorization'] = basicAuthorization({
               user: decodeURIComponent(proxy.username),
               password: decodeURIComponent(proxy.password),
             });
@@ -447,7 +465,7 @@ export class HttpSession {
       if (proxy && isHttps) {
         const connectHeaders: Record<string, string> = { Host: `${url.hostname}:${url.port || 443}` };
         if (proxy.username)
-          connectHeaders['Proxy-Authorization'] = basicAuth({
+          connectHeaders['Proxy-Authorization'] = basicAuthorization({
             user: decodeURIComponent(proxy.username),
             password: decodeURIComponent(proxy.password),
           });
