@@ -1,6 +1,7 @@
 // The HTTP layer under the wire peer: what hg gets from urllib + its url.py handlers (keep-alive,
-// basic and digest auth, proxies, redirects), on node:http/https. One HttpSession per peer: it keeps the
-// keep-alive agents, the credentials that worked per origin and the URL the server redirected to.
+// basic and digest auth, proxies, redirects), on node:http/https. One HttpSession per peer: it
+// keeps the keep-alive agents, the credentials that worked per origin and the URL the server
+// redirected to.
 //
 // Every failure leaves here as a SluiceError: HTTP (status), AUTH (401 without usable credentials),
 // ACCESS_DENIED (401 without a challenge: refused by the server's settings),
@@ -171,7 +172,6 @@ function withDetail(err: SluiceError, extra: Record<string, unknown>): SluiceErr
 
 export class HttpSession {
   private readonly agents = new Map<string, http.Agent>();
-  /** credentials that worked (or came with the URL) per origin */
   /** per origin: the credentials that worked, and the digest state when the server wants Digest */
   private readonly auth = new Map<string, { creds: Credentials; digest?: DigestSession }>();
   private readonly urlCredentials = new Map<string, Credentials>();
