@@ -111,7 +111,7 @@ describe('EngineHost', () => {
     expect(UnpackingWorker.runs).toBe(1);
   }, 30_000);
 
-  it.skipIf(!hasHg)('serves a sample that real hg clones with --stream (skipped: hg not installed)', async () => {
+  it.skipIf(!hasHg)('serves a sample that real hg clones with --stream (skipped when hg is not installed)', async () => {
     const { url } = (await host.invoke('sample:get', [])) as { url: string };
     const dest = join(dir, 'hg-clone');
     // Asynchronously: the server runs on this process's event loop.

@@ -51,7 +51,7 @@ async function inPairs(tasks: (() => Promise<void>)[]): Promise<void> {
   for (let i = 0; i < tasks.length; i += 2) await Promise.all(tasks.slice(i, i + 2).map((t) => t()));
 }
 
-describe.skipIf(!hasHg)('live interop with hg (skipped: hg not installed)', () => {
+describe.skipIf(!hasHg)('live interop with hg (skipped when hg is not installed)', () => {
   let tmp: string;
   const repos = new Map<Shape, string>();
   const logs = new Map<Shape, string>();
