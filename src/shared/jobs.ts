@@ -45,6 +45,12 @@ export interface CloneRequest {
   caFile?: string;
   /** use a clone bundle advertised by the server when one fits (default true) */
   cloneBundles?: boolean;
+  /**
+   * Take the server's obsolescence markers (hg with evolution on; default false, like hg's
+   * default). Stream v2 then carries `.hg/store/obsstore`; a server with markers refuses a v2
+   * stream to a client that does not take them. Stream v1 never carries them.
+   */
+  obsmarkers?: boolean;
 }
 
 export interface BundleRequest {

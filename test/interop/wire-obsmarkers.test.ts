@@ -117,6 +117,25 @@ describe.skipIf(!hasHg)(
       }
     });
 
+    it("Sluice's client with obsmarkers (clone --obsmarkers): the source's store, obsstore included", async () => {
+      for (const server of ['hg', 'sluice']) {
+        const dest = join(work, `sluice-obs-${server}`);
+        const ctx = new JobContext({ fileEvents: false });
+        const res = await cloneFromUrl(
+          { kind: 'clone', url: servers[server]!.v2, dest, stream: 'v2', obsmarkers: true },
+          ctx,
+        );
+        expect(res.via).toBe('stream-v2');
+        expect(res.files, server).toBe(7); // what hg's evolution clone transfers, obsstore included
+        expect(readFileSync(join(dest, '.hg', 'store', 'obsstore'))).toEqual(
+          readFileSync(join(repo, '.hg', 'store', 'obsstore')),
+        );
+        expect(await markers(dest)).toBe(await markers(repo));
+        expect((await hgAsync(['-R', dest, ...EVOLVE, 'verify', '-q'])).status).toBe(0);
+        expect(storeDigest(dest)).toEqual(storeDigest(repo));
+      }
+    });
+
     it("Sluice's client (no obsmarkers cap, like hg's default): REMOTE_ABORT with hg's message", async () => {
       for (const server of ['hg', 'sluice']) {
         const dest = join(work, `sluice-refused-${server}`);

@@ -46,7 +46,7 @@ export const command: CliCommand = {
   name: 'clone',
   summary: 'stream-clone a repository served over http(s) by hg serve, sluice serve or any hg server',
   usage:
-    'sluice clone URL DEST [--stream auto|v1|v2] [--ca-file PEM] [--no-clone-bundles] [--json] [--debug] [--verify]',
+    'sluice clone URL DEST [--stream auto|v1|v2] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [--json] [--debug] [--verify]',
   help: `Clones URL into DEST (which must not exist or be an empty directory) with a stream clone, as
 'hg clone --stream -U URL DEST' does: the repository files are copied as they are on the server,
 then bookmarks and phases. DEST is written beside itself and renamed into place at the end; on
@@ -58,6 +58,9 @@ http_proxy / https_proxy / no_proxy are honoured (CONNECT for https).
                                   auto (default) takes what the server offers best
   --ca-file PEM                   an extra CA certificate for https (added to the system ones)
   --no-clone-bundles              ignore clone bundles the server advertises
+  --obsmarkers                    take the server's obsolescence markers (as hg with evolution
+                                  on does; stream v2 only). Without it a server that has markers
+                                  refuses a v2 stream, as it refuses hg by default
   --connect-timeout SECONDS       default 30
   --idle-timeout SECONDS          no data for this long aborts the clone (default 60)
 ${CLOSER_HELP}
@@ -71,6 +74,7 @@ ${OUTPUT_HELP}`,
         stream: { type: 'string' },
         'ca-file': { type: 'string' },
         'no-clone-bundles': { type: 'boolean' },
+        obsmarkers: { type: 'boolean' },
         'connect-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         ...CLOSER_OPTIONS,
@@ -99,6 +103,7 @@ ${OUTPUT_HELP}`,
         closer,
         ...(values['ca-file'] ? { caFile: values['ca-file'] } : {}),
         ...(values['no-clone-bundles'] ? { cloneBundles: false } : {}),
+        ...(values.obsmarkers ? { obsmarkers: true } : {}),
         ...(values.verify ? { verify: true } : {}),
       },
       values,

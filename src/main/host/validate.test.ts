@@ -26,13 +26,15 @@ describe('validateJobRequest', () => {
       verify: true,
       closer: { backgroundClose: 'on', closeThreads: 8 },
     });
-    expect(validateJobRequest({ kind: 'clone', url: 'https://hg.example.org/repo', dest: '/c', stream: 'v2', cloneBundles: false }, abs)).toEqual({
+    expect(validateJobRequest({ kind: 'clone', url: 'https://hg.example.org/repo', dest: '/c', stream: 'v2', cloneBundles: false, obsmarkers: true }, abs)).toEqual({
       kind: 'clone',
       url: 'https://hg.example.org/repo',
       dest: '/c',
       stream: 'v2',
       cloneBundles: false,
+      obsmarkers: true,
     });
+    rejects(() => validateJobRequest({ kind: 'clone', url: 'https://h/r', dest: '/c', obsmarkers: 'yes' }, abs), /obsmarkers/);
     expect(validateJobRequest({ kind: 'bundle', repo: '/r', out: '/o.hg', type: 'packed1', compression: 'none', chunkSize: 4096 }, abs)).toMatchObject({ chunkSize: 4096 });
     expect(validateJobRequest({ kind: 'verify', repo: '/r' }, abs)).toEqual({ kind: 'verify', repo: '/r' });
   });

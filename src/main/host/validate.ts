@@ -147,7 +147,7 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
       };
     }
     case 'clone': {
-      const o = expectObject(v, where, ['kind', 'url', 'dest', 'stream', 'closer', 'verify', 'caFile', 'cloneBundles']);
+      const o = expectObject(v, where, ['kind', 'url', 'dest', 'stream', 'closer', 'verify', 'caFile', 'cloneBundles', 'obsmarkers']);
       return {
         kind,
         url: expectHttpUrl(o.url, `${where}.url`),
@@ -157,6 +157,7 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
         ...(o.verify !== undefined && { verify: expectBoolean(o.verify, `${where}.verify`) }),
         ...(o.caFile !== undefined && { caFile: abs(o.caFile, 'caFile') }),
         ...(o.cloneBundles !== undefined && { cloneBundles: expectBoolean(o.cloneBundles, `${where}.cloneBundles`) }),
+        ...(o.obsmarkers !== undefined && { obsmarkers: expectBoolean(o.obsmarkers, `${where}.obsmarkers`) }),
       };
     }
     case 'bundle': {

@@ -109,9 +109,14 @@ function baseBundle2Caps(): Map<string, string[]> {
   ]);
 }
 
-/** What hg 6.3.2 sends as client bundle caps (exchange.caps20to10, role=client). */
-export function clientBundleCaps(): string[] {
-  return ['HG20', 'bundle2=' + quote(encodeBundle2Caps(baseBundle2Caps()))];
+/**
+ * What hg 6.3.2 sends as client bundle caps (exchange.caps20to10, role=client); with `obsmarkers`,
+ * what it sends with evolution on (`obsmarkers=V0,V1`, bundle2.getrepocaps).
+ */
+export function clientBundleCaps(opts: { obsmarkers?: boolean } = {}): string[] {
+  const caps = baseBundle2Caps();
+  if (opts.obsmarkers) caps.set('obsmarkers', ['V0', 'V1']);
+  return ['HG20', 'bundle2=' + quote(encodeBundle2Caps(caps))];
 }
 
 /** A server's bundle2 caps (role=server): `checkheads=related` added, `stream` only when served. */

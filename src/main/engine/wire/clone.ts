@@ -375,11 +375,15 @@ export async function cloneFromUrl(
       if (viaBundle) return { ...viaBundle, requests: session.requests };
     }
 
+    if (req.obsmarkers && plan.version !== 'v2')
+      log('warn', 'stream v1 carries no obsolescence markers: the clone will have none');
     if (plan.version === 'v2') {
       log('info', 'streaming all changes');
       const { heads } = await peer.headsAndKnown([]);
+      // Markers travel inside the stream (the obsstore file); the `obsmarkers` getbundle argument,
+      // which would add a mandatory part with the same markers again, is never sent.
       const resp = await peer.getbundle({
-        bundlecaps: clientBundleCaps(),
+        bundlecaps: clientBundleCaps({ obsmarkers: req.obsmarkers === true }),
         cg: false,
         common: [NULL_HEX],
         heads: heads.length ? heads : [NULL_HEX],

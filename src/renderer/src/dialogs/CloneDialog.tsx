@@ -42,6 +42,7 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
   const [destTouched, setDestTouched] = useState(Boolean(initial?.dest));
   const [stream, setStream] = useState<StreamVersionChoice>(initial?.stream ?? defaults.stream);
   const [cloneBundles, setCloneBundles] = useState(initial?.cloneBundles ?? true);
+  const [obsmarkers, setObsmarkers] = useState(initial?.obsmarkers ?? false);
   const [options, setOptions] = useState<TransferOptionValues>({
     backgroundClose: initial?.closer?.backgroundClose ?? defaults.backgroundClose,
     closeThreads: initial?.closer?.closeThreads ?? defaults.closeThreads,
@@ -102,6 +103,7 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
       closer: closerFromDefaults(options),
       verify: options.verify,
       cloneBundles,
+      ...(obsmarkers ? { obsmarkers: true } : {}),
     };
     try {
       await startJob(request, undefined, 'user');
@@ -189,6 +191,12 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
               label="Use a clone bundle when the server advertises one"
               checked={cloneBundles}
               onChange={setCloneBundles}
+            />
+            <CheckboxField
+              id="clone-obsmarkers"
+              label="Take obsolescence markers (for evolve users; stream v2 only)"
+              checked={obsmarkers}
+              onChange={setObsmarkers}
             />
           </div>
         </details>
