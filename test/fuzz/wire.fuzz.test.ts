@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { Capabilities, decodeBundle2Caps } from '../../src/main/engine/wire/capabilities';
 import { HttpPeer } from '../../src/main/engine/wire/peer';
 import type { HttpResponse, HttpSession } from '../../src/main/engine/wire/http-client';
+import { DigestSession, chooseChallenge, parseChallenges } from '../../src/main/engine/wire/http-auth';
 import { decodeBinaryBookmarks, decodePhaseHeads } from '../../src/main/engine/wire/clone';
 import {
   decodeKeys,
@@ -246,6 +247,45 @@ describe('fuzz: small response parsers', () => {
         },
       ),
       params(500),
+    );
+  });
+
+  it('WWW-Authenticate challenges (a server header): parsed without throwing, and any chosen Digest signs', async () => {
+    const piece = fc.oneof(
+      fc.constantFrom(
+        'Basic',
+        'Digest',
+        'Bearer',
+        'realm=',
+        'nonce="',
+        '"',
+        ',',
+        ' ',
+        '=',
+        '\\',
+        'qop="auth"',
+        'algorithm=SHA-256',
+        'stale=true',
+        'algorithm=MD5-sess',
+      ),
+      fc.string({ maxLength: 12 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(piece, { maxLength: 40 }), async (pieces) => {
+        const header = pieces.join('');
+        const started = performance.now();
+        const chosen = chooseChallenge(parseChallenges(header));
+        if (chosen?.scheme === 'digest') {
+          const value = new DigestSession(chosen, { user: 'u"\\', password: 'p' }).authorization(
+            'GET',
+            '/?cmd=x',
+          );
+          // the header we send is one well-formed Digest challenge-shaped value: it parses back
+          expect(parseChallenges(value)[0]!.params.get('username')).toBe('u"\\');
+        }
+        expect(performance.now() - started).toBeLessThan(1000);
+      }),
+      params(1000),
     );
   });
 
