@@ -10,6 +10,7 @@
 //   (none)                      -> encodeDir              (basicstore: only encodedir)
 
 import { createHash } from 'node:crypto';
+import { join, sep } from 'node:path';
 import { SluiceError } from '../errors.js';
 
 /** store._maxstorepathlen: longer default-encoded paths are hashed into `dh/`. */
@@ -286,4 +287,20 @@ export function storePathEncoder(requirements: ReadonlySet<string>): StorePathEn
     return encodeFilename;
   }
   return encodeDir;
+}
+
+/**
+ * Absolute path of a store file from its latin1 byte-string name (`data/foo.i`), encoded as the
+ * store vfs does; the bytes of a non-ASCII name are taken as UTF-8 on disk.
+ */
+export function storeFilePath(storeDir: string, encode: StorePathEncoder, name: string): string {
+  const enc = encode(name);
+  let rel = enc;
+  for (let i = 0; i < enc.length; i++) {
+    if (enc.charCodeAt(i) >= 0x80) {
+      rel = Buffer.from(enc, 'latin1').toString('utf8');
+      break;
+    }
+  }
+  return sep === '/' ? storeDir + '/' + rel : join(storeDir, rel);
 }

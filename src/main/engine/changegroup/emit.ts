@@ -1,0 +1,424 @@
+// Changegroup generation (changegroup.py `cgpacker.generate`, `deltagroup`; storageutil.py
+// `emitrevisions`; helptext/internals/changegroups.txt): the changelog, the manifests, then each
+// changed file in byte order, every group in storage (= linkrev) order, as cg2 or cg3 chunks.
+//
+// Deltas follow emitrevisions: the stored delta when its base is one the receiver has (an ancestor
+// of what it has in that revlog) or was sent earlier in the group (a copy of the stored chunk, no
+// text rebuilt); otherwise a delta against p1, p2 or the previous revision sent; a full text with a
+// trivial header for the first revision. The changelog is always sent as full texts (hg disables
+// its delta chains). Output is produced lazily in ~256 KiB pieces: memory stays bounded by one
+// revlog's index and a text cache, whatever the repository's size.
+
+import { SluiceError, cancelled } from '../errors';
+import { NULL_REV } from '../revlog/constants';
+import { Revlog } from '../revlog/revlog';
+import { patchText } from '../revlog/mpatch';
+import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../revlog/texts';
+import type { RevlogIoMode } from '../revlog/file-io';
+import { storeFilePath, storePathEncoder } from '../store/encoding';
+
+export type ChangegroupVersion = '02' | '03';
+
+/** Changegroup versions Sluice writes, oldest first (cg1 needs the implicit-base delta form). */
+export const EMITTED_CG_VERSIONS: readonly ChangegroupVersion[] = ['02', '03'];
+
+/** The parents of each changeset: enough to compute what is missing (ChangelogGraph has this shape). */
+export interface ParentGraph {
+  readonly length: number;
+  readonly p1: Int32Array;
+  readonly p2: Int32Array;
+}
+
+/** discovery.outgoing: what `heads` have that `common` does not. */
+export interface Outgoing {
+  /** (::heads) - (::common), ascending (topological) */
+  missing: number[];
+  /** ::common, marked per rev (1 = the receiver has it) */
+  common: Uint8Array;
+}
+
+/** revlog.findcommonmissing over the changelog graph. */
+export function computeOutgoing(g: ParentGraph, commonRevs: Iterable<number>, headRevs: Iterable<number>): Outgoing {
+  const common = markAncestors(g, commonRevs);
+  const wanted = markAncestors(g, headRevs, common);
+  const missing: number[] = [];
+  for (let r = 0; r < g.length; r++) if (wanted[r] && !common[r]) missing.push(r);
+  return { missing, common };
+}
+
+/** Marks ancestors of revs (inclusive); `stop` revs are not walked through. */
+function markAncestors(g: ParentGraph, revs: Iterable<number>, stop?: Uint8Array): Uint8Array {
+  const mark = new Uint8Array(g.length);
+  const stack: number[] = [];
+  for (const r of revs) if (r >= 0 && r < g.length && !mark[r] && !stop?.[r]) (mark[r] = 1), stack.push(r);
+  while (stack.length) {
+    const r = stack.pop()!;
+    for (const p of [g.p1[r]!, g.p2[r]!])
+      if (p >= 0 && !mark[p] && !stop?.[p]) {
+        mark[p] = 1;
+        stack.push(p);
+      }
+  }
+  return mark;
+}
+
+export interface ChangegroupSource {
+  storeDir: string;
+  requirements: ReadonlySet<string>;
+}
+
+export interface EmitProgress {
+  section: 'changesets' | 'manifests' | 'files';
+  /** revisions emitted in the section so far */
+  revisions: number;
+  /** total revisions of the section when known (changesets, manifests), else files done/total */
+  total: number;
+  /** bytes of changegroup emitted so far */
+  bytes: number;
+  /** the file being sent (files section) */
+  path?: string;
+}
+
+export interface EmitOptions {
+  version: ChangegroupVersion;
+  /**
+   * changegroup.makestream's fastpathlinkrev: every head of the unfiltered repository is requested,
+   * so file revisions can be chosen by linkrev instead of by reading the sent manifests.
+   */
+  fastPathLinkrev: boolean;
+  signal?: AbortSignal;
+  io?: RevlogIoMode;
+  onProgress?: (p: EmitProgress) => void;
+  /** hg's `%8.i (changelog)`-style verbose notes and per-file sizes */
+  onNote?: (line: string) => void;
+}
+
+const NULL_NODE = Buffer.alloc(20);
+const OUT_PIECE = 256 << 10;
+
+/** Collects small pieces and hands them out in OUT_PIECE-sized concatenations. */
+class PieceBuffer {
+  private pieces: Uint8Array[] = [];
+  private size = 0;
+  total = 0;
+  push(b: Uint8Array): void {
+    if (!b.length) return;
+    this.pieces.push(b);
+    this.size += b.length;
+    this.total += b.length;
+  }
+  get full(): boolean {
+    return this.size >= OUT_PIECE;
+  }
+  take(): Uint8Array | null {
+    if (!this.size) return null;
+    const out = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.size);
+    this.pieces = [];
+    this.size = 0;
+    return out;
+  }
+}
+
+function int32(n: number): Buffer {
+  const b = Buffer.allocUnsafe(4);
+  b.writeInt32BE(n, 0);
+  return b;
+}
+
+const CLOSE = Buffer.alloc(4);
+
+/** `>lll` hunk replacing [start, end) of the base: a one-hunk delta (mdiff.replacediffheader shape). */
+function hunkHeader(start: number, end: number, length: number): Buffer {
+  const b = Buffer.allocUnsafe(12);
+  b.writeInt32BE(start, 0);
+  b.writeInt32BE(end, 4);
+  b.writeInt32BE(length, 8);
+  return b;
+}
+
+/**
+ * A delta turning base into text: one hunk replacing what lies between their common prefix and
+ * common suffix (empty when equal). Linear, and tight for the usual append or local edit; hg's
+ * bdiff would find several hunks, the receiver rebuilds the same text either way.
+ */
+export function prefixSuffixDelta(base: Uint8Array, text: Uint8Array): Uint8Array[] {
+  const max = Math.min(base.length, text.length);
+  let p = 0;
+  while (p < max && base[p] === text[p]) p++;
+  let s = 0;
+  while (s < max - p && base[base.length - 1 - s] === text[text.length - 1 - s]) s++;
+  if (p === base.length && p === text.length) return [];
+  const mid = text.subarray(p, text.length - s);
+  return [hunkHeader(p, base.length - s, mid.length), mid];
+}
+
+type LinkLookup = (rev: number) => Uint8Array | Promise<Uint8Array>;
+
+interface GroupStats {
+  revisions: number;
+}
+
+/**
+ * storageutil.emitrevisions + _revisiondeltatochunks for one revlog: `revs` ascending. `full`:
+ * every revision as a full text (the changelog's CG_DELTAMODE_FULL).
+ */
+async function* emitGroup(
+  rl: Revlog,
+  revs: readonly number[],
+  linknode: LinkLookup,
+  version: ChangegroupVersion,
+  full: boolean,
+  out: PieceBuffer,
+  stats: GroupStats,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Uint8Array> {
+  const index = rl.index;
+  const n = index.length;
+  const parents = (r: number): [number, number] => [index.p1(r), index.p2(r)];
+  const sending = new Uint8Array(n);
+  for (const r of revs) sending[r] = 1;
+  // the receiver has every ancestor (in this revlog) of the parents of what is sent
+  const available = new Uint8Array(n);
+  const stack: number[] = [];
+  for (const r of revs)
+    for (const p of parents(r))
+      if (p >= 0 && !sending[p] && !available[p]) {
+        available[p] = 1;
+        stack.push(p);
+      }
+  while (stack.length) {
+    const r = stack.pop()!;
+    for (const p of parents(r))
+      if (p >= 0 && !available[p]) {
+        available[p] = 1;
+        stack.push(p);
+      }
+  }
+  const emitted = new Uint8Array(n);
+  const usable = (r: number): boolean => r !== NULL_REV && (emitted[r] === 1 || available[r] === 1);
+  const headerLen = version === '03' ? 102 : 100;
+  let prevrev = revs.length ? index.p1(revs[0]!) : NULL_REV;
+  for (const rev of revs) {
+    if (signal?.aborted) throw cancelled();
+    const [p1, p2] = parents(rev);
+    const deltaParent = index.deltaParent(rev);
+    let base: number;
+    if (full) base = NULL_REV;
+    else if (usable(deltaParent)) base = deltaParent;
+    else if (usable(p1)) base = p1;
+    else if (usable(p2)) base = p2;
+    else base = prevrev;
+    let payload: Uint8Array[];
+    if (base === NULL_REV) {
+      // a full text: the stored chunk itself when it is a snapshot, else rebuilt
+      const text = deltaParent === NULL_REV && !full ? await rl.chunk(rev) : await rl.revision(rev);
+      payload = text.length ? [hunkHeader(0, 0, text.length), text] : [];
+    } else if (base === deltaParent) {
+      payload = [await rl.chunk(rev)];
+    } else {
+      payload = prefixSuffixDelta(await rl.revision(base), await rl.revision(rev));
+    }
+    emitted[rev] = 1;
+    prevrev = rev;
+    let len = 4 + headerLen;
+    for (const p of payload) len += p.length;
+    const head = Buffer.allocUnsafe(4 + headerLen);
+    head.writeInt32BE(len, 0);
+    head.set(index.node(rev), 4);
+    head.set(p1 === NULL_REV ? NULL_NODE : index.node(p1), 24);
+    head.set(p2 === NULL_REV ? NULL_NODE : index.node(p2), 44);
+    head.set(base === NULL_REV ? NULL_NODE : index.node(base), 64);
+    head.set(await linknode(rev), 84);
+    if (version === '03') head.writeUInt16BE(index.revFlags(rev), 104);
+    out.push(head);
+    for (const p of payload) out.push(p);
+    stats.revisions++;
+    if (out.full) yield out.take()!;
+  }
+}
+
+/**
+ * The changegroup of `outgoing.missing` (cgpacker.generate), as the bytes of a bundle2
+ * `changegroup` part or of an `HG10UN` file body.
+ */
+export async function* emitChangegroup(
+  src: ChangegroupSource,
+  outgoing: Outgoing,
+  opts: EmitOptions,
+): AsyncGenerator<Uint8Array> {
+  const { version, signal } = opts;
+  const io = opts.io ?? 'async';
+  const encode = storePathEncoder(src.requirements);
+  const storePath = (name: string): string => storeFilePath(src.storeDir, encode, name);
+  const open = (radix: string): Promise<Revlog> =>
+    Revlog.open(storePath(radix + '.i'), { name: radix, dataPath: storePath(radix + '.d'), io, signal });
+  const out = new PieceBuffer();
+  const progress = (p: Omit<EmitProgress, 'bytes'>): void => opts.onProgress?.({ ...p, bytes: out.total });
+  const { missing } = outgoing;
+  const sentCl = new Uint8Array(outgoing.common.length);
+  for (const r of missing) sentCl[r] = 1;
+
+  // changelog: full texts; collect each manifest's first changeset and the changed files
+  const cl = await open('00changelog');
+  const manifests = new Map<string, number>(); // manifest node (latin1) -> first cl rev
+  const changedFiles = new Set<string>();
+  const clrevorder = new Map<number, number>();
+  try {
+    if (cl.length !== outgoing.common.length)
+      throw new SluiceError('REVLOG', 'the changelog changed while a changegroup was being made');
+    const stats = { revisions: 0 };
+    yield* emitGroup(
+      cl,
+      missing,
+      async (rev) => {
+        const entry = parseChangelogEntry(await cl.revision(rev));
+        clrevorder.set(rev, clrevorder.size);
+        const mkey = Buffer.from(entry.manifest).toString('latin1');
+        if (!manifests.has(mkey)) manifests.set(mkey, rev);
+        for (const f of entry.files) changedFiles.add(f);
+        if (stats.revisions % 64 === 0)
+          progress({ section: 'changesets', revisions: stats.revisions, total: missing.length });
+        return cl.index.node(rev);
+      },
+      version,
+      true,
+      out,
+      stats,
+      signal,
+    );
+    out.push(CLOSE);
+    progress({ section: 'changesets', revisions: stats.revisions, total: missing.length });
+    opts.onNote?.(`${String(out.total).padStart(8)} (changelog)`);
+  } finally {
+    await cl.close();
+  }
+  const clNode = (rev: number): Uint8Array => cl.index.node(rev);
+
+  // manifests, linked to the first changeset (in send order) that introduced each
+  const fnodes = new Map<string, Map<string, number>>(); // path -> file node (latin1) -> cl rev
+  const ml = await open('00manifest');
+  const manifestStart = out.total;
+  try {
+    const mrevs: number[] = [];
+    const linkOf = new Map<number, number>();
+    for (const [node, clrev] of manifests) {
+      const r = ml.index.rev(Buffer.from(node, 'latin1'));
+      if (r === NULL_REV) continue; // the empty changeset's null manifest
+      if (r === undefined) {
+        throw new SluiceError('REVLOG', `manifest ${Buffer.from(node, 'latin1').toString('hex')} is missing`);
+      }
+      mrevs.push(r);
+      linkOf.set(r, clrev);
+    }
+    mrevs.sort((a, b) => a - b);
+    const stats = { revisions: 0 };
+    yield* emitGroup(
+      ml,
+      mrevs,
+      async (rev) => {
+        const clrev = linkOf.get(rev)!;
+        if (!opts.fastPathLinkrev) await collectFileNodes(ml, rev, clrev, fnodes, clrevorder);
+        if (stats.revisions % 64 === 0)
+          progress({ section: 'manifests', revisions: stats.revisions, total: mrevs.length });
+        return clNode(clrev);
+      },
+      version,
+      false,
+      out,
+      stats,
+      signal,
+    );
+    out.push(CLOSE);
+    if (version === '03') out.push(CLOSE); // the (empty) list of tree manifests
+    progress({ section: 'manifests', revisions: stats.revisions, total: mrevs.length });
+    opts.onNote?.(`${String(out.total - manifestStart).padStart(8)} (manifests)`);
+  } finally {
+    await ml.close();
+  }
+
+  // files, in byte order of their paths
+  const files = [...changedFiles].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let done = 0;
+  for (const path of files) {
+    if (signal?.aborted) throw cancelled();
+    const fl = await open('data/' + path);
+    try {
+      if (!fl.length) throw new SluiceError('REVLOG', `empty or missing file data for ${path}`);
+      const links = new Map<number, number>(); // file rev -> cl rev
+      if (opts.fastPathLinkrev) {
+        for (let r = 0; r < fl.length; r++) {
+          const lr = fl.index.link(r);
+          if (lr >= 0 && lr < sentCl.length && sentCl[lr]) links.set(r, lr);
+        }
+      } else {
+        for (const [node, clrev] of fnodes.get(path) ?? []) {
+          const r = fl.index.rev(Buffer.from(node, 'latin1'));
+          if (r === undefined)
+            throw new SluiceError('REVLOG', `${path}: file node ${Buffer.from(node, 'latin1').toString('hex')} is missing`);
+          const lr = fl.index.link(r);
+          if (lr >= 0 && lr < outgoing.common.length && outgoing.common[lr]) continue; // the receiver has it
+          links.set(r, clrev);
+        }
+      }
+      done++;
+      if (!links.size) continue;
+      progress({ section: 'files', revisions: done, total: files.length, path });
+      const start = out.total;
+      const name = Buffer.from(path, 'latin1');
+      out.push(int32(4 + name.length));
+      out.push(name);
+      const revs = [...links.keys()].sort((a, b) => a - b);
+      yield* emitGroup(
+        fl,
+        revs,
+        (rev) => clNode(links.get(rev)!),
+        version,
+        false,
+        out,
+        { revisions: 0 },
+        signal,
+      );
+      out.push(CLOSE);
+      opts.onNote?.(`${String(out.total - start).padStart(8)}  ${path}`);
+      if (out.full) yield out.take()!;
+    } finally {
+      await fl.close();
+    }
+  }
+  out.push(CLOSE);
+  progress({ section: 'files', revisions: files.length, total: files.length });
+  const last = out.take();
+  if (last) yield last;
+}
+
+/**
+ * The slow path's lookupmflinknode: the file nodes a sent manifest introduces (its delta against
+ * a parent when stored that way, manifestctx.readfast), each linked to the earliest changeset.
+ */
+async function collectFileNodes(
+  ml: Revlog,
+  rev: number,
+  clrev: number,
+  fnodes: Map<string, Map<string, number>>,
+  clrevorder: Map<number, number>,
+): Promise<void> {
+  const dp = ml.index.deltaParent(rev);
+  const order = clrevorder.get(clrev)!;
+  const visit = (e: ManifestEntry): void => {
+    if (e.flag === 't') return;
+    let m = fnodes.get(e.path);
+    if (!m) fnodes.set(e.path, (m = new Map()));
+    const node = Buffer.from(e.nodeHex, 'hex').toString('latin1');
+    const prev = m.get(node);
+    if (prev === undefined || clrevorder.get(prev)! > order) m.set(node, clrev);
+  };
+  if (dp !== NULL_REV && (dp === ml.index.p1(rev) || dp === ml.index.p2(rev))) {
+    try {
+      parseManifest(patchText(await ml.chunk(rev)), visit);
+      return;
+    } catch {
+      // a delta whose hunks do not cut at line ends (not written by hg): read the whole manifest
+    }
+  }
+  parseManifest(await ml.revision(rev), visit);
+}
