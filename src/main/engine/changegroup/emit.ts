@@ -38,7 +38,11 @@ export interface Outgoing {
 }
 
 /** revlog.findcommonmissing over the changelog graph. */
-export function computeOutgoing(g: ParentGraph, commonRevs: Iterable<number>, headRevs: Iterable<number>): Outgoing {
+export function computeOutgoing(
+  g: ParentGraph,
+  commonRevs: Iterable<number>,
+  headRevs: Iterable<number>,
+): Outgoing {
   const common = markAncestors(g, commonRevs);
   const wanted = markAncestors(g, headRevs, common);
   const missing: number[] = [];
@@ -50,7 +54,7 @@ export function computeOutgoing(g: ParentGraph, commonRevs: Iterable<number>, he
 function markAncestors(g: ParentGraph, revs: Iterable<number>, stop?: Uint8Array): Uint8Array {
   const mark = new Uint8Array(g.length);
   const stack: number[] = [];
-  for (const r of revs) if (r >= 0 && r < g.length && !mark[r] && !stop?.[r]) (mark[r] = 1), stack.push(r);
+  for (const r of revs) if (r >= 0 && r < g.length && !mark[r] && !stop?.[r]) ((mark[r] = 1), stack.push(r));
   while (stack.length) {
     const r = stack.pop()!;
     for (const p of [g.p1[r]!, g.p2[r]!])
@@ -354,7 +358,10 @@ export async function* emitChangegroup(
         for (const [node, clrev] of fnodes.get(path) ?? []) {
           const r = fl.index.rev(Buffer.from(node, 'latin1'));
           if (r === undefined)
-            throw new SluiceError('REVLOG', `${path}: file node ${Buffer.from(node, 'latin1').toString('hex')} is missing`);
+            throw new SluiceError(
+              'REVLOG',
+              `${path}: file node ${Buffer.from(node, 'latin1').toString('hex')} is missing`,
+            );
           const lr = fl.index.link(r);
           if (lr >= 0 && lr < outgoing.common.length && outgoing.common[lr]) continue; // the receiver has it
           links.set(r, clrev);
