@@ -54,7 +54,11 @@ export function computeOutgoing(
 function markAncestors(g: ParentGraph, revs: Iterable<number>, stop?: Uint8Array): Uint8Array {
   const mark = new Uint8Array(g.length);
   const stack: number[] = [];
-  for (const r of revs) if (r >= 0 && r < g.length && !mark[r] && !stop?.[r]) ((mark[r] = 1), stack.push(r));
+  for (const r of revs) {
+    if (r < 0 || r >= g.length || mark[r] || stop?.[r]) continue;
+    mark[r] = 1;
+    stack.push(r);
+  }
   while (stack.length) {
     const r = stack.pop()!;
     for (const p of [g.p1[r]!, g.p2[r]!])
