@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'TIMEOUT'
   | 'NETWORK'
   | 'NO_STREAM' // the server allows no stream clone
+  | 'UNRELATED' // the remote repository shares no changeset with the local one
   // repository content
   | 'REVLOG' // a revlog is corrupt (details in the message)
   | 'VERIFY_FAILED'
