@@ -1,0 +1,475 @@
+// The wire-protocol commands a Sluice server answers (wireprotov1server.py), independent of the
+// transport: a table from command name to a handler that takes the decoded arguments and returns
+// a response that is bytes, a stream, or an out-of-band error (wireprototypes.bytesresponse,
+// streamres, streamreslegacy, ooberror). The HTTP server (server.ts) and the ssh stdio server
+// (ssh-server.ts) decode arguments their own way and render these responses their own way.
+//
+// Read-only, stream clones only: v2 through getbundle (stream2 + bookmarks + listkeys
+// [+ phase-heads]) and v1 through stream_out (plus the follow-up getbundle for phases and
+// bookmarks). A getbundle that needs a changegroup gets an error:abort part saying so.
+
+import type { Bundle2OutPart } from '../format/bundle2';
+import { stream2Params } from '../format/stream2';
+import { bundle2Reply, bundle2ReplyLength, type ReplyPart } from './bundle2-reply';
+import { branchMapOf } from './branchmap';
+import { decodeBundle2Caps, encodeBundle2Caps, serverBundle2Caps } from './capabilities';
+import type { RepoSnapshot } from './repo-state';
+import type { ServedCloneBundles } from './served-clone-bundles';
+import { StoreLocked, serverStream2, serverStreamOut } from './server-streams';
+import {
+  NULL_HEX,
+  decodeNodeList,
+  encodeKeys,
+  escapeBatchArg,
+  isHexNode,
+  quote,
+  unescapeBatchArg,
+  unquote,
+} from './wire-encoding';
+
+const BUNDLE2_REQUIRED =
+  'incompatible Mercurial client; bundle2 required\n(see https://www.mercurial-scm.org/wiki/IncompatibleClient)\n';
+const ONLY_STREAM = 'sluice serve only serves stream clones';
+const ONLY_STREAM_HINT = 'clone with hg clone --stream (pulls and non-stream clones need hg serve)';
+
+/** One command invocation, as the transport decoded it. */
+export interface CommandCall {
+  snap: RepoSnapshot;
+  args: Map<string, string>;
+  /** fires when the client goes away before the response ended */
+  signal: AbortSignal;
+  /** capabilities the transport adds (wireprotoserver's proto.addcapabilities) */
+  transportCaps: readonly string[];
+  /** the URL the client reached the server by; served clone bundle files are listed under it (HTTP) */
+  baseUrl?: string;
+}
+
+export interface CommandEnv {
+  /** bundle2 payload chunk size (32768; 4096 reproduces pre-4.5 hg) */
+  chunkSize: number;
+  cloneBundles: ServedCloneBundles;
+}
+
+/** bytesresponse: a small reply the transport sends whole */
+export interface BytesResponse {
+  type: 'bytes';
+  data: Buffer;
+}
+
+/** streamres: a reply the transport may compress (HTTP 0.2 negotiation); ssh sends it as is */
+export interface StreamResponse {
+  type: 'stream';
+  body: AsyncIterable<Uint8Array>;
+  /** exact size of `body` when known up front */
+  length: number | null;
+  /** the body is already compressed or incompressible (a stream clone): do not compress it */
+  preferUncompressed: boolean;
+  /** the producer failure that interrupted the reply in-band (bundle2 error part), once it happened */
+  interruption(): Error | null;
+}
+
+/** streamreslegacy: stream_out's body, never compressed */
+export interface LegacyStreamResponse {
+  type: 'stream-legacy';
+  body: AsyncIterable<Uint8Array>;
+  length: number;
+}
+
+/** ooberror: HTTP sends it as application/hg-error, ssh on stderr */
+export interface ErrorResponse {
+  type: 'error';
+  /** newline-terminated text */
+  message: string;
+}
+
+export type CommandResponse = BytesResponse | StreamResponse | LegacyStreamResponse | ErrorResponse;
+
+/** A malformed request (missing argument, bad node list): HTTP answers 400. */
+export class BadRequest extends Error {}
+
+/** An Abort raised inside a command: becomes an error:abort part (bundle2) or an out-of-band error. */
+export class CommandAbort extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+interface WireCommand {
+  /** argument names as wireprotov1server declares them (`*`: any others); the ssh framing needs them */
+  args: string;
+  /** answers with bytes and may run inside `batch` */
+  batchable?: boolean;
+  run(env: CommandEnv, call: CommandCall, name: string): Promise<CommandResponse>;
+}
+
+function bytes(text: string | Buffer): BytesResponse {
+  return { type: 'bytes', data: typeof text === 'string' ? Buffer.from(text, 'latin1') : text };
+}
+
+function oob(message: string): ErrorResponse {
+  return { type: 'error', message };
+}
+
+function need(call: CommandCall, cmd: string, k: string): string {
+  const v = call.args.get(k);
+  if (v === undefined) throw new BadRequest(`missing argument ${k} for ${cmd}`);
+  return v;
+}
+
+function decodeNodesOrBad(nodes: string): string[] {
+  try {
+    return decodeNodeList(nodes, 'nodes');
+  } catch (e) {
+    throw new BadRequest((e as Error).message);
+  }
+}
+
+async function capabilities(env: CommandEnv, call: CommandCall): Promise<string> {
+  const snap = call.snap;
+  const caps = ['batch', 'getbundle', 'known', 'pushkey', ...call.transportCaps];
+  if (await branchMapOf(snap)) caps.push('branchmap');
+  if (snap.streamAllowed) {
+    if (snap.settings.preferUncompressed) caps.push('stream-preferred');
+    const reqs = snap.streamRequirements;
+    if (reqs.every((x) => x === 'revlogv1')) caps.push('stream');
+    else caps.push(`streamreqs=${reqs.join(',')}`);
+  }
+  // bundle2.getrepocaps checks only the two knobs, not secret changesets (quirk kept)
+  const v2 = snap.settings.uncompressed && snap.settings.bundle2Stream;
+  caps.push(`bundle2=${quote(encodeBundle2Caps(serverBundle2Caps(v2)))}`);
+  if (await env.cloneBundles.advertised(call.baseUrl !== undefined)) caps.push('clonebundles');
+  return [...new Set(caps)].sort().join(' ');
+}
+
+function listkeyPairs(snap: RepoSnapshot, namespace: string): [string, string][] {
+  switch (namespace) {
+    case 'bookmarks':
+      return snap.servedBookmarks();
+    case 'phases':
+      return snap.listPhases();
+    case 'namespaces':
+      return [
+        ['bookmarks', ''],
+        ['namespaces', ''],
+        ['phases', ''],
+      ];
+    default:
+      return [];
+  }
+}
+
+/** the listkeys command sorts (wireprotov1server.listkeys); the bundle2 part does not */
+function listkeys(snap: RepoSnapshot, namespace: string, sorted = true): string {
+  const keys = listkeyPairs(snap, namespace);
+  return encodeKeys(sorted ? keys.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) : keys);
+}
+
+function lookup(snap: RepoSnapshot, key: string): number | undefined {
+  if (key === 'tip') return snap.headRevs().length ? Math.max(...snap.headRevs()) : undefined;
+  if (isHexNode(key)) return snap.revOfHex(key);
+  for (const [name, hex] of snap.servedBookmarks()) if (name === key) return snap.revOfHex(hex);
+  if (/^\d+$/.test(key)) {
+    const r = Number(key);
+    return r < snap.graph.length && snap.visible(r) ? r : undefined;
+  }
+  return undefined;
+}
+
+/** localrepo.between: first-parent nodes at distances 1, 2, 4, … below `top`, stopping at `bottom` */
+function between(snap: RepoSnapshot, pairs: string): string {
+  const out: string[] = [];
+  for (const pair of pairs.split(' ')) {
+    if (!pair) continue;
+    const [top, bottom, ...rest] = pair.split('-');
+    if (top === undefined || bottom === undefined || rest.length || !isHexNode(top) || !isHexNode(bottom))
+      throw new BadRequest('malformed between pair');
+    const found: string[] = [];
+    let rev = top === NULL_HEX ? -1 : snap.revOfHex(top);
+    if (rev === undefined) throw new CommandAbort(`unknown revision '${top}'`);
+    for (let i = 0, f = 1; rev >= 0 && snap.hex(rev) !== bottom; i++) {
+      if (i === f) {
+        found.push(snap.hex(rev));
+        f *= 2;
+      }
+      rev = snap.graph.p1[rev]!;
+    }
+    out.push(`${found.join(' ')}\n`);
+  }
+  return out.join('');
+}
+
+async function getbundleParts(
+  call: CommandCall,
+): Promise<{ parts: ReplyPart[]; preferUncompressed: boolean }> {
+  const a = call.args;
+  const bool = (k: string, dflt: boolean): boolean => (a.has(k) ? a.get(k) !== '0' && a.get(k) !== '' : dflt);
+  const bundlecaps = new Set((a.get('bundlecaps') ?? '').split(','));
+  const b2caps = new Map<string, string[]>();
+  for (const c of bundlecaps)
+    if (c.startsWith('bundle2='))
+      for (const [k, v] of decodeBundle2Caps(unquote(c.slice(8)))) b2caps.set(k, v);
+  const snap = call.snap;
+  const parts: ReplyPart[] = [];
+  let preferUncompressed = false;
+
+  if (bool('stream', false)) {
+    if (!snap.streamAllowed) {
+      throw new CommandAbort(
+        'stream data requested but server does not allow this feature',
+        'well-behaved clients should not be requesting stream data from servers not advertising it; the client may be buggy',
+      );
+    }
+    if (a.get('includepats') || a.get('excludepats'))
+      throw new CommandAbort('server does not support narrow stream clones');
+    // bundle2.addpartbundlestream2: markers go along only to a client that takes their format
+    // version (its bundle2 `obsmarkers=V0,V1` cap); a client with none is refused
+    let includeObsmarkers = false;
+    if (snap.obsstoreVersion !== null) {
+      const versions = (b2caps.get('obsmarkers') ?? [])
+        .filter((v) => v.startsWith('V'))
+        .map((v) => Number(v.slice(1)));
+      if (!versions.length)
+        throw new CommandAbort(
+          'server has obsolescence markers, but client cannot receive them via stream clone',
+        );
+      includeObsmarkers = versions.includes(snap.obsstoreVersion);
+    }
+    const s = await serverStream2(snap, call.signal, includeObsmarkers);
+    parts.push({
+      type: 'stream2',
+      mandatoryParams: stream2Params(s.files, s.bytes, snap.streamRequirements),
+      data: s.payload,
+      payloadLength: s.payloadLength,
+    });
+    preferUncompressed = true;
+  }
+  if (bool('cg', true)) {
+    const headsArg = a.has('heads') ? decodeNodesOrBad(a.get('heads')!) : null;
+    const common = a.has('common') ? decodeNodesOrBad(a.get('common')!) : [];
+    const wanted = headsArg ? headsArg.map((h) => snap.revOfHex(h)) : snap.headRevs();
+    if (wanted.some((x) => x === undefined)) throw new CommandAbort('unknown revision requested');
+    const commonRevs = common.map((h) => snap.revOfHex(h)).filter((x): x is number => x !== undefined);
+    const have = snap.graph.ancestors(commonRevs);
+    if ((wanted as number[]).some((rev) => !have[rev])) throw new CommandAbort(ONLY_STREAM, ONLY_STREAM_HINT);
+  }
+  if (bool('bookmarks', false)) {
+    if (!b2caps.has('bookmarks')) throw new CommandAbort('no common bookmarks exchange method');
+    const marks = snap.servedBookmarks();
+    const data = Buffer.concat(
+      marks.map(([name, hex]) => {
+        const nm = Buffer.from(name, 'latin1');
+        const head = Buffer.alloc(22);
+        Buffer.from(hex, 'hex').copy(head, 0);
+        head.writeUInt16BE(nm.length, 20);
+        return Buffer.concat([head, nm]);
+      }),
+    );
+    if (data.length) parts.push({ type: 'bookmarks', data });
+  }
+  for (const ns of a.has('listkeys') ? a.get('listkeys')!.split(',') : []) {
+    parts.push({
+      type: 'listkeys',
+      mandatoryParams: [['namespace', ns]],
+      data: Buffer.from(listkeys(snap, ns, false), 'latin1'),
+    });
+  }
+  if (bool('phases', false)) {
+    if (!(b2caps.get('phases') ?? []).includes('heads'))
+      throw new CommandAbort('no common phases exchange method');
+    const headsArg = a.has('heads') ? decodeNodesOrBad(a.get('heads')!) : null;
+    const headRevs = headsArg
+      ? headsArg.map((h) => snap.revOfHex(h)).filter((x): x is number => x !== undefined)
+      : snap.headRevs();
+    const entries: Buffer[] = [];
+    for (const [phase, revs] of snap.phaseHeads(headRevs)) {
+      for (const rev of revs) {
+        const e = Buffer.alloc(24);
+        e.writeInt32BE(phase, 0);
+        Buffer.from(snap.graph.nodes[rev]!, 'latin1').copy(e, 4);
+        entries.push(e);
+      }
+    }
+    parts.push({ type: 'phase-heads', data: Buffer.concat(entries) });
+  }
+  return { parts, preferUncompressed };
+}
+
+/** wireprotov1server.getbundle: a bundle2 reply; an Abort becomes an error:abort part. */
+async function getbundle(env: CommandEnv, call: CommandCall): Promise<CommandResponse> {
+  const caps = (call.args.get('bundlecaps') ?? '').split(',');
+  if (!caps.some((c) => c.startsWith('HG2'))) return oob(BUNDLE2_REQUIRED);
+  let built: Awaited<ReturnType<typeof getbundleParts>>;
+  try {
+    built = await getbundleParts(call);
+  } catch (e) {
+    if (!(e instanceof CommandAbort)) throw e;
+    const abort: Bundle2OutPart = {
+      type: 'error:abort',
+      mandatoryParams: [['message', e.message]],
+      ...(e.hint ? { advisoryParams: [['hint', e.hint]] } : {}),
+    };
+    return {
+      type: 'stream',
+      body: bundle2Reply([abort], env.chunkSize),
+      length: null,
+      preferUncompressed: true,
+      interruption: () => null,
+    };
+  }
+  let interrupted: Error | null = null;
+  return {
+    type: 'stream',
+    body: bundle2Reply(built.parts, env.chunkSize, (e) => {
+      interrupted = e instanceof Error ? e : new Error(String(e));
+    }),
+    length: bundle2ReplyLength(built.parts, env.chunkSize),
+    preferUncompressed: built.preferUncompressed,
+    interruption: () => interrupted,
+  };
+}
+
+/** wireprotov1server.stream: `1\n` refused, `2\n` store locked, else the v1 stream. */
+async function streamOut(call: CommandCall): Promise<CommandResponse> {
+  if (!call.snap.streamAllowed) return bytes('1\n');
+  try {
+    const out = await serverStreamOut(call.snap, call.signal);
+    return { type: 'stream-legacy', body: out.body, length: out.length };
+  } catch (e) {
+    if (e instanceof StoreLocked) return bytes('2\n');
+    throw e;
+  }
+}
+
+const notSupported = (args: string): WireCommand => ({
+  args,
+  run: async (_env, _call, name) =>
+    oob(`sluice serve does not support the ${name} command; ${ONLY_STREAM}\n`),
+});
+const readOnly = (args: string): WireCommand => ({
+  args,
+  run: async (_env, _call, name) => oob(`sluice serve is read-only: ${name} is not supported\n`),
+});
+
+/** The dispatch table (wireprotov1server's @wireprotocommand declarations, arguments included). */
+export const WIRE_COMMANDS: Readonly<Record<string, WireCommand>> = {
+  capabilities: { args: '', batchable: true, run: async (env, call) => bytes(await capabilities(env, call)) },
+  hello: {
+    args: '',
+    run: async (env, call) => bytes(`capabilities: ${await capabilities(env, call)}\n`),
+  },
+  between: {
+    args: 'pairs',
+    run: async (_env, call) => bytes(between(call.snap, need(call, 'between', 'pairs'))),
+  },
+  heads: {
+    args: '',
+    batchable: true,
+    run: async (_env, call) =>
+      bytes(
+        call.snap
+          .headRevs()
+          .map((r) => call.snap.hex(r))
+          .join(' ') + '\n',
+      ),
+  },
+  known: {
+    args: 'nodes *',
+    batchable: true,
+    run: async (_env, call) =>
+      bytes(
+        decodeNodesOrBad(need(call, 'known', 'nodes'))
+          .map((n) => (call.snap.revOfHex(n) !== undefined ? '1' : '0'))
+          .join(''),
+      ),
+  },
+  branchmap: {
+    args: '',
+    batchable: true,
+    run: async (_env, call) => {
+      const map = await branchMapOf(call.snap);
+      if (!map) throw new CommandAbort('sluice serve cannot read branch names of this repository');
+      return bytes([...map].map(([name, nodes]) => `${quote(name)} ${nodes.join(' ')}`).join('\n'));
+    },
+  },
+  listkeys: {
+    args: 'namespace',
+    batchable: true,
+    run: async (_env, call) => bytes(listkeys(call.snap, need(call, 'listkeys', 'namespace'))),
+  },
+  clonebundles: {
+    args: '',
+    batchable: true,
+    run: async (env, call) => bytes(await env.cloneBundles.manifestText(call.baseUrl)),
+  },
+  lookup: {
+    args: 'key',
+    batchable: true,
+    run: async (_env, call) => {
+      const key = need(call, 'lookup', 'key');
+      const rev = lookup(call.snap, key);
+      return bytes(rev === undefined ? `0 unknown revision '${key}'\n` : `1 ${call.snap.hex(rev)}\n`);
+    },
+  },
+  batch: { args: 'cmds *', run: async (env, call) => bytes(await batch(env, call)) },
+  stream_out: { args: '', run: async (_env, call) => streamOut(call) },
+  getbundle: { args: '*', run: getbundle },
+  unbundle: readOnly('heads'),
+  pushkey: readOnly('namespace key old new'),
+  branches: notSupported('nodes'),
+  changegroup: notSupported('roots'),
+  changegroupsubset: notSupported('bases heads'),
+  debugwireargs: notSupported('one two *'),
+  protocaps: notSupported('caps'),
+};
+
+/** wireprotov1server.batch: `op args;op args`, results escaped and joined with `;`. */
+async function batch(env: CommandEnv, call: CommandCall): Promise<string> {
+  const out: string[] = [];
+  for (const pair of (call.args.get('cmds') ?? '').split(';')) {
+    const sp = pair.indexOf(' ');
+    const op = sp < 0 ? pair : pair.slice(0, sp);
+    const vals = new Map<string, string>();
+    for (const a of (sp < 0 ? '' : pair.slice(sp + 1)).split(',')) {
+      if (!a) continue;
+      const eq = a.indexOf('=');
+      if (eq < 0) throw new BadRequest('malformed batch argument');
+      vals.set(unescapeBatchArg(a.slice(0, eq)), unescapeBatchArg(a.slice(eq + 1)));
+    }
+    const cmd = Object.hasOwn(WIRE_COMMANDS, op) ? WIRE_COMMANDS[op]! : undefined;
+    if (!cmd?.batchable)
+      throw new CommandAbort(
+        `sluice serve does not support the ${op} command (read-only, stream clones only)`,
+      );
+    const r = await cmd.run(env, { ...call, args: vals }, op);
+    if (r.type !== 'bytes') throw new CommandAbort(`${op} cannot run in a batch`);
+    out.push(escapeBatchArg(r.data.toString('latin1')));
+  }
+  return out.join(';');
+}
+
+/** The table entry for `name`, or undefined when there is no such command. */
+export function wireCommand(name: string): WireCommand | undefined {
+  return Object.hasOwn(WIRE_COMMANDS, name) ? WIRE_COMMANDS[name] : undefined;
+}
+
+/**
+ * Runs one command. Abort raised outside getbundle becomes an out-of-band error (HTTP
+ * application/hg-error); BadRequest is left to the transport.
+ */
+export async function dispatchCommand(
+  env: CommandEnv,
+  name: string,
+  call: CommandCall,
+): Promise<CommandResponse | undefined> {
+  const cmd = wireCommand(name);
+  if (!cmd) return undefined;
+  try {
+    return await cmd.run(env, call, name);
+  } catch (e) {
+    if (e instanceof CommandAbort) return oob(`${e.message}\n${e.hint ? `(${e.hint})\n` : ''}`);
+    throw e;
+  }
+}
