@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Capabilities, decodeBundle2Caps } from '../../src/main/engine/wire/capabilities';
-import { HttpPeer } from '../../src/main/engine/wire/peer';
+import { HttpPeer } from '../../src/main/engine/wire/http-peer';
 import type { HttpResponse, HttpSession } from '../../src/main/engine/wire/http-client';
 import { DigestSession, chooseChallenge, parseChallenges } from '../../src/main/engine/wire/http-auth';
 import { decodeBinaryBookmarks, decodePhaseHeads } from '../../src/main/engine/wire/clone';

@@ -39,7 +39,8 @@ import {
   type HttpOptions,
   type ProxyConfig,
 } from './http-client';
-import { HttpPeer } from './peer';
+import { HttpPeer } from './http-peer';
+import type { WirePeer } from './peer';
 import { NULL_HEX, decodeKeys } from './wire-encoding';
 
 export interface CloneOptions {
@@ -288,7 +289,7 @@ function sessionFor(
 
 /** The follow-up pull of v1 and clone bundles: bookmarks and phases for what is now local. */
 async function fetchMarks(
-  peer: HttpPeer,
+  peer: WirePeer,
   localHeads: string[],
   log: (l: 'debug' | 'info' | 'warn', m: string) => void,
 ): Promise<RemoteMarks> {
@@ -372,7 +373,7 @@ export async function cloneFromUrl(
 
     if (req.cloneBundles !== false && peer.caps.has('clonebundles')) {
       const viaBundle = await tryCloneBundle(peer, session, req, dest, plan, applyOpts, ctx, opts);
-      if (viaBundle) return { ...viaBundle, requests: session.requests };
+      if (viaBundle) return { ...viaBundle, requests: peer.requests };
     }
 
     if (req.obsmarkers && plan.version !== 'v2')
@@ -417,7 +418,7 @@ export async function cloneFromUrl(
           },
           ctx,
         );
-        return { ...stats, via: 'stream-v2', url: peer.url, ...result, requests: session.requests };
+        return { ...stats, via: 'stream-v2', url: peer.url, ...result, requests: peer.requests };
       } finally {
         await bundle.close();
       }
@@ -450,7 +451,7 @@ export async function cloneFromUrl(
         },
         ctx,
       );
-      return { ...stats, via: 'stream-v1', url: peer.url, ...result, requests: session.requests };
+      return { ...stats, via: 'stream-v1', url: peer.url, ...result, requests: peer.requests };
     } finally {
       await reader.close();
     }
@@ -478,7 +479,7 @@ async function nextPartOrNoStream(bundle: Bundle2Reader): Promise<Bundle2Part | 
 }
 
 async function tryCloneBundle(
-  peer: HttpPeer,
+  peer: WirePeer,
   session: HttpSession,
   req: CloneRequest,
   dest: string,

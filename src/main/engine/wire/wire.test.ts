@@ -6,7 +6,8 @@ import { Capabilities, clientBundleCaps, decodeBundle2Caps, encodeBundle2Caps } 
 import { ChangelogGraph, computePhases, draftRootsText } from './changelog-graph';
 import { chooseCloneBundle, parseBundleSpec, parseCloneBundlesManifest, sizeToInt } from './clone-bundles';
 import { decodeBinaryBookmarks, decodePhaseHeads, planStream } from './clone';
-import { encodeGetbundleArgs, encodeValueInHeaders } from './peer';
+import { encodeValueInHeaders } from './http-peer';
+import { encodeGetbundleArgs } from './peer';
 import { branchOfChangelogText } from './branchmap';
 import { bypassesProxy, proxyFromEnvironment, splitUrlCredentials } from './http-client';
 import {
