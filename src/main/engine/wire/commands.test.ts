@@ -1,0 +1,105 @@
+// The transport-independent command table: what each kind of command answers, with the
+// fixture repository (six linear changesets, bookmark `mybook` on rev 2). The byte-exact replies
+// against hg are checked through the transports (server.test.ts, the ssh interop tests).
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extractFixture, removeDir, tempDirMaker } from '../test-support';
+import {
+  BadRequest,
+  WIRE_COMMANDS,
+  dispatchCommand,
+  wireCommand,
+  type CommandCall,
+  type CommandEnv,
+} from './commands';
+import { ServedRepo } from './repo-state';
+import { ServedCloneBundles } from './served-clone-bundles';
+
+let work = '';
+let repo: ServedRepo;
+let env: CommandEnv;
+
+beforeAll(async () => {
+  work = tempDirMaker('wire-commands')('t');
+  const root = extractFixture('default', work);
+  repo = new ServedRepo(root, { preferUncompressed: true });
+  env = { chunkSize: 32768, cloneBundles: await ServedCloneBundles.create(root) };
+});
+afterAll(() => removeDir(work));
+
+async function call(name: string, args: Record<string, string> = {}, transportCaps: string[] = []) {
+  const c: CommandCall = {
+    snap: await repo.snapshot(),
+    args: new Map(Object.entries(args)),
+    signal: new AbortController().signal,
+    transportCaps,
+  };
+  return dispatchCommand(env, name, c);
+}
+
+async function text(name: string, args: Record<string, string> = {}): Promise<string> {
+  const r = await call(name, args);
+  if (r?.type !== 'bytes') throw new Error(`${name}: ${r?.type}`);
+  return r.data.toString('latin1');
+}
+
+describe('wire commands', () => {
+  it('hello is `capabilities: ` + the capabilities reply; transport caps are merged and sorted', async () => {
+    const caps = await text('capabilities');
+    expect(await text('hello')).toBe(`capabilities: ${caps}\n`);
+    const withSsh = await call('capabilities', {}, ['protocaps', 'batch']);
+    const tokens = (withSsh as { data: Buffer }).data.toString('latin1').split(' ');
+    expect(tokens).toEqual([...tokens].sort());
+    expect(tokens.filter((t) => t === 'batch')).toHaveLength(1);
+    expect(tokens).toContain('protocaps');
+  });
+
+  it('between: first-parent nodes at distances 1, 2, 4 below top (localrepo.between); the null pair answers one empty line', async () => {
+    const snap = await repo.snapshot();
+    const hex = (r: number): string => snap.hex(r);
+    const nul = '0'.repeat(40);
+    expect(await text('between', { pairs: `${nul}-${nul}` })).toBe('\n');
+    expect(await text('between', { pairs: `${hex(5)}-${nul} ${hex(5)}-${hex(2)}` })).toBe(
+      `${hex(4)} ${hex(3)} ${hex(1)}\n${hex(4)} ${hex(3)}\n`,
+    );
+    await expect(call('between', { pairs: 'zz' })).rejects.toBeInstanceOf(BadRequest);
+  });
+
+  it('batch runs the batchable commands in order; a non-batchable one is an out-of-band error', async () => {
+    const heads = await text('heads');
+    const out = await text('batch', { cmds: 'heads ;listkeys namespace=bookmarks' });
+    expect(out.split(';')).toEqual([heads, `mybook\t${(await repo.snapshot()).hex(2)}`]);
+    const refused = await call('batch', { cmds: 'stream_out ' });
+    expect(refused?.type).toBe('error');
+  });
+
+  it('stream_out is a legacy stream with its exact length; getbundle stream=1 a stream that must not be compressed', async () => {
+    const v1 = await call('stream_out');
+    expect(v1?.type).toBe('stream-legacy');
+    if (v1?.type !== 'stream-legacy') return;
+    let n = 0;
+    for await (const c of v1.body) n += c.length;
+    expect(n).toBe(v1.length);
+    const v2 = await call('getbundle', { bundlecaps: 'HG20', cg: '0', stream: '1' });
+    expect(v2?.type).toBe('stream');
+    if (v2?.type !== 'stream') return;
+    expect(v2.preferUncompressed).toBe(true);
+    n = 0;
+    for await (const c of v2.body) n += c.length;
+    expect(n).toBe(v2.length);
+    expect(v2.interruption()).toBeNull();
+  });
+
+  it('unknown commands have no entry; push commands answer read-only; missing arguments are BadRequest', async () => {
+    expect(await call('nosuch')).toBeUndefined();
+    expect(wireCommand('toString')).toBeUndefined();
+    expect(await call('unbundle')).toEqual({
+      type: 'error',
+      message: 'sluice serve is read-only: unbundle is not supported\n',
+    });
+    await expect(call('known')).rejects.toBeInstanceOf(BadRequest);
+    // every entry declares its ssh argument names (wireprotov1server's spec strings)
+    expect(WIRE_COMMANDS.getbundle!.args).toBe('*');
+    expect(WIRE_COMMANDS.known!.args).toBe('nodes *');
+  });
+});
