@@ -49,12 +49,31 @@ export interface AppInfo {
   emulatedCloseLatency?: { prefix: string; closeUs: number };
 }
 
+/** A page of a job's debug log (hg --debug style lines), as the host keeps it. */
+export interface JobLogPage {
+  from: number;
+  lines: string[];
+  /** lines the log holds */
+  total: number;
+  /** lines dropped from its head (the log keeps the last 300 000) */
+  dropped: number;
+  /** with a query: how many lines match */
+  matches?: number;
+}
+
 /** Request/response calls (renderer -> host). */
 export interface InvokeMap {
   'app:info': { args: []; result: AppInfo };
   'job:start': { args: [request: JobRequest, label?: string]; result: { jobId: string } };
   'job:cancel': { args: [jobId: string]; result: void };
   'job:list': { args: []; result: JobSummary[] };
+  /**
+   * Lines [from, from + count) of a job's debug log (at most 2000), or of its lines matching
+   * `query` (case-insensitive); running or finished, this session or an earlier one.
+   */
+  'job:log': { args: [jobId: string, from: number, count: number, query?: string]; result: JobLogPage };
+  /** Saves a job's whole debug log (the host reads it; nothing crosses to the renderer). */
+  'job:exportLog': { args: [jobId: string, suggestedName: string, header: string]; result: string | null };
   'bundle:inspect': { args: [path: string]; result: BundleInfo };
   'server:probe': { args: [url: string]; result: ServerInfo };
   'sample:get': { args: []; result: SampleRepoInfo };
@@ -73,7 +92,8 @@ export interface InvokeMap {
 
 /** Pushes (host -> renderer). Events arrive batched: at most ~20 messages per second per job. */
 export interface PushMap {
-  'job:events': { jobId: string; events: SluiceEvent[] };
+  /** `log`: the job's debug-log line counts (the lines stay in the host: job:log) */
+  'job:events': { jobId: string; events: SluiceEvent[]; log?: { total: number; dropped: number } };
   'job:state': JobSummary;
   'credentials:request': { requestId: string; url: string; realm: string };
   /** a bundle file opened from the OS (file association) or the command line */
@@ -98,6 +118,8 @@ export const INVOKE_CHANNELS: readonly InvokeChannel[] = [
   'job:start',
   'job:cancel',
   'job:list',
+  'job:log',
+  'job:exportLog',
   'bundle:inspect',
   'server:probe',
   'sample:get',

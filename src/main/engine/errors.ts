@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'IO'
   | 'CLOSE_FAILED' // a background close failed
   | 'CANCELLED'
+  | 'ENGINE_CRASHED' // the app's engine worker thread died under the job (a bug, a heap limit)
   // network
   | 'HTTP' // unexpected HTTP status
   | 'PROTOCOL' // the server does not speak hg's wire protocol as expected

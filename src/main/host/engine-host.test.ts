@@ -22,26 +22,28 @@ const hasHg = spawnSync('hg', ['--version'], { stdio: 'ignore' }).status === 0;
 class UnpackingWorker implements EngineWorkerLike {
   static runs = 0;
   private readonly events = new TypedEmitter<EngineWorkerEvents>();
-  constructor(start: WorkerStartData) {
-    UnpackingWorker.runs++;
-    if (start.request.kind !== 'apply') throw new Error('unexpected request');
-    const { dest } = start.request;
-    setTimeout(async () => {
-      await mkdir(dest, { recursive: true });
-      const r = spawnSync('tar', ['-xzf', join(fixtures, 'default', 'repo.tar.gz'), '-C', dest]);
-      const jobId = start.jobId;
-      if (r.status !== 0) {
-        this.events.emit('message', { type: 'finished', ok: false, error: { code: 'IO', message: String(r.stderr) } });
-        return;
-      }
-      this.events.emit('message', { type: 'events', events: [{ type: 'done', jobId, time: Date.now(), wallMs: 1, userCpuMs: 0, systemCpuMs: 0, bytes: 1, files: 28 }] });
-      this.events.emit('message', { type: 'finished', ok: true });
-    }, 0);
-  }
+  constructor(_start: WorkerStartData) {}
   on<K extends keyof EngineWorkerEvents>(event: K, listener: (...args: EngineWorkerEvents[K]) => void) {
     return this.events.on(event, listener);
   }
-  send(_message: HostToWorker) {}
+  send(message: HostToWorker) {
+    if (message.type !== 'start') return;
+    UnpackingWorker.runs++;
+    const { jobId, request } = message;
+    if (request.kind !== 'apply') throw new Error('unexpected request');
+    const { dest } = request;
+    setTimeout(async () => {
+      await mkdir(dest, { recursive: true });
+      const r = spawnSync('tar', ['-xzf', join(fixtures, 'default', 'repo.tar.gz'), '-C', dest]);
+      if (r.status !== 0) {
+        this.events.emit('message', { type: 'finished', jobId, ok: false, error: { code: 'IO', message: String(r.stderr) } });
+        return;
+      }
+      const log = { text: 'transferred 1 bytes in 0.0 seconds (1 bytes/sec)\n', lines: 1 };
+      this.events.emit('message', { type: 'events', jobId, events: [{ type: 'done', jobId, time: Date.now(), wallMs: 1, userCpuMs: 0, systemCpuMs: 0, bytes: 1, files: 28 }], log });
+      this.events.emit('message', { type: 'finished', jobId, ok: true });
+    }, 0);
+  }
   async terminate() {}
   dispose() {}
 }
@@ -95,6 +97,30 @@ describe('EngineHost', () => {
     await expect(host.invoke('bundle:inspect', ['/tmp/x.hg'])).rejects.toMatchObject({ code: 'BAD_MAGIC', message: 'not a bundle: /tmp/x.hg' });
   });
 
+  it('keeps a finished job\'s debug log on disk: pages and export survive a new host (a restart)', async () => {
+    const exported: { name: string; text: string }[] = [];
+    const dataDir = join(dir, 'data');
+    const jobId = await startLogged(host, dataDir);
+    const page = (await host.invoke('job:log', [jobId, 0, 5])) as { lines: string[]; total: number };
+    expect(page.total).toBe(1);
+    expect(page.lines).toEqual(['transferred 1 bytes in 0.0 seconds (1 bytes/sec)']);
+    await host.dispose();
+    host = new EngineHost({
+      platform: { ...platform, writeText: async (name, text) => (exported.push({ name, text }), `/exports/${name}`) },
+      dataDir,
+      sampleBundle,
+      worker: { script: '/nonexistent' },
+      createWorker: (s) => new UnpackingWorker(s),
+    });
+    expect(await host.invoke('job:log', [jobId, 0, 5])).toMatchObject({ total: 1, lines: page.lines });
+    expect(await host.invoke('job:exportLog', [jobId, 'a-debug.log', '# header'])).toBe('/exports/a-debug.log');
+    expect(exported).toEqual([{ name: 'a-debug.log', text: '# header\ntransferred 1 bytes in 0.0 seconds (1 bytes/sec)\n' }]);
+    await expect(host.invoke('job:log', ['../../etc', 0, 5])).rejects.toMatchObject({ code: 'USAGE' });
+    // history:clear forgets the logs too
+    await host.invoke('history:clear', []);
+    expect(await host.invoke('job:log', [jobId, 0, 5])).toMatchObject({ total: 0, lines: [] });
+  });
+
   it('prepares the sample once, serves it with the engine server, and reuses it on the next start', async () => {
     const info = (await host.invoke('sample:get', [])) as { url: string; name: string; files: number };
     expect(info).toMatchObject({ name: 'sample', files: 28, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//) });
@@ -124,6 +150,13 @@ describe('EngineHost', () => {
     expect(log.stdout).toBe(expected);
   }, 30_000);
 });
+
+/** An apply job through the host (the unpacking worker), ended. */
+async function startLogged(host: EngineHost, dataDir: string): Promise<string> {
+  const { jobId } = (await host.invoke('job:start', [{ kind: 'apply', bundlePath: sampleBundle, dest: join(dataDir, '..', 'logged') }])) as { jobId: string };
+  await host.jobs.whenEnded(jobId);
+  return jobId;
+}
 
 describe('toInvokeFailure', () => {
   it('keeps SluiceError codes and maps errno errors to IO', () => {

@@ -7,6 +7,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import * as engine from './engine-api';
 import { EngineWorkerHost, type EngineWorkerLike, type EngineWorkerOptions } from './engine-worker-host';
 import { HistoryStore } from './history-store';
+import { JobLogStore } from './job-log-store';
 import { destinationOf, JobRegistry, type PushMessage } from './job-registry';
 import { SampleRepository } from './sample-repository';
 import { validateInvoke } from './validate';
@@ -60,6 +61,7 @@ export class InvokeFailure extends Error {
 export class EngineHost {
   readonly jobs: JobRegistry;
   readonly history: HistoryStore;
+  readonly logs: JobLogStore;
   readonly sample: SampleRepository;
   private readonly handlers: InvokeHandlers;
   private readonly isAbsolutePath: (p: string) => boolean;
@@ -70,9 +72,11 @@ export class EngineHost {
     const createWorker = options.createWorker ?? ((start: WorkerStartData) => new EngineWorkerHost(start, options.worker));
     this.isAbsolutePath = options.platform.isAbsolutePath ?? isAbsolute;
     this.history = new HistoryStore(join(options.dataDir, 'history.json'));
+    this.logs = new JobLogStore(join(options.dataDir, 'logs'));
     this.jobs = new JobRegistry({
       createWorker,
       history: this.history,
+      logs: this.logs,
       cleanStaleTemporaries: api.cleanStaleTemporaries,
       maxConcurrent: options.maxConcurrentJobs,
       cancelGraceMs: options.cancelGraceMs,
@@ -95,11 +99,16 @@ export class EngineHost {
       'job:start': async (request, label) => this.jobs.start(request, label),
       'job:cancel': async (jobId) => this.jobs.cancel(jobId),
       'job:list': async () => this.jobs.list(),
+      'job:log': (jobId, from, count, query) => this.logs.page(jobId, from, count, query),
+      'job:exportLog': async (jobId, name, header) => p.writeText(name, await this.logs.text(jobId, header)),
       'bundle:inspect': (path) => api.inspectBundle(path),
       'server:probe': (url) => api.probeServer(url),
       'sample:get': () => this.sample.get(),
       'history:list': () => this.history.list(),
-      'history:clear': () => this.history.clear(),
+      'history:clear': async () => {
+        await this.history.clear();
+        await this.logs.clear();
+      },
       'dialog:pickDirectory': (defaultPath) => p.pickDirectory(defaultPath),
       'dialog:pickBundle': () => p.pickBundle(),
       'shell:openPath': (path) => p.openPath(path),
@@ -110,10 +119,12 @@ export class EngineHost {
   }
 
   /**
-   * Background work at start: prepares the sample repository (so the first click is quick) and
-   * sweeps temporaries that jobs of a previous run (killed, crashed) left beside their destinations.
+   * Background work at start: starts the engine worker and prepares the sample repository (so the
+   * first click is quick), and sweeps temporaries that jobs of a previous run (killed, crashed)
+   * left beside their destinations.
    */
   warmUp(): void {
+    this.jobs.warmUp();
     this.sample.get().catch((e: unknown) => console.warn((e as Error).message));
     void this.sweepPreviousRuns();
   }

@@ -12,31 +12,36 @@ const sampleBundle = new URL('../../../build/sample/sample.hg', import.meta.url)
 
 function run(repo: string, options: { maxOldGenerationSizeMb?: number } = {}) {
   const request: JobRequest = { kind: 'verify', repo };
-  const host = new EngineWorkerHost({ jobId: 'j', request, batchIntervalMs: 10 }, { script, ...options });
+  const host = new EngineWorkerHost({ batchIntervalMs: 10 }, { script, ...options });
   const messages: WorkerToHost[] = [];
   const crashes: Error[] = [];
   host.on('message', (m) => messages.push(m));
   host.on('crash', (e) => crashes.push(e));
   const exited = new Promise<number>((resolve) => host.on('exit', resolve));
+  host.send({ type: 'start', jobId: 'j', request });
   return { host, messages, crashes, exited };
 }
 
 describe('EngineWorkerHost', () => {
-  it('types messages and reports the exit of a worker that ends normally', async () => {
-    const { messages, crashes, exited } = run('/ok');
-    expect(await exited).toBe(0);
-    expect(messages.map((m) => m.type)).toEqual(['events', 'finished']);
+  it('types messages; the worker stays for the next job until terminated', async () => {
+    const { host, messages, crashes, exited } = run('/ok');
+    await expect.poll(() => messages.map((m) => m.type)).toEqual(['events', 'finished']);
+    host.send({ type: 'start', jobId: 'k', request: { kind: 'verify', repo: '/ok' } });
+    await expect.poll(() => messages.length).toBe(4);
+    expect(messages[3]).toEqual({ type: 'finished', jobId: 'k', ok: true });
     expect(crashes).toEqual([]);
+    await host.terminate();
+    expect(await exited).toBe(1);
   });
 
   it('delivers host messages to the worker', async () => {
     const { host, messages, exited } = run('/echo');
-    host.send({ type: 'cancel' });
+    host.send({ type: 'cancel', jobId: 'j' });
     await expect.poll(() => messages.length).toBe(1);
-    expect(messages[0]).toMatchObject({ type: 'events', events: [{ message: '{"type":"cancel"}' }] });
+    expect(messages[0]).toMatchObject({ type: 'events', jobId: 'j', events: [{ message: '{"type":"cancel","jobId":"j"}' }] });
     await host.terminate();
     expect(await exited).toBe(1);
-    host.send({ type: 'cancel' }); // after exit: ignored, no throw
+    host.send({ type: 'cancel', jobId: 'j' }); // after exit: ignored, no throw
   });
 
   it('reports an uncaught error as crash then exit', async () => {
@@ -66,29 +71,56 @@ describe('engine-worker.ts (the real worker entry, run from source)', () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  async function runReal(request: JobRequest) {
-    const host = new EngineWorkerHost({ jobId: 'real', request, batchIntervalMs: 10 }, SOURCE_WORKER);
+  let host: EngineWorkerHost;
+  beforeEach(() => {
+    host = new EngineWorkerHost({ batchIntervalMs: 10 }, SOURCE_WORKER);
+  });
+  afterEach(() => host.terminate());
+
+  async function runReal(request: JobRequest, jobId = 'real') {
     const messages: WorkerToHost[] = [];
     const finished = new Promise<WorkerToHost>((resolve) =>
       host.on('message', (m) => {
+        if (m.jobId !== jobId) return;
         messages.push(m);
         if (m.type === 'finished') resolve(m);
       }),
     );
+    host.send({ type: 'start', jobId, request });
     const result = await finished;
-    await host.terminate();
-    return { finished: result, events: messages.flatMap((m) => (m.type === 'events' ? m.events : [])) };
+    return {
+      finished: result,
+      events: messages.flatMap((m) => (m.type === 'events' ? m.events : [])),
+      log: messages.map((m) => (m.type === 'events' && m.log ? m.log.text : '')).join(''),
+      lines: messages.reduce((n, m) => n + (m.type === 'events' && m.log ? m.log.lines : 0), 0),
+    };
   }
 
-  it('applies a bundle through the engine and posts its events, then finished', async () => {
+  it('applies a bundle through the engine and posts its events, its log as text, then finished', async () => {
     const dest = join(dir, 'repo');
-    const { finished, events } = await runReal({ kind: 'apply', bundlePath: sampleBundle, dest });
-    expect(finished).toEqual({ type: 'finished', ok: true });
+    const { finished, events, log, lines } = await runReal({ kind: 'apply', bundlePath: sampleBundle, dest });
+    expect(finished).toEqual({ type: 'finished', jobId: 'real', ok: true });
     expect(events[0]).toMatchObject({ type: 'start', jobId: 'real', kind: 'apply', files: 28 });
     expect(events.at(-1)).toMatchObject({ type: 'done', jobId: 'real', files: 28, result: dest });
-    const names = events.flatMap((e) => (e.type === 'files' ? e.entries.map((x) => x.name) : []));
-    expect(names).toHaveLength(28);
+    // per-file entries travel as log text only
+    expect(events.some((e) => e.type === 'files')).toBe(false);
+    const text = log.split('\n').slice(0, -1);
+    expect(text).toHaveLength(lines);
+    expect(text[0]).toBe('28 files to transfer, ' + text[0]!.split(', ')[1]);
+    expect(text.filter((l) => /^adding \[[sc]\] /.test(l))).toHaveLength(28);
+    expect(text.at(-1)).toMatch(/^transferred .* seconds/);
     expect(await readFile(join(dest, '.hg', 'requires'), 'utf8')).toMatch(/share-safe/);
+  });
+
+  it('runs two jobs at once on one worker', async () => {
+    const [a, b] = await Promise.all([
+      runReal({ kind: 'apply', bundlePath: sampleBundle, dest: join(dir, 'a') }, 'a'),
+      runReal({ kind: 'apply', bundlePath: sampleBundle, dest: join(dir, 'b') }, 'b'),
+    ]);
+    expect(a.finished).toEqual({ type: 'finished', jobId: 'a', ok: true });
+    expect(b.finished).toEqual({ type: 'finished', jobId: 'b', ok: true });
+    expect(a.events.every((e) => e.jobId === 'a') && b.events.every((e) => e.jobId === 'b')).toBe(true);
+    expect(await readFile(join(dir, 'b', '.hg', 'requires'), 'utf8')).toMatch(/share-safe/);
   });
 
   it('reports an engine failure as an error event with its code, then finished with the error', async () => {

@@ -1,61 +1,83 @@
-// Entry point of the engine worker thread: runs exactly one job (from workerData) with the engine's
-// runJob and posts its events to the host, coalesced with the same rules the host applies for the
-// renderer. The host cancels with a message (-> AbortSignal) and terminates the thread if the
-// engine does not stop within its grace period.
+// Entry point of the engine worker thread. The host keeps one warm and sends it every job
+// (`start`), so a job pays neither for a thread nor for loading the engine; several jobs run at
+// once on its event loop, as they would in one CLI process each. Per job it runs the engine's
+// runJob, turns per-file events into debug-log text (JobLogLines) and posts the rest coalesced
+// with the rules the host applies for the renderer. The host cancels with a message
+// (-> AbortSignal) and terminates the thread only when an engine does not stop (see JobRegistry).
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { toSluiceError } from '../engine/errors';
 import { runJob, type Credentials } from './engine-api';
 import { EventBatcher } from './event-batcher';
+import { JobLogLines } from '../../shared/job-log-lines';
 import type { HostToWorker, WorkerStartData, WorkerToHost } from './worker-protocol';
 import type { SluiceEvent } from '../../shared/events';
+import type { JobRequest } from '../../shared/jobs';
 
 const port = parentPort;
 if (!port) throw new Error('engine-worker must run as a worker thread');
 
-const { jobId, request, batchIntervalMs } = workerData as WorkerStartData;
+const { batchIntervalMs } = workerData as WorkerStartData;
 const post = (message: WorkerToHost): void => port.postMessage(message);
-const controller = new AbortController();
-const credentialAnswers = new Map<string, (answer: Credentials | null) => void>();
-let nextRequest = 0;
+
+interface RunningJob {
+  controller: AbortController;
+  credentialAnswers: Map<string, (answer: Credentials | null) => void>;
+}
+const jobs = new Map<string, RunningJob>();
 
 port.on('message', (message: HostToWorker) => {
-  if (message.type === 'cancel') {
-    controller.abort();
-  } else if (message.type === 'credentials') {
-    credentialAnswers.get(message.requestId)?.(message.answer);
-    credentialAnswers.delete(message.requestId);
+  if (message.type === 'start') void run(message.jobId, message.request);
+  else if (message.type === 'cancel') jobs.get(message.jobId)?.controller.abort();
+  else if (message.type === 'credentials') {
+    const job = jobs.get(message.jobId);
+    job?.credentialAnswers.get(message.requestId)?.(message.answer);
+    job?.credentialAnswers.delete(message.requestId);
   }
 });
 
-const batcher = new EventBatcher((events) => post({ type: 'events', events }), { intervalMs: batchIntervalMs });
-let ended = false;
-const emit = (event: SluiceEvent): void => {
-  if (event.type === 'done' || event.type === 'error') ended = true;
-  batcher.push(event);
-};
-
-function askCredentials({ url, realm }: { url: string; realm: string }): Promise<Credentials | null> {
-  const requestId = `${jobId}-c${++nextRequest}`;
-  return new Promise((resolve) => {
-    credentialAnswers.set(requestId, resolve);
-    // A cancel while the user is being asked must not leave the job waiting for ever.
-    controller.signal.addEventListener('abort', () => resolve(null), { once: true });
-    post({ type: 'credentials', requestId, url, realm });
-  });
+async function run(jobId: string, request: JobRequest): Promise<void> {
+  const controller = new AbortController();
+  const job: RunningJob = { controller, credentialAnswers: new Map() };
+  jobs.set(jobId, job);
+  const log = new JobLogLines();
+  const batcher = new EventBatcher((events) => post({ type: 'events', jobId, events, ...withLog(log) }), { intervalMs: batchIntervalMs });
+  let ended = false;
+  let nextRequest = 0;
+  const emit = (event: SluiceEvent): void => {
+    if (event.type === 'done' || event.type === 'error') ended = true;
+    log.add(event);
+    // File entries live on as log lines only: nothing per file leaves this thread.
+    if (event.type === 'files') batcher.touch();
+    else batcher.push(event);
+  };
+  const askCredentials = ({ url, realm }: { url: string; realm: string }): Promise<Credentials | null> => {
+    const requestId = `${jobId}-c${++nextRequest}`;
+    return new Promise((resolve) => {
+      job.credentialAnswers.set(requestId, resolve);
+      // A cancel while the user is being asked must not leave the job waiting for ever.
+      controller.signal.addEventListener('abort', () => resolve(null), { once: true });
+      post({ type: 'credentials', jobId, requestId, url, realm });
+    });
+  };
+  try {
+    await runJob(request, { jobId, emit, signal: controller.signal, askCredentials });
+    if (log.pending > 0) batcher.touch();
+    batcher.dispose();
+    post({ type: 'finished', jobId, ok: true });
+  } catch (e) {
+    const error = toSluiceError(e);
+    // The engine reports its own failures as error events; this covers the ones it could not.
+    if (!ended) emit({ type: 'error', jobId, time: Date.now(), code: error.code, message: error.message });
+    if (log.pending > 0) batcher.touch();
+    batcher.dispose();
+    post({ type: 'finished', jobId, ok: false, error: { code: error.code, message: error.message } });
+  } finally {
+    jobs.delete(jobId);
+  }
 }
 
-try {
-  await runJob(request, { jobId, emit, signal: controller.signal, askCredentials });
-  batcher.dispose();
-  post({ type: 'finished', ok: true });
-} catch (e) {
-  const error = toSluiceError(e);
-  // The engine reports its own failures as error events; this covers the ones it could not.
-  if (!ended) emit({ type: 'error', jobId, time: Date.now(), code: error.code, message: error.message });
-  batcher.dispose();
-  post({ type: 'finished', ok: false, error: { code: error.code, message: error.message } });
+function withLog(log: JobLogLines): { log?: { text: string; lines: number } } {
+  const chunk = log.take();
+  return chunk ? { log: chunk } : {};
 }
-// Let the thread end on its own once the engine's handles are gone; the host terminates it anyway.
-port.removeAllListeners('message');
-port.unref();

@@ -117,6 +117,22 @@ describe('EventBatcher', () => {
     expect(batches[0]![0]!.type === 'files' && (batches[0]![0] as { entries: FileEntry[] }).entries.map((e) => e.name)).toEqual(['a', 'b']);
   });
 
+  it('touch() delivers within the interval with nothing queued (a log chunk rides along), once', () => {
+    const batches: SluiceEvent[][] = [];
+    const batcher = new EventBatcher((e) => batches.push(e), { intervalMs: 50 });
+    batcher.push(start()); // flushed at t=0
+    batcher.touch();
+    batcher.touch();
+    vi.advanceTimersByTime(49);
+    expect(batches).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(batches).toEqual([[expect.objectContaining({ type: 'start' })], []]);
+    vi.advanceTimersByTime(1000);
+    expect(batches).toHaveLength(2);
+    batcher.flush(); // nothing queued, not touched: nothing delivered
+    expect(batches).toHaveLength(2);
+  });
+
   it('dispose flushes and then ignores events', () => {
     const batches: SluiceEvent[][] = [];
     const batcher = new EventBatcher((e) => batches.push(e), { intervalMs: 50 });

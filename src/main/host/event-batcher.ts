@@ -5,7 +5,9 @@
 //  - files: entries of adjacent files events are concatenated, none lost;
 //  - start, phase, done, error: flushed at once (with everything queued before them, in order),
 //    because the UI changes screens on them and a 50 ms delay there is visible;
-//  - log: queued in order.
+//  - log: queued in order;
+//  - touch(): something besides events (a debug-log chunk the deliver callback picks up) is
+//    waiting: deliver within the interval even if no event is queued.
 // Pure: no timers of its own beyond setTimeout, no electron; used by the host for the renderer
 // and by the engine worker for its postMessage traffic.
 
@@ -28,6 +30,7 @@ export class EventBatcher {
   private latestProgress: ProgressEvent | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private lastFlushAt = -Infinity;
+  private touched = false;
   private disposed = false;
 
   constructor(
@@ -71,13 +74,21 @@ export class EventBatcher {
     for (const e of events) this.push(e);
   }
 
-  /** Delivers everything queued now (no-op when nothing is queued). */
+  /** Asks for a delivery within the interval even when no event is queued (it may be empty). */
+  touch(): void {
+    if (this.disposed) return;
+    this.touched = true;
+    this.schedule();
+  }
+
+  /** Delivers everything queued now (no-op when nothing is queued and nothing touched). */
   flush(): void {
     if (this.timer !== null) {
       clearTimeout(this.timer);
       this.timer = null;
     }
-    if (this.queued.length === 0 && this.latestProgress === null) return;
+    if (this.queued.length === 0 && this.latestProgress === null && !this.touched) return;
+    this.touched = false;
     const batch = this.queued;
     if (this.latestProgress) batch.push(this.latestProgress);
     this.queued = [];

@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { runJob } from './engine-api';
 import { EngineWorkerHost, type EngineWorkerOptions } from './engine-worker-host';
 import { HistoryStore } from './history-store';
+import { JobLogStore } from './job-log-store';
 import { JobRegistry } from './job-registry';
 import { SOURCE_WORKER } from './source-worker';
 import type { SluiceEvent } from '../../shared/events';
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
     await runJob({ kind: 'apply', bundlePath: bundle, dest }, { jobId: 'in-thread', signal: controller.signal, emit: (e) => (relay(e), count([e])) });
   } else {
     const history = new HistoryStore(join(work, `history-${process.pid}.json`));
-    const registry = new JobRegistry({ createWorker: (start) => new EngineWorkerHost(start, workerOptions()), history });
+    const registry = new JobRegistry({ createWorker: (start) => new EngineWorkerHost(start, workerOptions()), history, logs: new JobLogStore(join(work, `logs-${process.pid}`)) });
     registry.onPush((m) => {
       relay(m.payload);
       if (m.channel === 'job:events') count(m.payload.events);
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
     const [record] = await history.list();
     if (record?.state !== 'done') throw new Error(`the apply ended ${record?.state}: ${JSON.stringify(record?.error)}`);
     await rm(history.file, { force: true });
+    await rm(join(work, `logs-${process.pid}`), { recursive: true, force: true });
   }
   histogram.disable();
   const wallMs = performance.now() - t0;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { cleanStaleTemporaries } from './engine-api';
 import { EngineWorkerHost } from './engine-worker-host';
 import { HistoryStore } from './history-store';
+import { JobLogStore } from './job-log-store';
 import { JobRegistry, type PushMessage } from './job-registry';
 import { SOURCE_WORKER } from './source-worker';
 
@@ -31,6 +32,7 @@ describe.skipIf(process.platform === 'win32')('JobRegistry with the engine worke
     const registry = new JobRegistry({
       createWorker: (start) => new EngineWorkerHost(start, SOURCE_WORKER),
       history,
+      logs: new JobLogStore(join(dir, 'logs')),
       cleanStaleTemporaries,
       cancelGraceMs: 1000,
       batchIntervalMs: 10,
@@ -68,6 +70,7 @@ describe.skipIf(process.platform === 'win32')('JobRegistry with the engine worke
     const registry = new JobRegistry({
       createWorker: (start) => new EngineWorkerHost(start, SOURCE_WORKER),
       history: new HistoryStore(join(dir, 'history.json')),
+      logs: new JobLogStore(join(dir, 'logs')),
       cleanStaleTemporaries,
       cancelGraceMs: 4000,
       batchIntervalMs: 10,
@@ -85,7 +88,7 @@ describe.skipIf(process.platform === 'win32')('JobRegistry with the engine worke
       }
     })();
     await expect
-      .poll(() => pushes.some((p) => p.channel === 'job:events' && p.payload.events.some((e) => e.type === 'files')), { timeout: 20_000 })
+      .poll(() => pushes.some((p) => p.channel === 'job:events' && (p.payload.log?.total ?? 0) > 2), { timeout: 20_000 })
       .toBe(true);
     const t0 = Date.now();
     await registry.cancel(jobId);

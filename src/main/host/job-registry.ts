@@ -1,17 +1,24 @@
-// The jobs of one host: starts each in its own engine worker, relays its events to the renderer
-// through an EventBatcher, tracks its state, answers cancels, and records it in the history when it
-// ends. Hosts (Electron main, web host) subscribe to `push` and forward to their renderer(s).
+// The jobs of one host: runs them in one warm engine worker (started ahead, reused by every job,
+// several at once), relays their events to the renderer through an EventBatcher, keeps their
+// debug logs (JobLogStore: in memory while running, on disk once finished), tracks their state,
+// answers cancels, and records each in the history when it ends. Hosts (Electron main, web host)
+// subscribe to `push` and forward to their renderer(s).
 //
-// Cancel: the worker gets an abort message (the engine stops at its next chunk, cleans its
-// temporary directory and reports CANCELLED). An engine that does not finish within the grace
-// period (stuck in a syscall, a bug) has its thread terminated; its temporary directory is then
-// left behind, so the registry runs the engine's stale-temporary cleanup for that destination.
+// Cancel: the worker gets an abort message for the job (the engine stops at its next chunk, cleans
+// its temporary directory and reports CANCELLED). An engine that does not finish within the grace
+// period (stuck in a syscall, a bug) ends `cancelled` at once; its thread is terminated, at once
+// when no other job runs on it, else when those end (new jobs go to a new worker meanwhile). Its
+// temporary directory is then left behind, so the registry runs the engine's stale-temporary
+// cleanup for that destination. A worker that crashes fails the jobs it ran with a clear message;
+// the next job starts a new one.
 
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { SluiceError } from '../engine/errors';
 import { EventBatcher } from './event-batcher';
 import { ThroughputSampler, type HistoryStore } from './history-store';
+import { JobLogLines } from '../../shared/job-log-lines';
+import type { JobLogStore } from './job-log-store';
 import { TypedEmitter } from './typed-emitter';
 import type { EngineWorkerLike } from './engine-worker-host';
 import type { WorkerStartData, WorkerToHost } from './worker-protocol';
@@ -25,6 +32,8 @@ export type PushMessage = { [C in PushChannel]: { channel: C; payload: PushMap[C
 export interface JobRegistryOptions {
   createWorker: (start: WorkerStartData) => EngineWorkerLike;
   history: HistoryStore;
+  /** the jobs' debug logs */
+  logs: JobLogStore;
   /** removes what a terminated job left beside its destination */
   cleanStaleTemporaries?: (dest: string) => Promise<void>;
   /** jobs running at once; more wait in state `queued` */
@@ -42,17 +51,29 @@ const MAX_FINISHED_LISTED = 100;
 /** after terminate(), how long to wait for the thread's exit before finishing the job anyway */
 const TERMINATE_WAIT_MS = 2000;
 
+/** One engine worker and the jobs it runs. */
+interface WorkerSlot {
+  worker: EngineWorkerLike;
+  jobs: Set<string>;
+  /** takes no new jobs: terminated once its jobs have ended (a job on it did not stop) */
+  retiring: boolean;
+  /** destinations of jobs given up on, cleaned once the thread is gone */
+  orphans: string[];
+  exited: boolean;
+  exit: Promise<void>;
+}
+
 interface JobEntry {
   summary: JobSummary;
   label?: string;
-  worker?: EngineWorkerLike;
+  slot?: WorkerSlot;
   batcher: EventBatcher;
   sampler: ThroughputSampler;
+  /** lines the host itself adds to the job's log (a crash, a terminated engine) */
+  hostLines: JobLogLines;
   done?: DoneEvent;
   error?: { code: string; message: string };
   cancelRequested: boolean;
-  /** the worker is gone (or given up on); the job is being finished */
-  exiting?: boolean;
   graceTimer?: ReturnType<typeof setTimeout>;
   finished: boolean;
   /** resolves when the job reached a final state and its history record was written */
@@ -72,6 +93,9 @@ export class JobRegistry {
   private readonly maxConcurrent: number;
   private readonly cancelGraceMs: number;
   private readonly now: () => number;
+  private readonly slots = new Set<WorkerSlot>();
+  /** the worker new jobs go to */
+  private current: WorkerSlot | null = null;
   private disposed = false;
 
   constructor(private readonly options: JobRegistryOptions) {
@@ -83,6 +107,16 @@ export class JobRegistry {
   /** Everything for the renderer: batched job events, state changes, credential prompts. */
   onPush(listener: (message: PushMessage) => void): () => void {
     return this.events.on('push', listener);
+  }
+
+  /** Starts the engine worker ahead of the first job (host start-up), so no job waits for it. */
+  warmUp(): void {
+    if (this.disposed) return;
+    try {
+      this.workerForJobs();
+    } catch (e) {
+      console.warn('cannot start the engine worker:', (e as Error).message);
+    }
   }
 
   start(request: JobRequest, label?: string): { jobId: string } {
@@ -100,6 +134,7 @@ export class JobRegistry {
       ...(label !== undefined && { label }),
       batcher: new EventBatcher((events) => this.pushEvents(jobId, events), { intervalMs: this.options.batchIntervalMs ?? 50 }),
       sampler: new ThroughputSampler(),
+      hostLines: new JobLogLines(),
       cancelRequested: false,
       finished: false,
       ended,
@@ -131,7 +166,7 @@ export class JobRegistry {
       await this.finish(entry, 'cancelled');
       return;
     }
-    entry.worker?.send({ type: 'cancel' });
+    entry.slot?.worker.send({ type: 'cancel', jobId });
     entry.graceTimer = setTimeout(() => void this.killAfterGrace(entry), this.cancelGraceMs);
   }
 
@@ -139,15 +174,35 @@ export class JobRegistry {
     const jobId = this.credentialRequests.get(requestId);
     if (jobId === undefined) return;
     this.credentialRequests.delete(requestId);
-    this.jobs.get(jobId)?.worker?.send({ type: 'credentials', requestId, answer });
+    this.jobs.get(jobId)?.slot?.worker.send({ type: 'credentials', jobId, requestId, answer });
   }
 
-  /** Cancels every job and waits for them to end (app quit). */
+  /** Cancels every job, waits for them to end, then stops the worker (app quit). */
   async dispose(): Promise<void> {
     this.disposed = true;
     const ids = [...this.jobs.keys()];
     await Promise.all(ids.map((id) => this.cancel(id)));
     await Promise.all(ids.map((id) => this.whenEnded(id)));
+    await Promise.all([...this.slots].map((slot) => this.stopSlot(slot)));
+  }
+
+  /** The warm worker, started when there is none (first use, or the last one crashed or retired). */
+  private workerForJobs(): WorkerSlot {
+    if (this.current && !this.current.retiring && !this.current.exited) return this.current;
+    const worker = this.options.createWorker({ batchIntervalMs: this.options.workerBatchIntervalMs ?? 25 });
+    let resolveExit!: () => void;
+    const slot: WorkerSlot = { worker, jobs: new Set(), retiring: false, orphans: [], exited: false, exit: new Promise((r) => (resolveExit = r)) };
+    let crash: Error | undefined;
+    worker.on('message', (message) => this.onWorkerMessage(slot, message));
+    worker.on('crash', (error) => (crash = error));
+    worker.on('exit', (code) => {
+      slot.exited = true;
+      resolveExit();
+      void this.onWorkerExit(slot, code, crash);
+    });
+    this.slots.add(slot);
+    this.current = slot;
+    return slot;
   }
 
   private startQueued(): void {
@@ -157,7 +212,10 @@ export class JobRegistry {
       entry.summary = { ...entry.summary, state: 'running', startedAt: this.now() };
       this.pushState(entry);
       try {
-        this.attach(entry, this.options.createWorker({ jobId, request: entry.summary.request, batchIntervalMs: this.options.workerBatchIntervalMs ?? 25 }));
+        const slot = this.workerForJobs();
+        slot.jobs.add(jobId);
+        entry.slot = slot;
+        slot.worker.send({ type: 'start', jobId, request: entry.summary.request });
       } catch (e) {
         entry.error = { code: 'IO', message: `cannot start the engine worker: ${(e as Error).message}` };
         void this.finish(entry, 'failed');
@@ -171,38 +229,55 @@ export class JobRegistry {
     return n;
   }
 
-  private attach(entry: JobEntry, worker: EngineWorkerLike): void {
-    entry.worker = worker;
-    let crash: Error | undefined;
-    worker.on('message', (message) => this.onWorkerMessage(entry, message));
-    worker.on('crash', (error) => (crash = error));
-    worker.on('exit', (code) => void this.onWorkerExit(entry, code, crash));
+  /** A worker thread ended: every job it still ran fails (or ends cancelled if that was asked). */
+  private async onWorkerExit(slot: WorkerSlot, code: number, crash: Error | undefined): Promise<void> {
+    this.slots.delete(slot);
+    if (this.current === slot) this.current = null;
+    const reason = crash ? crash.message : `exit code ${code}`;
+    const orphans = slot.orphans.splice(0);
+    await Promise.all(
+      [...slot.jobs].map(async (jobId) => {
+        const entry = this.jobs.get(jobId);
+        if (!entry || entry.finished) return;
+        if (entry.cancelRequested) entry.error = { code: 'CANCELLED', message: 'cancelled' };
+        else {
+          entry.error = {
+            code: 'ENGINE_CRASHED',
+            message: `the engine worker stopped unexpectedly (${reason}); this job was lost with it and nothing of it was kept. Start it again: a new engine worker runs it.`,
+          };
+          this.hostEvent(entry, { type: 'error', jobId, time: this.now(), ...entry.error });
+        }
+        await this.cleanBeside(entry);
+        await this.finish(entry, entry.cancelRequested ? 'cancelled' : 'failed');
+      }),
+    );
+    for (const dest of orphans) await this.cleanDest(dest);
   }
 
-  /** The thread ended without saying `finished`: terminated after a cancel, or it crashed. */
-  private async onWorkerExit(entry: JobEntry, code: number, crash: Error | undefined): Promise<void> {
-    if (entry.finished || entry.exiting) return;
-    entry.exiting = true;
-    if (entry.cancelRequested) entry.error = { code: 'CANCELLED', message: 'cancelled' };
-    else {
-      entry.error = { code: 'IO', message: `the engine stopped unexpectedly (${crash ? crash.message : `exit code ${code}`})` };
-      entry.batcher.push({ type: 'error', jobId: entry.summary.jobId, time: this.now(), ...entry.error });
-    }
-    // The engine had no chance to remove its temporary directory beside the destination. Another
-    // running job of ours with the same destination has a live temporary there: leave it alone.
+  /**
+   * The engine had no chance to remove its temporary directory beside the destination. Another
+   * running job of ours with the same destination has a live temporary there: leave it alone.
+   */
+  private async cleanBeside(entry: JobEntry): Promise<void> {
     const dest = destinationOf(entry.summary.request);
     const shared = [...this.jobs.values()].some((j) => j !== entry && !j.finished && j.summary.state === 'running' && destinationOf(j.summary.request) === dest);
-    if (dest && !shared && this.options.cleanStaleTemporaries) {
-      await this.options.cleanStaleTemporaries(dest).catch((e: unknown) => console.warn(`cleanup beside ${dest} failed:`, e));
-    }
-    await this.finish(entry, entry.cancelRequested ? 'cancelled' : 'failed');
+    if (dest && !shared) await this.cleanDest(dest);
   }
 
-  private onWorkerMessage(entry: JobEntry, message: WorkerToHost): void {
-    if (entry.finished) return;
+  private async cleanDest(dest: string): Promise<void> {
+    await this.options.cleanStaleTemporaries?.(dest).catch((e: unknown) => console.warn(`cleanup beside ${dest} failed:`, e));
+  }
+
+  private onWorkerMessage(slot: WorkerSlot, message: WorkerToHost): void {
+    const entry = this.jobs.get(message.jobId);
+    if (!entry || entry.finished || entry.slot !== slot) return;
     switch (message.type) {
       case 'events':
         for (const event of message.events) this.observe(entry, event);
+        if (message.log) {
+          this.options.logs.append(message.jobId, message.log.text, message.log.lines);
+          entry.batcher.touch();
+        }
         entry.batcher.pushAll(message.events);
         break;
       case 'credentials':
@@ -225,21 +300,46 @@ export class JobRegistry {
     else if (event.type === 'error') entry.error = { code: event.code, message: event.message };
   }
 
+  /** An event the host itself reports for a job: into its log and on to the renderer. */
+  private hostEvent(entry: JobEntry, event: SluiceEvent): void {
+    entry.hostLines.add(event);
+    const chunk = entry.hostLines.take();
+    if (chunk) this.options.logs.append(entry.summary.jobId, chunk.text, chunk.lines);
+    entry.batcher.push(event);
+  }
+
   private async killAfterGrace(entry: JobEntry): Promise<void> {
-    if (entry.finished || !entry.worker) return;
-    entry.batcher.push({
+    const slot = entry.slot;
+    if (entry.finished || !slot) return;
+    this.hostEvent(entry, {
       type: 'log',
       jobId: entry.summary.jobId,
       time: this.now(),
       level: 'warn',
       message: `the engine did not stop within ${this.cancelGraceMs} ms of the cancel; its thread was terminated`,
     });
+    slot.retiring = true;
+    const others = [...slot.jobs].some((id) => id !== entry.summary.jobId && !this.jobs.get(id)?.finished);
+    if (others) {
+      // Other jobs still run on that thread: this one ends now, the thread once they have ended.
+      const dest = destinationOf(entry.summary.request);
+      if (dest) slot.orphans.push(dest);
+      entry.error = { code: 'CANCELLED', message: 'cancelled' };
+      await this.finish(entry, 'cancelled');
+      return;
+    }
     // A thread blocked in a threadpool call (a read from a stalled network share or a FIFO) only
     // exits once that call returns, and its JavaScript never runs again after terminate(): do not
     // let the job wait for it.
-    const exited = entry.worker.terminate();
-    await Promise.race([exited, new Promise((r) => setTimeout(r, TERMINATE_WAIT_MS))]);
-    await this.onWorkerExit(entry, 1, undefined);
+    await this.stopSlot(slot);
+    if (!slot.exited) await this.onWorkerExit(slot, 1, undefined);
+  }
+
+  private async stopSlot(slot: WorkerSlot): Promise<void> {
+    slot.retiring = true;
+    if (slot.exited) return;
+    const exited = slot.worker.terminate();
+    await Promise.race([exited.then(() => slot.exit), new Promise((r) => setTimeout(r, TERMINATE_WAIT_MS))]);
   }
 
   private async finish(entry: JobEntry, state: 'done' | 'failed' | 'cancelled'): Promise<void> {
@@ -251,8 +351,12 @@ export class JobRegistry {
     entry.batcher.dispose();
     const endedAt = this.now();
     entry.summary = { ...entry.summary, state, endedAt };
-    entry.worker?.dispose();
-    entry.worker = undefined;
+    const slot = entry.slot;
+    entry.slot = undefined;
+    if (slot) {
+      slot.jobs.delete(entry.summary.jobId);
+      if (slot.retiring && ![...slot.jobs].some((id) => !this.jobs.get(id)?.finished)) void this.stopSlot(slot);
+    }
     const record: HistoryRecord = {
       jobId: entry.summary.jobId,
       request: entry.summary.request,
@@ -264,11 +368,13 @@ export class JobRegistry {
       ...(state !== 'done' && entry.error && { error: entry.error }),
       samples: entry.sampler.samples(),
     };
+    const logSaved = this.options.logs.finish(entry.summary.jobId);
     try {
       await this.options.history.add(record);
     } catch (e) {
       console.warn('history: cannot record job', entry.summary.jobId, e);
     }
+    await logSaved;
     // After the history write: a renderer that reloads the history on this state finds the job there.
     this.pushState(entry);
     entry.resolveEnded();
@@ -283,7 +389,7 @@ export class JobRegistry {
   }
 
   private pushEvents(jobId: string, events: SluiceEvent[]): void {
-    this.push({ channel: 'job:events', payload: { jobId, events } });
+    this.push({ channel: 'job:events', payload: { jobId, events, log: this.options.logs.counts(jobId) } });
   }
 
   private pushState(entry: JobEntry): void {

@@ -80,14 +80,14 @@ export class SampleRepository {
     return files;
   }
 
-  /** Applies the shipped bundle in an engine worker, like any apply job (but not listed as one). */
+  /**
+   * Applies the shipped bundle in an engine worker of its own (once per install), like any apply
+   * job but not listed as one.
+   */
   private apply(): Promise<number> {
     const jobId = 'sample-repository';
-    const worker = this.options.createWorker({
-      jobId,
-      request: { kind: 'apply', bundlePath: this.options.bundlePath, dest: this.repoPath },
-      batchIntervalMs: 100,
-    });
+    const worker = this.options.createWorker({ batchIntervalMs: 100 });
+    worker.send({ type: 'start', jobId, request: { kind: 'apply', bundlePath: this.options.bundlePath, dest: this.repoPath } });
     return new Promise<number>((resolve, reject) => {
       let files = 0;
       let error: { code: string; message: string } | undefined;
@@ -100,7 +100,7 @@ export class SampleRepository {
         } else if (message.type === 'finished') {
           worker.dispose();
           if (message.ok) resolve(files);
-          else reject(sampleError(message.error ?? error));
+          else reject(sampleError(message.error));
         }
       });
       worker.on('exit', (code) => reject(sampleError(error ?? { code: 'IO', message: `the engine worker exited (${code})` })));

@@ -21,6 +21,9 @@ export const LIMITS = {
   /** file:writeText exports (logs, comparison CSV); more is a bug in the renderer */
   textBytes: 32 * 1024 * 1024,
   closeThreads: [1, 64] as const,
+  /** a line of a job's debug log, and a page of them (JobLogStore's bounds) */
+  logLine: [0, 10_000_000] as const,
+  logPage: [0, 2000] as const,
   minFileCount: [0, 100_000_000] as const,
   maxQueue: [1, 1_000_000] as const,
   /** bundle2 payload chunk size: hg writes 4096 (before 4.5) or 32768; 512 B..16 MiB is generous */
@@ -216,6 +219,15 @@ const VALIDATORS: ArgValidators = {
   },
   'job:cancel': (a) => (arity('job:cancel', a, 1, 1), [expectId(a[0], 'job:cancel jobId')]),
   'job:list': (a) => (arity('job:list', a, 0, 0), []),
+  'job:log': (a) => {
+    arity('job:log', a, 3, 4);
+    const page = [expectId(a[0], 'job:log jobId'), expectInt(a[1], 'job:log from', LIMITS.logLine), expectInt(a[2], 'job:log count', LIMITS.logPage)] as const;
+    return a[3] === undefined ? [...page] : [...page, expectString(a[3], 'job:log query', LIMITS.labelChars)];
+  },
+  'job:exportLog': (a) => {
+    arity('job:exportLog', a, 3, 3);
+    return [expectId(a[0], 'job:exportLog jobId'), expectFileName(a[1], 'job:exportLog suggestedName'), expectString(a[2], 'job:exportLog header', LIMITS.pathChars * 2)];
+  },
   'bundle:inspect': (a, abs) => (arity('bundle:inspect', a, 1, 1), [expectAbsolutePath(a[0], 'bundle:inspect path', abs)]),
   'server:probe': (a) => (arity('server:probe', a, 1, 1), [expectHttpUrl(a[0], 'server:probe url')]),
   'sample:get': (a) => (arity('sample:get', a, 0, 0), []),

@@ -1,25 +1,31 @@
-// Messages between the host (EngineWorkerHost) and the engine worker (engine-worker.ts). One
-// worker runs one job: the job is in the worker's start data, so the only host -> worker messages
-// are a cancel and answers to credential prompts.
+// Messages between the host (EngineWorkerHost) and the engine worker (engine-worker.ts). One warm
+// worker runs every job of the host, several at once: each message names its job. The per-file
+// lines of a job's debug log travel as one text chunk per batch (`log`), never one message or
+// object per file; the events that go on to the renderer carry no file entries.
 
 import type { SluiceEvent } from '../../shared/events';
 import type { JobRequest } from '../../shared/jobs';
 import type { Credentials } from './engine-api';
 
 export interface WorkerStartData {
-  jobId: string;
-  request: JobRequest;
-  /** the worker coalesces its postMessage traffic at this interval (events.ts batching rules) */
+  /** the worker coalesces its postMessage traffic per job at this interval (events.ts batching rules) */
   batchIntervalMs: number;
 }
 
 export type HostToWorker =
-  | { type: 'cancel' }
-  | { type: 'credentials'; requestId: string; answer: Credentials | null };
+  | { type: 'start'; jobId: string; request: JobRequest }
+  | { type: 'cancel'; jobId: string }
+  | { type: 'credentials'; jobId: string; requestId: string; answer: Credentials | null };
+
+/** New lines of a job's debug log: `lines` '\n'-terminated lines. */
+export interface LogChunk {
+  text: string;
+  lines: number;
+}
 
 export type WorkerToHost =
-  | { type: 'events'; events: SluiceEvent[] }
-  | { type: 'credentials'; requestId: string; url: string; realm: string }
-  /** the job's end: after this nothing more comes from the worker and the host may terminate it */
-  | { type: 'finished'; ok: true }
-  | { type: 'finished'; ok: false; error: { code: string; message: string } };
+  | { type: 'events'; jobId: string; events: SluiceEvent[]; log?: LogChunk }
+  | { type: 'credentials'; jobId: string; requestId: string; url: string; realm: string }
+  /** the job's end: after this nothing more comes from the worker for this job */
+  | { type: 'finished'; jobId: string; ok: true }
+  | { type: 'finished'; jobId: string; ok: false; error: { code: string; message: string } };

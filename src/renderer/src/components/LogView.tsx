@@ -1,5 +1,6 @@
 // Virtualized view of a job's debug log: only the rows in the viewport (plus a few) are in the DOM,
-// so 250k lines scroll like 50. Rows have a fixed height; the spacer gives the scrollbar its range.
+// so 250k lines scroll like 50, and only their pages are fetched from the host, which keeps the
+// log (LogPages). Rows have a fixed height; the spacer gives the scrollbar its range.
 
 import {
   memo,
@@ -7,11 +8,12 @@ import {
   useEffect,
   useLayoutEffect,
   useMemo,
+  useReducer,
   useRef,
   useState,
   type ReactNode,
 } from 'react';
-import { LogFilter } from '../store/job-log';
+import { LogPages } from '../store/job-log';
 import { useSluice } from '../store/react';
 
 export const LOG_ROW_HEIGHT = 20;
@@ -30,17 +32,20 @@ export const LogView = memo(function LogView({
   onFollowChange: (follow: boolean) => void;
   onCounts?: (c: { shown: number; total: number; dropped: number }) => void;
 }) {
-  const logOf = useSluice((s) => s.logOf);
-  const log = useMemo(() => logOf(jobId), [logOf, jobId]);
+  const fetchLogPage = useSluice((s) => s.fetchLogPage);
   const lineCount = useSluice((s) => s.jobs[jobId]?.logLines ?? 0);
+  const dropped = useSluice((s) => s.jobs[jobId]?.logDropped ?? 0);
   const deferredQuery = useDeferredValue(query);
-  const filter = useMemo(() => new LogFilter(log), [log]);
-  // LogFilter is incremental: re-run when the query changes or lines were added
-  const matches = useMemo(() => {
-    const m = filter.update(deferredQuery);
-    return m ? { list: m, length: m.length } : null;
-  }, [filter, deferredQuery, lineCount]);
-  const total = matches ? matches.length : log.length;
+  const needle = deferredQuery.trim().toLowerCase();
+  const [, refresh] = useReducer((n: number) => n + 1, 0);
+  const pages = useMemo(
+    () => new LogPages((from, count) => fetchLogPage(jobId, from, count, needle || undefined), refresh, needle !== ''),
+    [fetchLogPage, jobId, needle],
+  );
+  useEffect(() => () => pages.dispose(), [pages]);
+  // the host's log grew (pushed counts): the page that was filling up is fetched again when shown
+  useMemo(() => pages.grow(lineCount, dropped), [pages, lineCount, dropped]);
+  const total = pages.length;
 
   const viewportRef = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
@@ -48,8 +53,8 @@ export const LogView = memo(function LogView({
   const frame = useRef(0);
 
   useEffect(() => {
-    onCounts?.({ shown: total, total: log.length, dropped: log.dropped });
-  }, [onCounts, total, log, lineCount]);
+    onCounts?.({ shown: total, total: pages.total, dropped: pages.dropped });
+  }, [onCounts, total, pages.total, pages.dropped]);
 
   const followRef = useRef(follow);
   followRef.current = follow;
@@ -91,11 +96,14 @@ export const LogView = memo(function LogView({
 
   const first = Math.max(0, Math.floor(scrollTop / LOG_ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(total, Math.ceil((scrollTop + height) / LOG_ROW_HEIGHT) + OVERSCAN);
-  const needle = deferredQuery.trim().toLowerCase();
+  // the first page also brings the counts (a job from an earlier session, a filter's matches)
+  useEffect(() => pages.ensure(pages.loaded ? first : 0, pages.loaded ? last : 1));
   const rows = [];
   for (let i = first; i < last; i++) {
-    const idx = matches ? matches.list[i]! : i;
-    rows.push(<LogRow key={i} number={log.dropped + idx + 1} text={log.line(idx)} needle={needle} />);
+    const text = pages.line(i);
+    rows.push(
+      <LogRow key={i} number={needle ? undefined : pages.dropped + i + 1} text={text ?? ''} pending={text === undefined} needle={needle} />,
+    );
   }
 
   return (
@@ -110,7 +118,9 @@ export const LogView = memo(function LogView({
       data-total={total}
     >
       {total === 0 ? (
-        <p className="logview-empty">{needle ? 'No line matches the filter.' : 'No log lines yet.'}</p>
+        <p className="logview-empty">
+          {!pages.loaded ? 'Loading the log…' : needle ? 'No line matches the filter.' : 'No log lines yet.'}
+        </p>
       ) : (
         <div className="logview-spacer" style={{ height: total * LOG_ROW_HEIGHT }}>
           <div className="logview-rows" style={{ transform: `translateY(${first * LOG_ROW_HEIGHT}px)` }}>
@@ -125,10 +135,13 @@ export const LogView = memo(function LogView({
 const LogRow = memo(function LogRow({
   number,
   text,
+  pending,
   needle,
 }: {
-  number: number;
+  /** the line's number in the log; unknown in a filtered view (the host sends matching lines) */
+  number: number | undefined;
   text: string;
+  pending: boolean;
   needle: string;
 }) {
   let body: ReactNode = text;
@@ -152,9 +165,9 @@ const LogRow = memo(function LogRow({
         ? ' log-phase'
         : '';
   return (
-    <div className={`log-line${tone}`} style={{ height: LOG_ROW_HEIGHT }}>
+    <div className={`log-line${tone}${pending ? ' log-pending' : ''}`} style={{ height: LOG_ROW_HEIGHT }}>
       <span className="log-number" aria-hidden="true">
-        {number}
+        {number ?? ''}
       </span>
       <span className="log-text">{body}</span>
     </div>

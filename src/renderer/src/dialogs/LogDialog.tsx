@@ -1,4 +1,5 @@
-// A job's debug log (hg --debug style lines): filter, follow the tail, export the whole log.
+// A job's debug log (hg --debug style lines): filter, follow the tail, export the whole log (the
+// host writes it from its copy; the renderer only ever holds the lines on screen).
 
 import { useCallback, useState } from 'react';
 import { Dialog } from '../components/Dialog';
@@ -10,10 +11,9 @@ import { baseName } from '../lib/paths';
 import { useSluice, useSluiceShallow } from '../store/react';
 
 export function LogDialog({ jobId }: { jobId: string }) {
-  const { closeDialog, exportText, logOf } = useSluiceShallow((s) => ({
+  const { closeDialog, exportJobLog } = useSluiceShallow((s) => ({
     closeDialog: s.closeDialog,
-    exportText: s.exportText,
-    logOf: s.logOf,
+    exportJobLog: s.exportJobLog,
   }));
   const job = useSluiceShallow((s) => {
     const j = s.jobs[jobId];
@@ -39,7 +39,7 @@ export function LogDialog({ jobId }: { jobId: string }) {
   const exportLog = () => {
     const header = `# Sluice ${KIND_LABEL[job.kind].toLowerCase()} ${job.source}${job.dest ? ` -> ${job.dest}` : ''} (job ${jobId}, ${job.state})`;
     const safe = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-|-$/g, '') || 'job';
-    void exportText(`${safe}-debug.log`, logOf(jobId).toText(header));
+    void exportJobLog(jobId, `${safe}-debug.log`, header);
   };
 
   return (

@@ -91,6 +91,11 @@ const EXPLANATIONS: Record<string, Explanation> = {
     hint: 'The disk may be full or removed. Nothing was left at the destination.',
     retryable: true,
   },
+  ENGINE_CRASHED: {
+    title: 'The engine stopped unexpectedly',
+    hint: 'Its temporary files were removed. Start the job again: a new engine runs it.',
+    retryable: true,
+  },
   CANCELLED: { title: 'Cancelled', hint: 'Nothing was left at the destination.', retryable: true },
   HTTP: {
     title: 'The server answered with an error',

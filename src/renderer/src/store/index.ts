@@ -28,7 +28,7 @@ export function createSluiceStore(deps: StoreDeps): SluiceStore {
 export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 1000): () => void {
   const s = store.getState();
   const offs = [
-    deps.api.on('job:events', ({ jobId, events }) => store.getState().ingestEvents(jobId, events)),
+    deps.api.on('job:events', ({ jobId, events, log }) => store.getState().ingestEvents(jobId, events, log)),
     deps.api.on('job:state', (summary) => store.getState().ingestJobState(summary)),
     deps.api.on('credentials:request', (req) => store.getState().promptCredentials(req)),
     deps.api.on('bundle:opened', ({ path }) => void store.getState().openBundle(path)),

@@ -1,85 +1,89 @@
-// The per-job debug log: hg-style lines (`adding [s] data/foo.i (66 bytes)`). A 200k-file clone
-// produces 200k lines; copying such an array on every frame would cost more than the transfer, so
-// the lines live in this append-only buffer and the store only publishes its line count (through
-// `set`), which is what components re-render on.
+// The renderer's window on a job's debug log. The lines stay in the host (a 200k-file clone has
+// 200k of them; the host keeps them in a bounded ring and on disk, see main/host/job-log-store.ts):
+// the renderer knows only their count (pushed with the job's events) and fetches the pages the log
+// view shows (`job:log`), for a running job, a finished one, and one from an earlier session alike.
 
-export const LOG_LINE_CAP = 300_000;
+import type { JobLogPage } from '../../../shared/ipc';
 
-export class JobLog {
-  private lines: string[] = [];
-  /** lines dropped from the head once the cap was reached */
-  dropped = 0;
+/** Lines fetched at once: a screenful or two of 20 px rows. */
+export const LOG_PAGE_LINES = 200;
 
-  constructor(readonly cap: number = LOG_LINE_CAP) {}
-
-  get length(): number {
-    return this.lines.length;
-  }
-
-  /** total lines ever appended, dropped ones included */
-  get total(): number {
-    return this.dropped + this.lines.length;
-  }
-
-  append(line: string): void {
-    this.lines.push(line);
-    if (this.lines.length > this.cap) this.trim();
-  }
-
-  appendMany(lines: readonly string[]): void {
-    for (const line of lines) this.lines.push(line);
-    if (this.lines.length > this.cap) this.trim();
-  }
-
-  line(i: number): string {
-    return this.lines[i] ?? '';
-  }
-
-  /** Drops a tenth of the cap at once so a long transfer does not shift the array on every line. */
-  private trim(): void {
-    const excess = this.lines.length - this.cap + Math.floor(this.cap / 10);
-    this.lines.splice(0, excess);
-    this.dropped += excess;
-  }
-
-  /** The whole retained log as text, for file:writeText. */
-  toText(header?: string): string {
-    const head: string[] = [];
-    if (header) head.push(header);
-    if (this.dropped > 0)
-      head.push(`# ${this.dropped} earlier lines were dropped (the log keeps the last ${this.cap})`);
-    const body = this.lines.join('\n');
-    return (head.length ? head.join('\n') + '\n' : '') + body + (this.lines.length ? '\n' : '');
-  }
-}
+export type FetchLogPage = (from: number, count: number) => Promise<JobLogPage>;
 
 /**
- * Case-insensitive substring filter over a growing log, incremental: a live transfer appends lines
- * every frame and the filter only scans what is new. Indexes are into the log's retained lines.
+ * Pages of one job's log (or of its lines matching one query), fetched on demand and cached. A
+ * live log grows: `grow()` drops the cached page that was still filling up. `onChange` is called
+ * when fetched lines or the counts arrive.
  */
-export class LogFilter {
-  private matches: number[] = [];
-  private scanned = 0;
-  private droppedAtScan = 0;
-  private needle = '';
+export class LogPages {
+  private readonly pages = new Map<number, string[]>();
+  private readonly pending = new Set<number>();
+  /** lines in the view: the log's lines, or the matches with a query */
+  length = 0;
+  /** the whole log's lines (without a query, equal to length) */
+  total = 0;
+  dropped = 0;
+  /** whether the host answered at least once (before that, the counts are the pushed ones) */
+  loaded = false;
+  private disposed = false;
 
-  constructor(private readonly log: JobLog) {}
+  constructor(
+    private readonly fetch: FetchLogPage,
+    private readonly onChange: () => void,
+    private readonly filtered = false,
+  ) {}
 
-  /** Indexes of matching lines for `query` (empty query: null, meaning every line). */
-  update(query: string): readonly number[] | null {
-    const needle = query.trim().toLowerCase();
-    if (needle === '') return null;
-    if (needle !== this.needle || this.log.dropped !== this.droppedAtScan) {
-      this.needle = needle;
-      this.matches = [];
-      this.scanned = 0;
-      this.droppedAtScan = this.log.dropped;
+  /** Line i of the view if its page is here; otherwise undefined (ensure() fetches it). */
+  line(i: number): string | undefined {
+    return this.pages.get(Math.floor(i / LOG_PAGE_LINES))?.[i % LOG_PAGE_LINES];
+  }
+
+  /** Fetches the pages covering [first, last) that are not here or on their way. */
+  ensure(first: number, last: number): void {
+    const end = Math.max(last, first + 1);
+    for (let p = Math.floor(first / LOG_PAGE_LINES); p * LOG_PAGE_LINES < end; p++) {
+      if (this.pages.has(p) || this.pending.has(p)) continue;
+      this.pending.add(p);
+      this.fetch(p * LOG_PAGE_LINES, LOG_PAGE_LINES).then(
+        (page) => {
+          this.pending.delete(p);
+          if (this.disposed) return;
+          this.pages.set(p, page.lines);
+          this.counts(page);
+          this.onChange();
+        },
+        () => this.pending.delete(p),
+      );
     }
-    const n = this.log.length;
-    for (let i = this.scanned; i < n; i++) {
-      if (this.log.line(i).toLowerCase().includes(needle)) this.matches.push(i);
+  }
+
+  /**
+   * The host's log now has `total` lines (`dropped` dropped): the page that was filling up is
+   * fetched again when shown; dropped lines shift every index, so then everything is.
+   */
+  grow(total: number, dropped: number): void {
+    if (dropped !== this.dropped && this.loaded) this.pages.clear();
+    else if (!this.filtered) {
+      const last = Math.floor(Math.max(0, this.length - 1) / LOG_PAGE_LINES);
+      if ((this.pages.get(last)?.length ?? 0) < LOG_PAGE_LINES) this.pages.delete(last);
+    } else {
+      // a filter's matches can grow anywhere after the last full page of matches: refetch its tail
+      const last = Math.floor(Math.max(0, this.length - 1) / LOG_PAGE_LINES);
+      this.pages.delete(last);
     }
-    this.scanned = n;
-    return this.matches;
+    if (!this.filtered && total > this.length) this.length = total;
+    if (total > this.total) this.total = total;
+    this.dropped = dropped;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+  }
+
+  private counts(page: JobLogPage): void {
+    this.loaded = true;
+    this.total = page.total;
+    this.dropped = page.dropped;
+    this.length = this.filtered ? (page.matches ?? 0) : page.total;
   }
 }

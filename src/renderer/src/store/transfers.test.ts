@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSluiceStore } from './index';
 import { FakeHost, ManualScheduler } from '../testing/fake-host';
-import { doneEv, entries, errorEv, filesEv, phaseEv, progressEv, startEv } from '../testing/events';
+import { doneEv, errorEv, progressEv, startEv } from '../testing/events';
 import { pushSample, SAMPLE_CAP } from './transfers';
 import type { JobRequest } from '../../../shared/jobs';
 
@@ -53,55 +53,28 @@ describe('transfers slice: event reduction', () => {
     expect(store.getState().jobs['a']!.filesPerSec).toBeCloseTo(100, 5);
   });
 
-  it('appends files events to the job log as hg debug lines', () => {
+  it('keeps the debug log\'s counts the host pushes, not its lines', () => {
     const { store, frames } = setup();
-    store.getState().ingestEvents('a', [
-      startEv('a', 1_000_000, { files: 3, bytes: 1500 }),
-      phaseEv('a', 'write'),
-      filesEv('a', [
-        { vfs: 's', name: 'data/foo.i', size: 66 },
-        { vfs: 'c', name: 'branch2-served', size: 2048 },
-      ]),
-    ]);
-    store.getState().ingestEvents('a', [doneEv('a', { bytes: 1500, wallMs: 500 })]);
+    store.getState().ingestEvents('a', [startEv('a', 1_000_000, { files: 3, bytes: 1500 })], { total: 2, dropped: 0 });
+    store.getState().ingestEvents('a', [progressEv('a', 100, 1000, 2)], { total: 300_000, dropped: 5 });
     frames.runFrame();
-    const log = store.getState().logOf('a');
-    const lines = Array.from({ length: log.length }, (_, i) => log.line(i));
-    expect(lines).toEqual([
-      'streaming all changes',
-      '3 files to transfer, 1.46 KB of data',
-      'phase: write',
-      'adding [s] data/foo.i (66 bytes)',
-      'adding [c] branch2-served (2.00 KB)',
-      'transferred 1.46 KB in 0.5 seconds (2.93 KB/sec)',
-    ]);
-    expect(store.getState().jobs['a']!.logLines).toBe(6);
+    expect(store.getState().jobs['a']).toMatchObject({ logLines: 300_000, logDropped: 5 });
+    // a batch without counts keeps the last ones
+    store.getState().ingestEvents('a', [progressEv('a', 200, 1500, 3)]);
+    frames.runFrame();
+    expect(store.getState().jobs['a']).toMatchObject({ logLines: 300_000, logDropped: 5, files: 3 });
   });
 
-  it('keeps up to 300k log lines and exports them all', () => {
-    const { store, frames } = setup();
-    store.getState().ingestEvents('a', [startEv('a', 1_000_000, { files: 0, kind: 'apply' })]);
-    for (let i = 0; i < 30; i++)
-      store.getState().ingestEvents('a', [filesEv('a', entries(10_000, i * 10_000))]);
-    frames.runFrame();
-    const log = store.getState().logOf('a');
-    expect(log.length).toBe(300_000);
-    expect(log.dropped).toBe(0);
-    const text = log.toText();
-    expect(text.split('\n')).toHaveLength(300_001);
-    expect(text.startsWith('adding [s] data/file0.i (64 bytes)\n')).toBe(true);
-    expect(text.endsWith('adding [s] data/file299999.i (9.83 KB)\n')).toBe(true);
-    // beyond the cap the oldest go, and the export says so
-    store.getState().ingestEvents('a', [filesEv('a', entries(5, 300_000))]);
-    frames.runFrame();
-    expect(log.length).toBeLessThanOrEqual(300_000);
-    expect(log.total).toBe(300_005);
-    expect(log.dropped).toBeGreaterThanOrEqual(30_000);
-    expect(log.dropped + log.length).toBe(300_005);
-    expect(log.toText().split('\n')[0]).toBe(
-      `# ${log.dropped} earlier lines were dropped (the log keeps the last 300000)`,
-    );
-    expect(log.line(log.length - 1)).toBe('adding [s] data/file300004.i (68 bytes)');
+  it('fetches log pages and exports through the host', async () => {
+    const { store, host } = setup();
+    const calls: unknown[][] = [];
+    host.handlers['job:log'] = (...args: unknown[]) => (calls.push(args), { from: 0, lines: ['x'], total: 1, dropped: 0 });
+    host.handlers['job:exportLog'] = (...args: unknown[]) => (calls.push(args), '/exports/a.log');
+    expect(await store.getState().fetchLogPage('a', 0, 200)).toMatchObject({ lines: ['x'] });
+    await store.getState().fetchLogPage('a', 200, 200, 'data/');
+    expect(await store.getState().exportJobLog('a', 'a.log', '# h')).toBe('/exports/a.log');
+    expect(calls).toEqual([['a', 0, 200], ['a', 200, 200, 'data/'], ['a', 'a.log', '# h']]);
+    expect(store.getState().notices.at(-1)).toMatchObject({ tone: 'success', detail: '/exports/a.log' });
   });
 
   it('marks done with the done event timings, and failed/cancelled from error codes', () => {

@@ -1,15 +1,15 @@
 // Transfers slice: every job the host runs, reduced from its event stream. Events arrive batched
-// (job:events, ~20 messages/s per job); they are queued and applied with ONE set() per animation
-// frame, however many jobs and batches arrived in between (GitHub Desktop's mistake was one store
-// update per progress line).
+// (job:events, ~20 messages/s per job, no per-file entries: the debug log stays in the host, which
+// sends its line count and serves pages through job:log); they are queued and applied with ONE
+// set() per animation frame, however many jobs and batches arrived in between (GitHub Desktop's
+// mistake was one store update per progress line).
 
 import type { StateCreator } from 'zustand/vanilla';
-import { debugLine, formatHgBytes, type SluiceEvent } from '../../../shared/events';
-import type { HistoryRecord, JobSummary } from '../../../shared/ipc';
+import type { SluiceEvent } from '../../../shared/events';
+import type { HistoryRecord, JobSummary, PushMap } from '../../../shared/ipc';
 import type { JobRequest } from '../../../shared/jobs';
 import { errorNotice } from '../lib/errors';
 import { baseName } from '../lib/paths';
-import { JobLog } from './job-log';
 import type { JobOrigin, SluiceState, StoreDeps, TransferJob, TransfersSlice } from './types';
 
 /** points kept for the throughput sparkline and the comparison chart */
@@ -18,7 +18,7 @@ export const SAMPLE_CAP = 240;
 const FILES_RATE_WINDOW_MS = 2000;
 
 type QueueItem =
-  | { kind: 'events'; jobId: string; events: SluiceEvent[] }
+  | { kind: 'events'; jobId: string; events: SluiceEvent[]; log?: PushMap['job:events']['log'] }
   | { kind: 'state'; summary: JobSummary; record?: HistoryRecord };
 
 export function describeRequest(request: JobRequest): {
@@ -61,7 +61,7 @@ export function newTransferJob(jobId: string, now: number, init: Partial<Transfe
     stalled: false,
     cancelRequested: false,
     logLines: 0,
-    announced: false,
+    logDropped: 0,
     ...init,
   };
 }
@@ -84,12 +84,11 @@ export function pushSample(
 
 interface ReduceContext {
   now: number;
-  log: JobLog;
   /** [elapsedMs, files] of the last couple of seconds, for files/sec */
   filesWindow: [number, number][];
 }
 
-/** Applies one job's events in order. Pure apart from appending to the job's log. */
+/** Applies one job's events in order. Pure apart from the files/sec window. */
 export function reduceJobEvents(
   job: TransferJob,
   events: readonly SluiceEvent[],
@@ -112,12 +111,6 @@ export function reduceJobEvents(
           state: isTerminal(j.state) ? j.state : 'running',
           lastActivityAt: ctx.now,
         };
-        if (e.kind === 'clone') ctx.log.append('streaming all changes');
-        if (e.files > 0) {
-          // streamclone.py: "%d files to transfer, %s of data"
-          ctx.log.append(`${e.files} files to transfer, ${formatHgBytes(e.bytes)} of data`);
-          j = { ...j, announced: true };
-        }
         break;
       }
       case 'phase':
@@ -129,7 +122,6 @@ export function reduceJobEvents(
             stalled: false,
             state: isTerminal(j.state) ? j.state : 'running',
           };
-          ctx.log.append(`phase: ${e.phase}`);
         }
         break;
       case 'progress': {
@@ -140,9 +132,6 @@ export function reduceJobEvents(
         const first = win[0]!;
         const span = e.elapsedMs - first[0];
         const filesPerSec = span > 0 ? ((e.files - first[1]) * 1000) / span : j.filesPerSec;
-        if (!j.announced && e.totalFiles > 0) {
-          ctx.log.append(`${e.totalFiles} files to transfer, ${formatHgBytes(e.totalBytes)} of data`);
-        }
         j = {
           ...j,
           state: isTerminal(j.state) ? j.state : 'running',
@@ -155,25 +144,15 @@ export function reduceJobEvents(
           elapsedMs: e.elapsedMs,
           etaMs: e.etaMs,
           samples: pushSample(j.samples, [e.elapsedMs, e.bytesPerSec]),
-          announced: j.announced || e.totalFiles > 0,
           ...(moved ? { lastActivityAt: ctx.now, stalled: false } : null),
         };
         break;
       }
       case 'files':
-        for (const entry of e.entries) ctx.log.append(debugLine(entry));
+        // the host keeps file entries in the debug log; a host that still sends some shows activity
         if (e.entries.length > 0) j = { ...j, lastActivityAt: ctx.now, stalled: false };
         break;
-      case 'log':
-        ctx.log.append(e.level === 'warn' ? `warning: ${e.message}` : e.message);
-        break;
       case 'done': {
-        if (j.kind === 'clone' || j.kind === 'apply') {
-          const secs = e.wallMs / 1000;
-          // streamclone.py: "transferred %s in %.1f seconds (%s/sec)"
-          const rate = secs > 0 ? formatHgBytes(e.bytes / secs) : formatHgBytes(e.bytes);
-          ctx.log.append(`transferred ${formatHgBytes(e.bytes)} in ${secs.toFixed(1)} seconds (${rate}/sec)`);
-        }
         j = {
           ...j,
           state: 'done',
@@ -191,7 +170,6 @@ export function reduceJobEvents(
         break;
       }
       case 'error':
-        ctx.log.append(`abort: ${e.message}`);
         j = {
           ...j,
           state: e.code === 'CANCELLED' ? 'cancelled' : 'failed',
@@ -203,7 +181,7 @@ export function reduceJobEvents(
         break;
     }
   }
-  return j.logLines === ctx.log.length ? j : { ...j, logLines: ctx.log.length };
+  return j;
 }
 
 /** Merges a job:state summary; a summary never moves a job back from a terminal state. */
@@ -251,18 +229,11 @@ export function reduceHistoryRecord(job: TransferJob, r: HistoryRecord): Transfe
 
 export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState, [], [], TransfersSlice> {
   return (set, get) => {
-    const logs = new Map<string, JobLog>();
     const filesWindows = new Map<string, [number, number][]>();
     const waiters = new Map<string, ((job: TransferJob) => void)[]>();
     const origins = new Map<string, { origin: JobOrigin; label?: string; request: JobRequest }>();
     let queue: QueueItem[] = [];
     let scheduled = false;
-
-    const logOf = (jobId: string): JobLog => {
-      let log = logs.get(jobId);
-      if (!log) logs.set(jobId, (log = new JobLog()));
-      return log;
-    };
 
     const enqueue = (item: QueueItem): void => {
       queue.push(item);
@@ -283,7 +254,7 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
       jobs: {},
       jobOrder: [],
 
-      ingestEvents: (jobId, events) => enqueue({ kind: 'events', jobId, events }),
+      ingestEvents: (jobId, events, log) => enqueue(log ? { kind: 'events', jobId, events, log } : { kind: 'events', jobId, events }),
       ingestJobState: (summary) => enqueue({ kind: 'state', summary }),
 
       flushEvents: () => {
@@ -312,7 +283,10 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
             if (item.kind === 'events') {
               let win = filesWindows.get(jobId);
               if (!win) filesWindows.set(jobId, (win = []));
-              after = reduceJobEvents(before, item.events, { now, log: logOf(jobId), filesWindow: win });
+              after = reduceJobEvents(before, item.events, { now, filesWindow: win });
+              if (item.log && (item.log.total !== after.logLines || item.log.dropped !== after.logDropped)) {
+                after = { ...after, logLines: item.log.total, logDropped: item.log.dropped };
+              }
             } else {
               after = reduceJobState(before, item.summary);
               if (item.record && isTerminal(after.state)) after = reduceHistoryRecord(after, item.record);
@@ -421,7 +395,6 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
       dismissJob: (jobId) => {
         const job = get().jobs[jobId];
         if (!job || !isTerminal(job.state)) return;
-        logs.delete(jobId);
         set((state) => {
           const jobs = { ...state.jobs };
           delete jobs[jobId];
@@ -435,7 +408,6 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         if (keep.length === jobOrder.length) return;
         const next: Record<string, TransferJob> = {};
         for (const id of keep) next[id] = jobs[id]!;
-        for (const id of jobOrder) if (!next[id]) logs.delete(id);
         set({ jobs: next, jobOrder: keep });
       },
 
@@ -455,7 +427,19 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         if (changed) set({ jobs: changed });
       },
 
-      logOf,
+      fetchLogPage: (jobId, from, count, query) =>
+        query ? deps.api.invoke('job:log', jobId, from, count, query) : deps.api.invoke('job:log', jobId, from, count),
+
+      exportJobLog: async (jobId, suggestedName, header) => {
+        try {
+          const saved = await deps.api.invoke('job:exportLog', jobId, suggestedName, header);
+          if (saved) get().notify({ tone: 'success', text: 'Saved', detail: saved });
+          return saved;
+        } catch (e) {
+          get().notify(errorNotice(`Could not save ${suggestedName}`, e));
+          return null;
+        }
+      },
 
       waitForJob: (jobId) => {
         const job = get().jobs[jobId];

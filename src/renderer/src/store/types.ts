@@ -13,7 +13,6 @@ import type {
   StreamVersionChoice,
 } from '../../../shared/jobs';
 import type { UiError } from '../lib/errors';
-import type { JobLog } from './job-log';
 
 /** What the store needs from its surroundings; tests pass fakes. */
 export interface StoreDeps {
@@ -62,17 +61,21 @@ export interface TransferJob {
   cancelRequested: boolean;
   done?: DoneEvent;
   error?: UiError;
-  /** lines in the job's debug log (the lines themselves live in a JobLog, see logOf) */
+  /** lines in the job's debug log, as the host last said (the lines stay there: fetchLogPage) */
   logLines: number;
-  /** whether the "N files to transfer" line was written */
-  announced: boolean;
+  /** lines dropped from the head of that log */
+  logDropped: number;
 }
 
 export interface TransfersSlice {
   jobs: Record<string, TransferJob>;
   /** newest first */
   jobOrder: string[];
-  ingestEvents(jobId: string, events: import('../../../shared/events').SluiceEvent[]): void;
+  ingestEvents(
+    jobId: string,
+    events: import('../../../shared/events').SluiceEvent[],
+    log?: { total: number; dropped: number },
+  ): void;
   ingestJobState(summary: import('../../../shared/ipc').JobSummary): void;
   /** applies everything queued now (the scheduler normally calls it once per animation frame) */
   flushEvents(): void;
@@ -88,7 +91,10 @@ export interface TransfersSlice {
   clearFinished(): void;
   /** flags running jobs without progress for settings.stallSeconds */
   checkStalled(): void;
-  logOf(jobId: string): JobLog;
+  /** a page of a job's debug log from the host (job:log) */
+  fetchLogPage(jobId: string, from: number, count: number, query?: string): Promise<import('../../../shared/ipc').JobLogPage>;
+  /** saves a job's whole debug log; the host writes it (job:exportLog); failures become notices */
+  exportJobLog(jobId: string, suggestedName: string, header: string): Promise<string | null>;
   /** resolves when the job reaches done/failed/cancelled */
   waitForJob(jobId: string): Promise<TransferJob>;
 }

@@ -4,6 +4,7 @@
 // can be captured deterministically. Never part of the app bundle.
 
 import type { SluiceEvent } from '../../../shared/events';
+import { JobLogLines } from '../../../shared/job-log-lines';
 import type {
   HistoryRecord,
   InvokeChannel,
@@ -41,6 +42,23 @@ export function createDemoHost(
   const push = <C extends PushChannel>(channel: C, payload: PushMap[C]) => {
     for (const l of listeners.get(channel) ?? []) (l as (p: PushMap[C]) => void)(payload);
   };
+  // Like the real host: debug-log lines stay here, the renderer gets their count and asks for pages.
+  const logs = new Map<string, { lines: string[]; format: JobLogLines }>();
+  const logOf = (jobId: string) => {
+    let log = logs.get(jobId);
+    if (!log) logs.set(jobId, (log = { lines: [], format: new JobLogLines() }));
+    return log;
+  };
+  const pushEvents = (jobId: string, events: SluiceEvent[]) => {
+    const log = logOf(jobId);
+    for (const e of events) log.format.add(e);
+    for (const line of log.format.takeLines()) log.lines.push(line);
+    push('job:events', {
+      jobId,
+      events: events.filter((e) => e.type !== 'files'),
+      log: { total: log.lines.length, dropped: 0 },
+    });
+  };
 
   const simulate = (job: SimJob) => {
     const { jobId, request } = job.summary;
@@ -72,11 +90,11 @@ export function createDemoHost(
       },
       { type: 'phase', jobId, time: t0, phase: kind === 'clone' ? 'connect' : 'write' },
     ];
-    push('job:events', { jobId, events });
+    pushEvents(jobId, events);
     if (kind === 'clone')
       setTimeout(
         () =>
-          push('job:events', { jobId, events: [{ type: 'phase', jobId, time: Date.now(), phase: 'write' }] }),
+          pushEvents(jobId, [{ type: 'phase', jobId, time: Date.now(), phase: 'write' }]),
         200,
       );
     job.timer = setInterval(() => {
@@ -147,13 +165,13 @@ export function createDemoHost(
         finish(job, 'done', evs);
         return;
       }
-      push('job:events', { jobId, events: evs });
+      pushEvents(jobId, evs);
     }, 100);
   };
 
   const finish = (job: SimJob, state: 'done' | 'failed' | 'cancelled', events: SluiceEvent[]) => {
     clearInterval(job.timer);
-    push('job:events', { jobId: job.summary.jobId, events });
+    pushEvents(job.summary.jobId, events);
     job.summary = { ...job.summary, state, endedAt: Date.now() };
     push('job:state', { ...job.summary });
     const done = events.find((e) => e.type === 'done') as Extract<SluiceEvent, { type: 'done' }> | undefined;
@@ -207,6 +225,20 @@ export function createDemoHost(
       );
     },
     'job:list': async () => [...jobs.values()].map((j) => ({ ...j.summary })),
+    'job:log': async (jobId, from, count, query) => {
+      const all = logOf(jobId).lines;
+      const needle = (query ?? '').trim().toLowerCase();
+      const matching = needle ? all.filter((l) => l.toLowerCase().includes(needle)) : all;
+      return {
+        from,
+        lines: matching.slice(from, from + count),
+        total: all.length,
+        dropped: 0,
+        ...(needle ? { matches: matching.length } : {}),
+      };
+    },
+    'job:exportLog': async (jobId, name, header) =>
+      handlers['file:writeText'](name, `${header}\n${logOf(jobId).lines.map((l) => `${l}\n`).join('')}`),
     'bundle:inspect': async (path) => {
       await new Promise((r) => setTimeout(r, 250));
       if (/notes|bad|\.txt$/.test(path))
