@@ -103,3 +103,11 @@ export async function cleanStaleTemporaries(dest: string): Promise<void> {
 export async function sweepDeadTemporaries(parent: string): Promise<void> {
   await removeStaleTemporaries(parent);
 }
+
+// The repository library reads repositories through these (repo-summary.ts).
+export { openChangelogTail, type ChangelogTail } from '../engine/revlog/changelog-tip';
+export { parseChangelogEntry, decodeExtra } from '../engine/revlog/texts';
+export { parseDirstateParents, DIRSTATE_PARENTS_BYTES } from '../engine/store/dirstate';
+export { locateRepository, type RepoLocation } from '../engine/store/requirements';
+export { parseConfig } from '../engine/store/hgrc';
+export { withoutCredentials } from '../engine/store/repo-layout';

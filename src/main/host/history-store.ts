@@ -1,10 +1,7 @@
 // Finished jobs, persisted as one JSON file (Electron: userData/history.json; web host: its data
-// dir), newest first, capped. Writes go to a temporary file renamed over the old one, one at a
-// time, so a crash mid-write leaves the previous history, never half a file. A file that does not
-// parse is set aside (history.json.corrupt-<time>) rather than silently overwritten.
+// dir), newest first, capped; written atomically and set aside when corrupt (json-file.ts).
 
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { JsonFile } from './json-file';
 import type { HistoryRecord } from '../../shared/ipc';
 
 export const HISTORY_FILE_VERSION = 1;
@@ -17,12 +14,14 @@ interface HistoryFile {
 
 export class HistoryStore {
   private records: HistoryRecord[] | null = null;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly json: JsonFile<HistoryFile>;
 
   constructor(
     readonly file: string,
     private readonly maxRecords = 500,
-  ) {}
+  ) {
+    this.json = new JsonFile(file, parseHistoryFile, 'history');
+  }
 
   /** Newest first. */
   async list(): Promise<HistoryRecord[]> {
@@ -45,43 +44,25 @@ export class HistoryStore {
 
   /** Resolves when every write queued so far is on disk. */
   flushed(): Promise<void> {
-    return this.writing;
+    return this.json.flushed();
   }
 
   private async load(): Promise<HistoryRecord[]> {
     if (this.records) return this.records;
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') console.warn(`history: cannot read ${this.file}:`, e);
-      return (this.records ??= []);
-    }
-    try {
-      const parsed = JSON.parse(text) as HistoryFile;
-      if (parsed.version !== HISTORY_FILE_VERSION || !Array.isArray(parsed.records)) throw new Error('unexpected shape');
-      this.records ??= parsed.records.filter((r) => r && typeof r.jobId === 'string');
-    } catch (e) {
-      const aside = `${this.file}.corrupt-${Date.now()}`;
-      console.warn(`history: ${this.file} is not readable (${(e as Error).message}); moved to ${aside}`);
-      await rename(this.file, aside).catch(() => {});
-      this.records ??= [];
-    }
+    const parsed = await this.json.read();
+    this.records ??= parsed?.records ?? [];
     return this.records;
   }
 
   private save(): Promise<void> {
-    const snapshot: HistoryFile = { version: HISTORY_FILE_VERSION, records: this.records ?? [] };
-    const text = JSON.stringify(snapshot);
-    const write = async () => {
-      await mkdir(dirname(this.file), { recursive: true });
-      const tmp = `${this.file}.${process.pid}.tmp`;
-      await writeFile(tmp, text);
-      await rename(tmp, this.file);
-    };
-    this.writing = this.writing.then(write, write);
-    return this.writing;
+    return this.json.write({ version: HISTORY_FILE_VERSION, records: this.records ?? [] });
   }
+}
+
+function parseHistoryFile(value: unknown): HistoryFile {
+  const parsed = value as HistoryFile;
+  if (!parsed || parsed.version !== HISTORY_FILE_VERSION || !Array.isArray(parsed.records)) throw new Error('unexpected shape');
+  return { version: parsed.version, records: parsed.records.filter((r) => r && typeof r.jobId === 'string') };
 }
 
 /**

@@ -1,0 +1,193 @@
+// One repository's row data, read with async file I/O only (the main process never blocks): the
+// changelog's tip through the engine's tail reader (the last entry and its chunks, not the history),
+// the working copy's parents from the start of .hg/dirstate, bookmarks, paths.default, and the
+// store's size and file count from a directory walk.
+
+import { lstat, open, readdir, readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import * as engine from './engine-api';
+import type { RepoParent, RepoTip } from '../../shared/library';
+
+export interface RepoSummary {
+  source?: string;
+  tip: RepoTip | null;
+  parent: RepoParent | null;
+  storeBytes: number;
+  storeFiles: number;
+}
+
+/** The files whose stat decides whether a repository must be read again (see repo-watch.ts). */
+export interface RepoFiles {
+  /** absolute paths, watched by stat */
+  files: string[];
+  /** directories to watch for events, with the names in each that matter */
+  dirs: { dir: string; names: string[] }[];
+}
+
+export type RepoReader = (root: string) => Promise<RepoSummary>;
+
+/** The files of the filecache: changelog (+ data, nodemap docket), bookmarks, phaseroots, dirstate, hgrc. */
+export function repoFiles(root: string): RepoFiles {
+  const hg = join(root, '.hg');
+  const store = join(hg, 'store');
+  const hgNames = ['dirstate', 'bookmarks', 'hgrc', 'requires', 'wlock', 'store'];
+  // bookmarks live in the store with `bookmarksinstore`; a pre-store repository keeps revlogs in .hg
+  const storeNames = ['00changelog.i', '00changelog.d', '00changelog.n', 'phaseroots', 'bookmarks', 'lock'];
+  return {
+    files: [
+      ...['00changelog.i', '00changelog.d', '00changelog.n', 'phaseroots', 'bookmarks'].map((n) => join(store, n)),
+      ...['dirstate', 'bookmarks', 'hgrc', 'requires'].map((n) => join(hg, n)),
+    ],
+    dirs: [
+      { dir: hg, names: hgNames },
+      { dir: store, names: storeNames },
+    ],
+  };
+}
+
+/** Lock files hg holds while it writes (localrepo.wlock/lock): a reader waits until they are gone. */
+export function lockFiles(root: string): string[] {
+  return [join(root, '.hg', 'wlock'), join(root, '.hg', 'store', 'lock')];
+}
+
+export async function readRepoSummary(root: string): Promise<RepoSummary> {
+  const loc = await engine.locateRepository(root);
+  const [source, bookmarks] = await Promise.all([readSource(loc.hgDir), readBookmarks(loc)]);
+  const tail = await engine.openChangelogTail(loc.storeDir);
+  try {
+    let tip: RepoTip | null = null;
+    if (tail.tip) {
+      const entry = engine.parseChangelogEntry(tail.tip.text);
+      tip = {
+        rev: tail.tip.rev,
+        node: tail.tip.node.slice(0, 12),
+        date: entry.time * 1000,
+        tz: entry.tz,
+        user: utf8(entry.user),
+        summary: utf8(entry.description.split('\n', 1)[0] ?? ''),
+        branch: branchOf(tail.tip.text),
+        bookmarks: bookmarks.get(tail.tip.node) ?? [],
+      };
+    }
+    const parent = await readParent(loc, tail);
+    const { bytes, files } = await storeSize(loc.storeDir);
+    return { ...(source !== undefined && { source }), tip, parent, storeBytes: bytes, storeFiles: files };
+  } finally {
+    await tail.close();
+  }
+}
+
+/** The `branch` extra of a changelog text (changelog.changelogrevision.branchinfo), "default" without one. */
+function branchOf(text: Uint8Array): string {
+  const buf = Buffer.from(text.buffer, text.byteOffset, text.length);
+  const nl1 = buf.indexOf(0x0a);
+  const nl2 = nl1 < 0 ? -1 : buf.indexOf(0x0a, nl1 + 1);
+  const nl3 = nl2 < 0 ? -1 : buf.indexOf(0x0a, nl2 + 1);
+  if (nl3 < 0) return 'default';
+  const dateLine = buf.toString('latin1', nl2 + 1, nl3);
+  const first = dateLine.indexOf(' ');
+  const second = first < 0 ? -1 : dateLine.indexOf(' ', first + 1);
+  if (second < 0) return 'default';
+  const branch = engine.decodeExtra(dateLine.slice(second + 1)).get('branch');
+  return branch ? utf8(branch) : 'default';
+}
+
+/** Changelog texts are bytes (parsed as latin1); hg writes them in UTF-8 (encoding.fromlocal). */
+function utf8(latin1: string): string {
+  return Buffer.from(latin1, 'latin1').toString('utf8');
+}
+
+async function readSource(hgDir: string): Promise<string | undefined> {
+  let text: Buffer;
+  try {
+    text = await readFile(join(hgDir, 'hgrc'));
+  } catch {
+    return undefined;
+  }
+  try {
+    const value = engine.parseConfig(text, '.hg/hgrc').get('paths', 'default');
+    return value === undefined ? undefined : engine.withoutCredentials(value);
+  } catch {
+    // an hgrc with %include or a syntax error: the source stays unknown rather than guessed
+    return undefined;
+  }
+}
+
+/** `.hg/bookmarks` (bookmarks.py `_readactive`'s file): lines of `<40 hex> <name>`, by node. */
+async function readBookmarks(loc: engine.RepoLocation): Promise<Map<string, string[]>> {
+  const file = loc.requirements.has('bookmarksinstore') ? join(loc.storeDir, 'bookmarks') : join(loc.hgDir, 'bookmarks');
+  const byNode = new Map<string, string[]>();
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return byNode;
+  }
+  for (const line of text.split('\n')) {
+    const m = /^([0-9a-f]{40}) (.+)$/.exec(line.replace(/\r$/, ''));
+    if (!m) continue;
+    const list = byNode.get(m[1]!) ?? [];
+    list.push(m[2]!);
+    byNode.set(m[1]!, list);
+  }
+  return byNode;
+}
+
+async function readParent(loc: engine.RepoLocation, tail: engine.ChangelogTail): Promise<RepoParent | null> {
+  let head: Uint8Array;
+  try {
+    const fh = await open(join(loc.hgDir, 'dirstate'), 'r');
+    try {
+      const buf = new Uint8Array(engine.DIRSTATE_PARENTS_BYTES);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      head = buf.subarray(0, bytesRead);
+    } finally {
+      await fh.close();
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  const { p1, p2 } = engine.parseDirstateParents(head, loc.requirements.has('dirstate-v2'));
+  if (p1.every((b) => b === 0)) return null;
+  const rev = await tail.findRev(p1);
+  return { node: p1.toString('hex').slice(0, 12), ...(rev !== undefined && { rev }), merging: p2.some((b) => b !== 0) };
+}
+
+/** Bytes and files under the store (what `du` would count for .hg/store), walked with bounded concurrency. */
+export async function storeSize(storeDir: string, concurrency = 16): Promise<{ bytes: number; files: number }> {
+  let bytes = 0;
+  let files = 0;
+  const dirs = [storeDir];
+  const pending: string[] = [];
+  while (dirs.length > 0 || pending.length > 0) {
+    if (dirs.length > 0) {
+      const dir = dirs.pop()!;
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (e) {
+        if (dir === storeDir) throw e;
+        continue; // removed while walking
+      }
+      for (const d of entries) {
+        const p = join(dir, d.name);
+        if (d.isDirectory()) dirs.push(p);
+        else if (d.isFile()) pending.push(p);
+      }
+      continue;
+    }
+    const batch = pending.splice(0, concurrency);
+    const sizes = await Promise.all(batch.map((p) => lstat(p).then((s) => s.size, () => -1)));
+    for (const s of sizes) {
+      if (s < 0) continue;
+      bytes += s;
+      files++;
+    }
+  }
+  return { bytes, files };
+}
+
+export function repoName(root: string): string {
+  return basename(root) || root;
+}
