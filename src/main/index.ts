@@ -6,6 +6,7 @@ import './host/threadpool-size';
 import {
   app,
   BrowserWindow,
+  clipboard,
   dialog,
   ipcMain,
   Menu,
@@ -25,6 +26,7 @@ import { contentSecurityPolicy } from './host/csp';
 import { defaultCloneDir } from './host/data-dir';
 import { EngineHost, toInvokeFailure, type HostPlatform } from './host/engine-host';
 import { JobIndicators, type EndedJob } from './host/job-indicators';
+import { openTerminal } from './host/terminal';
 import { isTrustedSender, type TrustedRenderer } from './host/validate';
 import { INVOKE_CHANNELS, type PushChannel, type PushMap } from '../shared/ipc';
 
@@ -213,6 +215,13 @@ function electronPlatform(): HostPlatform {
     },
     async openExternal(url) {
       await shell.openExternal(url);
+    },
+    async trashItem(path) {
+      await shell.trashItem(path);
+    },
+    openTerminal: (dir) => openTerminal(dir),
+    async writeClipboard(text) {
+      clipboard.writeText(text);
     },
     async writeText(suggestedName, text) {
       const options = { defaultPath: join(app.getPath('documents'), suggestedName) };

@@ -4,6 +4,7 @@
 
 import type { SluiceEvent } from './events';
 import type { BundleInfo, JobRequest, ServerInfo } from './jobs';
+import type { DestinationCheck, LibraryUpdate, RepoRow } from './library';
 
 export interface JobSummary {
   jobId: string;
@@ -88,6 +89,18 @@ export interface InvokeMap {
     args: [requestId: string, answer: { user: string; password: string } | null];
     result: void;
   };
+  /** the repository library (src/main/host/repo-library.ts) */
+  'library:list': { args: []; result: RepoRow[] };
+  'library:add': { args: [path: string]; result: RepoRow };
+  'library:remove': { args: [path: string]; result: void };
+  /** moves a library repository to the system trash (Electron only), then removes it from the list */
+  'library:trash': { args: [path: string]; result: void };
+  /** opens a terminal in a library repository; false when the host cannot (web host) */
+  'library:openTerminal': { args: [path: string]; result: { opened: boolean; command: string } };
+  /** the repository's source URL (without credentials), copied to the clipboard when the host can */
+  'library:copySource': { args: [path: string]; result: { text: string; copied: boolean } };
+  /** the clone/apply dialogs' destination check before submit */
+  'dest:check': { args: [path: string]; result: DestinationCheck };
 }
 
 /** Pushes (host -> renderer). Events arrive batched: at most ~20 messages per second per job. */
@@ -100,6 +113,8 @@ export interface PushMap {
   'bundle:opened': { path: string };
   /** a command from the native menu that the renderer carries out (File > Clone from URL…) */
   'app:command': { command: 'clone-from-url' };
+  /** rows of the repository library that changed (batched) */
+  'library:update': LibraryUpdate;
 }
 
 export type InvokeChannel = keyof InvokeMap;
@@ -131,6 +146,13 @@ export const INVOKE_CHANNELS: readonly InvokeChannel[] = [
   'shell:openExternal',
   'file:writeText',
   'credentials:answer',
+  'library:list',
+  'library:add',
+  'library:remove',
+  'library:trash',
+  'library:openTerminal',
+  'library:copySource',
+  'dest:check',
 ];
 
 export const PUSH_CHANNELS: readonly PushChannel[] = [
@@ -139,4 +161,5 @@ export const PUSH_CHANNELS: readonly PushChannel[] = [
   'credentials:request',
   'bundle:opened',
   'app:command',
+  'library:update',
 ];

@@ -137,6 +137,44 @@ describe('EngineHost', () => {
     expect(UnpackingWorker.runs).toBe(1);
   }, 30_000);
 
+  it('adds an applied repository to the library when its job is done, and pushes its row', async () => {
+    const pushed: unknown[] = [];
+    host.onPush((m) => m.channel === 'library:update' && pushed.push(...m.payload.rows));
+    const dest = join(dir, 'applied');
+    const { jobId } = (await host.invoke('job:start', [{ kind: 'apply', bundlePath: '/b/sample.hg', dest }])) as { jobId: string };
+    await host.jobs.whenEnded(jobId);
+    for (let i = 0; i < 200 && !pushed.some((r) => (r as { status: string }).status === 'ok'); i++) await new Promise((r) => setTimeout(r, 25));
+    const rows = (await host.invoke('library:list', [])) as { path: string; origin: string; status: string; tip?: { rev: number } }[];
+    expect(rows).toMatchObject([{ path: dest, origin: 'apply', status: 'ok' }]);
+    expect(rows[0]!.tip?.rev).toBeGreaterThanOrEqual(0);
+    await expect(host.invoke('library:add', [dir])).rejects.toMatchObject({ code: 'NOT_A_REPO' });
+  }, 30_000);
+
+  it('opens only paths it knows (job destinations, the folders holding them, library repositories) and has no trash in the web host', async () => {
+    const opened: string[] = [];
+    await host.dispose();
+    host = new EngineHost({
+      platform: { ...platform, openPath: async (p) => void opened.push(p) },
+      dataDir: join(dir, 'data'),
+      sampleBundle,
+      worker: { script: '/nonexistent' },
+      createWorker: (start) => new UnpackingWorker(start),
+    });
+    await expect(host.invoke('shell:openPath', ['/etc'])).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('refused') });
+    await expect(host.invoke('shell:openPath', [dir])).rejects.toMatchObject({ code: 'USAGE' });
+    const dest = join(dir, 'applied');
+    const { jobId } = (await host.invoke('job:start', [{ kind: 'apply', bundlePath: '/b/sample.hg', dest }])) as { jobId: string };
+    await host.jobs.whenEnded(jobId);
+    await host.invoke('shell:openPath', [dest]);
+    await host.invoke('shell:openPath', [dir]);
+    for (let i = 0; i < 200 && !host.library.has(dest); i++) await new Promise((r) => setTimeout(r, 25));
+    await expect(host.invoke('shell:openPath', [join(dest, '.hg')])).rejects.toMatchObject({ code: 'USAGE' });
+    expect(opened).toEqual([dest, dir]);
+    await expect(host.invoke('library:trash', [dest])).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('no system trash') });
+    await expect(host.invoke('library:openTerminal', ['/etc'])).rejects.toMatchObject({ code: 'USAGE' });
+    expect(await host.invoke('library:openTerminal', [dest])).toEqual({ opened: false, command: `cd '${dest}'` });
+  }, 30_000);
+
   it.skipIf(!hasHg)('serves a sample that real hg clones with --stream (skipped when hg is not installed)', async () => {
     const { url } = (await host.invoke('sample:get', [])) as { url: string };
     const dest = join(dir, 'hg-clone');

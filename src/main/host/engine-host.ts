@@ -3,7 +3,7 @@
 // around one EngineHost: they deliver `invoke` calls from their renderer (after checking who sent
 // them), forward `onPush` messages to it, and supply a HostPlatform for dialogs and the shell.
 
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import * as engine from './engine-api';
 import { EngineWorkerHost, type EngineWorkerLike, type EngineWorkerOptions } from './engine-worker-host';
 import { HistoryStore } from './history-store';
@@ -11,9 +11,13 @@ import { JobLogStore } from './job-log-store';
 import { destinationOf, JobRegistry, type PushMessage } from './job-registry';
 import { SampleRepository } from './sample-repository';
 import { validateInvoke } from './validate';
-import { isSluiceError } from '../engine/errors';
+import { checkDestination } from './destination-check';
+import { RepoLibrary, type RepoLibraryOptions } from './repo-library';
+import { changeDirectoryCommand } from './terminal';
+import { TypedEmitter } from './typed-emitter';
+import { isSluiceError, SluiceError } from '../engine/errors';
 import type { WorkerStartData } from './worker-protocol';
-import type { AppInfo, InvokeChannel, InvokeMap } from '../../shared/ipc';
+import type { AppInfo, InvokeChannel, InvokeMap, JobSummary } from '../../shared/ipc';
 
 /** What differs between Electron and the web host. */
 export interface HostPlatform {
@@ -29,6 +33,12 @@ export interface HostPlatform {
   writeText(suggestedName: string, text: string): Promise<string | null>;
   /** the platform's rule for absolute paths (win32 on Windows) */
   isAbsolutePath?(path: string): boolean;
+  /** moves a file or folder to the system trash; absent where there is none (web host) */
+  trashItem?(path: string): Promise<void>;
+  /** starts a terminal in `dir`; false when none could be started; absent = the host does not start programs */
+  openTerminal?(dir: string): Promise<boolean>;
+  /** writes the system clipboard; absent = the renderer copies (web host: navigator.clipboard) */
+  writeClipboard?(text: string): Promise<void>;
 }
 
 export interface EngineHostOptions {
@@ -43,6 +53,8 @@ export interface EngineHostOptions {
   createWorker?: (start: WorkerStartData) => EngineWorkerLike;
   maxConcurrentJobs?: number;
   cancelGraceMs?: number;
+  /** tests: the library's reader and watcher timings */
+  library?: Pick<RepoLibraryOptions, 'read' | 'watch' | 'batchMs'>;
 }
 
 export type InvokeHandlers = { [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']> };
@@ -63,6 +75,10 @@ export class EngineHost {
   readonly history: HistoryStore;
   readonly logs: JobLogStore;
   readonly sample: SampleRepository;
+  readonly library: RepoLibrary;
+  private readonly pushes = new TypedEmitter<{ push: [message: PushMessage] }>();
+  /** library updates of ended jobs, in order */
+  private noting: Promise<void> = Promise.resolve();
   private readonly handlers: InvokeHandlers;
   private readonly isAbsolutePath: (p: string) => boolean;
   private readonly api: typeof engine;
@@ -86,6 +102,18 @@ export class EngineHost {
       dir: join(options.dataDir, 'sample'),
       createWorker,
       startServer: api.startServer,
+    });
+    this.library = new RepoLibrary({
+      file: join(options.dataDir, 'library.json'),
+      onUpdate: (update) => this.pushes.emit('push', { channel: 'library:update', payload: update }),
+      ...options.library,
+    });
+    this.jobs.onPush((message) => {
+      if (message.channel === 'job:state') {
+        const summary = message.payload;
+        this.noting = this.noting.then(() => this.noteJobEnded(summary));
+      }
+      this.pushes.emit('push', message);
     });
     const p = options.platform;
     this.handlers = {
@@ -111,10 +139,40 @@ export class EngineHost {
       },
       'dialog:pickDirectory': (defaultPath) => p.pickDirectory(defaultPath),
       'dialog:pickBundle': () => p.pickBundle(),
-      'shell:openPath': (path) => p.openPath(path),
+      'shell:openPath': async (path) => {
+        if (!(await this.isKnownPath(path))) {
+          throw new SluiceError('USAGE', `refused to open ${path}: Sluice opens only folders it wrote or lists (job destinations, library repositories)`);
+        }
+        await p.openPath(path);
+      },
       'shell:openExternal': (url) => p.openExternal(url),
       'file:writeText': (name, text) => p.writeText(name, text),
       'credentials:answer': async (requestId, answer) => this.jobs.answerCredentials(requestId, answer),
+      'library:list': () => this.library.list(),
+      'library:add': (path) => this.library.add(path, 'user'),
+      'library:remove': (path) => this.library.remove(path),
+      'library:trash': async (path) => {
+        this.assertInLibrary(path);
+        if (!p.trashItem) {
+          throw new SluiceError('USAGE', `the web host has no system trash, so Sluice does not delete ${path}; remove it from the list and delete the folder yourself`);
+        }
+        await p.trashItem(path);
+        await this.library.remove(path);
+      },
+      'library:openTerminal': async (path) => {
+        this.assertInLibrary(path);
+        const command = changeDirectoryCommand(path, p.platform as NodeJS.Platform);
+        return { opened: p.openTerminal ? await p.openTerminal(path) : false, command };
+      },
+      'library:copySource': async (path) => {
+        this.assertInLibrary(path);
+        const text = this.library.get(path)?.source;
+        if (!text) throw new SluiceError('USAGE', `${path} has no source (no paths.default in its .hg/hgrc)`);
+        if (!p.writeClipboard) return { text, copied: false };
+        await p.writeClipboard(text);
+        return { text, copied: true };
+      },
+      'dest:check': (path) => checkDestination(path),
     };
   }
 
@@ -126,6 +184,7 @@ export class EngineHost {
   warmUp(): void {
     this.jobs.warmUp();
     this.sample.get().catch((e: unknown) => console.warn((e as Error).message));
+    this.library.load().catch((e: unknown) => console.warn('library:', (e as Error).message));
     void this.sweepPreviousRuns();
   }
 
@@ -139,7 +198,37 @@ export class EngineHost {
   }
 
   onPush(listener: (message: PushMessage) => void): () => void {
-    return this.jobs.onPush(listener);
+    return this.pushes.on('push', listener);
+  }
+
+  /** A finished clone or apply adds its repository to the library; a pull records its time. */
+  private async noteJobEnded(summary: JobSummary): Promise<void> {
+    if (summary.state !== 'done') return;
+    const request = summary.request;
+    try {
+      if (request.kind === 'clone' || request.kind === 'apply') {
+        await this.library.add(request.dest, request.kind, request.kind === 'clone' ? (summary.endedAt ?? Date.now()) : undefined);
+      }
+    } catch (e) {
+      console.warn(`library: cannot add ${destinationOf(request) ?? ''}:`, (e as Error).message);
+    }
+  }
+
+  private assertInLibrary(path: string): void {
+    if (!this.library.has(path)) throw new SluiceError('USAGE', `${path} is not a repository of the library`);
+  }
+
+  /** Job destinations (this session's and the history's), the folders holding them, and library repositories. */
+  private async isKnownPath(path: string): Promise<boolean> {
+    const target = resolve(path);
+    if (this.library.has(target)) return true;
+    const requests = [...this.jobs.list().map((j) => j.request), ...(await this.history.list()).map((r) => r.request)];
+    for (const request of requests) {
+      const dest = destinationOf(request);
+      // the folder holding a destination: a comparison's results folder, "show in folder" of a bundle
+      if (dest && (dest === target || dirname(dest) === target)) return true;
+    }
+    return false;
   }
 
   /**
@@ -165,6 +254,8 @@ export class EngineHost {
 
   async dispose(): Promise<void> {
     await this.jobs.dispose();
+    await this.noting;
+    await this.library.dispose();
     await this.sample.dispose();
     await this.history.flushed();
   }

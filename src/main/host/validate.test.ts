@@ -141,3 +141,13 @@ describe('isTrustedSender', () => {
     expect(isTrustedSender({ url: 'file:///c:/program files/sluice/resources/app.asar/out/renderer/index.html', isTopFrame: true, webContentsId: 1 }, { ...win, caseInsensitivePaths: false })).toBe(false);
   });
 });
+
+describe('library channels', () => {
+  it('take one absolute path and nothing else', () => {
+    expect(validateInvoke('library:add', ['/home/u/repo'])).toEqual(['/home/u/repo']);
+    expect(() => validateInvoke('library:remove', ['repo'])).toThrow(/not an absolute path/);
+    expect(() => validateInvoke('library:trash', ['/a', '/b'])).toThrow(/expected 1 argument/);
+    expect(() => validateInvoke('dest:check', [42])).toThrow(/expected a string/);
+    expect(validateInvoke('library:list', [])).toEqual([]);
+  });
+});

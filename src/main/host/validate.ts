@@ -250,7 +250,18 @@ const VALIDATORS: ArgValidators = {
     arity('credentials:answer', a, 2, 2);
     return [expectId(a[0], 'credentials:answer requestId'), expectCredentialsAnswer(a[1], 'credentials:answer answer')];
   },
+  'library:list': (a) => (arity('library:list', a, 0, 0), []),
+  'library:add': (a, abs) => libraryPath('library:add')(a, abs),
+  'library:remove': (a, abs) => libraryPath('library:remove')(a, abs),
+  'library:trash': (a, abs) => libraryPath('library:trash')(a, abs),
+  'library:openTerminal': (a, abs) => libraryPath('library:openTerminal')(a, abs),
+  'library:copySource': (a, abs) => libraryPath('library:copySource')(a, abs),
+  'dest:check': (a, abs) => libraryPath('dest:check')(a, abs),
 };
+
+const libraryPath =
+  <C extends 'library:add' | 'library:remove' | 'library:trash' | 'library:openTerminal' | 'library:copySource' | 'dest:check'>(channel: C) =>
+  (a: unknown[], abs: (p: string) => boolean): [string] => (arity(channel, a, 1, 1), [expectAbsolutePath(a[0], `${channel} path`, abs)]);
 
 export function isInvokeChannel(channel: unknown): channel is InvokeChannel {
   return typeof channel === 'string' && (INVOKE_CHANNELS as readonly string[]).includes(channel);

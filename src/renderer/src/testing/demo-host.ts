@@ -15,6 +15,7 @@ import type {
   SluiceApi,
 } from '../../../shared/ipc';
 import type { BundleInfo, JobRequest } from '../../../shared/jobs';
+import type { RepoRow } from '../../../shared/library';
 
 type Listener = (payload: never) => void;
 
@@ -37,6 +38,7 @@ export function createDemoHost(
   const listeners = new Map<PushChannel, Set<Listener>>();
   const jobs = new Map<string, SimJob>();
   let history: HistoryRecord[] = seedHistory();
+  const library = new Map(seedLibrary().map((r) => [r.path, r]));
   let seq = 0;
 
   const push = <C extends PushChannel>(channel: C, payload: PushMap[C]) => {
@@ -177,6 +179,12 @@ export function createDemoHost(
     const done = events.find((e) => e.type === 'done') as Extract<SluiceEvent, { type: 'done' }> | undefined;
     const error = events.find((e) => e.type === 'error') as
       Extract<SluiceEvent, { type: 'error' }> | undefined;
+    const request = job.summary.request;
+    if (state === 'done' && (request.kind === 'clone' || request.kind === 'apply')) {
+      const row = demoRow(request.dest, request.kind, request.kind === 'clone' ? request.url : undefined);
+      library.set(row.path, row);
+      push('library:update', { rows: [row], removed: [] });
+    }
     history = [
       {
         jobId: job.summary.jobId,
@@ -293,6 +301,28 @@ export function createDemoHost(
       return `${HOME}/exports/${name}`;
     },
     'credentials:answer': async () => undefined,
+    'library:list': async () => [...library.values()],
+    'library:add': async (path) => {
+      if (/not-a-repo|\/tmp$/.test(path)) throw hostError('NOT_A_REPO', `${path} is not a Mercurial repository (no .hg folder)`);
+      const row = library.get(path) ?? demoRow(path, 'user');
+      library.set(path, row);
+      push('library:update', { rows: [row], removed: [] });
+      return row;
+    },
+    'library:remove': async (path) => {
+      library.delete(path);
+      push('library:update', { rows: [], removed: [path] });
+    },
+    'library:trash': async (path) => {
+      throw hostError('USAGE', `the web host has no system trash, so Sluice does not delete ${path}; remove it from the list and delete the folder yourself`);
+    },
+    'library:openTerminal': async (path) => ({ opened: false, command: `cd '${path}'` }),
+    'library:copySource': async (path) => ({ text: library.get(path)?.source ?? '', copied: false }),
+    'dest:check': async (path) => {
+      if (/\.hg$|file/.test(path)) return { ok: false, reason: 'is a file' };
+      if (/full|existing/.test(path) || library.has(path)) return { ok: false, reason: 'is not empty' };
+      return { ok: true, reason: 'will be created' };
+    },
   };
 
   return {
@@ -309,6 +339,64 @@ export function createDemoHost(
       history = records;
     },
   };
+}
+
+function demoRow(path: string, origin: RepoRow['origin'], source?: string): RepoRow {
+  const name = path.split('/').pop() || path;
+  return {
+    path,
+    name,
+    status: 'ok',
+    ...(source ? { source } : {}),
+    tip: { rev: 4199, node: '5f2c9a1b7e04', date: Date.UTC(2026, 10, 28, 9, 12), tz: 0, user: 'Ada <ada@example.com>', summary: 'sample: the last change', branch: 'default', bookmarks: [] },
+    parent: origin === 'clone' ? null : { node: '5f2c9a1b7e04', rev: 4199, merging: false },
+    storeBytes: 88_200_000,
+    storeFiles: 4200,
+    addedAt: Date.now(),
+    origin,
+    ...(origin === 'clone' ? { lastPullAt: Date.now() } : {}),
+  };
+}
+
+function seedLibrary(): RepoRow[] {
+  const t = Date.UTC(2026, 10, 29, 14, 30);
+  return [
+    {
+      path: `${HOME}/mozilla-central`,
+      name: 'mozilla-central',
+      status: 'ok',
+      source: 'https://hg.mozilla.org/mozilla-central',
+      tip: { rev: 812_344, node: '9c1e5b2d7a30', date: t - 3_600_000, tz: -3600, user: 'Ada <ada@example.com>', summary: 'Bug 1931 - fix the docking of the sidebar', branch: 'default', bookmarks: ['central'] },
+      parent: { node: '9c1e5b2d7a30', rev: 812_344, merging: false },
+      storeBytes: 3_900_000_000,
+      storeFiles: 412_000,
+      lastPullAt: t - 1_800_000,
+      addedAt: t - 86_400_000 * 3,
+      origin: 'clone',
+    },
+    {
+      path: `${HOME}/hg-stable`,
+      name: 'hg-stable',
+      status: 'ok',
+      source: 'https://www.mercurial-scm.org/repo/hg-stable',
+      tip: { rev: 49_870, node: '1d4e0b7f22c9', date: t - 86_400_000, tz: 0, user: 'Bea <bea@example.org>', summary: 'rust: speed up the status fast path', branch: 'stable', bookmarks: [] },
+      parent: null,
+      storeBytes: 190_000_000,
+      storeFiles: 7_200,
+      lastPullAt: t - 86_400_000 * 2,
+      addedAt: t - 86_400_000 * 9,
+      origin: 'clone',
+    },
+    {
+      path: '/mnt/usb/old-project',
+      name: 'old-project',
+      status: 'missing',
+      problem: '/mnt/usb/old-project is gone (moved or deleted?)',
+      source: 'ssh://hg@example.com/old-project',
+      addedAt: t - 86_400_000 * 30,
+      origin: 'user',
+    },
+  ];
 }
 
 function seedHistory(): HistoryRecord[] {
