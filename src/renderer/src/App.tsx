@@ -7,6 +7,8 @@ import { Icon, type IconName } from './components/Icon';
 import { TransfersScreen } from './screens/TransfersScreen';
 import { ComparisonsScreen } from './screens/ComparisonsScreen';
 import { HistoryScreen } from './screens/HistoryScreen';
+import { RepositoriesScreen } from './screens/RepositoriesScreen';
+import { AddRepositoryDialog, RevealDialog } from './dialogs/LibraryDialogs';
 import { CloneDialog } from './dialogs/CloneDialog';
 import { ApplyDialog } from './dialogs/ApplyDialog';
 import { RefusedDialog } from './dialogs/RefusedDialog';
@@ -33,6 +35,8 @@ export function App() {
         <main id="main" className="app-main" tabIndex={-1}>
           {screen === 'transfers' ? (
             <TransfersScreen />
+          ) : screen === 'repositories' ? (
+            <RepositoriesScreen />
           ) : screen === 'comparisons' ? (
             <ComparisonsScreen />
           ) : (
@@ -125,6 +129,7 @@ function Toolbar() {
 
 const NAV: { screen: Screen; label: string; icon: IconName }[] = [
   { screen: 'transfers', label: 'Transfers', icon: 'transfers' },
+  { screen: 'repositories', label: 'Repositories', icon: 'bundle' },
   { screen: 'comparisons', label: 'Comparisons', icon: 'compare' },
   { screen: 'history', label: 'History', icon: 'history' },
 ];
@@ -208,15 +213,20 @@ function Dialogs() {
       {dialog?.type === 'log' ? <LogDialog jobId={dialog.jobId} /> : null}
       {dialog?.type === 'open-bundle' ? <OpenBundleDialog /> : null}
       {dialog?.type === 'settings' ? <SettingsDialog /> : null}
+      {dialog?.type === 'add-repository' ? <AddRepositoryDialog /> : null}
+      {dialog?.type === 'reveal' ? (
+        <RevealDialog path={dialog.path} what={dialog.what} {...(dialog.command ? { command: dialog.command } : {})} />
+      ) : null}
       {credentials ? <CredentialsDialog key={credentials.requestId} prompt={credentials} /> : null}
     </>
   );
 }
 
 function useWindowDrop() {
-  const { setDropHint, openDroppedFile, notify } = useSluiceShallow((s) => ({
+  const { setDropHint, openDroppedFile, openDroppedFolder, notify } = useSluiceShallow((s) => ({
     setDropHint: s.setDropHint,
     openDroppedFile: s.openDroppedFile,
+    openDroppedFolder: s.openDroppedFolder,
     notify: s.notify,
   }));
   useEffect(() => {
@@ -248,6 +258,12 @@ function useWindowDrop() {
         notify({ tone: 'info', text: 'Drop a bundle file (.hg) to apply it.' });
         return;
       }
+      // a folder is a repository for the library, a file a bundle to apply
+      const entry = e.dataTransfer?.items?.[0]?.webkitGetAsEntry?.();
+      if (entry?.isDirectory) {
+        void openDroppedFolder(file);
+        return;
+      }
       if (files.length > 1) notify({ tone: 'info', text: `One bundle at a time: opening ${file.name}.` });
       void openDroppedFile(file);
     };
@@ -261,7 +277,7 @@ function useWindowDrop() {
       window.removeEventListener('dragleave', onLeave);
       window.removeEventListener('drop', onDrop);
     };
-  }, [setDropHint, openDroppedFile, notify]);
+  }, [setDropHint, openDroppedFile, openDroppedFolder, notify]);
 }
 
 function DropOverlay() {
@@ -283,7 +299,7 @@ function DropOverlay() {
         ) : (
           <>
             <Icon name="drop" size={40} />
-            <p className="drop-title">Drop a stream bundle to apply it</p>
+            <p className="drop-title">Drop a stream bundle to apply it, or a repository folder to list it</p>
             <p className="muted">
               packed1 (HGS1) or bundle2 stream v2 — Sluice reads its header first, nothing is written yet.
             </p>

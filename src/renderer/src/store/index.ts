@@ -4,6 +4,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { createComparisonsSlice } from './comparisons';
 import { createHistorySlice } from './history';
+import { createLibrarySlice } from './library';
 import { createSettingsSlice } from './settings';
 import { createTransfersSlice } from './transfers';
 import { createUiSlice } from './ui';
@@ -18,6 +19,7 @@ export function createSluiceStore(deps: StoreDeps): SluiceStore {
     ...createComparisonsSlice(deps)(...a),
     ...createSettingsSlice(deps)(...a),
     ...createUiSlice(deps)(...a),
+    ...createLibrarySlice(deps)(...a),
   }));
 }
 
@@ -32,6 +34,7 @@ export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 
     deps.api.on('job:state', (summary) => store.getState().ingestJobState(summary)),
     deps.api.on('credentials:request', (req) => store.getState().promptCredentials(req)),
     deps.api.on('bundle:opened', ({ path }) => void store.getState().openBundle(path)),
+    deps.api.on('library:update', (update) => store.getState().ingestLibrary(update)),
     deps.api.on('app:command', ({ command }) => {
       if (command === 'clone-from-url') store.getState().openDialog({ type: 'clone' });
     }),
@@ -42,6 +45,7 @@ export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 
       s.notify({ tone: 'error', text: 'Could not reach the Sluice host', detail: String(e) }),
     );
   void s.loadJobs().catch(() => undefined);
+  void s.loadLibrary();
   const timer = setInterval(() => store.getState().checkStalled(), stallCheckMs);
   return () => {
     clearInterval(timer);

@@ -178,6 +178,28 @@ export interface ComparisonsSlice {
   removeComparison(id: string): void;
 }
 
+// ---------- library ----------
+
+export type LibrarySort = 'name' | 'changed' | 'pulled' | 'size' | 'added';
+
+export interface LibrarySlice {
+  /** by path */
+  repos: Record<string, import('../../../shared/library').RepoRow>;
+  libraryStatus: 'idle' | 'loading' | 'ready' | 'error';
+  loadLibrary(): Promise<void>;
+  ingestLibrary(update: import('../../../shared/library').LibraryUpdate): void;
+  /** "Add existing" and a dropped folder; false when refused (a notice says why) */
+  addRepository(path: string): Promise<boolean>;
+  removeRepository(path: string): Promise<void>;
+  /** to the system trash, after the screen's confirmation */
+  trashRepository(path: string): Promise<void>;
+  openRepositoryFolder(path: string): Promise<void>;
+  openRepositoryTerminal(path: string): Promise<void>;
+  copyRepositorySource(path: string): Promise<void>;
+  /** a folder dropped on the window: added to the library (Electron gives its path; a browser does not) */
+  openDroppedFolder(file: File): Promise<void>;
+}
+
 // ---------- settings ----------
 
 export type ThemeChoice = 'system' | 'light' | 'dark';
@@ -202,7 +224,7 @@ export interface SettingsSlice {
 
 // ---------- ui ----------
 
-export type Screen = 'transfers' | 'comparisons' | 'history';
+export type Screen = 'transfers' | 'repositories' | 'comparisons' | 'history';
 
 export type DialogState =
   | { type: 'clone'; initial?: Partial<CloneRequest> }
@@ -211,7 +233,10 @@ export type DialogState =
   | { type: 'log'; jobId: string }
   /** a path field where the host has no native file picker (web host) */
   | { type: 'open-bundle' }
-  | { type: 'settings' };
+  | { type: 'settings' }
+  /** where a folder is, when the host cannot open it (web host): the path, a copy button, the cd command */
+  | { type: 'reveal'; path: string; what: 'folder' | 'terminal'; command?: string }
+  | { type: 'add-repository' };
 
 export interface CredentialsPrompt {
   requestId: string;
@@ -257,4 +282,9 @@ export interface UiSlice {
   probeServer(url: string): Promise<import('../../../shared/jobs').ServerInfo>;
 }
 
-export type SluiceState = TransfersSlice & HistorySlice & ComparisonsSlice & SettingsSlice & UiSlice;
+export type SluiceState = TransfersSlice &
+  HistorySlice &
+  ComparisonsSlice &
+  SettingsSlice &
+  UiSlice &
+  LibrarySlice;

@@ -1,0 +1,124 @@
+// The repository library through the web host: a clone from a live `hg serve` appears with the
+// right tip; a commit made with hg in that repository changes its row within 2 s; verify from the
+// row; "open folder" says where the folder is (a browser page cannot open a file manager); remove
+// from the list. Screenshots of the library, light and dark, for the README (docs/screenshots/).
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Page } from '@playwright/test';
+import { test, expect, hasHg, repoFromFixture, startHgServe, PROJECT_ROOT, type HgServe } from './fixtures';
+import { expectTransferState, transferRow } from './ui-helpers';
+
+const HG_ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '', HGUSER: 'E2E <e2e@example.com>' };
+
+function hg(cwd: string, ...args: string[]): string {
+  const r = spawnSync('hg', args, { cwd, env: HG_ENV, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`hg ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+async function cloneThroughDialog(page: Page, url: string, dest: string): Promise<void> {
+  await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
+  const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
+  await dialog.getByLabel('Repository URL').fill(url);
+  await dialog.getByLabel('Destination folder').fill(dest);
+  await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
+  await expect(dialog).toBeHidden();
+  await expectTransferState(transferRow(page, dest), 'done');
+}
+
+test.describe('repository library', () => {
+  test.skip(!hasHg, 'hg is not installed: the library is tested against repositories hg writes');
+
+  let server: HgServe | undefined;
+  test.afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+
+  test('a clone appears with its tip; an hg commit there changes the row within 2 s; verify; open folder; remove', async ({
+    sluicePage: page,
+    tempDir,
+  }) => {
+    const served = await repoFromFixture(tempDir);
+    server = await startHgServe(served);
+    const dest = join(tempDir, 'library-clone');
+    await cloneThroughDialog(page, server.url, dest);
+
+    await page.getByRole('button', { name: 'Repositories' }).click();
+    const row = page.locator(`[data-testid="repo-row"][data-path="${dest}"]`);
+    await expect(row).toBeVisible();
+    const tip = hg(served, 'log', '-r', 'tip', '-T', '{rev}:{node|short}');
+    await expect(row.getByTestId('repo-tip')).toContainText(tip);
+    await expect(row).toContainText(server.url.replace(/\/$/, ''));
+
+    // outside Sluice, as a user in a terminal would
+    hg(dest, 'update', '-q', '-r', 'tip');
+    writeFileSync(join(dest, 'from-terminal.txt'), 'hello\n');
+    hg(dest, 'commit', '-q', '-A', '-m', 'committed in a terminal');
+    const committed = Date.now();
+    await expect(row.getByTestId('repo-tip')).toContainText('committed in a terminal', { timeout: 2000 });
+    expect(Date.now() - committed).toBeLessThan(2000);
+    const newTip = hg(dest, 'log', '-r', 'tip', '-T', '{rev}:{node|short}');
+    await expect(row.getByTestId('repo-tip')).toContainText(newTip);
+    await expect(row.getByTestId('repo-parent')).toContainText(newTip);
+
+    // Pull and Update wait for their engine jobs; until then they say so
+    await expect(row.getByRole('button', { name: 'Pull…' })).toBeDisabled();
+    await expect(page.locator('#library-unavailable')).toContainText('does not have yet');
+
+    await row.getByRole('button', { name: 'Verify' }).click();
+    await expect(row.getByTestId('repo-verify-state')).toHaveText('passed', { timeout: 30_000 });
+
+    await row.getByRole('button', { name: 'Open folder' }).click();
+    const reveal = page.getByTestId('reveal-dialog');
+    await expect(reveal.getByTestId('reveal-path')).toHaveText(dest);
+    await reveal.getByRole('button', { name: 'Done' }).click();
+
+    // screenshots for the README, both themes
+    const shots = join(PROJECT_ROOT, 'docs', 'screenshots');
+    await mkdir(shots, { recursive: true });
+    await page.setViewportSize({ width: 1100, height: 640 });
+    for (const theme of ['light', 'dark'] as const) {
+      await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+      await page.waitForTimeout(200);
+      await page.screenshot({ path: join(shots, `library-${theme}.png`) });
+    }
+
+    await row.getByRole('button', { name: 'Remove from list' }).click();
+    await row.getByRole('button', { name: 'Remove', exact: true }).click();
+    await expect(row).toHaveCount(0);
+    expect(existsSync(join(dest, '.hg'))).toBe(true);
+  });
+
+  test('Add existing refuses a folder without .hg and lists a repository made by hg', async ({ sluicePage: page, tempDir }) => {
+    const repo = join(tempDir, 'made-by-hg');
+    hg(tempDir, 'init', repo);
+    await page.getByRole('button', { name: 'Repositories' }).click();
+    for (const [path, ok] of [
+      [tempDir, false],
+      [repo, true],
+    ] as const) {
+      await page.getByRole('button', { name: 'Add existing…' }).click();
+      const dialog = page.getByTestId('add-repository-dialog');
+      await dialog.getByLabel('Repository folder').fill(path);
+      await dialog.getByRole('button', { name: 'Add', exact: true }).click();
+      if (!ok) {
+        await expect(page.getByTestId('notice').filter({ hasText: 'not a Mercurial repository' })).toBeVisible();
+        await dialog.getByRole('button', { name: 'Cancel' }).click();
+      }
+    }
+    const row = page.locator(`[data-testid="repo-row"][data-path="${repo}"]`);
+    await expect(row.getByTestId('repo-tip')).toHaveText('empty repository');
+    await expect(row.getByTestId('repo-parent')).toHaveText('no working copy');
+  });
+
+  test('pull after the served repository gains changesets shows the new tip', async () => {
+    test.skip(true, 'skipped: the pull job (helper "pull") is not on main yet, so the row cannot pull');
+  });
+
+  test('update to a revision from the row', async () => {
+    test.skip(true, 'skipped: the update job (helper "checkout") is not on main yet, so the row cannot update');
+  });
+});
