@@ -30,10 +30,11 @@ export function chunkKind(chunk: Uint8Array): ChunkKind {
 }
 
 /**
- * Returns a promise when decoding this chunk needs a decoder not loaded yet (zstd on Node 20),
- * undefined otherwise, so callers pay nothing on the common path.
+ * Returns a promise when decoding this chunk (into at most maxOutput bytes) needs a decoder not
+ * loaded yet (the zstd wasm decoder, once per process), undefined otherwise, so callers pay
+ * nothing on the common path.
  */
-export function chunkNeedsPreparation(chunk: Uint8Array): Promise<void> | undefined {
+export function chunkNeedsPreparation(chunk: Uint8Array, maxOutput = Infinity): Promise<void> | undefined {
   if (chunk.length === 0 || chunk[0] !== 0x28) return undefined;
   let info;
   try {
@@ -41,7 +42,7 @@ export function chunkNeedsPreparation(chunk: Uint8Array): Promise<void> | undefi
   } catch {
     return undefined; // decompressChunk reports it
   }
-  return zstdReadyFor(info, chunk.length) ? undefined : prepareZstd(info, chunk.length);
+  return zstdReadyFor(info, maxOutput) ? undefined : prepareZstd(info, maxOutput);
 }
 
 /**
