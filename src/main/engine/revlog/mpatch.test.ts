@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { isSluiceError } from '../errors';
-import { applyDelta, applyDeltas, fullReplaceDelta, patchText, patchedSize } from './mpatch';
+import { applyDelta, applyDeltas, foldDeltas, fullReplaceDelta, patchText, patchedSize } from './mpatch';
 import { prng, simpleDelta } from './test-support';
 
 const hunk = (start: number, end: number, data: string): Buffer => {
@@ -97,4 +97,35 @@ print('\\n'.join(out))
       expect(deltas.length).toBeGreaterThan(0);
     },
   );
+
+  it('a folded chain (mpatch_fold) builds the same text as applying its deltas one by one', () => {
+    const rnd = prng(7);
+    /** a random valid delta against a text of len bytes: ascending, non-overlapping hunks */
+    const randomDelta = (len: number): Buffer => {
+      const cuts = Array.from({ length: Math.floor(rnd() * 8) * 2 }, () => Math.floor(rnd() * (len + 1)));
+      cuts.sort((a, b) => a - b);
+      const hunks: Buffer[] = [];
+      for (let i = 0; i < cuts.length; i += 2) {
+        const data = 'abcdefghij'.slice(0, Math.floor(rnd() * 11)) + String(i);
+        hunks.push(hunk(cuts[i]!, cuts[i + 1]!, rnd() < 0.2 ? '' : data));
+      }
+      return Buffer.concat(hunks);
+    };
+    for (let round = 0; round < 300; round++) {
+      const base = Buffer.from('0123456789'.repeat(Math.floor(rnd() * 8)));
+      const deltas: Buffer[] = [];
+      let text: Uint8Array = base;
+      const chain = 1 + Math.floor(rnd() * 40);
+      for (let i = 0; i < chain; i++) {
+        const d = randomDelta(text.length);
+        deltas.push(d);
+        text = applyDelta(text, d);
+      }
+      expect(s(applyDeltas(base, deltas))).toBe(s(text));
+      expect(foldDeltas(base.length, deltas).size).toBe(text.length);
+    }
+    // a delta that does not fit the text it applies to is refused inside a chain as well
+    const base = Buffer.from('0123456789');
+    expect(() => applyDeltas(base, [hunk(0, 10, 'ab'), hunk(0, 3, '')])).toThrow(/invalid patch/);
+  });
 });

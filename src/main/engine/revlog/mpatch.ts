@@ -38,10 +38,24 @@ export function patchedSize(baseLength: number, delta: Uint8Array): number {
 export function applyDelta(base: Uint8Array, delta: Uint8Array): Buffer {
   const size = patchedSize(base.length, delta);
   const out = Buffer.allocUnsafe(size);
+  applyDeltaInto(base, delta, out, 0);
+  return out;
+}
+
+/**
+ * Writes base patched with delta into out at outOffset (room for patchedSize() bytes, which must
+ * have validated the delta); returns the size written. Readers use it to build into reused buffers.
+ */
+export function applyDeltaInto(
+  base: Uint8Array,
+  delta: Uint8Array,
+  out: Uint8Array,
+  outOffset: number,
+): number {
   const dv = new DataView(delta.buffer, delta.byteOffset, delta.length);
   let pos = 0;
   let last = 0;
-  let o = 0;
+  let o = outOffset;
   while (pos < delta.length) {
     const start = dv.getInt32(pos);
     const end = dv.getInt32(pos + 4);
@@ -58,15 +72,226 @@ export function applyDelta(base: Uint8Array, delta: Uint8Array): Buffer {
     pos += n;
     last = end;
   }
-  if (last < base.length) out.set(base.subarray(last), o);
+  if (last < base.length) {
+    out.set(base.subarray(last), o);
+    o += base.length - last;
+  }
+  return o - outOffset;
+}
+
+/** Applies deltas oldest first (mdiff.patches): folded into one patch, the text built once. */
+export function applyDeltas(base: Uint8Array, deltas: readonly Uint8Array[]): Uint8Array {
+  if (deltas.length === 0) return base;
+  if (deltas.length === 1) return applyDelta(base, deltas[0]!);
+  const folded = foldDeltas(base.length, deltas);
+  const out = Buffer.allocUnsafe(folded.size);
+  applyFolded(base, folded, out, 0);
   return out;
 }
 
-/** Applies deltas oldest first (mdiff.patches). */
-export function applyDeltas(base: Uint8Array, deltas: readonly Uint8Array[]): Uint8Array {
-  let text = base;
-  for (const d of deltas) text = applyDelta(text, d);
-  return text;
+// --- folding a delta chain (mpatch.c mpatch_fold / combine / gather / discard) -------------------
+//
+// Applying a chain of N deltas one by one copies the whole text N times; hg folds the deltas into
+// one list of fragments (each: replace [start, end) of the base with `len` bytes of some delta)
+// by combining halves recursively, then builds the text once. Fragments live in Int32Arrays,
+// FRAG ints each; a fragment's bytes are `len` bytes at `off` in sources[src].
+
+const FRAG = 5; // start, end, len, src, off
+
+/** A chain of deltas folded into one patch of the base text (see applyFolded). */
+export interface FoldedPatch {
+  /** size of the text the patch produces */
+  size: number;
+  frags: Int32Array;
+  count: number;
+  sources: readonly Uint8Array[];
+}
+
+interface FragList {
+  f: Int32Array;
+  head: number; // index of the first live fragment
+  tail: number; // one past the last
+}
+
+/**
+ * Folds deltas (oldest first) that turn a base of baseLength bytes into one patch. Every delta is
+ * validated against the text it applies to, exactly as applying them one by one would
+ * (patchedSize's checks), so a chain is accepted or refused the same either way.
+ */
+export function foldDeltas(baseLength: number, deltas: readonly Uint8Array[]): FoldedPatch {
+  const lists: FragList[] = new Array(deltas.length);
+  let len = baseLength;
+  for (let i = 0; i < deltas.length; i++) {
+    const d = deltas[i]!;
+    const next = patchedSize(len, d);
+    lists[i] = decodeFrags(d, i);
+    len = next;
+  }
+  const folded = foldRange(lists, 0, lists.length);
+  return {
+    size: len,
+    frags: folded.f.subarray(folded.head * FRAG, folded.tail * FRAG),
+    count: folded.tail - folded.head,
+    sources: deltas,
+  };
+}
+
+/** Builds the folded text into out at outOffset (room for patch.size bytes); returns patch.size. */
+export function applyFolded(
+  base: Uint8Array,
+  patch: FoldedPatch,
+  out: Uint8Array,
+  outOffset: number,
+): number {
+  const f = patch.frags;
+  const sources = patch.sources;
+  let last = 0;
+  let o = outOffset;
+  for (let i = 0; i < patch.count * FRAG; i += FRAG) {
+    const start = f[i]!;
+    const n = f[i + 2]!;
+    // mpatch_apply's checks: fragments ascending and within the base
+    if (start < last || f[i + 1]! > base.length) throw badDelta('invalid patch');
+    if (start > last) {
+      out.set(base.subarray(last, start), o);
+      o += start - last;
+    }
+    if (n > 0) {
+      const off = f[i + 4]!;
+      out.set(sources[f[i + 3]!]!.subarray(off, off + n), o);
+      o += n;
+    }
+    last = f[i + 1]!;
+  }
+  if (last < base.length) {
+    out.set(base.subarray(last), o);
+    o += base.length - last;
+  }
+  if (o - outOffset !== patch.size) throw badDelta('invalid patch');
+  return patch.size;
+}
+
+/** mpatch_decode of an already validated delta. */
+function decodeFrags(delta: Uint8Array, src: number): FragList {
+  const dv = new DataView(delta.buffer, delta.byteOffset, delta.length);
+  let n = 0;
+  for (let pos = 0; pos < delta.length; n++) pos += 12 + dv.getInt32(pos + 8);
+  const f = new Int32Array(n * FRAG);
+  let pos = 0;
+  for (let i = 0; i < n * FRAG; i += FRAG) {
+    const len = dv.getInt32(pos + 8);
+    f[i] = dv.getInt32(pos);
+    f[i + 1] = dv.getInt32(pos + 4);
+    f[i + 2] = len;
+    f[i + 3] = src;
+    f[i + 4] = pos + 12;
+    pos += 12 + len;
+  }
+  return { f, head: 0, tail: n };
+}
+
+function foldRange(lists: FragList[], start: number, end: number): FragList {
+  if (start + 1 === end) return lists[start]!;
+  const half = (end - start) >> 1;
+  return combine(foldRange(lists, start, start + half), foldRange(lists, start + half, end));
+}
+
+/** Moves a's fragments that lie before `cut` (in b's coordinates) to c, splitting the last one. */
+function gather(c: FragList, a: FragList, cut: number, offset: number): number {
+  const s = a.f;
+  const d = c.f;
+  let si = a.head;
+  let di = c.tail;
+  while (si < a.tail) {
+    const b = si * FRAG;
+    const sStart = s[b]!;
+    const sLen = s[b + 2]!;
+    if (sStart + offset >= cut) break; // gone far enough
+    if (offset + sStart + sLen <= cut) {
+      // the whole hunk comes before the cut
+      offset += sStart - s[b + 1]! + sLen;
+      d.set(s.subarray(b, b + FRAG), di * FRAG);
+      di++;
+      si++;
+    } else {
+      // break up this hunk
+      let cc = cut - offset;
+      if (s[b + 1]! < cc) cc = s[b + 1]!;
+      let l = cut - offset - sStart;
+      if (sLen < l) l = sLen;
+      offset += sStart + l - cc;
+      const o = di * FRAG;
+      d[o] = sStart;
+      d[o + 1] = cc;
+      d[o + 2] = l;
+      d[o + 3] = s[b + 3]!;
+      d[o + 4] = s[b + 4]!;
+      di++;
+      s[b] = cc;
+      s[b + 2] = sLen - l;
+      s[b + 4] = s[b + 4]! + l;
+      break;
+    }
+  }
+  c.tail = di;
+  a.head = si;
+  return offset;
+}
+
+/** Like gather, without output: drops a's fragments replaced by a hunk of b ending at `cut`. */
+function discard(a: FragList, cut: number, offset: number): number {
+  const s = a.f;
+  let si = a.head;
+  while (si < a.tail) {
+    const b = si * FRAG;
+    const sStart = s[b]!;
+    const sLen = s[b + 2]!;
+    if (sStart + offset >= cut) break;
+    if (offset + sStart + sLen <= cut) {
+      offset += sStart - s[b + 1]! + sLen;
+      si++;
+    } else {
+      let cc = cut - offset;
+      if (s[b + 1]! < cc) cc = s[b + 1]!;
+      let l = cut - offset - sStart;
+      if (sLen < l) l = sLen;
+      offset += sStart + l - cc;
+      s[b] = cc;
+      s[b + 2] = sLen - l;
+      s[b + 4] = s[b + 4]! + l;
+      break;
+    }
+  }
+  a.head = si;
+  return offset;
+}
+
+/** Combines a then b into one list (b's positions are adjusted for a's changes in length). */
+function combine(a: FragList, b: FragList): FragList {
+  const c: FragList = { f: new Int32Array((a.tail - a.head + b.tail - b.head) * 2 * FRAG), head: 0, tail: 0 };
+  let offset = 0;
+  const bf = b.f;
+  for (let bi = b.head; bi < b.tail; bi++) {
+    const bb = bi * FRAG;
+    // save old hunks
+    offset = gather(c, a, bf[bb]!, offset);
+    // discard replaced hunks
+    const post = discard(a, bf[bb + 1]!, offset);
+    // insert the new hunk
+    const o = c.tail * FRAG;
+    c.f[o] = bf[bb]! - offset;
+    c.f[o + 1] = bf[bb + 1]! - post;
+    c.f[o + 2] = bf[bb + 2]!;
+    c.f[o + 3] = bf[bb + 3]!;
+    c.f[o + 4] = bf[bb + 4]!;
+    c.tail++;
+    offset = post;
+  }
+  // hold on to the tail of a
+  const rest = a.f.subarray(a.head * FRAG, a.tail * FRAG);
+  c.f.set(rest, c.tail * FRAG);
+  c.tail += a.tail - a.head;
+  return c;
 }
 
 /** The bytes a delta inserts, concatenated (mdiff.patchtext; manifest readdelta). */

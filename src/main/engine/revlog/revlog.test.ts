@@ -152,10 +152,61 @@ describe('Revlog: synthetic chains', () => {
           for (let r = 0; r < rl.length; r++)
             expect(Buffer.from(await rl.revision(r)).toString('latin1')).toBe(texts[r]);
           expect(rl.deltaChain(40).chain.at(-1)).toBe(40);
+          // views (reused buffers) in order, at random, interleaved with owned texts
+          const view = Revlog.fromBytes('data/t', built.index, inline ? undefined : built.data, {
+            cacheBytes: 4096,
+          });
+          for (let r = 0; r < view.length; r++)
+            expect(Buffer.from(await view.revisionView(r)).toString('latin1')).toBe(texts[r]);
+          const owned: Uint8Array[] = [];
+          for (let k = 0; k < 80; k++) {
+            const r = Math.floor(rnd() * view.length);
+            if (k % 3 === 0) owned[r] = await view.revision(r);
+            else expect(Buffer.from(await view.revisionView(r)).toString('latin1')).toBe(texts[r]);
+          }
+          owned.forEach((o, r) => expect(Buffer.from(o).toString('latin1')).toBe(texts[r]));
         });
       }
     }
   }
+});
+
+describe('Revlog: long chains on disk', () => {
+  it('1,000-delta chains fold into one patch and read in dense spans through a small window', async () => {
+    const rnd = prng(11);
+    const texts: string[] = [];
+    let t = 'start\n';
+    for (let i = 0; i < 1000; i++) {
+      const lines = t.split('\n');
+      lines.splice(Math.floor(rnd() * lines.length), rnd() < 0.3 ? 1 : 0, `line ${i}`);
+      t = lines.join('\n');
+      texts.push(t);
+    }
+    // every rev a delta against its predecessor, every 100th against the one before (a shared base)
+    const revs = texts.map((text, i) => ({ text, ...(i % 100 === 50 ? { base: i - 2 } : {}) }));
+    const built = buildRevlog(revs, { inline: false, generalDelta: true, compression: 'auto' });
+    const dir = makeTempDir('chains');
+    try {
+      writeFileSync(join(dir, 'f.i'), built.index);
+      writeFileSync(join(dir, 'f.d'), built.data);
+      for (const io of ['sync', 'async'] as const) {
+        const rl = await Revlog.open(join(dir, 'f.i'), {
+          io,
+          wholeFileLimit: 0,
+          windowSize: 512,
+          cacheBytes: 1 << 16,
+        });
+        expect(rl.deltaChain(999).chain.length).toBe(990);
+        expect(Buffer.from(await rl.revision(999)).toString('latin1')).toBe(texts[999]);
+        expect(Buffer.from(await rl.revisionView(998)).toString('latin1')).toBe(texts[998]);
+        for (let r = 0; r < rl.length; r += 37)
+          expect(Buffer.from(await rl.revisionView(r)).toString('latin1')).toBe(texts[r]);
+        await rl.close();
+      }
+    } finally {
+      removeDir(dir);
+    }
+  });
 });
 
 describe('Revlog: corruption is a typed REVLOG error', () => {

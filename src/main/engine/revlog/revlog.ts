@@ -1,10 +1,14 @@
 // Reading revisions out of a revlog (revlog.py `_rawtext`, `_chunks`, `_deltachain`, `checkhash`).
 //
 // A Revlog holds the parsed index and reads chunks through a window over the data file (NAME.d, or
-// NAME.i when inline), like hg's randomaccessfile. Texts are rebuilt along the delta chain, which
-// stops early at any text already in a small LRU cache: reading revisions in order (verify, export)
-// then costs one decompress + one patch per revision, and sparse-revlog snapshots that many later
-// revisions delta against stay warm.
+// NAME.i when inline), like hg's randomaccessfile; files up to 4 MiB are read whole, larger ones
+// one dense span of a delta chain at a time (hg's slicechunk sparse read). A text is rebuilt from
+// the nearest text already at hand (the last one built, or one in a small LRU of texts that later
+// revisions delta against): its chain's deltas are folded into one patch and the text is built
+// once (hg's mpatch_fold), into a reused buffer that also holds the sorted parents in front of
+// the text, so the node check is one SHA-1 call over one buffer. Reading revisions in order
+// (verify, export) costs one decompress + one patch + one hash per revision.
+import { hash } from 'node:crypto';
 import { SluiceError } from '../errors';
 import { chunkNeedsPreparation, decompressChunk } from './chunk';
 import {
@@ -17,7 +21,7 @@ import {
   REVIDX_KNOWN_FLAGS,
 } from './constants';
 import { parseRevlogIndex, readRevlogIndex, revisionNode, type RevlogIndex } from './index';
-import { applyDelta } from './mpatch';
+import { applyDeltaInto, applyFolded, foldDeltas, patchedSize, type FoldedPatch } from './mpatch';
 import { openForRead, readUpTo, type OpenedFile, type RevlogIoMode } from './file-io';
 import { revlogError } from './revlog-error';
 import { parseFilelogMeta } from './texts';
@@ -52,6 +56,8 @@ export interface RevisionOptions {
 interface ByteSource {
   size(): Promise<number | undefined>;
   read(pos: number, len: number): Promise<Uint8Array>;
+  /** Makes the following reads inside [pos, pos + len) memory hits (one large read). */
+  prefetch(pos: number, len: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,6 +79,7 @@ class MemorySource implements ByteSource {
     if (pos + len > data.length) throw partialRead(this.label, pos, len, Math.max(0, data.length - pos));
     return data.subarray(pos, pos + len);
   }
+  async prefetch(): Promise<void> {}
   async close(): Promise<void> {}
 }
 
@@ -89,6 +96,8 @@ class FileSource implements ByteSource {
     private readonly windowSize: number,
     private readonly io: RevlogIoMode,
     private readonly sizeHint: number | undefined,
+    /** a file up to this size is read whole on the first miss */
+    private readonly wholeLimit: number,
   ) {}
 
   private handle(): Promise<OpenedFile | null> {
@@ -110,9 +119,26 @@ class FileSource implements ByteSource {
     if (pos >= this.winPos && pos + len <= this.winPos + this.win.length) {
       return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
     }
+    await this.fill(pos, len);
+    return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
+  }
+
+  async prefetch(pos: number, len: number): Promise<void> {
+    if (len <= 0 || (pos >= this.winPos && pos + len <= this.winPos + this.win.length)) return;
+    const size = await this.size();
+    if (size === undefined || pos + len > size) return; // read() reports it
+    await this.fill(pos, len);
+  }
+
+  /** Replaces the window with one read covering [pos, pos + len) (the whole file when small). */
+  private async fill(pos: number, len: number): Promise<void> {
     const f = await this.handle();
     if (!f) {
-      if (len === 0) return new Uint8Array(0);
+      if (len === 0) {
+        this.win = new Uint8Array(0);
+        this.winPos = pos;
+        return;
+      }
       throw revlogError(this.label, 'missing-data-file', `revlog data file ${this.label} is missing`, {
         path: this.path,
         // what hg's open() raises, word for word
@@ -121,18 +147,19 @@ class FileSource implements ByteSource {
     }
     const size = this.fileSize!;
     if (pos + len > size) throw partialRead(this.label, pos, len, Math.max(0, size - pos));
-    const want = Math.min(Math.max(len, this.windowSize), size - pos);
+    const from = size <= this.wholeLimit ? 0 : pos;
+    const want = size <= this.wholeLimit ? size : Math.min(Math.max(len, this.windowSize), size - pos);
+    // a fresh buffer per window: views handed out of the previous one stay valid
     const buf = Buffer.allocUnsafe(want);
     let got = 0;
     while (got < want) {
-      const n = await f.read(buf, got, want - got, pos + got);
+      const n = await f.read(buf, got, want - got, from + got);
       if (n === 0) break;
       got += n;
     }
-    if (got < len) throw partialRead(this.label, pos, len, got);
+    if (from + got < pos + len) throw partialRead(this.label, pos, len, Math.max(0, from + got - pos));
     this.win = buf.subarray(0, got);
-    this.winPos = pos;
-    return this.win.subarray(0, len);
+    this.winPos = from;
   }
 
   async close(): Promise<void> {
@@ -197,11 +224,21 @@ class TextCache {
       this.bytes -= t.length;
     }
   }
+  peek(rev: number): Uint8Array | undefined {
+    return this.map.get(rev);
+  }
   clear(): void {
     this.map.clear();
     this.bytes = 0;
   }
 }
+
+/** Bytes in front of a text in the build buffers: the sorted parents, hashed with the text in one call. */
+const PARENTS = 40;
+/** A chain's chunks are read as one span while the gap between two is at most this (hg: 256 KiB). */
+const SPARSE_GAP = 256 << 10;
+/** ... and the span at most this long. */
+const SPAN_MAX = 8 << 20;
 
 const DEFAULT_WHOLE_FILE = 4 << 20;
 /** see Revlog.chunk */
@@ -209,6 +246,14 @@ const CHUNK_SLACK = 1 << 20;
 
 export class Revlog {
   private readonly cache: TextCache;
+  /** the last text built into a reused buffer (revisionView) or returned by revision() */
+  private lastRev = NULL_REV;
+  private lastText: Uint8Array | undefined;
+  /** which of bufs holds lastText (-1: neither) */
+  private lastIn = -1;
+  private readonly bufs: (Buffer | undefined)[] = [undefined, undefined];
+  /** per rev, how many revisions delta against it (computed on first use) */
+  private baseRefs: Uint32Array | undefined;
 
   private constructor(
     readonly name: string,
@@ -252,8 +297,8 @@ export class Revlog {
     if (index.inline)
       data = whole
         ? new MemorySource(whole, name)
-        : new FileSource(indexPath, name, windowSize, io, undefined);
-    else data = new FileSource(dataPath, name + '.d', windowSize, io, opts.dataSize);
+        : new FileSource(indexPath, name, windowSize, io, undefined, 0);
+    else data = new FileSource(dataPath, name + '.d', windowSize, io, opts.dataSize, wholeLimit);
     return new Revlog(name, index, data, indexPath, dataPath, opts.cacheBytes ?? 32 << 20);
   }
 
@@ -299,64 +344,94 @@ export class Revlog {
    * there instead of allocating what the bomb expands to.
    */
   async chunk(rev: number): Promise<Uint8Array> {
-    const raw = await this.rawChunk(rev);
-    const prep = chunkNeedsPreparation(raw);
-    if (prep) await prep;
+    return this.decodeChunk(rev, await this.rawChunk(rev));
+  }
+
+  private async decodeChunk(rev: number, raw: Uint8Array): Promise<Uint8Array> {
     const index = this.index;
     const rawSize = Math.max(0, index.rawSize(rev));
     const dp = index.deltaParent(rev);
     const baseSize = dp >= 0 && dp < index.length ? Math.max(0, index.rawSize(dp)) : 0;
     const sizeBound = dp === NULL_REV ? rawSize : 13 * (baseSize + rawSize + 1);
+    const bound = Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK));
     try {
-      return decompressChunk(raw, Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK)));
+      const prep = chunkNeedsPreparation(raw, bound);
+      if (prep) await prep;
+      return decompressChunk(raw, bound);
     } catch (e) {
       throw this.wrap(e, rev);
     }
   }
 
+  /**
+   * The decoded chunks of chain (ascending revs), read like hg's _chunks with sparse-read: one
+   * read per dense span of the data file instead of one per chunk.
+   */
+  private async chainChunks(chain: readonly number[]): Promise<Uint8Array[]> {
+    const index = this.index;
+    const out: Uint8Array[] = new Array(chain.length);
+    let i = 0;
+    while (i < chain.length) {
+      const first = chain[i]!;
+      const spanStart = index.chunkStart(first);
+      let spanEnd = spanStart + Math.max(0, index.compressedLength(first));
+      let j = i + 1;
+      for (; j < chain.length; j++) {
+        const s = index.chunkStart(chain[j]!);
+        const e = s + Math.max(0, index.compressedLength(chain[j]!));
+        if (s < spanEnd || s - spanEnd > SPARSE_GAP || e - spanStart > SPAN_MAX) break;
+        spanEnd = e;
+      }
+      await this.data.prefetch(spanStart, spanEnd - spanStart);
+      for (let k = i; k < j; k++) out[k] = await this.decodeChunk(chain[k]!, await this.rawChunk(chain[k]!));
+      i = j;
+    }
+    return out;
+  }
+
   /** Revisions whose chunks rebuild rev, oldest first (hg _deltachain), stopping at a cached text. */
   deltaChain(rev: number, stopAtCached = false): { chain: number[]; cachedBase: number } {
-    const index = this.index;
     const chain: number[] = [];
-    let r = rev;
-    for (;;) {
-      if (stopAtCached && r !== rev && this.cache.get(r) !== undefined) {
+    for (let r = rev; ;) {
+      if (stopAtCached && r !== rev && this.cache.peek(r) !== undefined) {
         chain.reverse();
         return { chain, cachedBase: r };
       }
       chain.push(r);
-      const base = index.base(r);
-      if (base === r) break;
-      if (base > r || base < 0) {
-        throw revlogError(
-          this.name,
-          'base-out-of-range',
-          `${this.name}: corrupted revlog, revision base above revision: ${r}, ${base}`,
-          {
-            rev: r,
-          },
-        );
-      }
-      r = index.generalDelta ? base : r - 1;
-      if (r < 0) {
-        throw revlogError(
-          this.name,
-          'base-out-of-range',
-          `${this.name}: rev ${rev}: delta chain runs past revision 0`,
-          { rev },
-        );
-      }
+      r = this.chainStep(rev, r);
+      if (r === NULL_REV) break;
     }
     chain.reverse();
     return { chain, cachedBase: NULL_REV };
   }
 
-  /** Raw text of rev (hg rawdata()), node id checked unless check: false. */
+  /**
+   * Raw text of rev (hg rawdata()), node id checked unless check: false. The text is the caller's
+   * (the reader keeps it only in its cache and never writes to it).
+   */
   async revision(rev: number, opts: RevisionOptions = {}): Promise<Uint8Array> {
-    const index = this.index;
-    index.checkRev(rev);
+    this.index.checkRev(rev);
     const cached = this.cache.get(rev);
     if (cached !== undefined) return cached;
+    if (rev === this.lastRev && this.lastIn < 0) return this.lastText!;
+    return this.build(rev, false, opts.check !== false);
+  }
+
+  /**
+   * Like revision(), but the text may live in a buffer the reader reuses: it is valid until the
+   * next call on this Revlog. For readers that look at each text once (verify, hashing, writing
+   * it out): no allocation per revision.
+   */
+  async revisionView(rev: number, opts: RevisionOptions = {}): Promise<Uint8Array> {
+    this.index.checkRev(rev);
+    if (rev === this.lastRev) return this.lastText!;
+    const cached = this.cache.get(rev);
+    if (cached !== undefined) return cached;
+    return this.build(rev, true, opts.check !== false);
+  }
+
+  private async build(rev: number, reuse: boolean, check: boolean): Promise<Uint8Array> {
+    const index = this.index;
     const problem = index.checkEntry(rev);
     if (problem) {
       throw revlogError(this.name, problem.problem, `${this.name}: rev ${rev}: ${problem.message}`, {
@@ -365,26 +440,138 @@ export class Revlog {
       });
     }
     checkRevisionFlags(this.name, rev, index.revFlags(rev));
-    const { chain, cachedBase } = this.deltaChain(rev, true);
-    let text: Uint8Array | undefined = cachedBase === NULL_REV ? undefined : this.cache.get(cachedBase);
-    for (const r of chain) {
-      const c = await this.chunk(r);
-      if (text === undefined) {
-        text = c;
-        continue;
+
+    // the chain back to a full text, or to a text at hand (the last one, a cached one)
+    const chain: number[] = [];
+    let base: Uint8Array | undefined;
+    let baseIn = -1;
+    for (let r = rev; ;) {
+      if (r !== rev) {
+        if (r === this.lastRev) {
+          base = this.lastText;
+          baseIn = this.lastIn;
+          break;
+        }
+        base = this.cache.get(r);
+        if (base !== undefined) break;
       }
+      chain.push(r);
+      r = this.chainStep(rev, r);
+      if (r === NULL_REV) break;
+    }
+    chain.reverse();
+
+    const chunks = await this.chainChunks(chain);
+    let first = 0;
+    if (base === undefined) {
+      base = chunks[0]!;
+      first = 1;
+    }
+    const ndeltas = chunks.length - first;
+    let size = base.length;
+    for (let k = first; k < chunks.length; k++) {
       try {
-        text = applyDelta(text, c);
+        size = patchedSize(size, chunks[k]!);
       } catch (e) {
-        throw this.wrap(e, r);
+        throw this.wrap(e, chain[k]!);
       }
     }
-    text ??= new Uint8Array(0);
-    if (opts.check !== false) {
-      this.checkNode(rev, text);
-      this.cache.set(rev, text);
+    const folded: FoldedPatch | undefined =
+      ndeltas > 1 ? foldDeltas(base.length, chunks.slice(first)) : undefined;
+
+    // build: into the reused buffer that does not hold the base, or a fresh one
+    let buf: Buffer;
+    let into = -1;
+    if (reuse) {
+      into = baseIn === 0 ? 1 : 0;
+      let b = this.bufs[into];
+      if (b === undefined || b.length < PARENTS + size) {
+        b = Buffer.allocUnsafe(
+          Math.max(PARENTS + size, Math.min(2 * (b?.length ?? 0), PARENTS + 2 * size), 4096),
+        );
+        this.bufs[into] = b;
+      }
+      buf = b;
+    } else buf = Buffer.allocUnsafe(PARENTS + size);
+    try {
+      if (folded) applyFolded(base, folded, buf, PARENTS);
+      else if (ndeltas === 1) applyDeltaInto(base, chunks[first]!, buf, PARENTS);
+      else buf.set(base, PARENTS);
+    } catch (e) {
+      throw this.wrap(e, rev);
+    }
+    const text = buf.subarray(PARENTS, PARENTS + size);
+
+    if (check) this.checkNodePrefixed(rev, buf, text);
+    if (reuse) {
+      this.lastRev = rev;
+      this.lastText = text;
+      this.lastIn = into;
+      if (check && this.isSharedBase(rev)) this.cache.set(rev, Buffer.from(text));
+    } else {
+      this.lastRev = rev;
+      this.lastText = text;
+      this.lastIn = -1;
+      if (check) this.cache.set(rev, text);
     }
     return text;
+  }
+
+  /** One step down rev's delta chain from r (NULL_REV at a full text); throws on a broken base. */
+  private chainStep(rev: number, r: number): number {
+    const base = this.index.base(r);
+    if (base === r) return NULL_REV;
+    if (base > r || base < 0) {
+      throw revlogError(
+        this.name,
+        'base-out-of-range',
+        `${this.name}: corrupted revlog, revision base above revision: ${r}, ${base}`,
+        { rev: r },
+      );
+    }
+    const next = this.index.generalDelta ? base : r - 1;
+    if (next < 0) {
+      throw revlogError(
+        this.name,
+        'base-out-of-range',
+        `${this.name}: rev ${rev}: delta chain runs past revision 0`,
+        {
+          rev,
+        },
+      );
+    }
+    return next;
+  }
+
+  /** Whether a revision other than the next one deltas against rev (its text is worth caching). */
+  private isSharedBase(rev: number): boolean {
+    const index = this.index;
+    if (!this.baseRefs) {
+      const refs = new Uint32Array(index.length);
+      for (let r = 0; r < index.length; r++) {
+        const dp = index.deltaParent(r);
+        if (dp >= 0 && dp < r) refs[dp]!++;
+      }
+      this.baseRefs = refs;
+    }
+    const next = rev + 1 < index.length && index.deltaParent(rev + 1) === rev ? 1 : 0;
+    return this.baseRefs[rev]! > next;
+  }
+
+  /** checkNode() for a text built at PARENTS in buf: the parents go in front, one hash call. */
+  private checkNodePrefixed(rev: number, buf: Buffer, text: Uint8Array): void {
+    const index = this.index;
+    const p1 = index.p1(rev);
+    const p2 = index.p2(rev);
+    const n = index.length;
+    if (p1 < NULL_REV || p1 >= n || p2 < NULL_REV || p2 >= n) return this.checkNode(rev, text);
+    const p1n = p1 === NULL_REV ? NULL_NODE : index.node(p1);
+    const p2n = p2 === NULL_REV ? NULL_NODE : index.node(p2);
+    const lo = Buffer.compare(p1n, p2n) <= 0;
+    buf.set(lo ? p1n : p2n, 0);
+    buf.set(lo ? p2n : p1n, 20);
+    const computed = hash('sha1', buf.subarray(0, PARENTS + text.length), 'buffer');
+    if (Buffer.compare(computed, index.node(rev)) !== 0) this.checkNode(rev, text);
   }
 
   /** hg checkhash(): throws 'node-mismatch' unless the text hashes to rev's node ('censored' for tombstones). */
@@ -415,10 +602,14 @@ export class Revlog {
 
   clearCache(): void {
     this.cache.clear();
+    this.lastRev = NULL_REV;
+    this.lastText = undefined;
+    this.lastIn = -1;
+    this.bufs[0] = this.bufs[1] = undefined;
   }
 
   async close(): Promise<void> {
-    this.cache.clear();
+    this.clearCache();
     await this.data.close();
   }
 

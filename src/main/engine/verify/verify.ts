@@ -538,7 +538,7 @@ class Verifier {
       const node = cl.index.node(i);
       await this.checkEntry(cl, i, seen, [i], null, 'changelog', root);
       try {
-        const entry = parseChangelogEntry(await cl.revision(i));
+        const entry = parseChangelogEntry(await cl.revisionView(i));
         if (!isNullNode(entry.manifest)) {
           const k = nodeKey(entry.manifest);
           const l = mflinkrevs.get(k);
@@ -584,7 +584,7 @@ class Verifier {
       try {
         // manifestctx.readdelta(shallow=True): mdiff.patchtext(revdiff(deltaparent(r), r)) — the
         // stored delta's inserted lines, or the whole (hash-checked) text of a snapshot.
-        const text = idx.deltaParent(i) === NULL_REV ? await mf.revision(i) : patchText(await mf.chunk(i));
+        const text = idx.deltaParent(i) === NULL_REV ? await mf.revisionView(i) : patchText(await mf.chunk(i));
         parseManifest(text, (e) => {
           if (e.path === '/dev/null') return;
           if (e.flag === 't') return; // tree manifests are refused up front
@@ -598,7 +598,7 @@ class Verifier {
       }
       if (this.opts.full) {
         try {
-          parseManifest(await mf.revision(i), () => undefined);
+          parseManifest(await mf.revisionView(i), () => undefined);
         } catch (e) {
           root.exc(lr, `reading full manifest ${short(node)}`, e, label);
         }
@@ -725,7 +725,7 @@ class Verifier {
         if (dd) sink.err(lr0, `data length off by ${dd} bytes`, f);
         for (let rev = 0; rev < fl.length; rev++) {
           try {
-            const text = await fl.revision(rev);
+            const text = await fl.revisionView(rev);
             const stored = idx.rawSize(rev);
             const l1 = stored >= 0 ? stored : text.length;
             if (l1 !== text.length)
