@@ -59,14 +59,16 @@ export function compressStream(
     case 'ZS': {
       const native = nativeZstd();
       if (native) {
-        return viaTransform(
-          () =>
-            native.createZstdCompress({
-              chunkSize: OUTPUT_CHUNK,
-              params: { [native.constants.ZSTD_c_compressionLevel]: 3 },
-            }),
-          src,
-          'zstd',
+        return withoutTrailingEmptyFrame(
+          viaTransform(
+            () =>
+              native.createZstdCompress({
+                chunkSize: OUTPUT_CHUNK,
+                params: { [native.constants.ZSTD_c_compressionLevel]: 3 },
+              }),
+            src,
+            'zstd',
+          ),
         );
       }
       return zstdCodecStream('compress', src);
@@ -74,6 +76,26 @@ export function compressStream(
     default:
       throw new SluiceError('UNSUPPORTED_COMPRESSION', `Sluice cannot write ${kind}-compressed bundles`);
   }
+}
+
+/** An empty zstd frame: magic, single segment with a 1-byte content size of 0, one empty last raw block. */
+const EMPTY_ZSTD_FRAME = Buffer.from('28b52ffd2000010000', 'hex');
+
+/**
+ * Node 24's ZstdCompress ends the stream with a second, empty frame after the real one (its
+ * final flush starts a new frame). hg reads one frame and stops, but a bundle must be exactly
+ * one frame: that last output piece is dropped.
+ */
+async function* withoutTrailingEmptyFrame(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let held: Uint8Array | undefined;
+  let any = false;
+  for await (const chunk of src) {
+    if (held) yield held;
+    any ||= held !== undefined;
+    held = chunk;
+  }
+  if (held && !(any && Buffer.from(held.buffer, held.byteOffset, held.length).equals(EMPTY_ZSTD_FRAME)))
+    yield held;
 }
 
 // --- node:zlib / unbzip2-stream transforms ---------------------------------------------------
