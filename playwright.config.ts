@@ -2,8 +2,10 @@
 // it on a random port), plus e2e/electron.spec.ts where an Electron binary exists. Never downloads
 // browsers: Chromium comes from the system (SLUICE_CHROMIUM overrides the path).
 import { defineConfig } from '@playwright/test';
+import { toolPath } from './src/main/engine/test-support';
 
-export const CHROMIUM_PATH = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
+/** test-support's chromium probe: SLUICE_CHROMIUM, else /usr/bin/chromium. */
+export const CHROMIUM_PATH = toolPath('chromium') ?? process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 
 export default defineConfig({
   testDir: 'e2e',

@@ -3,7 +3,8 @@
 // jobs' done events) and exports them.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { test, expect, FIXTURES_DIR, hasHg, repoFromFixture, startHgServe } from './fixtures';
+import { missing, skipNote } from '../src/main/engine/test-support';
+import { test, expect, FIXTURES_DIR, repoFromFixture, startHgServe } from './fixtures';
 import { screenshot } from './ui-helpers';
 
 function seconds(text: string): number {
@@ -85,8 +86,11 @@ test('bundle a repository at 4 KiB and 32 KiB chunks, then apply each', async ({
   ).toHaveAttribute('data-state', 'done');
 });
 
-test('clone from hg serve with stream v1 and stream v2', async ({ sluicePage: page, tempDir }) => {
-  test.skip(!hasHg, 'hg is not installed: this comparison clones from a live `hg serve`');
+test(`clone from hg serve with stream v1 and stream v2${skipNote('hg')}`, async ({
+  sluicePage: page,
+  tempDir,
+}) => {
+  test.skip(missing('hg'), 'hg is not installed: this comparison clones from a live `hg serve`');
   const server = await startHgServe(await repoFromFixture(tempDir));
   try {
     await page.getByRole('navigation').getByRole('button', { name: 'Comparisons' }).click();

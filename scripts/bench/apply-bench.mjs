@@ -1,6 +1,6 @@
 // Apply benchmark: `sluice apply` against `hg debugapplystreamclonebundle` / `hg unbundle` and
 // `tar -x` of the same repository, optionally with an emulated slow close() (slowclose.so, see
-// /work/shared/bench/README.md) to show what the background closer hides.
+// ../shared/bench/README.md) to show what the background closer hides.
 //
 // Usable as a module (scripts/bench.mjs reuses it) and as a script:
 //   node scripts/bench/apply-bench.mjs [--corpus DIR] [--runs N] [--slowclose /tmp/slowclose.so]
@@ -21,7 +21,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const MAKE_CORPUS = '/work/shared/bench/make-corpus.sh';
+export const MAKE_CORPUS = join(ROOT, '..', 'shared', 'bench', 'make-corpus.sh');
 const HG_ENV = { HGPLAIN: '1', HGRCPATH: '/dev/null', LC_ALL: 'C' };
 
 /**

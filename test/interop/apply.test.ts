@@ -17,10 +17,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBundleFile } from '../../src/main/engine/apply/apply-bundle';
 import { writeStreamBundle } from '../../src/main/engine/generate/stream-bundle';
 import { JobContext } from '../../src/main/engine/job/job-context';
+import { MAKE_CORPUS, missing, skipNote, type Tool } from '../../src/main/engine/test-support';
 import type { BundleCompression, BundleType } from '../../src/shared/jobs';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/hg/', import.meta.url));
-const MAKE_CORPUS = '/work/shared/bench/make-corpus.sh';
 const HG_ENV = {
   ...process.env,
   HGPLAIN: '1',
@@ -28,9 +28,6 @@ const HG_ENV = {
   HGUSER: 'Test <test@example.com>',
   LC_ALL: 'C',
 };
-
-const hasHg = spawnSync('hg', ['--version', '-q'], { env: HG_ENV }).status === 0;
-const hasCorpusTool = hasHg && spawnSync('test', ['-x', MAKE_CORPUS]).status === 0;
 
 function hg(args: string[], cwd?: string): string {
   return execFileSync('hg', args, { env: HG_ENV, cwd, encoding: 'latin1', maxBuffer: 64 << 20 });
@@ -99,82 +96,79 @@ const fresh = (what: string) => join(work, `${what}-${counter++}`);
  * path under load; the closer-off half and hg applying Sluice's bundles are covered by the
  * smaller repositories, and every extra 3,000-file tree costs seconds to write and delete).
  */
-function describeSource(name: string, make: (dir: string) => void, available: boolean, closerOnly = false) {
-  describe.skipIf(!available)(
-    `apply interop with hg: ${name}${available ? '' : ' (skipped: hg not installed)'}`,
-    () => {
-      const src = {} as Source;
-      beforeAll(() => {
-        const repo = join(work, `src-${name}`);
-        mkdirSync(repo, { recursive: true });
-        make(repo);
-        src.name = name;
-        src.repo = repo;
-        src.log = hg(['log', '-R', repo, '-T', '{rev}:{node}\n']);
-        src.store = comparableStore(repo);
-        src.fncache = fncacheLines(repo);
-        src.hgBundles = {};
-        const b = (f: string) => join(work, `${name}-hg-${f}`);
-        hg(['debugcreatestreamclonebundle', '-q', b('packed1.hg')], repo);
-        hg(['bundle', '-q', '-a', '-t', 'none-v2;stream=v2', b('v2-none.hg')], repo);
-        hg(['bundle', '-q', '-a', '-t', 'zstd-v2;stream=v2', b('v2-zstd.hg')], repo);
-        src.hgBundles = { packed1: b('packed1.hg'), 'v2-none': b('v2-none.hg'), 'v2-zstd': b('v2-zstd.hg') };
-      });
+function describeSource(name: string, make: (dir: string) => void, tools: Tool[], closerOnly = false) {
+  describe.skipIf(missing(...tools))(`apply interop with hg: ${name}${skipNote(...tools)}`, () => {
+    const src = {} as Source;
+    beforeAll(() => {
+      const repo = join(work, `src-${name}`);
+      mkdirSync(repo, { recursive: true });
+      make(repo);
+      src.name = name;
+      src.repo = repo;
+      src.log = hg(['log', '-R', repo, '-T', '{rev}:{node}\n']);
+      src.store = comparableStore(repo);
+      src.fncache = fncacheLines(repo);
+      src.hgBundles = {};
+      const b = (f: string) => join(work, `${name}-hg-${f}`);
+      hg(['debugcreatestreamclonebundle', '-q', b('packed1.hg')], repo);
+      hg(['bundle', '-q', '-a', '-t', 'none-v2;stream=v2', b('v2-none.hg')], repo);
+      hg(['bundle', '-q', '-a', '-t', 'zstd-v2;stream=v2', b('v2-zstd.hg')], repo);
+      src.hgBundles = { packed1: b('packed1.hg'), 'v2-none': b('v2-none.hg'), 'v2-zstd': b('v2-zstd.hg') };
+    });
 
-      /** hg verify clean, same changesets, byte-identical store (fncache: same lines). */
-      function expectSameRepository(clone: string) {
-        const v = hgStatus(['verify', '-q', '-R', clone]);
-        expect(v, `hg verify of ${clone}`).toEqual({ status: 0, out: '' });
-        expect(hg(['log', '-R', clone, '-T', '{rev}:{node}\n'])).toBe(src.log);
-        expect(comparableStore(clone)).toEqual(src.store);
-        expect(fncacheLines(clone)).toEqual(src.fncache);
+    /** hg verify clean, same changesets, byte-identical store (fncache: same lines). */
+    function expectSameRepository(clone: string) {
+      const v = hgStatus(['verify', '-q', '-R', clone]);
+      expect(v, `hg verify of ${clone}`).toEqual({ status: 0, out: '' });
+      expect(hg(['log', '-R', clone, '-T', '{rev}:{node}\n'])).toBe(src.log);
+      expect(comparableStore(clone)).toEqual(src.store);
+      expect(fncacheLines(clone)).toEqual(src.fncache);
+    }
+
+    const cases = closerOnly ? CASES.filter((c) => c.closer === 'on') : CASES;
+    it.each(cases)('%#: $type $compression $chunk, closer $closer', async (c) => {
+      // Sluice's bundle of this variant (also what hg applies in part 2)
+      const ours = fresh(`${name}-sluice.hg`);
+      await writeStreamBundle(src.repo, ours, {
+        type: c.type,
+        compression: c.compression,
+        ...(c.chunk ? { chunkSize: c.chunk } : {}),
+      });
+      // (1) Sluice applies: hg's bundle where hg makes this variant, else Sluice's
+      const input =
+        c.type === 'packed1'
+          ? src.hgBundles['packed1']!
+          : c.chunk === 32768
+            ? src.hgBundles[`v2-${c.compression}`]!
+            : ours;
+      const clone = fresh(`${name}-clone`);
+      const closer =
+        c.closer === 'on'
+          ? { backgroundClose: 'on' as const, minFileCount: 1, closeThreads: 4, maxQueue: 64 }
+          : { backgroundClose: 'off' as const };
+      const stats = await applyBundleFile(input, clone, { closer }, new JobContext());
+      expect(stats.close.background, label(c)).toBe(c.closer === 'on');
+      if (c.closer === 'on') expect(stats.close.backgroundClosed).toBe(stats.files);
+      expectSameRepository(clone);
+      // streamed requirements end up in the clone like an hg stream clone's (share-safe split)
+      expect(hg(['debugrequires', '-R', clone]).split('\n').filter(Boolean)).toEqual(
+        stats.requirements.slice().sort(),
+      );
+      rmSync(clone, { recursive: true, force: true });
+      // streamed requirements end up in the clone like an hg stream clone's (share-safe split)
+
+      // (2) hg applies Sluice's bundle (once per bundle: the closer does not matter to hg)
+      if (c.closer === 'off') {
+        const byHg = fresh(`${name}-byhg`);
+        hg(['init', byHg]);
+        if (c.type === 'packed1') hg(['debugapplystreamclonebundle', '-R', byHg, ours]);
+        else hg(['unbundle', '-q', '-R', byHg, ours]);
+        expectSameRepository(byHg);
+        rmSync(byHg, { recursive: true, force: true });
       }
-
-      const cases = closerOnly ? CASES.filter((c) => c.closer === 'on') : CASES;
-      it.each(cases)('%#: $type $compression $chunk, closer $closer', async (c) => {
-        // Sluice's bundle of this variant (also what hg applies in part 2)
-        const ours = fresh(`${name}-sluice.hg`);
-        await writeStreamBundle(src.repo, ours, {
-          type: c.type,
-          compression: c.compression,
-          ...(c.chunk ? { chunkSize: c.chunk } : {}),
-        });
-        // (1) Sluice applies: hg's bundle where hg makes this variant, else Sluice's
-        const input =
-          c.type === 'packed1'
-            ? src.hgBundles['packed1']!
-            : c.chunk === 32768
-              ? src.hgBundles[`v2-${c.compression}`]!
-              : ours;
-        const clone = fresh(`${name}-clone`);
-        const closer =
-          c.closer === 'on'
-            ? { backgroundClose: 'on' as const, minFileCount: 1, closeThreads: 4, maxQueue: 64 }
-            : { backgroundClose: 'off' as const };
-        const stats = await applyBundleFile(input, clone, { closer }, new JobContext());
-        expect(stats.close.background, label(c)).toBe(c.closer === 'on');
-        if (c.closer === 'on') expect(stats.close.backgroundClosed).toBe(stats.files);
-        expectSameRepository(clone);
-        // streamed requirements end up in the clone like an hg stream clone's (share-safe split)
-        expect(hg(['debugrequires', '-R', clone]).split('\n').filter(Boolean)).toEqual(
-          stats.requirements.slice().sort(),
-        );
-        rmSync(clone, { recursive: true, force: true });
-        // streamed requirements end up in the clone like an hg stream clone's (share-safe split)
-
-        // (2) hg applies Sluice's bundle (once per bundle: the closer does not matter to hg)
-        if (c.closer === 'off') {
-          const byHg = fresh(`${name}-byhg`);
-          hg(['init', byHg]);
-          if (c.type === 'packed1') hg(['debugapplystreamclonebundle', '-R', byHg, ours]);
-          else hg(['unbundle', '-q', '-R', byHg, ours]);
-          expectSameRepository(byHg);
-          rmSync(byHg, { recursive: true, force: true });
-        }
-        rmSync(ours, { force: true });
-      });
-    },
-  );
+      rmSync(ours, { force: true });
+    });
+  });
 }
 
 function extractFixture(shape: string) {
@@ -187,12 +181,12 @@ const corpus = (args: string[]) => (dir: string) => {
   execFileSync(MAKE_CORPUS, [...args, dir], { env: HG_ENV, stdio: 'ignore' });
 };
 
-describeSource('default fixture', extractFixture('default'), hasHg);
-describeSource('legacy fixture', extractFixture('legacy'), hasHg);
-describeSource('tiny corpus', corpus(['--preset', 'tiny']), hasCorpusTool);
+describeSource('default fixture', extractFixture('default'), ['hg']);
+describeSource('legacy fixture', extractFixture('legacy'), ['hg']);
+describeSource('tiny corpus', corpus(['--preset', 'tiny']), ['hg', 'make-corpus']);
 describeSource(
   '3000-file corpus',
   corpus(['--files', '3000', '--commits', '20', '--big-files', '3']),
-  hasCorpusTool,
+  ['hg', 'make-corpus'],
   true,
 );

@@ -15,12 +15,12 @@ import { cloneFromUrl } from '../../src/main/engine/wire/clone';
 import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
 import {
   FIXTURES,
-  NGINX,
+  nginxPath,
   describeClone,
   extractFixture,
   freePort,
-  hasHg,
-  hasNginx,
+  missing,
+  skipNote,
   hgAsync,
   removeDir,
   startHgServe,
@@ -30,7 +30,7 @@ import {
   type HgServer,
 } from './wire-support';
 
-describe.skipIf(!hasHg || !hasNginx)('clone bundles over nginx (skipped without hg or nginx)', () => {
+describe.skipIf(missing('hg', 'nginx'))(`clone bundles over nginx${skipNote('hg', 'nginx')}`, () => {
   let work = '';
   let nginx: ChildProcess | null = null;
   let nginxUrl = '';
@@ -68,7 +68,9 @@ http {
 }
 `,
     );
-    nginx = spawn(NGINX, ['-c', conf, '-p', prefix, '-e', join(prefix, 'error.log')], { stdio: 'ignore' });
+    nginx = spawn(nginxPath(), ['-c', conf, '-p', prefix, '-e', join(prefix, 'error.log')], {
+      stdio: 'ignore',
+    });
     nginxUrl = `http://127.0.0.1:${port}`;
     await waitForHttp(`${nginxUrl}/`);
   }

@@ -14,7 +14,8 @@ import {
   ROOT,
   describeClone,
   extractFixture,
-  hasHg,
+  missing,
+  skipNote,
   hgAsync,
   makeTinyCorpus,
   removeDir,
@@ -70,92 +71,95 @@ async function limit<T>(n: number, jobs: (() => Promise<T>)[]): Promise<T[]> {
   return out;
 }
 
-describe.skipIf(!hasHg)('sluice serve under load (skipped when hg is not installed)', () => {
-  let work = '';
-  let repo = '';
-  let server: Awaited<ReturnType<typeof startSluiceServe>> | null = null;
+describe.skipIf(missing('hg', 'make-corpus'))(
+  `sluice serve under load${skipNote('hg', 'make-corpus')}`,
+  () => {
+    let work = '';
+    let repo = '';
+    let server: Awaited<ReturnType<typeof startSluiceServe>> | null = null;
 
-  beforeAll(async () => {
-    work = tempDir('load');
-    repo = makeTinyCorpus(work);
-    server = await startSluiceServe(repo);
-  }, 60_000);
+    beforeAll(async () => {
+      work = tempDir('load');
+      repo = makeTinyCorpus(work);
+      server = await startSluiceServe(repo);
+    }, 60_000);
 
-  afterAll(async () => {
-    const proc = server?.proc;
-    if (proc && proc.exitCode === null) {
-      const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-      proc.kill('SIGINT'); // the serve command closes and exits 0
-      const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(t);
-    }
-    if (work) removeDir(work);
-  });
+    afterAll(async () => {
+      const proc = server?.proc;
+      if (proc && proc.exitCode === null) {
+        const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+        proc.kill('SIGINT'); // the serve command closes and exits 0
+        const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(t);
+      }
+      if (work) removeDir(work);
+    });
 
-  it('16 concurrent clones (8 hg v2, 8 sluice v1/v2) all succeed and verify', async () => {
-    const url = server!.url;
-    const clones = Array.from({ length: 16 }, (_, i) => ({
-      dest: join(work, `c${i}`),
-      hg: i % 2 === 0,
-      version: i % 4 === 1 ? 'v1' : 'v2',
-    }));
-    const started = Date.now();
-    await Promise.all(
-      clones.map(async (c) => {
-        if (c.hg) {
-          const r = await hgAsync(['clone', '-q', '--stream', '-U', url, c.dest]);
-          expect(r.status, r.stderr).toBe(0);
-        } else {
+    it('16 concurrent clones (8 hg v2, 8 sluice v1/v2) all succeed and verify', async () => {
+      const url = server!.url;
+      const clones = Array.from({ length: 16 }, (_, i) => ({
+        dest: join(work, `c${i}`),
+        hg: i % 2 === 0,
+        version: i % 4 === 1 ? 'v1' : 'v2',
+      }));
+      const started = Date.now();
+      await Promise.all(
+        clones.map(async (c) => {
+          if (c.hg) {
+            const r = await hgAsync(['clone', '-q', '--stream', '-U', url, c.dest]);
+            expect(r.status, r.stderr).toBe(0);
+          } else {
+            const res = await cloneFromUrl(
+              { kind: 'clone', url, dest: c.dest, stream: c.version as 'v1' | 'v2' },
+              new JobContext({ fileEvents: false }),
+            );
+            expect(res.via).toBe(`stream-${c.version}`);
+          }
+        }),
+      );
+      const elapsed = Date.now() - started;
+      const reference = storeDigest(clones[0]!.dest);
+      expect(reference.size).toBeGreaterThan(1000);
+      const views = await limit(
+        4,
+        clones.map((c) => () => describeClone(c.dest)),
+      );
+      for (const [i, v] of views.entries()) {
+        expect(v.verify.status, `${clones[i]!.dest}: ${v.verify.stderr}`).toBe(0);
+        expect(v.log).toBe(views[0]!.log);
+        expect(storeDigest(clones[i]!.dest)).toEqual(reference);
+      }
+      // one log line per request, all answered 200
+      const lines = server!.log.filter((l) => l.includes('"GET /?cmd='));
+      expect(lines.length).toBeGreaterThanOrEqual(16 * 3);
+      expect(lines.every((l) => / 200 \d+ \d+ms$/.test(l))).toBe(true);
+      console.log(`16 concurrent clones in ${elapsed} ms`);
+    }, 180_000);
+
+    it('a non-publishing server: draft phases reach hg v2 and sluice v1/v2 clones', async () => {
+      const src = extractFixture('default', join(work, 'np'));
+      const np = await startServer({ repo: src, publishing: false });
+      try {
+        const expected = (await hgAsync(['-R', src, 'phase', '-r', 'all()'])).stdout;
+        expect(expected).toContain('draft');
+        const hgDest = join(work, 'np-hg');
+        expect((await hgAsync(['clone', '-q', '--stream', '-U', np.url, hgDest])).status).toBe(0);
+        expect((await describeClone(hgDest)).phases).toBe(expected);
+        for (const version of ['v1', 'v2'] as const) {
+          const dest = join(work, `np-sluice-${version}`);
           const res = await cloneFromUrl(
-            { kind: 'clone', url, dest: c.dest, stream: c.version as 'v1' | 'v2' },
+            { kind: 'clone', url: np.url, dest, stream: version },
             new JobContext({ fileEvents: false }),
           );
-          expect(res.via).toBe(`stream-${c.version}`);
+          const view = await describeClone(dest);
+          expect(view.verify.status).toBe(0);
+          expect(view.phases).toBe(expected);
+          if (version === 'v1') expect(res.draftRoots).toBe(1);
         }
-      }),
-    );
-    const elapsed = Date.now() - started;
-    const reference = storeDigest(clones[0]!.dest);
-    expect(reference.size).toBeGreaterThan(1000);
-    const views = await limit(
-      4,
-      clones.map((c) => () => describeClone(c.dest)),
-    );
-    for (const [i, v] of views.entries()) {
-      expect(v.verify.status, `${clones[i]!.dest}: ${v.verify.stderr}`).toBe(0);
-      expect(v.log).toBe(views[0]!.log);
-      expect(storeDigest(clones[i]!.dest)).toEqual(reference);
-    }
-    // one log line per request, all answered 200
-    const lines = server!.log.filter((l) => l.includes('"GET /?cmd='));
-    expect(lines.length).toBeGreaterThanOrEqual(16 * 3);
-    expect(lines.every((l) => / 200 \d+ \d+ms$/.test(l))).toBe(true);
-    console.log(`16 concurrent clones in ${elapsed} ms`);
-  }, 180_000);
-
-  it('a non-publishing server: draft phases reach hg v2 and sluice v1/v2 clones', async () => {
-    const src = extractFixture('default', join(work, 'np'));
-    const np = await startServer({ repo: src, publishing: false });
-    try {
-      const expected = (await hgAsync(['-R', src, 'phase', '-r', 'all()'])).stdout;
-      expect(expected).toContain('draft');
-      const hgDest = join(work, 'np-hg');
-      expect((await hgAsync(['clone', '-q', '--stream', '-U', np.url, hgDest])).status).toBe(0);
-      expect((await describeClone(hgDest)).phases).toBe(expected);
-      for (const version of ['v1', 'v2'] as const) {
-        const dest = join(work, `np-sluice-${version}`);
-        const res = await cloneFromUrl(
-          { kind: 'clone', url: np.url, dest, stream: version },
-          new JobContext({ fileEvents: false }),
-        );
-        const view = await describeClone(dest);
-        expect(view.verify.status).toBe(0);
-        expect(view.phases).toBe(expected);
-        if (version === 'v1') expect(res.draftRoots).toBe(1);
+      } finally {
+        await np.close();
       }
-    } finally {
-      await np.close();
-    }
-  }, 60_000);
-});
+    }, 60_000);
+  },
+);

@@ -15,7 +15,8 @@ import {
   describeClone,
   extractFixture,
   fncacheSet,
-  hasHg,
+  missing,
+  skipNote,
   hgAsync,
   makeTinyCorpus,
   removeDir,
@@ -38,7 +39,7 @@ interface Served {
   refView: Awaited<ReturnType<typeof describeClone>>;
 }
 
-describe.skipIf(!hasHg)('wire interop matrix (skipped when hg is not installed)', () => {
+describe.skipIf(missing('hg', 'make-corpus'))(`wire interop matrix${skipNote('hg', 'make-corpus')}`, () => {
   let work = '';
   const served = {} as Record<RepoName, Served>;
   let n = 0;

@@ -15,7 +15,8 @@ import { cloneFromUrl } from '../../src/main/engine/wire/clone';
 import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
 import {
   HG_ENV,
-  hasHg,
+  missing,
+  skipNote,
   hgAsync,
   removeDir,
   startHgServe,
@@ -28,8 +29,8 @@ const EVOLVE = ['--config', 'experimental.evolution=all'];
 const REFUSED =
   'remote: abort: server has obsolescence markers, but client cannot receive them via stream clone';
 
-describe.skipIf(!hasHg)(
-  'stream clones of a repository with obsolescence markers (skipped without hg)',
+describe.skipIf(missing('hg'))(
+  `stream clones of a repository with obsolescence markers${skipNote('hg')}`,
   () => {
     let work = '';
     let repo = '';

@@ -7,25 +7,30 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { HG_ENV, probe, tempDirMaker, type RunResult } from '../../src/main/engine/test-support';
+import { dirname, join } from 'node:path';
+import {
+  HG_ENV,
+  tempDirMaker,
+  toolPath,
+  MAKE_CORPUS,
+  type RunResult,
+} from '../../src/main/engine/test-support';
 
 export {
   FIXTURES,
   HG_ENV,
+  MAKE_CORPUS,
+  ROOT,
   extractFixture,
-  hasHg,
   hgSync,
+  missing,
   removeDir,
+  skipNote,
   type RunResult,
 } from '../../src/main/engine/test-support';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const MAKE_CORPUS = '/work/shared/bench/make-corpus.sh';
-
-export const hasNginx = existsSync('/usr/sbin/nginx') || probe('nginx', ['-v']);
-export const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
+/** The nginx binary (test-support's probe; the tests that spawn it skip or fail without it). */
+export const nginxPath = (): string => toolPath('nginx') ?? 'nginx';
 
 /** hg without blocking the event loop (an in-process server must answer it). */
 export function hgAsync(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {

@@ -1,14 +1,19 @@
 // Test-only helpers shared by the per-area test-support files (format, revlog, store), the fuzz
-// suite and the interop tests (not imported by engine code): the golden fixtures, hg on PATH,
-// temp dirs, a PRNG. One definition here so the copies cannot drift apart.
+// suite, the interop tests and the e2e fixtures (not imported by engine code): the golden
+// fixtures, the probe of every external tool (hg, nginx, sshd, chromium, cc, ...), temp dirs, a
+// PRNG. One definition here so the copies cannot drift apart.
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const FIXTURES = resolve(dirname(fileURLToPath(import.meta.url)), '../../../test/fixtures/hg');
+/** The repository root, and its sibling `../shared` (bench corpus generator, slowclose shim, docs). */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+export const SHARED = resolve(ROOT, '..', 'shared');
+export const MAKE_CORPUS = join(SHARED, 'bench', 'make-corpus.sh');
+export const FIXTURES = join(ROOT, 'test', 'fixtures', 'hg');
 export const SHAPES = ['default', 'legacy'] as const;
 export type Shape = (typeof SHAPES)[number];
 
@@ -34,7 +39,82 @@ export function probe(cmd: string, args: string[]): boolean {
     return false;
   }
 }
-export const hasHg = probe('hg', ['--version', '-q']);
+
+/** The Python that has the `mercurial` module (Debian's, not a PATH python3 from pyenv or a venv). */
+export const HG_PYTHON = '/usr/bin/python3';
+
+/** CI=true (or 1): every external tool must be there; a missing one fails instead of skipping. */
+export const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
+
+const executable = (path: string): string | undefined => {
+  try {
+    accessSync(path, constants.X_OK);
+    return path;
+  } catch {
+    return undefined;
+  }
+};
+const onPath = (cmd: string, args: string[]): string | undefined => (probe(cmd, args) ? cmd : undefined);
+
+/**
+ * Every external tool a test may need, defined once: what it is called in a skip title and how to
+ * find it (a command on PATH or an absolute path). Probed lazily, once per process.
+ */
+const TOOLS = {
+  hg: { title: 'hg', find: () => onPath('hg', ['--version', '-q']) },
+  'hg-python': {
+    title: `${HG_PYTHON} with the mercurial module`,
+    find: () => (probe(HG_PYTHON, ['-c', 'import mercurial.store']) ? HG_PYTHON : undefined),
+  },
+  nginx: { title: 'nginx', find: () => executable('/usr/sbin/nginx') ?? onPath('nginx', ['-v']) },
+  sshd: { title: 'sshd (/usr/sbin/sshd)', find: () => executable('/usr/sbin/sshd') },
+  ssh: { title: 'ssh (the OpenSSH client)', find: () => onPath('ssh', ['-V']) },
+  chromium: {
+    title: 'chromium',
+    find: () => executable(process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium'),
+  },
+  cc: { title: 'a C compiler (cc)', find: () => onPath(process.env.CC ?? 'cc', ['--version']) },
+  zstd: { title: 'the zstd command', find: () => onPath('zstd', ['--version']) },
+  'make-corpus': {
+    title: `${MAKE_CORPUS} (the sibling ../shared folder)`,
+    find: () => executable(MAKE_CORPUS),
+  },
+} satisfies Record<string, { title: string; find: () => string | undefined }>;
+export type Tool = keyof typeof TOOLS;
+export const TOOL_NAMES = Object.keys(TOOLS) as Tool[];
+
+const found = new Map<Tool, string | undefined>();
+/** The command or path that runs `tool`, or undefined when it is not installed. */
+export function toolPath(tool: Tool): string | undefined {
+  if (!found.has(tool)) found.set(tool, TOOLS[tool].find());
+  return found.get(tool);
+}
+
+/** The tools of `tools` that are not installed. */
+const absent = (tools: Tool[]): Tool[] => tools.filter((t) => toolPath(t) === undefined);
+
+/**
+ * For `describe.skipIf` / `it.skipIf`: true when one of `tools` is missing, so the tests that
+ * need it skip (give the title `skipNote(...)`). Under CI=true a missing tool throws instead, which
+ * fails the file or suite that needs it: CI never skips.
+ */
+export function missing(...tools: Tool[]): boolean {
+  const gone = absent(tools);
+  if (gone.length && IN_CI)
+    throw new Error(
+      `CI=true: ${gone.map((t) => TOOLS[t].title).join(', ')} not installed, and these tests need it`,
+    );
+  return gone.length > 0;
+}
+
+/** A title suffix naming what is missing (' (skipped: hg not installed)'), '' when all are here. */
+export function skipNote(...tools: Tool[]): string {
+  const gone = absent(tools);
+  return gone.length ? ` (skipped: ${gone.map((t) => TOOLS[t].title).join(', ')} not installed)` : '';
+}
+
+/** hg is on PATH. Prefer `missing('hg')` in skipIf: it fails under CI=true instead of skipping. */
+export const hasHg = toolPath('hg') !== undefined;
 
 export const HG_ENV = { ...process.env, HGPLAIN: '1', HGUSER: 'Test <test@example.com>', HGRCPATH: '' };
 

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { EngineHost, InvokeFailure, toInvokeFailure, type HostPlatform } from './engine-host';
 import { TypedEmitter } from './typed-emitter';
 import { SluiceError } from '../engine/errors';
+import { missing, skipNote } from '../engine/test-support';
 import type { EngineWorkerEvents, EngineWorkerLike } from './engine-worker-host';
 import type { HostToWorker, WorkerStartData } from './worker-protocol';
 
 const fixtures = new URL('../../../test/fixtures/hg/', import.meta.url).pathname;
 const sampleBundle = new URL('../../../build/sample/sample.hg', import.meta.url).pathname;
 const execFileAsync = promisify(execFile);
-const hasHg = spawnSync('hg', ['--version'], { stdio: 'ignore' }).status === 0;
 
 /**
  * A worker that "applies" by unpacking the fixture repository the sample bundle was made from, so
@@ -175,7 +175,7 @@ describe('EngineHost', () => {
     expect(await host.invoke('library:openTerminal', [dest])).toEqual({ opened: false, command: `cd '${dest}'` });
   }, 30_000);
 
-  it.skipIf(!hasHg)('serves a sample that real hg clones with --stream (skipped when hg is not installed)', async () => {
+  it.skipIf(missing('hg'))(`serves a sample that real hg clones with --stream${skipNote('hg')}`, async () => {
     const { url } = (await host.invoke('sample:get', [])) as { url: string };
     const dest = join(dir, 'hg-clone');
     // Asynchronously: the server runs on this process's event loop.

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { isSluiceError, type ErrorCode } from '../errors';
-import { fixture, probe, tempDirMaker, type Shape } from '../test-support';
+import { fixture, tempDirMaker, type Shape } from '../test-support';
 import { ByteSource } from './byte-source';
 import type { StreamReader } from './stream-reader';
 
@@ -14,11 +14,11 @@ export {
   extractFixture,
   extractFixtureRepo,
   fixture,
-  hasHg,
+  missing,
   removeDir,
+  skipNote,
   type Shape,
 } from '../test-support';
-export const hasZstdCli = probe('zstd', ['--version']);
 
 /** Runs hg with a clean environment; throws with stderr on failure. */
 export function hg(args: string[], cwd?: string): string {

@@ -14,7 +14,8 @@ import { openStreamBundleFile } from '../format/bundle-file';
 import {
   SHAPES,
   extractFixtureRepo,
-  hasHg,
+  missing,
+  skipNote,
   makeTempDir,
   readAll,
   removeDir,
@@ -51,7 +52,7 @@ async function inPairs(tasks: (() => Promise<void>)[]): Promise<void> {
   for (let i = 0; i < tasks.length; i += 2) await Promise.all(tasks.slice(i, i + 2).map((t) => t()));
 }
 
-describe.skipIf(!hasHg)('live interop with hg (skipped when hg is not installed)', () => {
+describe.skipIf(missing('hg'))(`live interop with hg${skipNote('hg')}`, () => {
   let tmp: string;
   const repos = new Map<Shape, string>();
   const logs = new Map<Shape, string>();

@@ -3,9 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { deflateSync } from 'node:zlib';
 import { isSluiceError } from '../errors';
 import { chunkKind, chunkNeedsPreparation, decompressChunk } from './chunk';
+import { missing, skipNote } from './test-support';
 import { prepareZstd, scanZstdFrame, zstdDecompress } from './zstd';
-
-const hasZstdCli = spawnSync('zstd', ['--version'], { stdio: 'ignore' }).status === 0;
 
 function zstdCli(data: Buffer, args: string[]): Buffer {
   const res = spawnSync('zstd', ['-q', '-c', ...args], { input: data, maxBuffer: 512 << 20 });
@@ -83,8 +82,8 @@ describe('revlog chunks', () => {
     );
   });
 
-  it.skipIf(!hasZstdCli)(
-    'zstd: small frames one-shot, large ones streamed, large windows through the big-heap decoder',
+  it.skipIf(missing('zstd'))(
+    `zstd: small frames one-shot, large ones streamed, large windows through the big-heap decoder${skipNote('zstd')}`,
     async () => {
       const text = Buffer.alloc(3 << 20);
       for (let i = 0; i < text.length; i += 7) text[i] = i & 0xff;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { isSluiceError } from '../errors';
 import { applyDelta, applyDeltas, foldDeltas, fullReplaceDelta, patchText, patchedSize } from './mpatch';
-import { prng, simpleDelta } from './test-support';
+import { HG_PYTHON, missing, prng, simpleDelta, skipNote } from './test-support';
 
 const hunk = (start: number, end: number, data: string): Buffer => {
   const h = Buffer.alloc(12);
@@ -12,9 +12,6 @@ const hunk = (start: number, end: number, data: string): Buffer => {
   return Buffer.concat([h, Buffer.from(data, 'latin1')]);
 };
 const s = (b: Uint8Array): string => Buffer.from(b).toString('latin1');
-
-const HG_PYTHON = '/usr/bin/python3';
-const hasHgPython = spawnSync(HG_PYTHON, ['-c', 'import mercurial.mdiff'], { stdio: 'ignore' }).status === 0;
 
 describe('mpatch', () => {
   it('applies hunks: insert, replace, delete, append (hg-stream-formats.md §8.1 README rev2)', () => {
@@ -54,8 +51,8 @@ describe('mpatch', () => {
     expect(() => patchText(neg)).toThrow(/patch cannot be decoded/);
   });
 
-  it.skipIf(!hasHgPython)(
-    'applies deltas made by hg mdiff.textdiff, and hg applies ours (differential)',
+  it.skipIf(missing('hg-python'))(
+    `applies deltas made by hg mdiff.textdiff, and hg applies ours (differential)${skipNote('hg-python')}`,
     () => {
       const rnd = prng(42);
       const lines = (n: number): string =>

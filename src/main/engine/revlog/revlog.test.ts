@@ -7,7 +7,16 @@ import { encodeStorePath } from '../store/encoding';
 import { isSluiceError } from '../errors';
 import { Revlog } from './revlog';
 import { parseChangelogEntry, parseManifest, copySource, parseFilelogMeta } from './texts';
-import { SHAPES, buildRevlog, extractFixtureRepo, hasHg, makeTempDir, prng, removeDir } from './test-support';
+import {
+  SHAPES,
+  buildRevlog,
+  extractFixtureRepo,
+  makeTempDir,
+  missing,
+  prng,
+  removeDir,
+  skipNote,
+} from './test-support';
 
 let tmp: string;
 const repos: Record<string, string> = {};
@@ -67,8 +76,8 @@ describe('Revlog: fixture repos', () => {
     });
   }
 
-  it.skipIf(!hasHg)(
-    'texts equal what hg reads for every revision of every revlog (differential)',
+  it.skipIf(missing('hg'))(
+    `texts equal what hg reads for every revision of every revlog (differential)${skipNote('hg')}`,
     async () => {
       // one hg Python process dumps sha1(rawdata) of every revision of the changelog, manifest and filelogs
       const script = `

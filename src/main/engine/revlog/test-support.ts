@@ -8,10 +8,12 @@ import { revisionNode } from './index';
 
 export {
   FIXTURES,
+  HG_PYTHON,
   SHAPES,
   extractFixture,
   extractFixtureRepo,
-  hasHg,
+  missing,
+  skipNote,
   hgSync as hg,
   prng,
   removeDir,

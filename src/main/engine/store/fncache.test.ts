@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors.js';
 import { parseFncache, serializeFncache } from './fncache.js';
-import { FIXTURES, hasHgPython, hex, runHgPython, unhex, ifNoHgPython } from './test-support.js';
+import { missing, skipNote, FIXTURES, hex, runHgPython, unhex } from './test-support.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
 
@@ -60,7 +60,7 @@ describe('serializeFncache', () => {
   });
 });
 
-describe.skipIf(!hasHgPython)(`vs Mercurial store.fncache${ifNoHgPython}`, () => {
+describe.skipIf(missing('hg-python'))(`vs Mercurial store.fncache${skipNote('hg-python')}`, () => {
   it('reads the fixture fncaches to the same set as hg', () => {
     const script = `
 import sys

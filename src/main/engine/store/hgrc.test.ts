@@ -3,18 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors.js';
 import { parseBool, parseConfig, readRepoConfig } from './hgrc.js';
-import {
-  hasHg,
-  hasHgPython,
-  hex,
-  hg,
-  makeTempDir,
-  removeDir,
-  runHgPython,
-  unhex,
-  ifNoHg,
-  ifNoHgPython,
-} from './test-support.js';
+import { missing, skipNote, hex, hg, makeTempDir, removeDir, runHgPython, unhex } from './test-support.js';
 
 let tmp: string;
 beforeEach(() => {
@@ -82,7 +71,7 @@ describe('parseConfig', () => {
   });
 });
 
-describe.skipIf(!hasHgPython)(`vs Mercurial's config.parse${ifNoHgPython}`, () => {
+describe.skipIf(missing('hg-python'))(`vs Mercurial's config.parse${skipNote('hg-python')}`, () => {
   it('produces the same sections, items and errors', () => {
     const script = `
 import sys
@@ -158,7 +147,7 @@ describe('readRepoConfig', () => {
   });
 });
 
-describe.skipIf(!hasHg)(`vs hg config${ifNoHg}`, () => {
+describe.skipIf(missing('hg'))(`vs hg config${skipNote('hg')}`, () => {
   it('agrees with `hg config` on a repository hgrc with includes and continuations', async () => {
     hg(['init', join(tmp, 'r')]);
     writeFileSync(

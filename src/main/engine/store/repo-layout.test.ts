@@ -6,7 +6,15 @@ import { serializeFncache } from './fncache.js';
 import { readRepoConfig } from './hgrc.js';
 import { CHANGELOG_STUB, clonedHgrc, createRepoSkeleton, withoutCredentials } from './repo-layout.js';
 import { cloneRequirements, DEFAULT_NEW_REPO_REQUIREMENTS, readRequirements } from './requirements.js';
-import { extractFixtureRepo, FIXTURES, hasHg, hg, makeTempDir, removeDir, ifNoHg } from './test-support.js';
+import {
+  missing,
+  skipNote,
+  extractFixtureRepo,
+  FIXTURES,
+  hg,
+  makeTempDir,
+  removeDir,
+} from './test-support.js';
 import { listStreamFiles } from './walk.js';
 
 let tmp: string;
@@ -100,7 +108,7 @@ async function cloneByListing(src: string, dest: string, defaultPath: string): P
   writeFileSync(join(hgDir, 'store', 'fncache'), serializeFncache(fncache));
 }
 
-describe.skipIf(!hasHg)(`vs hg (interop)${ifNoHg}`, () => {
+describe.skipIf(missing('hg'))(`vs hg (interop)${skipNote('hg')}`, () => {
   it('the skeleton is byte-identical to hg init (stub, requires files, directories)', async () => {
     const theirs = fresh('hginit');
     hg(['init', theirs]);

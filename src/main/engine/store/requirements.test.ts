@@ -16,15 +16,13 @@ import {
   writeRequirements,
 } from './requirements.js';
 import {
+  missing,
+  skipNote,
   extractFixtureRepo,
-  hasHg,
-  hasHgPython,
   hg,
   makeTempDir,
   removeDir,
   runHgPython,
-  ifNoHg,
-  ifNoHgPython,
 } from './test-support.js';
 
 let tmp: string;
@@ -144,10 +142,12 @@ describe('writeRequirements / readRequirements', () => {
   });
 });
 
-describe.skipIf(!hasHgPython)(`vs Mercurial's requirements.py / localrepo.py${ifNoHgPython}`, () => {
-  it('constants and defaults match hg 6.3.2', () => {
-    const [fixed, wdir, defaults, supported] = runHgPython(
-      `
+describe.skipIf(missing('hg-python'))(
+  `vs Mercurial's requirements.py / localrepo.py${skipNote('hg-python')}`,
+  () => {
+    it('constants and defaults match hg 6.3.2', () => {
+      const [fixed, wdir, defaults, supported] = runHgPython(
+        `
 from mercurial import requirements as r, localrepo, ui as uimod
 u = uimod.ui.load()
 for s in (r.STREAM_FIXED_REQUIREMENTS, r.WORKING_DIR_REQUIREMENTS,
@@ -155,23 +155,23 @@ for s in (r.STREAM_FIXED_REQUIREMENTS, r.WORKING_DIR_REQUIREMENTS,
           localrepo.gathersupportedrequirements(u)):
     print(' '.join(sorted(x.decode() for x in s)))
 `,
-      [],
-    ).map((l) => l.split(' '));
-    expect([...STREAM_FIXED_REQUIREMENTS].sort()).toEqual(fixed);
-    expect([...WORKING_DIR_REQUIREMENTS].sort()).toEqual(wdir);
-    expect([...DEFAULT_NEW_REPO_REQUIREMENTS]).toEqual(defaults);
-    // everything Sluice claims is a requirement hg knows
-    expect([...SUPPORTED_REQUIREMENTS].filter((x) => !supported!.includes(x))).toEqual([]);
-  });
-  it('cloneRequirements = streamclone.new_stream_clone_requirements(defaults, streamed)', () => {
-    const cases = [
-      ['revlogv1'],
-      ['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog'],
-      ['revlogv1', 'treemanifest'],
-      [],
-    ];
-    const lines = runHgPython(
-      `
+        [],
+      ).map((l) => l.split(' '));
+      expect([...STREAM_FIXED_REQUIREMENTS].sort()).toEqual(fixed);
+      expect([...WORKING_DIR_REQUIREMENTS].sort()).toEqual(wdir);
+      expect([...DEFAULT_NEW_REPO_REQUIREMENTS]).toEqual(defaults);
+      // everything Sluice claims is a requirement hg knows
+      expect([...SUPPORTED_REQUIREMENTS].filter((x) => !supported!.includes(x))).toEqual([]);
+    });
+    it('cloneRequirements = streamclone.new_stream_clone_requirements(defaults, streamed)', () => {
+      const cases = [
+        ['revlogv1'],
+        ['generaldelta', 'revlog-compression-zstd', 'revlogv1', 'sparserevlog'],
+        ['revlogv1', 'treemanifest'],
+        [],
+      ];
+      const lines = runHgPython(
+        `
 import sys
 from mercurial import streamclone, localrepo, ui as uimod
 u = uimod.ui.load()
@@ -180,13 +180,14 @@ for line in sys.stdin:
     s = [x.encode() for x in line.split()]
     print(' '.join(sorted(x.decode() for x in streamclone.new_stream_clone_requirements(d, s))) or '-')
 `,
-      cases.map((c) => c.join(' ') || ' '),
-    );
-    expect(lines.map((l) => (l === '-' ? [] : l.split(' ')))).toEqual(cases.map(cloneRequirements));
-  });
-});
+        cases.map((c) => c.join(' ') || ' '),
+      );
+      expect(lines.map((l) => (l === '-' ? [] : l.split(' ')))).toEqual(cases.map(cloneRequirements));
+    });
+  },
+);
 
-describe.skipIf(!hasHg)(`vs hg init / hg share${ifNoHg}`, () => {
+describe.skipIf(missing('hg'))(`vs hg init / hg share${skipNote('hg')}`, () => {
   it('writes the same requires files as hg init (share-safe and not)', async () => {
     hg(['init', join(tmp, 'hg1')]);
     mkdirSync(join(tmp, 'ours1', '.hg'), { recursive: true });

@@ -2,15 +2,10 @@
 // Python, running Mercurial's own functions over a batch of byte strings, temp dirs, fixtures.
 
 import { spawnSync } from 'node:child_process';
-import { hasHg, probe, tempDirMaker } from '../test-support';
+import { HG_PYTHON, tempDirMaker } from '../test-support';
 
-export { FIXTURES, extractFixtureRepo, hasHg, prng, removeDir } from '../test-support';
+export { FIXTURES, HG_PYTHON, extractFixtureRepo, missing, prng, removeDir, skipNote } from '../test-support';
 
-/** The Python that has the `mercurial` module (common.md: /usr/bin/python3, not PATH's python3). */
-export const HG_PYTHON = '/usr/bin/python3';
-
-/** hg's Python modules importable (for library-level differential tests). */
-export const hasHgPython = probe(HG_PYTHON, ['-c', 'import mercurial.store']);
 
 /** Runs `python` (a script reading hex lines on stdin) with hg's Python; returns stdout lines. */
 export function runHgPython(script: string, input: string[]): string[] {
@@ -170,7 +165,3 @@ export function readStreamV2Fixture(buf: Buffer): {
     .filter(Boolean);
   return { entries, bytes: Number(params.get('bytecount')), requirements };
 }
-
-/** Suffixes for interop test titles so a skipped run says why. */
-export const ifNoHg = hasHg ? '' : ' (skipped: hg not installed)';
-export const ifNoHgPython = hasHgPython ? '' : ' (skipped: /usr/bin/python3 cannot import mercurial)';

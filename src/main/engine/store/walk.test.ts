@@ -15,9 +15,10 @@ import { encodeDir, encodeStorePath } from './encoding.js';
 import { serializeFncache } from './fncache.js';
 import { CACHE_FILES_TO_COPY, listStreamFiles, type StoreFile } from './walk.js';
 import {
+  missing,
+  skipNote,
   extractFixtureRepo,
   FIXTURES,
-  hasHg,
   hg,
   makeTempDir,
   prng,
@@ -26,7 +27,6 @@ import {
   readStreamV2Fixture,
   removeDir,
   type FixtureEntry,
-  ifNoHg,
 } from './test-support.js';
 
 let tmp: string;
@@ -248,7 +248,7 @@ async function expectSameAsHg(repo: string, extraConfig: string[] = []): Promise
   return v2.files;
 }
 
-describe.skipIf(!hasHg)(`vs hg 6.3.2 on live repositories${ifNoHg}`, () => {
+describe.skipIf(missing('hg'))(`vs hg 6.3.2 on live repositories${skipNote('hg')}`, () => {
   it('split changelog and manifest (.d files), hashed names, every cache file, persistent nodemap', async () => {
     const parent = freshDir('split');
     const repo = join(parent, 'repo');
