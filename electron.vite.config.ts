@@ -51,13 +51,18 @@ function ownRequireRenamePlugin(): Plugin {
   };
 }
 
-/** Puts the renderer's CSP into index.html as a <meta>, so it holds even where no header sets it. */
+/**
+ * Puts the renderer's CSP (src/main/host/csp.ts, the one definition) into index.html as a <meta>,
+ * so it holds even where no header sets it. A policy written into index.html by hand is refused:
+ * two policies drift apart (e2e/csp.spec.ts checks the built file).
+ */
 function cspMetaPlugin(): Plugin {
   return {
     name: 'sluice:csp-meta',
     apply: 'build',
     transformIndexHtml(html) {
-      if (/http-equiv=["']Content-Security-Policy["']/i.test(html)) return html;
+      if (/http-equiv=["']Content-Security-Policy["']/i.test(html))
+        throw new Error('src/renderer/index.html must not carry a CSP: the build injects src/main/host/csp.ts');
       return {
         html,
         tags: [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: contentSecurityPolicy({ forMeta: true }) }, injectTo: 'head-prepend' }],
