@@ -7,7 +7,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
-import { test, expect, hasHg, repoFromFixture, startHgServe, PROJECT_ROOT, type HgServe } from './fixtures';
+import { missing, skipNote } from '../src/main/engine/test-support';
+import { test, expect, repoFromFixture, startHgServe, PROJECT_ROOT, type HgServe } from './fixtures';
 import { expectTransferState, transferRow } from './ui-helpers';
 
 const HG_ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '', HGUSER: 'E2E <e2e@example.com>' };
@@ -28,8 +29,8 @@ async function cloneThroughDialog(page: Page, url: string, dest: string): Promis
   await expectTransferState(transferRow(page, dest), 'done');
 }
 
-test.describe('repository library', () => {
-  test.skip(!hasHg, 'hg is not installed: the library is tested against repositories hg writes');
+test.describe(`repository library${skipNote('hg')}`, () => {
+  test.skip(missing('hg'), 'hg is not installed: the library is tested against repositories hg writes');
 
   let server: HgServe | undefined;
   test.afterEach(async () => {

@@ -15,7 +15,7 @@ import {
 import { locateRepository } from '../../src/main/engine/store/requirements';
 import { ChangelogGraph } from '../../src/main/engine/wire/changelog-graph';
 import { bundle2Reply } from '../../src/main/engine/wire/bundle2-reply';
-import { hasHg, removeDir, tempDir } from './wire-support';
+import { missing, removeDir, skipNote, tempDir } from './wire-support';
 import { hgOk, logOf, makeHistoryRepo, verifyOf, type HistoryRepo } from './pull-support';
 
 async function writeBundle(
@@ -39,7 +39,7 @@ async function writeBundle(
   return outgoing.missing.length;
 }
 
-describe.skipIf(!hasHg)('changegroups from Sluice applied by hg (skipped when hg is not installed)', () => {
+describe.skipIf(missing('hg'))(`changegroups from Sluice applied by hg${skipNote('hg')}`, () => {
   let work = '';
   let src: HistoryRepo;
   let allLog = '';

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRepoSummary } from '../../src/main/host/repo-summary';
-import { hasHg, hgSync, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../src/main/engine/test-support';
 
 const makeTempDir = tempDirMaker('repo-summary');
 const dirs: string[] = [];
@@ -47,7 +47,7 @@ function hgTip(repo: string) {
   };
 }
 
-describe.skipIf(!hasHg)(`repository summary against hg${hasHg ? '' : ' (skipped: hg not installed)'}`, () => {
+describe.skipIf(missing('hg'))(`repository summary against hg${skipNote('hg')}`, () => {
   it('reads tip, parent, bookmarks and source of an inline changelog', async () => {
     const repo = newRepo('inline');
     commit(repo, 'a.txt', 'one\n', 'first\n\nbody');

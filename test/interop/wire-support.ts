@@ -22,6 +22,7 @@ export {
   MAKE_CORPUS,
   ROOT,
   extractFixture,
+  hasHg,
   hgSync,
   missing,
   removeDir,

@@ -113,7 +113,11 @@ export function skipNote(...tools: Tool[]): string {
   return gone.length ? ` (skipped: ${gone.map((t) => TOOLS[t].title).join(', ')} not installed)` : '';
 }
 
-/** hg is on PATH. Prefer `missing('hg')` in skipIf: it fails under CI=true instead of skipping. */
+/**
+ * hg is on PATH.
+ * @deprecated in skipIf use `missing('hg')` (it fails under CI=true instead of skipping) and
+ * `skipNote('hg')` in the title; test-support.test.ts fails a CI run that lacks any tool anyway.
+ */
 export const hasHg = toolPath('hg') !== undefined;
 
 export const HG_ENV = { ...process.env, HGPLAIN: '1', HGUSER: 'Test <test@example.com>', HGRCPATH: '' };

@@ -4,7 +4,7 @@ import { cpSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RepoLibrary } from './repo-library';
 import { readRepoSummary, type RepoSummary } from './repo-summary';
-import { HG_ENV, hasHg, hgSync, removeDir, tempDirMaker } from '../engine/test-support';
+import { HG_ENV, hgSync, missing, removeDir, skipNote, tempDirMaker } from '../engine/test-support';
 import type { LibraryUpdate } from '../../shared/library';
 
 const makeTempDir = tempDirMaker('library');
@@ -58,7 +58,7 @@ function setup(label: string) {
   return { dir, reads, updates, open, total };
 }
 
-describe.skipIf(!hasHg)(`repository library${hasHg ? '' : ' (skipped: hg not installed)'}`, () => {
+describe.skipIf(missing('hg'))(`repository library${skipNote('hg')}`, () => {
   it('200 repositories: one hg commit in one of them is exactly one re-read, of that one', async () => {
     const { dir, reads, open, total } = setup('200');
     const seed = join(dir, 'repos', 'r000');
