@@ -15,6 +15,7 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<{ command: CliComma
   inspect: () => import('./commands/inspect'),
   verify: () => import('./commands/verify'),
   serve: () => import('./commands/serve'),
+  update: () => import('./commands/update'),
 };
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMAND_MODULES);
 

@@ -2,7 +2,7 @@
 // (`--json`) or renders them for a terminal, the Electron main process and the web host relay
 // them (batched) to the renderer, and tests assert on them. Plain JSON-serialisable data only.
 
-export type JobKind = 'apply' | 'clone' | 'bundle' | 'verify' | 'serve';
+export type JobKind = 'apply' | 'clone' | 'bundle' | 'verify' | 'serve' | 'update';
 
 /** On-the-wire or on-disk stream-clone format. */
 export type StreamFormat = 'packed1' | 'stream-v1' | 'stream-v2';
@@ -12,12 +12,13 @@ export type JobPhase =
   | 'download' // fetching a clone bundle before applying it
   | 'write' // streaming entries into the temporary repository
   | 'finalize' // requirements, fncache, phases, bookmarks, hgrc, rename into place
+  | 'checkout' // writing the working copy (sluice update, clone/apply with a checkout)
   | 'verify' // optional verification after clone/apply
   | 'generate' // producing a bundle or a served stream
   | 'cleanup'; // removing the temporary directory after an error or a cancel
 
-/** Which vfs an entry belongs to, as in stream v2 (`s` store, `c` cache). */
-export type VfsKey = 's' | 'c';
+/** Which vfs an entry belongs to, as in stream v2 (`s` store, `c` cache), or `w` the working copy (hg's wvfs). */
+export type VfsKey = 's' | 'c' | 'w';
 
 export interface BaseEvent {
   jobId: string;
@@ -118,8 +119,10 @@ export type SluiceEvent =
 
 export type EventSink = (event: SluiceEvent) => void;
 
-/** hg's `--debug` line for one streamed file (streamclone.py: consumev1/consumev2). */
+/** hg's `--debug` line for one streamed file (streamclone.py: consumev1/consumev2) or checked-out file. */
 export function debugLine(entry: FileEntry): string {
+  // merge.batchget's `getting PATH` (hg --verbose) for a file written into the working copy
+  if (entry.vfs === 'w') return `getting ${entry.name}`;
   return `adding [${entry.vfs}] ${entry.name} (${formatHgBytes(entry.size)})`;
 }
 

@@ -32,6 +32,10 @@ export interface ApplyRequest {
   dest: string;
   closer?: Partial<CloserOptions>;
   verify?: boolean;
+  /** check out a working copy after the apply (default false, like hg debugapplystreamclonebundle) */
+  update?: boolean;
+  /** revision to check out (hg's REV); default: `@`, else the tip of default, else tip */
+  updateRev?: string;
 }
 
 export interface CloneRequest {
@@ -51,6 +55,10 @@ export interface CloneRequest {
    * stream to a client that does not take them. Stream v1 never carries them.
    */
   obsmarkers?: boolean;
+  /** check out a working copy, as hg clone does (default true; false = hg clone -U) */
+  update?: boolean;
+  /** revision to check out (hg clone -u REV); default: `@`, else the tip of default, else tip */
+  updateRev?: string;
 }
 
 export interface BundleRequest {
@@ -68,7 +76,16 @@ export interface VerifyRequest {
   repo: string;
 }
 
-export type JobRequest = ApplyRequest | CloneRequest | BundleRequest | VerifyRequest;
+/** Check out a revision into a repository's working copy (sluice update, hg update). */
+export interface UpdateRequest {
+  kind: 'update';
+  repo: string;
+  /** hg's REV; default: the `@` bookmark, else the tip of default, else tip (from null) */
+  rev?: string;
+  closer?: Partial<CloserOptions>;
+}
+
+export type JobRequest = ApplyRequest | CloneRequest | BundleRequest | VerifyRequest | UpdateRequest;
 
 /** What `inspectBundle` reads from a bundle's header without applying it (drop dialog). */
 export interface BundleInfo {

@@ -9,10 +9,12 @@ import type {
   BundleRequest,
   CloneRequest,
   JobRequest,
+  UpdateRequest,
   VerifyRequest,
 } from '../../../shared/jobs';
 import { resolve } from 'node:path';
 import { applyBundleFile } from '../apply/apply-bundle';
+import { updateWorkingCopy } from '../checkout/update';
 import { writeStreamBundle } from '../generate/stream-bundle';
 import { SluiceError, toSluiceError } from '../errors';
 import type { JobContext } from './job-context';
@@ -68,6 +70,8 @@ async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult
       return runClone(request, ctx);
     case 'verify':
       return runVerify(request, ctx);
+    case 'update':
+      return runUpdate(request, ctx);
     default:
       throw new SluiceError(
         'USAGE',
@@ -136,6 +140,19 @@ async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobRe
     files: report?.revlogFiles ?? report?.files ?? 0,
     result: request.repo,
   };
+}
+
+async function runUpdate(request: UpdateRequest, ctx: JobContext): Promise<JobResult> {
+  const stats = await updateWorkingCopy(
+    request.repo,
+    {
+      emitStart: true,
+      ...(request.rev !== undefined ? { rev: request.rev } : {}),
+      ...(request.closer ? { closer: request.closer } : {}),
+    },
+    ctx,
+  );
+  return { bytes: stats.bytes, files: stats.files, close: stats.close, result: resolve(request.repo) };
 }
 
 async function verifyAfter(repo: string, ctx: JobContext): Promise<void> {

@@ -26,6 +26,7 @@ const KIND_ICON: Record<TransferJob['kind'], IconName> = {
   bundle: 'bundle',
   verify: 'verify',
   serve: 'external',
+  update: 'apply',
 };
 
 const fmtBytes = (j: TransferJob) =>

@@ -10,12 +10,14 @@ export const KIND_LABEL: Record<JobKind, string> = {
   bundle: 'Create bundle',
   verify: 'Verify',
   serve: 'Serve',
+  update: 'Check out',
 };
 
 export const PHASE_LABEL: Record<JobPhase, string> = {
   connect: 'Connecting',
   download: 'Downloading bundle',
   write: 'Writing files',
+  checkout: 'Checking out files',
   finalize: 'Finalizing',
   verify: 'Verifying',
   generate: 'Generating',

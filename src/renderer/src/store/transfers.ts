@@ -35,6 +35,8 @@ export function describeRequest(request: JobRequest): {
       return { kind: 'bundle', source: request.repo, dest: request.out };
     case 'verify':
       return { kind: 'verify', source: request.repo };
+    case 'update':
+      return { kind: 'update', source: request.rev ?? 'default revision', dest: request.repo };
   }
 }
 

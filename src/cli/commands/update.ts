@@ -1,0 +1,46 @@
+// sluice update REPO [REV]: check out REV into REPO's working copy (checkout/update.ts).
+import {
+  CLOSER_HELP,
+  CLOSER_OPTIONS,
+  OUTPUT_HELP,
+  OUTPUT_OPTIONS,
+  closerOptions,
+  parseCommandArgs,
+  type CliCommand,
+} from '../command';
+import { runJobForCli } from '../job-output';
+
+export const command: CliCommand = {
+  name: 'update',
+  summary: "check out a revision into a repository's working copy (like hg update)",
+  usage: 'sluice update REPO [REV] [-r REV] [--background-close on|off|auto] [--close-threads N] [--json] [--debug]',
+  help: `Writes the files of REV into REPO's working copy and records them in .hg/dirstate, as
+'hg update REV' does: from an empty working copy (after 'hg clone -U' or 'sluice clone -U'), or
+between revisions when the working copy has no uncommitted changes (refused otherwise). REV is a
+revision number, a node id or a unique prefix of one, a bookmark, a tag or a branch name; without
+it, from an empty working copy: the '@' bookmark, else the tip of 'default', else tip. Paths that
+would leave the working copy, enter .hg or go through a symlink are refused before anything is
+written; an error or Ctrl-C removes the files written so far and leaves the dirstate as it was.
+
+  -r, --rev REV                   the revision (same as the REV argument)
+${CLOSER_HELP}
+${OUTPUT_HELP}`,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      { ...OUTPUT_OPTIONS, rev: { type: 'string', short: 'r' }, ...CLOSER_OPTIONS },
+      { min: 1, max: 2 },
+    );
+    const rev = values.rev ?? positionals[1];
+    return runJobForCli(
+      {
+        kind: 'update',
+        repo: positionals[0]!,
+        ...(rev !== undefined ? { rev } : {}),
+        closer: closerOptions(values),
+      },
+      values,
+      io,
+    );
+  },
+};

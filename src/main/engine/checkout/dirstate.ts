@@ -1,0 +1,125 @@
+// `.hg/dirstate` in the dirstate-v1 format (hg 6.3.2 pure/parsers.py `pack_dirstate`,
+// `parse_dirstate`, DirstateItem `_v1_*`): the two 20-byte parents, then per entry
+// `>cllll` (state, mode, size, mtime, name length) and the name (`name\0copysource` for a copy).
+// Written atomically (temp file + rename), as dirstate.write does through an atomictemp file.
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { SluiceError } from '../errors';
+
+/** v1 state: normal, added, removed, merged. */
+export type DirstateState = 'n' | 'a' | 'r' | 'm';
+
+export interface DirstateEntry {
+  /** latin1 byte string */
+  path: string;
+  state: DirstateState;
+  /** st_mode as hg stores it (0 when unknown) */
+  mode: number;
+  /** size; -1 (NONNORMAL) = look the file up, -2 (FROM_P2) */
+  size: number;
+  /** seconds & 0x7fffffff; -1 (AMBIGUOUS_TIME) = look the file up */
+  mtime: number;
+  copySource?: string;
+}
+
+export interface Dirstate {
+  /** 20-byte parents */
+  p1: Uint8Array;
+  p2: Uint8Array;
+  entries: Map<string, DirstateEntry>;
+}
+
+export const AMBIGUOUS_TIME = -1;
+export const NONNORMAL = -1;
+/** timestamp.rangemask: dirstate mtimes are seconds modulo 2**31 */
+export const RANGE_MASK = 0x7fffffff;
+const HEADER = 40;
+const ENTRY_HEADER = 17;
+
+export function emptyDirstate(): Dirstate {
+  return { p1: new Uint8Array(20), p2: new Uint8Array(20), entries: new Map() };
+}
+
+/** parse_dirstate. Any length is checked against what is left: a damaged file is MALFORMED. */
+export function parseDirstateV1(data: Uint8Array): Dirstate {
+  if (data.length === 0) return emptyDirstate();
+  if (data.length < HEADER) throw new SluiceError('MALFORMED', 'too little data for parents');
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.length);
+  const ds: Dirstate = {
+    p1: Uint8Array.from(buf.subarray(0, 20)),
+    p2: Uint8Array.from(buf.subarray(20, 40)),
+    entries: new Map(),
+  };
+  let pos = HEADER;
+  while (pos < buf.length) {
+    if (pos + ENTRY_HEADER > buf.length) throw new SluiceError('MALFORMED', 'dirstate entry header truncated');
+    const state = String.fromCharCode(buf[pos]!);
+    if (state !== 'n' && state !== 'a' && state !== 'r' && state !== 'm')
+      throw new SluiceError('MALFORMED', `unknown dirstate state ${JSON.stringify(state)}`);
+    const mode = buf.readInt32BE(pos + 1);
+    const size = buf.readInt32BE(pos + 5);
+    const mtime = buf.readInt32BE(pos + 9);
+    const len = buf.readInt32BE(pos + 13);
+    pos += ENTRY_HEADER;
+    if (len < 0 || pos + len > buf.length) throw new SluiceError('MALFORMED', 'dirstate entry name truncated');
+    const name = buf.toString('latin1', pos, pos + len);
+    pos += len;
+    const nul = name.indexOf('\0');
+    const path = nul < 0 ? name : name.slice(0, nul);
+    const entry: DirstateEntry = { path, state, mode, size, mtime };
+    if (nul >= 0) entry.copySource = name.slice(nul + 1);
+    ds.entries.set(path, entry);
+  }
+  return ds;
+}
+
+/** pack_dirstate (entries sorted by name: hg's order is its dict's, any order reads the same). */
+export function packDirstateV1(ds: Dirstate): Buffer {
+  const entries = [...ds.entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  let total = HEADER;
+  for (const e of entries)
+    total += ENTRY_HEADER + e.path.length + (e.copySource !== undefined ? 1 + e.copySource.length : 0);
+  const out = Buffer.allocUnsafe(total);
+  out.set(ds.p1, 0);
+  out.set(ds.p2, 20);
+  let pos = HEADER;
+  for (const e of entries) {
+    const name = e.copySource !== undefined ? e.path + '\0' + e.copySource : e.path;
+    out[pos] = e.state.charCodeAt(0);
+    out.writeInt32BE(e.mode | 0, pos + 1);
+    out.writeInt32BE(e.size | 0, pos + 5);
+    out.writeInt32BE(e.mtime | 0, pos + 9);
+    out.writeInt32BE(name.length, pos + 13);
+    pos += ENTRY_HEADER;
+    pos += out.write(name, pos, 'latin1');
+  }
+  return out;
+}
+
+/** Reads `.hg/dirstate` (v1); a missing file is the null working copy. */
+export function readDirstateV1(path: string): Dirstate {
+  let data: Buffer;
+  try {
+    data = readFileSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return emptyDirstate();
+    throw e;
+  }
+  return parseDirstateV1(data);
+}
+
+/** Writes `bytes` to `path` through a temporary beside it and a rename: old or new, never half. */
+export function writeFileAtomic(path: string, bytes: Uint8Array): void {
+  const tmp = `${path}.sluice-tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w', 0o644);
+  try {
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fsyncSync(fd);
+  } catch (e) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw e;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+}

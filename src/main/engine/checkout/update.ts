@@ -1,0 +1,446 @@
+// `sluice update`: checks out a revision into a repository's working copy (hg's merge.update with
+// branchmerge=False, force=False, the path hg.clone and `hg update REV` take).
+// - From the null revision (after `hg clone -U`, or inside a clone's temporary destination):
+//   every file of the manifest is created exclusively; on an error or a cancel every file and
+//   directory created is removed again and the dirstate is left as it was.
+// - Between revisions: only when the working copy is clean (dirstate.status: size, mode and mtime,
+//   content read only for entries in doubt). New contents go to a scratch directory inside `.hg`
+//   first; only once all of them are written are removed files unlinked and the new ones renamed
+//   into place, so a failure while reading or writing leaves the working copy untouched.
+// The dirstate and `.hg/branch` are written last, each atomically (temp + rename).
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  rmdirSync,
+  symlinkSync,
+  unlinkSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { CloseStats } from '../../../shared/events';
+import type { CloserOptions } from '../../../shared/jobs';
+import { BackgroundCloser, planCloser, type CloseImpl } from '../closer/background-closer';
+import { SluiceError, toSluiceError } from '../errors';
+import type { JobContext } from '../job/job-context';
+import { ProgressTracker } from '../job/progress';
+import { LocalRepo } from '../repo/local-repo';
+import { changesetBranch, RevisionResolver, type ResolvedRevision } from '../repo/revsymbol';
+import { NULL_REV } from '../revlog/constants';
+import type { Revlog } from '../revlog/revlog';
+import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../revlog/texts';
+import {
+  AMBIGUOUS_TIME,
+  NONNORMAL,
+  packDirstateV1,
+  RANGE_MASK,
+  readDirstateV1,
+  writeFileAtomic,
+  type Dirstate,
+} from './dirstate';
+import { FileTextReader } from './file-texts';
+import { readRevisionFolded } from './folded-text';
+import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
+import { WorkingCopyWriter, type WrittenFile } from './wc-writer';
+
+export interface UpdateOptions {
+  /** hg's REV; default: hg.clone's pick (`@`, tip of default, tip) */
+  rev?: string;
+  closer?: Partial<CloserOptions>;
+  /** tests: a slow or failing close */
+  closeImpl?: CloseImpl;
+  /** tests: Windows name rules, case-insensitive collisions */
+  auditor?: PathAuditorOptions;
+  /** false: write symlink targets as plain files (hg where symlinks cannot be made) */
+  symlinks?: boolean;
+  /** emit a start event (a standalone update job; inside a clone the job has started) */
+  emitStart?: boolean;
+}
+
+export interface UpdateStats {
+  rev: number;
+  nodeHex: string;
+  branch: string;
+  /** files written */
+  files: number;
+  /** files removed (update between revisions) */
+  removed: number;
+  bytes: number;
+  close: CloseStats;
+}
+
+const NULL_HEX = '0'.repeat(40);
+/** Working-copy requirements this writer cannot honour. */
+const UNSUPPORTED_WC = ['dirstate-v2', 'exp-sparse', 'dirstate-tracked-key-v1'];
+
+export async function updateWorkingCopy(
+  repoRoot: string,
+  opts: UpdateOptions,
+  ctx: JobContext,
+): Promise<UpdateStats> {
+  const root = resolve(repoRoot);
+  const repo = await LocalRepo.open(root);
+  const bad = UNSUPPORTED_WC.filter((r) => repo.requirements.has(r));
+  if (bad.length > 0)
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      `cannot update a working copy that requires ${bad.join(', ')}`,
+      { unsupported: bad },
+    );
+  const unlock = acquireWlock(repo.hgDir);
+  try {
+    return await updateLocked(repo, opts, ctx);
+  } finally {
+    unlock();
+  }
+}
+
+/** lock.lock on `.hg/wlock` (util.makelock: a symlink holding `host:pid`, created atomically). */
+function acquireWlock(hgDir: string): () => void {
+  const path = join(hgDir, 'wlock');
+  try {
+    symlinkSync(`${hostname()}:${process.pid}`, path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      let holder = '';
+      try {
+        holder = readlinkSync(path);
+      } catch {
+        holder = '?';
+      }
+      throw new SluiceError('IO', `working directory of ${join(hgDir, '..')} is locked by '${holder}'`, {
+        holder,
+      });
+    }
+    // no symlinks here: hg falls back to an exclusive plain file
+    const fd = openSync(path, 'wx');
+    closeSync(fd);
+  }
+  return () => {
+    try {
+      unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  };
+}
+
+interface Target extends ResolvedRevision {
+  branch: string;
+  manifest: ManifestEntry[];
+}
+
+async function readManifestOf(cl: Revlog, mf: Revlog, rev: number): Promise<ManifestEntry[]> {
+  const out: ManifestEntry[] = [];
+  if (rev === NULL_REV) return out;
+  const entry = parseChangelogEntry(await cl.revision(rev));
+  if (entry.manifest.every((b) => b === 0)) return out;
+  const mrev = mf.index.rev(entry.manifest);
+  if (mrev === undefined)
+    throw new SluiceError('REVLOG', `manifest ${Buffer.from(entry.manifest).toString('hex')} of revision ${rev} is missing`);
+  parseManifest(await readRevisionFolded(mf, mrev), (e) => out.push(e));
+  return out;
+}
+
+async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContext): Promise<UpdateStats> {
+  const dirstatePath = join(repo.hgDir, 'dirstate');
+  const ds = readDirstateV1(dirstatePath);
+  const p1Hex = Buffer.from(ds.p1).toString('hex');
+  const cl = await repo.changelog();
+  const mf = await repo.manifestlog();
+  try {
+    const resolver = new RevisionResolver(repo, cl);
+    const p1Rev = p1Hex === NULL_HEX ? NULL_REV : cl.index.rev(ds.p1);
+    if (p1Rev === undefined)
+      throw new SluiceError('REVLOG', `working directory has unknown parent '${p1Hex.slice(0, 12)}'`);
+    const resolved =
+      opts.rev !== undefined ? await resolver.resolve(opts.rev) : await defaultTarget(repo, resolver, p1Rev);
+    const branch =
+      resolved.rev === NULL_REV ? 'default' : changesetBranch(await cl.revision(resolved.rev)).branch;
+    const target: Target = { ...resolved, branch, manifest: await readManifestOf(cl, mf, resolved.rev) };
+    const source = p1Rev === NULL_REV ? [] : await readManifestOf(cl, mf, p1Rev);
+    return await checkout(repo, ds, source, target, opts, ctx);
+  } finally {
+    await cl.close();
+    await mf.close();
+  }
+}
+
+/** destutil.destupdate, simplified: the clone pick from null, else the tip of the current branch. */
+async function defaultTarget(repo: LocalRepo, resolver: RevisionResolver, p1Rev: number): Promise<ResolvedRevision> {
+  if (p1Rev === NULL_REV) return resolver.cloneDefault();
+  let current = 'default';
+  try {
+    current = readFileSync(join(repo.hgDir, 'branch'), 'latin1').trim() || 'default';
+  } catch {
+    // no .hg/branch: default
+  }
+  const tip = await resolver.branchTip(current);
+  return tip === undefined ? resolver.cloneDefault() : resolver.resolve(String(tip));
+}
+
+interface PlannedGet {
+  entry: ManifestEntry;
+}
+
+async function checkout(
+  repo: LocalRepo,
+  ds: Dirstate,
+  source: ManifestEntry[],
+  target: Target,
+  opts: UpdateOptions,
+  ctx: JobContext,
+): Promise<UpdateStats> {
+  const root = repo.root;
+  const reader = new FileTextReader(repo);
+  const auditor = new PathAuditor(root, opts.auditor);
+  const fresh = source.length === 0 && ds.entries.size === 0;
+  const sourceMap = new Map(source.map((e) => [e.path, e]));
+  const targetMap = new Map(target.manifest.map((e) => [e.path, e]));
+  if (!fresh) await checkClean(auditor, reader, ds, sourceMap);
+
+  // merge.calculateupdates for a clean working copy: get what differs, remove what is gone
+  const gets: PlannedGet[] = [];
+  for (const e of target.manifest) {
+    const old = sourceMap.get(e.path);
+    if (!old || old.nodeHex !== e.nodeHex || old.flag !== e.flag) gets.push({ entry: e });
+  }
+  const removes = source.filter((e) => !targetMap.has(e.path)).map((e) => e.path);
+
+  // Every name is checked before the first write (pathauditor, _checkcollision).
+  auditPathSet(auditor, targetMap.keys());
+  if (!fresh) {
+    // existing directories on the way (a fresh checkout's writer audits what mkdir finds) and
+    // untracked files in the way (a fresh checkout's exclusive creates refuse those)
+    const removing = new Set(removes);
+    const seen = new Set<string>();
+    for (const g of gets) {
+      const path = g.entry.path;
+      auditExistingParents(auditor, path, removing, seen);
+      if (!sourceMap.has(path) && lexists(auditor.fsPath(path)))
+        throw new SluiceError(
+          'DEST_EXISTS',
+          `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
+          { path: displayPath(path) },
+        );
+    }
+  }
+
+  if (opts.emitStart)
+    ctx.emit({
+      type: 'start',
+      kind: 'update',
+      files: gets.length,
+      bytes: 0,
+      requirements: [...repo.requirements].sort(),
+      source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
+      dest: root,
+    });
+  ctx.phase('checkout');
+  ctx.throwIfCancelled();
+
+  const closer = new BackgroundCloser(planCloser(opts.closer, gets.length), opts.closeImpl);
+  if (closer.background) ctx.log('debug', `starting ${closer.threads} threads for background file closing`);
+  const progress = new ProgressTracker(ctx, { bytes: 0, files: gets.length });
+  const writer = new WorkingCopyWriter(auditor, closer, opts.symlinks === undefined ? {} : { symlinks: opts.symlinks });
+  const scratch = fresh ? undefined : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const written = new Map<string, WrittenFile>();
+  const newDs: Dirstate = { p1: Buffer.from(target.nodeHex, 'hex'), p2: new Uint8Array(20), entries: new Map() };
+  let committed = false;
+  try {
+    if (scratch) mkdirSync(scratch);
+    let i = 0;
+    for (const g of gets) {
+      ctx.throwIfCancelled();
+      const { path, nodeHex, flag } = g.entry;
+      const data = await reader.read(path, nodeHex);
+      const w = scratch
+        ? await writer.writeAt(scratch + '/' + i++, data, flag)
+        : await writer.write(path, data, flag);
+      written.set(path, w);
+      progress.addBytes(data.length);
+      progress.fileDone('w', path, data.length);
+    }
+    const close = await closer.drain();
+    progress.finish();
+    ctx.throwIfCancelled();
+
+    if (scratch) {
+      // the point of no return: removed files go, new contents are renamed into place
+      committed = true;
+      for (const path of removes) removeTracked(auditor, path);
+      i = 0;
+      for (const g of gets) writer.moveInto(scratch + '/' + i++, g.entry.path);
+    }
+    const now = fsNowSeconds(repo.hgDir);
+    for (const e of target.manifest) {
+      const w = written.get(e.path);
+      const old = ds.entries.get(e.path);
+      if (!w && old) newDs.entries.set(e.path, { ...old, copySource: undefined });
+      else if (w) {
+        const mtime = w.mtimeSec & RANGE_MASK;
+        // merge.update: an mtime not strictly in the past cannot be trusted (a write within the
+        // same second would keep it); hg stores it as unknown so status looks the file up
+        newDs.entries.set(e.path, {
+          path: e.path,
+          state: 'n',
+          mode: w.mode,
+          size: w.size,
+          mtime: mtime >= now ? AMBIGUOUS_TIME : mtime,
+        });
+      } else newDs.entries.set(e.path, { path: e.path, state: 'n', mode: 0, size: NONNORMAL, mtime: AMBIGUOUS_TIME });
+    }
+    for (const e of newDs.entries.values()) if (e.copySource === undefined) delete e.copySource;
+    writeFileAtomic(join(repo.hgDir, 'branch'), Buffer.from(target.branch + '\n', 'latin1'));
+    writeBookmarkState(repo.hgDir, target.bookmark);
+    committed = true;
+    writeFileAtomic(join(repo.hgDir, 'dirstate'), packDirstateV1(newDs));
+    // hg's merge stats line (hg update / hg clone)
+    ctx.log('info', `${written.size} files updated, 0 files merged, ${removes.length} files removed, 0 files unresolved`);
+    return {
+      rev: target.rev,
+      nodeHex: target.nodeHex,
+      branch: target.branch,
+      files: written.size,
+      removed: removes.length,
+      bytes: progress.bytes,
+      close,
+    };
+  } catch (e) {
+    const err = toSluiceError(e);
+    await closer.drain().catch(() => undefined);
+    if (!committed) {
+      ctx.phase('cleanup');
+      writer.undo();
+    }
+    throw err;
+  } finally {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** bookmarks.activate / deactivate: `.hg/bookmarks.current` names the active bookmark. */
+function writeBookmarkState(hgDir: string, bookmark: string | undefined): void {
+  const path = join(hgDir, 'bookmarks.current');
+  if (bookmark === undefined) rmSync(path, { force: true });
+  else writeFileAtomic(path, Buffer.from(bookmark, 'latin1'));
+}
+
+/** timestamp.get_fs_now: the filesystem's idea of now, from a file created in `.hg`. */
+function fsNowSeconds(hgDir: string): number {
+  const path = join(hgDir, `sluice-now-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const fd = openSync(path, 'wx');
+  try {
+    return Math.floor(fstatSync(fd).mtimeMs / 1000) & RANGE_MASK;
+  } finally {
+    closeSync(fd);
+    unlinkSync(path);
+  }
+}
+
+function lexists(p: string | Buffer): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Audits the existing parents of `path`, except ones that are files this update removes first. */
+function auditExistingParents(
+  auditor: PathAuditor,
+  path: string,
+  removing: ReadonlySet<string>,
+  seen: Set<string>,
+): void {
+  let slash = path.indexOf('/');
+  while (slash >= 0) {
+    const dir = path.slice(0, slash);
+    if (removing.has(dir)) return; // removed before anything is renamed into place
+    if (!seen.has(dir)) {
+      seen.add(dir);
+      if (lexists(auditor.fsPath(dir))) auditor.auditDir(dir, path);
+    }
+    slash = path.indexOf('/', slash + 1);
+  }
+}
+
+/** util.unlinkpath(f, ignoremissing=True, rmdir=True): the file, then parents left empty. */
+function removeTracked(auditor: PathAuditor, path: string): void {
+  try {
+    unlinkSync(auditor.fsPath(path));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  let dir = path;
+  for (let slash = dir.lastIndexOf('/'); slash > 0; slash = dir.lastIndexOf('/')) {
+    dir = dir.slice(0, slash);
+    try {
+      rmdirSync(auditor.fsPath(dir));
+    } catch {
+      break;
+    }
+  }
+  auditor.reset();
+}
+
+/**
+ * dirstate.status for the update's "is the working copy clean" question (merge.update refuses
+ * with uncommitted changes): an entry whose size or exec bit differs is modified; a matching
+ * mtime means clean; anything else is looked up by content against the parent's file.
+ */
+async function checkClean(
+  auditor: PathAuditor,
+  reader: FileTextReader,
+  ds: Dirstate,
+  parent: ReadonlyMap<string, ManifestEntry>,
+): Promise<void> {
+  const dirty = (path: string, why: string): SluiceError =>
+    new SluiceError('USAGE', `uncommitted changes (${displayPath(path)} is ${why}); commit or revert them first`, {
+      path: displayPath(path),
+      status: why,
+    });
+  if (ds.p2.some((b) => b !== 0))
+    throw new SluiceError('USAGE', 'outstanding uncommitted merge');
+  for (const e of ds.entries.values()) {
+    if (e.state === 'a') throw dirty(e.path, 'added');
+    if (e.state === 'r') throw dirty(e.path, 'removed');
+    if (e.state === 'm') throw dirty(e.path, 'merged');
+    let st;
+    try {
+      st = lstatSync(auditor.fsPath(e.path));
+    } catch {
+      throw dirty(e.path, 'missing');
+    }
+    if (!st.isFile() && !st.isSymbolicLink()) throw dirty(e.path, 'modified');
+    const exec = process.platform !== 'win32';
+    if (e.size >= 0 && (e.size !== st.size || (exec && (e.mode ^ st.mode) & 0o100)) && !st.isSymbolicLink())
+      throw dirty(e.path, 'modified');
+    if (e.size >= 0 && e.mtime !== AMBIGUOUS_TIME && e.mtime === (Math.floor(st.mtimeMs / 1000) & RANGE_MASK) && (e.mode & 0o170000) === (st.mode & 0o170000))
+      continue;
+    // in doubt: compare with the parent's contents and flags (dirstate lookup, then cmp)
+    const m = parent.get(e.path);
+    if (!m) throw dirty(e.path, 'modified');
+    const expected = await reader.read(e.path, m.nodeHex);
+    let actual: Uint8Array;
+    if (st.isSymbolicLink()) {
+      if (m.flag !== 'l') throw dirty(e.path, 'modified');
+      actual = Buffer.from(readlinkSync(auditor.fsPath(e.path), { encoding: 'buffer' }));
+    } else {
+      if (m.flag === 'l' && process.platform !== 'win32') throw dirty(e.path, 'modified');
+      if (exec && m.flag !== 'l' && Boolean(st.mode & 0o100) !== (m.flag === 'x')) throw dirty(e.path, 'modified');
+      actual = readFileSync(auditor.fsPath(e.path));
+    }
+    if (Buffer.compare(Buffer.from(expected), Buffer.from(actual)) !== 0) throw dirty(e.path, 'modified');
+  }
+  for (const path of parent.keys())
+    if (!ds.entries.has(path)) throw dirty(path, 'not tracked by the dirstate');
+}

@@ -1,0 +1,219 @@
+// Revision lookup as `hg update REV` does it (scmutil.revsymbol): `.`/`tip`/`null`, a revision
+// number (negative counts from the end), a full node id, then the names namespaces in hg's order
+// (bookmarks, tags, branches: a branch name means its tip, localrepo.branchtip), then a unique
+// hex prefix. With no symbol: what hg.clone checks out (the `@` bookmark, else the tip of
+// `default`, else tip). Hidden (obsolete) changesets are not filtered: Sluice reads no obsstore.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SluiceError } from '../errors';
+import { NULL_REV } from '../revlog/constants';
+import type { Revlog } from '../revlog/revlog';
+import { decodeExtra, parseChangelogEntry, parseManifest } from '../revlog/texts';
+import type { LocalRepo } from './local-repo';
+
+export interface ResolvedRevision {
+  /** -1 for null */
+  rev: number;
+  /** 40 hex digits (zeros for null) */
+  nodeHex: string;
+  /** set when the symbol named a bookmark (hg update activates it) */
+  bookmark?: string;
+}
+
+const NULL_HEX = '0'.repeat(40);
+
+/** Changeset branch and close flag (changelog extra). */
+export function changesetBranch(text: Uint8Array): { branch: string; closed: boolean } {
+  if (text.length === 0) return { branch: 'default', closed: false };
+  const buf = Buffer.from(text.buffer, text.byteOffset, text.length);
+  const nl1 = buf.indexOf(0x0a);
+  const nl2 = nl1 < 0 ? -1 : buf.indexOf(0x0a, nl1 + 1);
+  const nl3 = nl2 < 0 ? -1 : buf.indexOf(0x0a, nl2 + 1);
+  if (nl3 < 0) throw new SluiceError('MALFORMED', 'changeset text has no date line');
+  const dateLine = buf.toString('latin1', nl2 + 1, nl3);
+  const first = dateLine.indexOf(' ');
+  const second = first < 0 ? -1 : dateLine.indexOf(' ', first + 1);
+  const extra = decodeExtra(second < 0 ? '' : dateLine.slice(second + 1));
+  return { branch: extra.get('branch') ?? 'default', closed: extra.has('close') };
+}
+
+/** `<40 hex> <name>` lines (bookmarks, .hgtags, localtags); later lines win. */
+function parseNodeNameLines(text: string, into: Map<string, string>): void {
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\r$/, '');
+    const m = /^([0-9a-fA-F]{40}) (.+)$/.exec(line);
+    if (!m) continue;
+    const name = m[2]!.trim();
+    if (name) into.set(name, m[1]!.toLowerCase());
+  }
+}
+
+async function readOptional(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'latin1');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw e;
+  }
+}
+
+export class RevisionResolver {
+  private branches: { branch: string[]; closed: boolean[] } | undefined;
+  private tags: Map<string, string> | undefined;
+  private bookmarks: Map<string, string> | undefined;
+
+  constructor(
+    private readonly repo: LocalRepo,
+    private readonly changelog: Revlog,
+  ) {}
+
+  get length(): number {
+    return this.changelog.length;
+  }
+
+  private at(rev: number, bookmark?: string): ResolvedRevision {
+    const nodeHex = rev === NULL_REV ? NULL_HEX : this.changelog.index.nodeHex(rev);
+    return bookmark === undefined ? { rev, nodeHex } : { rev, nodeHex, bookmark };
+  }
+
+  private revOfHex(hex: string): number | undefined {
+    return this.changelog.index.rev(Buffer.from(hex, 'hex'));
+  }
+
+  /** localrepo._bookmarks (bookmarksinstore keeps them in the store). */
+  async readBookmarks(): Promise<Map<string, string>> {
+    if (this.bookmarks) return this.bookmarks;
+    const inStore = this.repo.requirements.has('bookmarksinstore');
+    const path = inStore ? join(this.repo.loc.storeDir, 'bookmarks') : join(this.repo.hgDir, 'bookmarks');
+    const map = new Map<string, string>();
+    parseNodeNameLines((await readOptional(path)) ?? '', map);
+    for (const [name, hex] of map) if (this.revOfHex(hex) === undefined) map.delete(name);
+    this.bookmarks = map;
+    return map;
+  }
+
+  /** Branch and close flag of every changeset (what hg's branchmap cache holds), read once. */
+  private async branchInfo(): Promise<{ branch: string[]; closed: boolean[] }> {
+    if (this.branches) return this.branches;
+    const branch: string[] = [];
+    const closed: boolean[] = [];
+    for (let r = 0; r < this.changelog.length; r++) {
+      const info = changesetBranch(await this.changelog.revision(r, { check: false }));
+      branch.push(info.branch);
+      closed.push(info.closed);
+    }
+    this.branches = { branch, closed };
+    return this.branches;
+  }
+
+  /** branchmap.branchtip: the tip-most open head of the branch, else its tip-most head. */
+  async branchTip(name: string): Promise<number | undefined> {
+    const { branch, closed } = await this.branchInfo();
+    const index = this.changelog.index;
+    const notHead = new Uint8Array(branch.length);
+    for (let r = 0; r < branch.length; r++) {
+      for (const p of [index.p1(r), index.p2(r)]) if (p >= 0 && branch[p] === branch[r]) notHead[p] = 1;
+    }
+    let closedTip: number | undefined;
+    for (let r = branch.length - 1; r >= 0; r--) {
+      if (branch[r] !== name || notHead[r]) continue;
+      if (!closed[r]) return r;
+      closedTip ??= r;
+    }
+    return closedTip;
+  }
+
+  /** Repository heads (no child at all), oldest first. */
+  private heads(): number[] {
+    const index = this.changelog.index;
+    const n = this.changelog.length;
+    const hasChild = new Uint8Array(n);
+    for (let r = 0; r < n; r++) {
+      const p1 = index.p1(r);
+      const p2 = index.p2(r);
+      if (p1 >= 0) hasChild[p1] = 1;
+      if (p2 >= 0) hasChild[p2] = 1;
+    }
+    const out: number[] = [];
+    for (let r = 0; r < n; r++) if (!hasChild[r]) out.push(r);
+    return out;
+  }
+
+  /**
+   * tags._readtagcache, simplified: `.hgtags` of every head, oldest head first so the newest
+   * head's entries win, then `.hg/localtags`; a tag pointing at the null node is deleted.
+   */
+  async readTags(): Promise<Map<string, string>> {
+    if (this.tags) return this.tags;
+    const tags = new Map<string, string>();
+    const manifest = await this.repo.manifestlog();
+    let filelog: Revlog | undefined;
+    try {
+      for (const head of this.heads()) {
+        const entry = parseChangelogEntry(await this.changelog.revision(head));
+        const mrev = this.changelog.length > 0 ? manifest.index.rev(entry.manifest) : undefined;
+        if (mrev === undefined) continue;
+        let tagsNode: string | undefined;
+        parseManifest(await manifest.revision(mrev), (e) => {
+          if (e.path === '.hgtags') tagsNode = e.nodeHex;
+        });
+        if (tagsNode === undefined) continue;
+        filelog ??= await this.repo.filelog('.hgtags');
+        const frev = filelog.index.rev(Buffer.from(tagsNode, 'hex'));
+        if (frev === undefined) continue;
+        parseNodeNameLines(Buffer.from(await filelog.revision(frev)).toString('latin1'), tags);
+      }
+    } finally {
+      await manifest.close();
+      await filelog?.close();
+    }
+    parseNodeNameLines((await readOptional(join(this.repo.hgDir, 'localtags'))) ?? '', tags);
+    for (const [name, hex] of tags) if (hex === NULL_HEX || this.revOfHex(hex) === undefined) tags.delete(name);
+    this.tags = tags;
+    return tags;
+  }
+
+  /** scmutil.revsymbol. */
+  async resolve(symbol: string): Promise<ResolvedRevision> {
+    const n = this.changelog.length;
+    if (symbol === 'null') return this.at(NULL_REV);
+    if (symbol === 'tip') return this.at(n - 1);
+    if (/^-?[0-9]+$/.test(symbol) && String(Number(symbol)) === symbol) {
+      let r = Number(symbol);
+      if (r < 0) r += n;
+      if (r >= 0 && r < n) return this.at(r);
+    }
+    if (/^[0-9a-fA-F]{40}$/.test(symbol)) {
+      const r = this.revOfHex(symbol.toLowerCase());
+      if (r !== undefined) return this.at(r);
+    }
+    const bookmark = (await this.readBookmarks()).get(symbol);
+    if (bookmark !== undefined) return this.at(this.revOfHex(bookmark)!, symbol);
+    const tag = (await this.readTags()).get(symbol);
+    if (tag !== undefined) return this.at(this.revOfHex(tag)!);
+    const tip = await this.branchTip(symbol);
+    if (tip !== undefined) return this.at(tip);
+    if (/^[0-9a-fA-F]+$/.test(symbol)) {
+      const prefix = symbol.toLowerCase();
+      let found = -1;
+      for (let r = 0; r < n; r++) {
+        if (!this.changelog.index.nodeHex(r).startsWith(prefix)) continue;
+        if (found >= 0)
+          throw new SluiceError('USAGE', `ambiguous identifier '${symbol}'`, { symbol });
+        found = r;
+      }
+      if (found >= 0) return this.at(found);
+    }
+    throw new SluiceError('USAGE', `unknown revision '${symbol}'`, { symbol });
+  }
+
+  /** What hg.clone checks out without -u: `@`, else the tip of default, else tip. */
+  async cloneDefault(): Promise<ResolvedRevision> {
+    const at = (await this.readBookmarks()).get('@');
+    if (at !== undefined) return this.at(this.revOfHex(at)!, '@');
+    const tip = await this.branchTip('default');
+    if (tip !== undefined) return this.at(tip);
+    return this.at(this.changelog.length - 1);
+  }
+}
