@@ -13,7 +13,8 @@ import { runJobForCli } from '../job-output';
 export const command: CliCommand = {
   name: 'update',
   summary: "check out a revision into a repository's working copy (like hg update)",
-  usage: 'sluice update REPO [REV] [-r REV] [--background-close on|off|auto] [--close-threads N] [--json] [--debug]',
+  usage:
+    'sluice update REPO [REV] [-r REV] [--background-close on|off|auto] [--close-threads N] [--json] [--debug]',
   help: `Writes the files of REV into REPO's working copy and records them in .hg/dirstate, as
 'hg update REV' does: from an empty working copy (after 'hg clone -U' or 'sluice clone -U'), or
 between revisions when the working copy has no uncommitted changes (refused otherwise). REV is a

@@ -51,7 +51,8 @@ export function parseDirstateV1(data: Uint8Array): Dirstate {
   };
   let pos = HEADER;
   while (pos < buf.length) {
-    if (pos + ENTRY_HEADER > buf.length) throw new SluiceError('MALFORMED', 'dirstate entry header truncated');
+    if (pos + ENTRY_HEADER > buf.length)
+      throw new SluiceError('MALFORMED', 'dirstate entry header truncated');
     const state = String.fromCharCode(buf[pos]!);
     if (state !== 'n' && state !== 'a' && state !== 'r' && state !== 'm')
       throw new SluiceError('MALFORMED', `unknown dirstate state ${JSON.stringify(state)}`);
@@ -60,7 +61,8 @@ export function parseDirstateV1(data: Uint8Array): Dirstate {
     const mtime = buf.readInt32BE(pos + 9);
     const len = buf.readInt32BE(pos + 13);
     pos += ENTRY_HEADER;
-    if (len < 0 || pos + len > buf.length) throw new SluiceError('MALFORMED', 'dirstate entry name truncated');
+    if (len < 0 || pos + len > buf.length)
+      throw new SluiceError('MALFORMED', 'dirstate entry name truncated');
     const name = buf.toString('latin1', pos, pos + len);
     pos += len;
     const nul = name.indexOf('\0');

@@ -126,7 +126,11 @@ export class PathAuditor {
     const drive = this.windows && /^[A-Za-z]:/.test(path);
     // hg refuses `..`, a leading separator and a leading `.hg`; `.`/empty components inside a
     // path are also refused: they would name the same file as another manifest entry.
-    if (drive || parts.some((p) => p === '..' || p === '.' || p === '') || ['.hg', '.hg.'].includes(lowerClean(parts[0]!)))
+    if (
+      drive ||
+      parts.some((p) => p === '..' || p === '.' || p === '') ||
+      ['.hg', '.hg.'].includes(lowerClean(parts[0]!))
+    )
       throw unsafe(path, `path contains illegal component: ${displayPath(path)}`);
     for (const p of parts) {
       const tilde = p.indexOf('~');
@@ -244,8 +248,12 @@ export function auditPathSet(auditor: PathAuditor, paths: Iterable<string>): voi
   }
   for (const [dir, child] of dirs) {
     if (files.has(dir))
-      throw unsafe(child, `path '${displayPath(child)}' goes through '${displayPath(dir)}', which is also a file`, {
-        file: displayPath(dir),
-      });
+      throw unsafe(
+        child,
+        `path '${displayPath(child)}' goes through '${displayPath(dir)}', which is also a file`,
+        {
+          file: displayPath(dir),
+        },
+      );
   }
 }

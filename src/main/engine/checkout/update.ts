@@ -10,6 +10,7 @@
 // The dirstate and `.hg/branch` are written last, each atomically (temp + rename).
 import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   closeSync,
   fstatSync,
   lstatSync,
@@ -47,7 +48,7 @@ import {
 import { FileTextReader } from './file-texts';
 import { readRevisionFolded } from './folded-text';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
-import { WorkingCopyWriter, type WrittenFile } from './wc-writer';
+import { currentUmask, WorkingCopyWriter, type WrittenFile } from './wc-writer';
 
 export interface UpdateOptions {
   /** hg's REV; default: hg.clone's pick (`@`, tip of default, tip) */
@@ -144,7 +145,10 @@ async function readManifestOf(cl: Revlog, mf: Revlog, rev: number): Promise<Mani
   if (entry.manifest.every((b) => b === 0)) return out;
   const mrev = mf.index.rev(entry.manifest);
   if (mrev === undefined)
-    throw new SluiceError('REVLOG', `manifest ${Buffer.from(entry.manifest).toString('hex')} of revision ${rev} is missing`);
+    throw new SluiceError(
+      'REVLOG',
+      `manifest ${Buffer.from(entry.manifest).toString('hex')} of revision ${rev} is missing`,
+    );
   parseManifest(await readRevisionFolded(mf, mrev), (e) => out.push(e));
   return out;
 }
@@ -174,7 +178,11 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
 }
 
 /** destutil.destupdate, simplified: the clone pick from null, else the tip of the current branch. */
-async function defaultTarget(repo: LocalRepo, resolver: RevisionResolver, p1Rev: number): Promise<ResolvedRevision> {
+async function defaultTarget(
+  repo: LocalRepo,
+  resolver: RevisionResolver,
+  p1Rev: number,
+): Promise<ResolvedRevision> {
   if (p1Rev === NULL_REV) return resolver.cloneDefault();
   let current = 'default';
   try {
@@ -208,10 +216,15 @@ async function checkout(
 
   // merge.calculateupdates for a clean working copy: get what differs, remove what is gone
   const gets: PlannedGet[] = [];
+  /** manifestmerge's 'e' action: same file node, only the exec bit changes (chmod, no rewrite) */
+  const execs: ManifestEntry[] = [];
   for (const e of target.manifest) {
     const old = sourceMap.get(e.path);
-    if (!old || old.nodeHex !== e.nodeHex || old.flag !== e.flag) gets.push({ entry: e });
+    if (old && old.nodeHex === e.nodeHex && old.flag !== e.flag && old.flag !== 'l' && e.flag !== 'l')
+      execs.push(e);
+    else if (!old || old.nodeHex !== e.nodeHex || old.flag !== e.flag) gets.push({ entry: e });
   }
+  const execPaths = new Set(execs.map((e) => e.path));
   const removes = source.filter((e) => !targetMap.has(e.path)).map((e) => e.path);
 
   // Every name is checked before the first write (pathauditor, _checkcollision).
@@ -249,10 +262,20 @@ async function checkout(
   const closer = new BackgroundCloser(planCloser(opts.closer, gets.length), opts.closeImpl);
   if (closer.background) ctx.log('debug', `starting ${closer.threads} threads for background file closing`);
   const progress = new ProgressTracker(ctx, { bytes: 0, files: gets.length });
-  const writer = new WorkingCopyWriter(auditor, closer, opts.symlinks === undefined ? {} : { symlinks: opts.symlinks });
-  const scratch = fresh ? undefined : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const writer = new WorkingCopyWriter(
+    auditor,
+    closer,
+    opts.symlinks === undefined ? {} : { symlinks: opts.symlinks },
+  );
+  const scratch = fresh
+    ? undefined
+    : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
   const written = new Map<string, WrittenFile>();
-  const newDs: Dirstate = { p1: Buffer.from(target.nodeHex, 'hex'), p2: new Uint8Array(20), entries: new Map() };
+  const newDs: Dirstate = {
+    p1: Buffer.from(target.nodeHex, 'hex'),
+    p2: new Uint8Array(20),
+    entries: new Map(),
+  };
   let committed = false;
   try {
     if (scratch) mkdirSync(scratch);
@@ -278,12 +301,22 @@ async function checkout(
       for (const path of removes) removeTracked(auditor, path);
       i = 0;
       for (const g of gets) writer.moveInto(scratch + '/' + i++, g.entry.path);
+      for (const e of execs) setExecFlag(auditor.fsPath(e.path), e.flag === 'x');
     }
     const now = fsNowSeconds(repo.hgDir);
     for (const e of target.manifest) {
       const w = written.get(e.path);
       const old = ds.entries.get(e.path);
-      if (!w && old) newDs.entries.set(e.path, { ...old, copySource: undefined });
+      if (execPaths.has(e.path))
+        // recordupdates for 'e': tracked, no file data (status looks it up)
+        newDs.entries.set(e.path, {
+          path: e.path,
+          state: 'n',
+          mode: 0,
+          size: NONNORMAL,
+          mtime: AMBIGUOUS_TIME,
+        });
+      else if (!w && old) newDs.entries.set(e.path, { ...old, copySource: undefined });
       else if (w) {
         const mtime = w.mtimeSec & RANGE_MASK;
         // merge.update: an mtime not strictly in the past cannot be trusted (a write within the
@@ -295,7 +328,14 @@ async function checkout(
           size: w.size,
           mtime: mtime >= now ? AMBIGUOUS_TIME : mtime,
         });
-      } else newDs.entries.set(e.path, { path: e.path, state: 'n', mode: 0, size: NONNORMAL, mtime: AMBIGUOUS_TIME });
+      } else
+        newDs.entries.set(e.path, {
+          path: e.path,
+          state: 'n',
+          mode: 0,
+          size: NONNORMAL,
+          mtime: AMBIGUOUS_TIME,
+        });
     }
     for (const e of newDs.entries.values()) if (e.copySource === undefined) delete e.copySource;
     writeFileAtomic(join(repo.hgDir, 'branch'), Buffer.from(target.branch + '\n', 'latin1'));
@@ -303,7 +343,10 @@ async function checkout(
     committed = true;
     writeFileAtomic(join(repo.hgDir, 'dirstate'), packDirstateV1(newDs));
     // hg's merge stats line (hg update / hg clone)
-    ctx.log('info', `${written.size} files updated, 0 files merged, ${removes.length} files removed, 0 files unresolved`);
+    ctx.log(
+      'info',
+      `${written.size} files updated, 0 files merged, ${removes.length} files removed, 0 files unresolved`,
+    );
     return {
       rev: target.rev,
       nodeHex: target.nodeHex,
@@ -324,6 +367,12 @@ async function checkout(
   } finally {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** util.setflags for the exec bit: +x for every +r bit (minus the umask), or all x bits off. */
+function setExecFlag(path: string | Buffer, exec: boolean): void {
+  const s = lstatSync(path).mode & 0o7777;
+  chmodSync(path, exec ? s | (((s & 0o444) >> 2) & ~currentUmask()) : s & 0o666);
 }
 
 /** bookmarks.activate / deactivate: `.hg/bookmarks.current` names the active bookmark. */
@@ -404,12 +453,15 @@ async function checkClean(
   parent: ReadonlyMap<string, ManifestEntry>,
 ): Promise<void> {
   const dirty = (path: string, why: string): SluiceError =>
-    new SluiceError('USAGE', `uncommitted changes (${displayPath(path)} is ${why}); commit or revert them first`, {
-      path: displayPath(path),
-      status: why,
-    });
-  if (ds.p2.some((b) => b !== 0))
-    throw new SluiceError('USAGE', 'outstanding uncommitted merge');
+    new SluiceError(
+      'USAGE',
+      `uncommitted changes (${displayPath(path)} is ${why}); commit or revert them first`,
+      {
+        path: displayPath(path),
+        status: why,
+      },
+    );
+  if (ds.p2.some((b) => b !== 0)) throw new SluiceError('USAGE', 'outstanding uncommitted merge');
   for (const e of ds.entries.values()) {
     if (e.state === 'a') throw dirty(e.path, 'added');
     if (e.state === 'r') throw dirty(e.path, 'removed');
@@ -424,7 +476,12 @@ async function checkClean(
     const exec = process.platform !== 'win32';
     if (e.size >= 0 && (e.size !== st.size || (exec && (e.mode ^ st.mode) & 0o100)) && !st.isSymbolicLink())
       throw dirty(e.path, 'modified');
-    if (e.size >= 0 && e.mtime !== AMBIGUOUS_TIME && e.mtime === (Math.floor(st.mtimeMs / 1000) & RANGE_MASK) && (e.mode & 0o170000) === (st.mode & 0o170000))
+    if (
+      e.size >= 0 &&
+      e.mtime !== AMBIGUOUS_TIME &&
+      e.mtime === (Math.floor(st.mtimeMs / 1000) & RANGE_MASK) &&
+      (e.mode & 0o170000) === (st.mode & 0o170000)
+    )
       continue;
     // in doubt: compare with the parent's contents and flags (dirstate lookup, then cmp)
     const m = parent.get(e.path);
@@ -436,7 +493,8 @@ async function checkClean(
       actual = Buffer.from(readlinkSync(auditor.fsPath(e.path), { encoding: 'buffer' }));
     } else {
       if (m.flag === 'l' && process.platform !== 'win32') throw dirty(e.path, 'modified');
-      if (exec && m.flag !== 'l' && Boolean(st.mode & 0o100) !== (m.flag === 'x')) throw dirty(e.path, 'modified');
+      if (exec && m.flag !== 'l' && Boolean(st.mode & 0o100) !== (m.flag === 'x'))
+        throw dirty(e.path, 'modified');
       actual = readFileSync(auditor.fsPath(e.path));
     }
     if (Buffer.compare(Buffer.from(expected), Buffer.from(actual)) !== 0) throw dirty(e.path, 'modified');

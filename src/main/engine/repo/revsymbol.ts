@@ -169,7 +169,8 @@ export class RevisionResolver {
       await filelog?.close();
     }
     parseNodeNameLines((await readOptional(join(this.repo.hgDir, 'localtags'))) ?? '', tags);
-    for (const [name, hex] of tags) if (hex === NULL_HEX || this.revOfHex(hex) === undefined) tags.delete(name);
+    for (const [name, hex] of tags)
+      if (hex === NULL_HEX || this.revOfHex(hex) === undefined) tags.delete(name);
     this.tags = tags;
     return tags;
   }
@@ -199,8 +200,7 @@ export class RevisionResolver {
       let found = -1;
       for (let r = 0; r < n; r++) {
         if (!this.changelog.index.nodeHex(r).startsWith(prefix)) continue;
-        if (found >= 0)
-          throw new SluiceError('USAGE', `ambiguous identifier '${symbol}'`, { symbol });
+        if (found >= 0) throw new SluiceError('USAGE', `ambiguous identifier '${symbol}'`, { symbol });
         found = r;
       }
       if (found >= 0) return this.at(found);

@@ -1,0 +1,382 @@
+// Interop of `sluice update` with real hg 6.3.2: the working copy Sluice checks out equals the one
+// `hg clone` / `hg update` writes, file for file (contents, symlink targets, exec bits), and hg
+// agrees with what Sluice recorded: `hg status` is empty, `hg debugstate --no-dates` lists the
+// same entries (mode, size, name; whether an mtime is set depends on the second the files were
+// written in), `hg id -i` and `hg branch` agree, `hg verify` passes. Hostile repositories are
+// made with hg's own commit machinery (memctx), which stores any path; Sluice must refuse them
+// before writing anything.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updateWorkingCopy, type UpdateOptions } from '../../src/main/engine/checkout/update';
+import { SluiceError } from '../../src/main/engine/errors';
+import { JobContext } from '../../src/main/engine/job/job-context';
+import { hasHg, hgSync, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import type { SluiceEvent } from '../../src/shared/events';
+
+const HG_PYTHON = '/usr/bin/python3';
+const MAKE_CORPUS = '/work/shared/bench/make-corpus.sh';
+const hasHgPython = hasHg && spawnSync(HG_PYTHON, ['-c', 'import mercurial']).status === 0;
+const hasCorpus = hasHg && existsSync(MAKE_CORPUS);
+const skipNoHg = hasHg ? '' : ' (skipped: hg not installed)';
+const skipNoPy = hasHgPython ? '' : ' (skipped: hg or its Python modules not installed)';
+const skipNoCorpus = hasCorpus ? '' : ` (skipped: needs hg and ${MAKE_CORPUS})`;
+
+const makeTempDir = tempDirMaker('checkout');
+let work: string;
+beforeAll(() => {
+  work = makeTempDir('interop');
+});
+afterAll(() => removeDir(work));
+
+function hg(args: string[], cwd?: string): string {
+  const r = hgSync(args, cwd);
+  if (r.status !== 0) throw new Error(`hg ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Every entry below dir except .hg: type, exec bit, content hash or link target. */
+function tree(dir: string, base = '', out = new Map<string, string>()): Map<string, string> {
+  for (const name of readdirSync(dir)) {
+    if (base === '' && name === '.hg') continue;
+    const p = join(dir, name);
+    const rel = base + name;
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) out.set(rel, `link -> ${readlinkSync(p)}`);
+    else if (st.isDirectory()) tree(p, rel + '/', out);
+    else
+      out.set(
+        rel,
+        `file ${st.mode & 0o111 ? 'x' : '-'} ${createHash('sha1').update(readFileSync(p)).digest('hex')}`,
+      );
+  }
+  return out;
+}
+
+/** debugstate without the set/unset column (timing decides it, for hg as for Sluice). */
+function debugstate(repo: string): string[] {
+  return hg(['debugstate', '--no-dates'], repo)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const f = l.trim().split(/\s+/);
+      f.splice(3, 1); // set / unset
+      return f.join(' ');
+    });
+}
+
+async function update(repo: string, opts: UpdateOptions = {}): Promise<SluiceEvent[]> {
+  const events: SluiceEvent[] = [];
+  await updateWorkingCopy(
+    repo,
+    { emitStart: true, ...opts },
+    new JobContext({ sink: (e) => events.push(e) }),
+  );
+  return events;
+}
+
+async function refusal(repo: string, opts: UpdateOptions = {}): Promise<SluiceError> {
+  try {
+    await update(repo, opts);
+  } catch (e) {
+    expect(e).toBeInstanceOf(SluiceError);
+    return e as SluiceError;
+  }
+  throw new Error('update was not refused');
+}
+
+/** What hg sees in a checkout Sluice made, against `hg clone` of the same source. */
+function expectSameAsHg(ours: string, theirs: string): void {
+  expect(tree(ours)).toEqual(tree(theirs));
+  // before any status: hg status rewrites entries it had to look up
+  expect(debugstate(ours)).toEqual(debugstate(theirs));
+  expect(hg(['status'], ours)).toBe('');
+  expect(hg(['id', '-i'], ours)).toBe(hg(['id', '-i'], theirs));
+  expect(hg(['branch'], ours)).toBe(hg(['branch'], theirs));
+  expect(readFileSync(join(ours, '.hg', 'branch'), 'latin1')).toBe(
+    readFileSync(join(theirs, '.hg', 'branch'), 'latin1'),
+  );
+  expect(hgSync(['verify', '-q'], ours).status).toBe(0);
+}
+
+/** Commits files with hg's memctx (any path, flags 'x'/'l'); returns the node. */
+function memcommit(
+  repo: string,
+  files: [path: string, data: string, flags: string][],
+  parent?: string,
+): string {
+  const script = `
+import sys, json
+from mercurial import ui as uimod, hg, context, node as nodemod
+spec = json.loads(sys.stdin.read())
+repo = hg.repository(uimod.ui.load(), sys.argv[1].encode())
+files = {p.encode('utf-8'): (d.encode('utf-8'), f) for p, d, f in spec['files']}
+def fctx(repo_, mctx, path):
+    if files[path][0] == b'\\0REMOVED':
+        return None
+    d, f = files[path]
+    return context.memfilectx(repo_, mctx, path, d, islink='l' in f, isexec='x' in f)
+p1 = nodemod.bin(spec['parent']) if spec['parent'] else repo.nullid
+with repo.wlock(), repo.lock():
+    mctx = context.memctx(repo, (p1, repo.nullid), b'commit', sorted(files), fctx, user=b'test', date=(0, 0))
+    print(mctx.commit().hex())
+`;
+  const r = spawnSync(HG_PYTHON, ['-c', script, repo], {
+    input: JSON.stringify({ files, parent: parent ?? null }),
+    encoding: 'utf8',
+    env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' },
+  });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return r.stdout.trim();
+}
+
+describe('sluice update matches hg on the tiny corpus' + skipNoCorpus, () => {
+  it.skipIf(!hasCorpus)(
+    'from an hg clone -U: files, status, debugstate, id, branch, verify',
+    async () => {
+      const src = join(work, 'tiny');
+      const r = spawnSync(MAKE_CORPUS, ['--preset', 'tiny', src], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      hg(['clone', '-q', '-U', src, join(work, 'tiny-ours')]);
+      hg(['clone', '-q', src, join(work, 'tiny-hg')]);
+      const events = await update(join(work, 'tiny-ours'));
+      expectSameAsHg(join(work, 'tiny-ours'), join(work, 'tiny-hg'));
+      expect(events.some((e) => e.type === 'phase' && e.phase === 'checkout')).toBe(true);
+      const done = events
+        .filter((e) => e.type === 'files')
+        .flatMap((e) => (e.type === 'files' ? e.entries : []));
+      expect(done.length).toBe(1025);
+      expect(done.every((f) => f.vfs === 'w')).toBe(true);
+      expect(events.some((e) => e.type === 'log' && e.message.startsWith('1025 files updated'))).toBe(true);
+    },
+    180_000,
+  );
+});
+
+describe(
+  'a crafted repository: exec, symlinks, empty, deep and non-ASCII names, rename and removal' + skipNoHg,
+  () => {
+    let src: string;
+    beforeAll(() => {
+      if (!hasHg) return;
+      src = join(work, 'crafted');
+      hg(['init', src]);
+      const deep = 'd1/d2/d3/d4/d5/d6/d7/d8/deep.txt';
+      mkdirSync(join(src, 'd1/d2/d3/d4/d5/d6/d7/d8'), { recursive: true });
+      mkdirSync(join(src, 'unicode'));
+      writeFileSync(join(src, deep), 'deep\n');
+      writeFileSync(join(src, 'run.sh'), '#!/bin/sh\necho hi\n');
+      chmodSync(join(src, 'run.sh'), 0o755);
+      writeFileSync(join(src, 'empty'), '');
+      writeFileSync(join(src, 'unicode', 'ünïcödé 日本.txt'), 'non-ascii\n');
+      writeFileSync(join(src, 'gone.txt'), 'removed in rev 1\n');
+      writeFileSync(join(src, 'old-name.txt'), 'renamed in rev 1\n');
+      symlinkSync('run.sh', join(src, 'link-to-run'));
+      symlinkSync('d1/d2', join(src, 'dirlink'));
+      symlinkSync('/nonexistent/target', join(src, 'dangling'));
+      hg(['commit', '-q', '-A', '-m', 'rev 0', '-d', '0 0'], src);
+      hg(['rm', '-q', 'gone.txt'], src);
+      hg(['mv', '-q', 'old-name.txt', 'unicode/new-name.txt'], src);
+      writeFileSync(join(src, 'run.sh'), '#!/bin/sh\necho changed\n');
+      chmodSync(join(src, 'empty'), 0o755);
+      hg(['commit', '-q', '-m', 'rev 1', '-d', '1 0'], src);
+      hg(['branch', '-q', 'stable'], src);
+      writeFileSync(join(src, 'stable.txt'), 'on stable\n');
+      hg(['commit', '-q', '-A', '-m', 'rev 2 on stable', '-d', '2 0'], src);
+      hg(['update', '-q', '1'], src);
+      hg(['bookmark', 'feature', '-r', '0'], src);
+      hg(['tag', '-q', '-r', '0', 'v0.1', '-d', '3 0'], src); // rev 3 on default: the tip of default
+    });
+
+    it.skipIf(!hasHg)(
+      'update from null equals hg clone, then between revisions equals hg update',
+      async () => {
+        const ours = join(work, 'crafted-ours');
+        const theirs = join(work, 'crafted-hg');
+        hg(['clone', '-q', '-U', src, ours]);
+        hg(['clone', '-q', src, theirs]);
+        await update(ours);
+        expectSameAsHg(ours, theirs);
+        expect(tree(ours).get('link-to-run')).toBe('link -> run.sh');
+        expect(tree(ours).get('run.sh')).toMatch(/^file x /);
+
+        for (const rev of ['0', 'stable', 'v0.1', 'null']) {
+          await update(ours, { rev });
+          hg(['update', '-q', rev], theirs);
+          expectSameAsHg(ours, theirs);
+        }
+        // gone directories are removed with their last file, as hg does
+        await update(ours, { rev: '0' });
+        hg(['update', '-q', '0'], theirs);
+        await update(ours, { rev: '1' });
+        hg(['update', '-q', '1'], theirs);
+        expectSameAsHg(ours, theirs);
+        expect(existsSync(join(ours, 'gone.txt'))).toBe(false);
+        expect(hg(['log', '-r', '.', '-T', '{rev}'], ours)).toBe('1');
+      },
+      240_000,
+    );
+
+    it.skipIf(!hasHg)('an active bookmark is recorded as hg update BOOKMARK does', async () => {
+      const ours = join(work, 'crafted-bm');
+      hg(['clone', '-q', '-U', src, ours]);
+      await update(ours, { rev: 'feature' });
+      expect(hg(['bookmarks'], ours)).toMatch(/^ \* feature /);
+      expect(hg(['id', '-i'], ours).trim()).toBe(hg(['id', '-i', '-r', '0'], src).trim());
+    });
+
+    it.skipIf(!hasHg)(
+      'refuses to update over local changes, leaving files and dirstate as they were',
+      async () => {
+        const ours = join(work, 'crafted-dirty');
+        hg(['clone', '-q', '-U', src, ours]);
+        await update(ours, { rev: '1' });
+        const dirstate = readFileSync(join(ours, '.hg', 'dirstate'));
+        writeFileSync(join(ours, 'empty'), 'now it is not');
+        const e = await refusal(ours, { rev: '0' });
+        expect(e.message).toMatch(/uncommitted changes.*empty/);
+        expect(readFileSync(join(ours, '.hg', 'dirstate'))).toEqual(dirstate);
+        expect(readFileSync(join(ours, 'empty'), 'utf8')).toBe('now it is not');
+        expect(existsSync(join(ours, 'gone.txt'))).toBe(false);
+        // same size, same second: only a content lookup can tell
+        hg(['revert', '-q', '--all', '--no-backup'], ours);
+        writeFileSync(join(ours, 'run.sh'), '#!/bin/sh\necho CHANGED\n');
+        await refusal(ours, { rev: '0' });
+        hg(['revert', '-q', '--all', '--no-backup'], ours);
+        await update(ours, { rev: '0' });
+        expect(hg(['status'], ours)).toBe('');
+      },
+    );
+
+    it.skipIf(!hasHg)(
+      'an untracked file in the way refuses a checkout from null and leaves nothing new',
+      async () => {
+        const ours = join(work, 'crafted-untracked');
+        hg(['clone', '-q', '-U', src, ours]);
+        writeFileSync(join(ours, 'stable.txt'), 'mine');
+        const e = await refusal(ours, { rev: 'stable' });
+        expect(e.message).toContain("'stable.txt'");
+        expect(readdirSync(ours).sort()).toEqual(['.hg', 'stable.txt']);
+        expect(readFileSync(join(ours, '.hg', 'dirstate'))).toEqual(Buffer.alloc(40));
+      },
+    );
+
+    it.skipIf(!hasHg)(
+      'writes plain files holding the target where symlinks cannot be made (hg fallback)',
+      async () => {
+        const ours = join(work, 'crafted-nolinks');
+        hg(['clone', '-q', '-U', src, ours]);
+        await update(ours, { rev: '0', symlinks: false });
+        expect(readFileSync(join(ours, 'link-to-run'), 'utf8')).toBe('run.sh');
+        expect(lstatSync(join(ours, 'dangling')).isFile()).toBe(true);
+      },
+    );
+  },
+);
+
+describe('hostile repositories are refused before anything is written' + skipNoPy, () => {
+  const cases: [string, [string, string, string][]][] = [
+    ['a parent-directory component', [['../escaped', 'x', '']]],
+    ['.hg/hgrc from the manifest', [['.hg/hgrc', '[hooks]\nupdate = touch /tmp/pwned\n', '']]],
+    ['.HG in another case', [['.HG/hgrc', 'x', '']]],
+    ['a nested .hg', [['sub/.hg/hgrc', 'x', '']]],
+    ['a Windows short name of .hg', [['HG~1/hgrc', 'x', '']]],
+    ['.hg. (Windows drops the dot)', [['.hg./hgrc', 'x', '']]],
+    [
+      'a path through a symlink in the manifest',
+      [
+        ['link', '/tmp', 'l'],
+        ['link/x', 'x', ''],
+      ],
+    ],
+    [
+      'a file that is also a directory',
+      [
+        ['a', 'x', ''],
+        ['a/b', 'y', ''],
+      ],
+    ],
+  ];
+  for (const [what, files] of cases) {
+    it.skipIf(!hasHgPython)(what, async () => {
+      const dir = makeTempDir('hostile');
+      try {
+        const src = join(dir, 'src');
+        hg(['init', src]);
+        memcommit(src, [['aaa-first', 'harmless\n', ''], ...files, ['zzz-last', 'harmless\n', '']]);
+        const repo = join(dir, 'repo');
+        hg(['clone', '-q', '-U', src, repo]);
+        const hgBefore = readdirSync(join(repo, '.hg')).sort();
+        const e = await refusal(repo);
+        expect(e.code).toBe('UNSAFE_PATH');
+        expect(readdirSync(repo)).toEqual(['.hg']);
+        expect(readdirSync(join(repo, '.hg')).sort()).toEqual(hgBefore);
+        expect(readdirSync(dir).sort()).toEqual(['repo', 'src']);
+      } finally {
+        removeDir(dir);
+      }
+    });
+  }
+
+  it.skipIf(!hasHgPython)('Windows names and case collisions, by flag', async () => {
+    const dir = makeTempDir('hostile');
+    try {
+      const src = join(dir, 'src');
+      hg(['init', src]);
+      memcommit(src, [
+        ['aux.c', 'x', ''],
+        ['Case/README', 'a', ''],
+        ['Case/readme', 'b', ''],
+      ]);
+      const repo = join(dir, 'repo');
+      hg(['clone', '-q', '-U', src, repo]);
+      expect((await refusal(repo, { auditor: { windows: true, caseInsensitive: false } })).message).toContain(
+        "filename contains 'aux', which is reserved on Windows",
+      );
+      expect((await refusal(repo, { auditor: { windows: false, caseInsensitive: true } })).message).toContain(
+        'case-folding collision between Case/README and Case/readme',
+      );
+      expect(readdirSync(repo)).toEqual(['.hg']);
+      await update(repo, { auditor: { windows: false, caseInsensitive: false } });
+      expect(hg(['status'], repo)).toBe('');
+    } finally {
+      removeDir(dir);
+    }
+  });
+
+  it.skipIf(!hasHgPython)('a symlink already on disk is not followed', async () => {
+    const dir = makeTempDir('hostile');
+    try {
+      const src = join(dir, 'src');
+      hg(['init', src]);
+      memcommit(src, [
+        ['evil/hgrc', 'x', ''],
+        ['fine', 'y', ''],
+      ]);
+      const repo = join(dir, 'repo');
+      hg(['clone', '-q', '-U', src, repo]);
+      const outside = join(dir, 'outside');
+      mkdirSync(outside);
+      symlinkSync(outside, join(repo, 'evil'));
+      const e = await refusal(repo);
+      expect(e.message).toContain("traverses symbolic link 'evil'");
+      expect(readdirSync(outside)).toEqual([]);
+      expect(readdirSync(repo).sort()).toEqual(['.hg', 'evil']);
+      expect(readFileSync(join(repo, '.hg', 'dirstate'))).toEqual(Buffer.alloc(40));
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
