@@ -33,6 +33,35 @@ function webBridgePlugin(): Plugin {
 }
 
 /**
+ * The CommonJS entries of the app (package.json `main` is out/main/main.cjs; the web host starts
+ * from out/main/web-host.cjs): each sizes libuv's threadpool through src/main/bootstrap.ts, bundled
+ * to out/main/bootstrap.cjs, before importing its ES module (why: engine/closer/threadpool.ts).
+ */
+function commonJsEntriesPlugin(): Plugin {
+  return {
+    name: 'sluice:commonjs-entries',
+    apply: 'build',
+    async generateBundle() {
+      const result = await esbuild({
+        entryPoints: [resolve(root, 'src/main/bootstrap.ts')],
+        bundle: true,
+        format: 'cjs',
+        platform: 'node',
+        target: 'node20',
+        write: false,
+        legalComments: 'none',
+      });
+      this.emitFile({ type: 'asset', fileName: 'bootstrap.cjs', source: result.outputFiles[0]!.text });
+      const entry = (module: string) =>
+        `'use strict';\n// Sizes libuv's threadpool, then starts ${module} (see src/main/bootstrap.ts).\n` +
+        `require('./bootstrap.cjs').startApp(require('node:url').pathToFileURL(require('node:path').join(__dirname, '${module}')).href);\n`;
+      this.emitFile({ type: 'asset', fileName: 'main.cjs', source: entry('index.js') });
+      this.emitFile({ type: 'asset', fileName: 'web-host.cjs', source: entry('web-host.js') });
+    },
+  };
+}
+
+/**
  * electron-vite's ESM shim prepends `const require = createRequire(import.meta.url)` to every main
  * chunk that calls require(), so a module declaring its own top-level `require` (the usual way to
  * load CommonJS packages from ESM, e.g. the engine's compression.ts) breaks the bundle with
@@ -83,7 +112,7 @@ export default defineConfig({
         },
       },
     },
-    plugins: [ownRequireRenamePlugin(), webBridgePlugin()],
+    plugins: [ownRequireRenamePlugin(), webBridgePlugin(), commonJsEntriesPlugin()],
   },
   preload: {
     build: {

@@ -26,3 +26,14 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+// bin/sluice.cjs's first step: size libuv's threadpool before the ES modules load (see there)
+await build({
+  entryPoints: { bootstrap: 'src/main/bootstrap.ts' },
+  outdir: 'out/cli',
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  logLevel: 'warning',
+});

@@ -19,11 +19,10 @@ const args = process.argv.slice(2);
 const forceWeb = args.includes('--web');
 const passArgs = args.filter((a) => a !== '--web');
 
-// The engine's background closer needs more libuv threads than the default 4 (see
-// src/main/host/threadpool-size.ts); set it in the child's environment, where it surely applies.
-const env = { ...process.env, UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '64' };
+// The app's CommonJS entries (out/main/main.cjs, web-host.cjs) size libuv's threadpool themselves.
+const env = { ...process.env };
 
-const outputs = ['out/main/index.js', 'out/main/engine-worker.js', 'out/main/web-host.js', 'out/main/bridge.js', 'out/preload/index.cjs', 'out/renderer/index.html'].map((p) => join(root, p));
+const outputs = ['out/main/main.cjs', 'out/main/bootstrap.cjs', 'out/main/index.js', 'out/main/engine-worker.js', 'out/main/web-host.cjs', 'out/main/web-host.js', 'out/main/bridge.js', 'out/preload/index.cjs', 'out/renderer/index.html'].map((p) => join(root, p));
 const sources = [join(root, 'src'), join(root, 'electron.vite.config.ts'), join(root, 'package.json')];
 
 function newestMtime(path) {
@@ -91,5 +90,5 @@ if (electron.path) {
 } else {
   console.log(`start: Electron is missing: ${electron.reason}.`);
   console.log('start: starting the web host instead: the same app in your browser, bound to 127.0.0.1.');
-  run(process.execPath, [join(root, 'out', 'main', 'web-host.js'), ...passArgs]);
+  run(process.execPath, [join(root, 'out', 'main', 'web-host.cjs'), ...passArgs]);
 }

@@ -1,5 +1,5 @@
 // App benchmark (not a test): the product as a user runs it. Playwright drives Debian's Chromium
-// against the built web host (out/main/web-host.js, the engine worker Electron main also runs) and
+// against the built web host (out/main/web-host.cjs, the engine worker Electron main also runs) and
 // times, inside the page, the click on "Apply bundle" / "Clone" to the row's "Done", next to the
 // `sluice apply` / `sluice clone` processes and hg on the same inputs. Also counts the messages
 // that crossed the bridge per job (none may be per file).
@@ -18,7 +18,7 @@ import { fmtTable, measure } from './measure.mjs';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
 const SLUICE = join(ROOT, 'bin', 'sluice.cjs');
-const WEB_HOST = join(ROOT, 'out', 'main', 'web-host.js');
+const WEB_HOST = join(ROOT, 'out', 'main', 'web-host.cjs');
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 
 const median = (xs) => {
@@ -174,7 +174,7 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
   // the app as built from this checkout (the CLI is built by bench.mjs)
   spawnSync('npx', ['electron-vite', 'build'], { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(WEB_HOST)) {
-    say('\n(app: out/main/web-host.js is missing and `npx electron-vite build` did not make it)');
+    say('\n(app: out/main/web-host.cjs is missing and `npx electron-vite build` did not make it)');
     return;
   }
   if (!existsSync(CHROMIUM)) {

@@ -2,7 +2,6 @@
 // blocking, file association, single instance) and the IPC adapter around EngineHost. The only
 // file besides the preload that imports electron; everything it delegates to (src/main/host/) is
 // plain Node and is what the web host runs too.
-import './host/threadpool-size';
 import {
   app,
   BrowserWindow,

@@ -1,7 +1,7 @@
-// `node out/main/web-host.js [--port N] [--data-dir DIR]`: the app without Electron. Serves the
+// `node out/main/web-host.cjs [--port N] [--data-dir DIR]`: the app without Electron (web-host.cjs
+// sizes libuv's threadpool, then imports this module, bundled to out/main/web-host.js). Serves the
 // built renderer and the bridged API on 127.0.0.1 and prints the URL (with its access token).
 // scripts/start.mjs runs this when the Electron binary is missing; the e2e fixtures run it too.
-import '../main/host/threadpool-size';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -11,7 +11,6 @@
 // --source runs the worker from TypeScript through tsx instead of the built out/main/engine-worker.js.
 // --idle=MS measures an idle host for MS ms: the machine's own noise (other processes on the cores).
 
-import './threadpool-size';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';

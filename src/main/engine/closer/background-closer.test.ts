@@ -98,6 +98,11 @@ describe('planCloser', () => {
     expect(threadpoolSizeFor(32)).toBe(34);
     expect(threadpoolSizeFor(1)).toBe(4);
   });
+  it('gates a plan for fewer threads than the pool runs (else the pool would close more at once)', () => {
+    expect(planCloser({ backgroundClose: 'on', closeThreads: 48 }, 0, 'linux', 50).gated).toBeUndefined();
+    expect(planCloser({ backgroundClose: 'on', closeThreads: 4 }, 0, 'linux', 50)).toMatchObject({ threads: 4, gated: true });
+    expect(planCloser({ backgroundClose: 'auto', closeThreads: 4 }, 5000, 'linux', 50)).toMatchObject({ adaptive: true, gated: true });
+  });
   it('ignores undefined fields (partial options from a request)', () => {
     const plan = planCloser({ backgroundClose: 'on', closeThreads: undefined, maxQueue: 7 }, 0, 'linux', 64);
     expect(plan.threads).toBeGreaterThan(0);
@@ -175,6 +180,21 @@ describe('BackgroundCloser', () => {
     expect(elapsed).toBeLessThan((n * latency) / 3);
     expect(log.maxActive).toBe(24);
     expect(stats).toMatchObject({ background: true, threads: 8, backgroundClosed: n, syncClosed: 0 });
+    expect(fds.every((fd) => !isOpen(fd))).toBe(true);
+  });
+
+  it('gated: never more than `threads` in the close implementation, the rest queued, none lost', async () => {
+    const n = 40;
+    const log = { active: 0, maxActive: 0 };
+    const closer = new BackgroundCloser({ background: true, threads: 4, maxQueue: 16, gated: true }, slowClose(10, log));
+    const fds = openFiles(n);
+    const t0 = performance.now();
+    await writeAll(closer, fds);
+    const stats = await closer.drain();
+    expect(log.maxActive).toBe(4);
+    // 40 closes of 10 ms, 4 at a time: about 10 rounds
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(9 * 10 * 0.9);
+    expect(stats).toMatchObject({ background: true, threads: 4, backgroundClosed: n });
     expect(fds.every((fd) => !isOpen(fd))).toBe(true);
   });
 

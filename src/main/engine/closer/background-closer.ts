@@ -8,11 +8,15 @@
 //   fs.close at once, and at most `threads + maxQueue` fds are outstanding (closing or waiting);
 //   beyond that the writer waits (hg's Queue.put(block=True)), without blocking the event loop.
 //   Handing fds over only as earlier closes complete (a JS-side queue) was measured slower: the
-//   completions are seen only when the writer yields to the event loop, so threads sat idle.
+//   completions are seen only when the writer yields to the event loop, so threads sat idle. So
+//   the pool's size is what bounds the closes in flight, and every entry point sizes it for the
+//   default (threadpool.ts). Only a plan for fewer threads than the pool has (hg's 4 in a
+//   comparison run by the app) holds the rest in a JS-side queue (`gated`), so that its closes
+//   in flight are still what it asked for.
 // - The pool's size is the real concurrency. libuv reads UV_THREADPOOL_SIZE once, when the pool
-//   starts; it must be >= threads + THREADPOOL_RESERVE (bundle reads, zlib). bin/sluice.cjs sets it
-//   before anything else runs; the app's engine process must set it before its first async fs call.
-//   planCloser never plans more threads than the pool has.
+//   starts; it must be >= threads + THREADPOOL_RESERVE (bundle reads, zlib). Every entry point sizes
+//   it first from a CommonJS bootstrap (threadpool.ts); planCloser never plans more threads than
+//   the pool has.
 // - The first failed close fails the apply: it is thrown by the next close() call and by drain().
 //   hg keeps only the last worker exception and loses one raised after the last enqueue.
 // - Used for every stream format (v1, packed1, v2, store and cache files); hg 6.3.2 enters its
@@ -22,6 +26,9 @@ import { performance } from 'node:perf_hooks';
 import type { CloseStats } from '../../../shared/events';
 import { DEFAULT_CLOSER_OPTIONS, type CloserOptions } from '../../../shared/jobs';
 import { SluiceError } from '../errors';
+import { THREADPOOL_RESERVE, threadpoolSize } from './threadpool';
+
+export { THREADPOOL_RESERVE, threadpoolSize, threadpoolSizeFor } from './threadpool';
 
 /** fs.close's shape; tests inject a slow or failing one. */
 export type CloseImpl = (fd: number, callback: (err: NodeJS.ErrnoException | null) => void) => void;
@@ -38,6 +45,11 @@ export interface CloserPlan {
    * (`auto` off Windows: NFS/SMB mounts flush on close, local disks do not).
    */
   adaptive?: boolean;
+  /**
+   * The pool has more threads than `threads` + the reserve: keep at most `threads` closes in
+   * fs.close and the rest in a JS-side queue (see the top of this file).
+   */
+  gated?: boolean;
 }
 
 /** Closes timed before an adaptive closer decides (64 x 1 ms = the price of finding out). */
@@ -58,20 +70,6 @@ export const ADAPT_THRESHOLD_MS = 0.2;
  * mostly add wakeups and context switches on a small machine.
  */
 export const SLUICE_DEFAULT_CLOSE_THREADS = DEFAULT_CLOSER_OPTIONS.closeThreads;
-
-/** Pool threads kept free for the rest of the job (bundle reads, zlib). */
-export const THREADPOOL_RESERVE = 2;
-
-/** The libuv threadpool size this process runs with (UV_THREADPOOL_SIZE, default 4, max 1024). */
-export function threadpoolSize(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number.parseInt(env['UV_THREADPOOL_SIZE'] ?? '', 10);
-  return Number.isFinite(n) && n > 0 ? Math.min(n, 1024) : 4;
-}
-
-/** UV_THREADPOOL_SIZE to set at process start for a given close thread count. */
-export function threadpoolSizeFor(closeThreads: number): number {
-  return Math.min(1024, Math.max(4, closeThreads + THREADPOOL_RESERVE));
-}
 
 /**
  * Resolves on/off/auto and the thresholds into a plan (vfs.backgroundfilecloser.__init__).
@@ -94,8 +92,9 @@ export function planCloser(
   if (mode === 'off' || !enough) return { background: false, threads: 0, maxQueue };
   // More closes outstanding than pool threads only queue inside libuv.
   const threads = Math.max(1, Math.min(Math.floor(o.closeThreads), poolSize - THREADPOOL_RESERVE));
-  if (mode === 'adaptive') return { background: false, threads, maxQueue, adaptive: true };
-  return { background: true, threads, maxQueue };
+  const gated = threads + THREADPOOL_RESERVE < poolSize ? { gated: true } : {};
+  if (mode === 'adaptive') return { background: false, threads, maxQueue, adaptive: true, ...gated };
+  return { background: true, threads, maxQueue, ...gated };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
@@ -116,8 +115,15 @@ export class BackgroundCloser {
   private readonly maxQueue: number;
   private readonly closeImpl: CloseImpl;
   private readonly closeSyncImpl: CloseSyncImpl;
-  /** fds handed to fs.close and not reported closed yet (closing on the pool or waiting in its queue) */
+  /** fds handed over and not reported closed yet (in fs.close, in libuv's queue or in `waiting`) */
   private outstanding = 0;
+  /** gated: at most this many in fs.close at once (else Infinity: the pool bounds them) */
+  private readonly inFlightCap: number;
+  private inFlight = 0;
+  /** gated: fds waiting for one of the `threads` closes to complete (a ring of `maxQueue`) */
+  private readonly waiting: Int32Array;
+  private waitHead = 0;
+  private waitCount = 0;
   private readonly limit: number;
   private firstError: SluiceError | undefined;
   private spaceWaiter: (() => void) | undefined;
@@ -134,6 +140,8 @@ export class BackgroundCloser {
     this.adaptTimes = new Float64Array(this.adaptLeft);
     this.maxQueue = Math.max(1, plan.maxQueue);
     this.limit = this.threads + this.maxQueue;
+    this.inFlightCap = plan.gated ? this.threads : Infinity;
+    this.waiting = new Int32Array(plan.gated ? this.maxQueue : 0);
     this.closeImpl = closeImpl ?? fsClose;
     this.closeSyncImpl = closeSyncImpl ?? closeSync;
     // One bound callback for every close: no closure per file.
@@ -227,11 +235,25 @@ export class BackgroundCloser {
 
   private start(fd: number): void {
     this.outstanding++;
-    this.closeImpl(fd, this.onClosed);
+    if (this.inFlight < this.inFlightCap) {
+      this.inFlight++;
+      this.closeImpl(fd, this.onClosed);
+    } else {
+      // gated: outstanding <= threads + maxQueue, so the ring has room
+      this.waiting[(this.waitHead + this.waitCount++) % this.waiting.length] = fd;
+    }
   }
 
   private closed(err: NodeJS.ErrnoException | null): void {
     this.outstanding--;
+    this.inFlight--;
+    if (this.waitCount > 0) {
+      const next = this.waiting[this.waitHead]!;
+      this.waitHead = (this.waitHead + 1) % this.waiting.length;
+      this.waitCount--;
+      this.inFlight++;
+      this.closeImpl(next, this.onClosed);
+    }
     if (err) this.firstError ??= closeFailed(err);
     else this.backgroundClosed++;
     const waiter = this.spaceWaiter;
