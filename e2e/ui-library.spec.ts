@@ -115,6 +115,36 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await expect(row.getByTestId('repo-parent')).toHaveText('no working copy');
   });
 
+  test('the clone dialog checks the destination before submit, shows the hg command and remembers the URL', async ({
+    sluicePage: page,
+    tempDir,
+  }) => {
+    const served = await repoFromFixture(tempDir);
+    server = await startHgServe(served);
+    writeFileSync(join(tempDir, 'a-file'), 'x');
+    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
+    await dialog.getByLabel('Repository URL').fill(server.url);
+    const destField = dialog.getByLabel('Destination folder');
+    await destField.fill(join(tempDir, 'a-file'));
+    await expect(dialog.locator('.field-error')).toContainText('This folder is a file');
+    await destField.fill(tempDir);
+    await expect(dialog.locator('.field-error')).toContainText('is not empty');
+    const dest = join(tempDir, 'fresh');
+    await destField.fill(dest);
+    await expect(dialog.locator('.field-error')).toHaveCount(0);
+    await expect(dialog.getByTestId('hg-command')).toHaveText(`hg clone --stream -U ${server.url} ${dest}`);
+    await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
+    await expectTransferState(transferRow(page, dest), 'done');
+
+    // the next clone suggests the folder of the last one and offers the URL again
+    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
+    await expect(dialog.locator('#clone-recent-urls option')).toHaveCount(1);
+    expect(await dialog.locator('#clone-recent-urls option').getAttribute('value')).toBe(server.url);
+    await dialog.getByLabel('Repository URL').fill(`${server.url}other-name`);
+    await expect(destField).toHaveValue(join(tempDir, 'other-name'));
+  });
+
   test('pull after the served repository gains changesets shows the new tip', async () => {
     test.skip(true, 'skipped: the pull job (helper "pull") is not on main yet, so the row cannot pull');
   });

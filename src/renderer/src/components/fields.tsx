@@ -22,6 +22,8 @@ interface TextFieldProps {
   after?: ReactNode;
   spellCheck?: boolean;
   required?: boolean;
+  /** id of a <datalist> of suggestions */
+  list?: string;
 }
 
 export function TextField({
@@ -39,6 +41,7 @@ export function TextField({
   spellCheck = false,
   required,
   onBlur,
+  list,
 }: TextFieldProps) {
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;
@@ -58,6 +61,7 @@ export function TextField({
           aria-invalid={error ? true : undefined}
           aria-describedby={describedBy}
           aria-required={required || undefined}
+          list={list}
           onChange={(e) => onChange(e.target.value)}
           onBlur={onBlur}
         />

@@ -15,7 +15,8 @@ import {
 import { Icon } from '../components/Icon';
 import { ErrorDetails } from '../components/ErrorDetails';
 import { toUiError, type UiError } from '../lib/errors';
-import { joinPath, repoNameFromUrl } from '../lib/paths';
+import { dirName, joinPath, repoNameFromUrl } from '../lib/paths';
+import { destinationProblem, HgCommandLine, RecentFolders, useDestinationCheck } from './clone-helpers';
 import { useSluice, useSluiceShallow } from '../store/react';
 import { closerFromDefaults, validateCloneUrl, validateDestination } from '../store/requests';
 
@@ -26,6 +27,11 @@ type Probe =
   | { state: 'error'; url: string; error: UiError };
 
 export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
+  const { recentUrls, recentCloneDirs, rememberClone } = useSluiceShallow((s) => ({
+    recentUrls: s.recentUrls,
+    recentCloneDirs: s.recentCloneDirs,
+    rememberClone: s.rememberClone,
+  }));
   const { closeDialog, startJob, setDefaults, probeServer, setScreen, notify } = useSluiceShallow((s) => ({
     closeDialog: s.closeDialog,
     startJob: s.startJob,
@@ -55,13 +61,16 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
   const [submitError, setSubmitError] = useState<UiError | null>(null);
 
   const urlError = validateCloneUrl(url);
-  const destError = validateDestination(dest);
+  const destCheck = useDestinationCheck(dest.trim(), !validateDestination(dest));
+  const destError = validateDestination(dest) ?? destinationProblem(destCheck);
+  // the folder of the last clone, else the clone folder of Settings
+  const cloneParent = recentCloneDirs[0] ?? appInfo?.defaultCloneDir;
   const suggestedDest = useMemo(
     () =>
-      appInfo && !urlError
-        ? joinPath(appInfo.defaultCloneDir, repoNameFromUrl(url.trim()), appInfo.platform)
+      appInfo && cloneParent && !urlError
+        ? joinPath(cloneParent, repoNameFromUrl(url.trim()), appInfo.platform)
         : '',
-    [appInfo, url, urlError],
+    [appInfo, cloneParent, url, urlError],
   );
 
   useEffect(() => {
@@ -86,6 +95,17 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
     }
   };
 
+  const buildRequest = (): CloneRequest => ({
+    kind: 'clone',
+    url: url.trim(),
+    dest: dest.trim(),
+    stream,
+    closer: closerFromDefaults(options),
+    verify: options.verify,
+    cloneBundles,
+    ...(obsmarkers ? { obsmarkers: true } : {}),
+  });
+
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (urlError || destError) {
@@ -95,19 +115,11 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
     }
     setSubmitting(true);
     setSubmitError(null);
-    const request: CloneRequest = {
-      kind: 'clone',
-      url: url.trim(),
-      dest: dest.trim(),
-      stream,
-      closer: closerFromDefaults(options),
-      verify: options.verify,
-      cloneBundles,
-      ...(obsmarkers ? { obsmarkers: true } : {}),
-    };
+    const request = buildRequest();
     try {
       await startJob(request, undefined, 'user');
       setDefaults({ stream, ...options });
+      rememberClone(request.url, dirName(request.dest));
       closeDialog();
       setScreen('transfers');
     } catch (err) {
@@ -147,6 +159,7 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
           error={showErrors || urlTouched ? urlError : null}
           onBlur={() => url.trim() !== '' && setUrlTouched(true)}
           required
+          list="clone-recent-urls"
           after={
             <button
               type="button"
@@ -158,6 +171,11 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
             </button>
           }
         />
+        <datalist id="clone-recent-urls">
+          {recentUrls.map((u) => (
+            <option key={u} value={u} />
+          ))}
+        </datalist>
         <ProbePanel probe={probe} url={url.trim()} stream={stream} />
         <FolderField
           id="clone-dest"
@@ -167,11 +185,21 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
             setDest(v);
             setDestTouched(true);
           }}
-          error={showErrors ? destError : null}
+          // the host's check shows as soon as it answers; the path-shape check after a submit
+          error={showErrors ? destError : destinationProblem(destCheck)}
           placeholder={
             appInfo ? joinPath(appInfo.defaultCloneDir, '<repository name>', appInfo.platform) : undefined
           }
           hint="A new folder; Sluice writes into a temporary folder beside it and renames it when the clone is complete."
+        />
+        <RecentFolders
+          dirs={recentCloneDirs}
+          name={urlError ? 'repository' : repoNameFromUrl(url.trim())}
+          platform={appInfo?.platform}
+          onPick={(d) => {
+            setDest(d);
+            setDestTouched(true);
+          }}
         />
         <details className="options" open={Boolean(initial)}>
           <summary>Options</summary>
@@ -200,6 +228,7 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
             />
           </div>
         </details>
+        <HgCommandLine request={urlError || validateDestination(dest) ? null : buildRequest()} platform={appInfo?.platform} />
         {submitError ? <ErrorDetails error={submitError} compact /> : null}
       </form>
     </Dialog>

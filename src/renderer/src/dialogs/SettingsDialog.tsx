@@ -1,7 +1,9 @@
 // Preferences: theme, when a transfer counts as stalled, defaults of the transfer dialogs.
 
 import { Dialog } from '../components/Dialog';
-import { StreamChoice, TransferOptions } from '../components/fields';
+import { useState } from 'react';
+import { FolderField, StreamChoice, TransferOptions } from '../components/fields';
+import { validateDestination } from '../store/requests';
 import { useSluice, useSluiceShallow } from '../store/react';
 import type { ThemeChoice } from '../store/types';
 
@@ -16,6 +18,13 @@ export function SettingsDialog() {
   const stallSeconds = useSluice((s) => s.stallSeconds);
   const defaults = useSluice((s) => s.defaults);
   const appInfo = useSluice((s) => s.appInfo);
+  const { cloneDir, hostCloneDir, setCloneDir } = useSluiceShallow((s) => ({
+    cloneDir: s.cloneDir,
+    hostCloneDir: s.hostCloneDir,
+    setCloneDir: s.setCloneDir,
+  }));
+  const [folder, setFolder] = useState(cloneDir ?? hostCloneDir ?? appInfo?.defaultCloneDir ?? '');
+  const folderError = folder.trim() ? validateDestination(folder) : null;
   return (
     <Dialog
       title="Settings"
@@ -53,6 +62,18 @@ export function SettingsDialog() {
           A transfer that moves no data for this long is flagged, with Cancel and Retry at hand.
         </p>
       </div>
+      <FolderField
+        id="settings-clone-dir"
+        label="Clone folder"
+        value={folder}
+        onChange={(v) => {
+          setFolder(v);
+          // an empty field is the host's default again; a relative path is not saved
+          if (!v.trim() || !validateDestination(v)) setCloneDir(v.trim() || undefined);
+        }}
+        error={folderError}
+        hint={`New clones and applied bundles go here unless you choose another folder.${hostCloneDir ? ` Leave empty for ${hostCloneDir}.` : ''}`}
+      />
       <fieldset className="field settings-defaults">
         <legend>Defaults for new transfers</legend>
         <StreamChoice value={defaults.stream} onChange={(stream) => setDefaults({ stream })} />

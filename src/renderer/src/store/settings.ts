@@ -20,6 +20,21 @@ interface Persisted {
   theme: ThemeChoice;
   defaults: TransferDefaults;
   stallSeconds: number;
+  /** the user's clone folder, instead of the host's default */
+  cloneDir?: string;
+  recentUrls?: string[];
+  recentCloneDirs?: string[];
+}
+
+export const MAX_RECENT_URLS = 8;
+export const MAX_RECENT_DIRS = 5;
+
+const strings = (v: unknown, max: number): string[] | undefined =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.length < 4096).slice(0, max) : undefined;
+
+/** `item` first, without duplicates, at most `max`. */
+function mostRecent(list: readonly string[], item: string, max: number): string[] {
+  return [item, ...list.filter((x) => x !== item)].slice(0, max);
 }
 
 function readPersisted(storage: StoreDeps['storage']): Partial<Persisted> {
@@ -33,10 +48,19 @@ function readPersisted(storage: StoreDeps['storage']): Partial<Persisted> {
       out.stallSeconds = v.stallSeconds;
     if (v.defaults && typeof v.defaults === 'object')
       out.defaults = { ...DEFAULT_TRANSFER_DEFAULTS, ...sanitizeDefaults(v.defaults) };
+    if (typeof v.cloneDir === 'string' && isAbsolutePath(v.cloneDir)) out.cloneDir = v.cloneDir;
+    const urls = strings(v.recentUrls, MAX_RECENT_URLS);
+    if (urls) out.recentUrls = urls;
+    const dirs = strings(v.recentCloneDirs, MAX_RECENT_DIRS);
+    if (dirs) out.recentCloneDirs = dirs;
     return out;
   } catch {
     return {};
   }
+}
+
+function isAbsolutePath(p: string): boolean {
+  return /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
 }
 
 function sanitizeDefaults(d: Partial<TransferDefaults>): Partial<TransferDefaults> {
@@ -54,11 +78,18 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
   return (set, get) => {
     const persisted = readPersisted(deps.storage);
     const save = (): void => {
-      const { theme, defaults, stallSeconds } = get();
+      const { theme, defaults, stallSeconds, cloneDir, recentUrls, recentCloneDirs } = get();
       try {
         deps.storage?.setItem(
           SETTINGS_KEY,
-          JSON.stringify({ theme, defaults, stallSeconds } satisfies Persisted),
+          JSON.stringify({
+            theme,
+            defaults,
+            stallSeconds,
+            ...(cloneDir ? { cloneDir } : {}),
+            recentUrls,
+            recentCloneDirs,
+          } satisfies Persisted),
         );
       } catch {
         // storage full or disabled: preferences stay for this session
@@ -68,6 +99,9 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
       theme: persisted.theme ?? 'system',
       defaults: persisted.defaults ?? DEFAULT_TRANSFER_DEFAULTS,
       stallSeconds: persisted.stallSeconds ?? DEFAULT_STALL_SECONDS,
+      ...(persisted.cloneDir ? { cloneDir: persisted.cloneDir } : {}),
+      recentUrls: persisted.recentUrls ?? [],
+      recentCloneDirs: persisted.recentCloneDirs ?? [],
 
       setTheme: (theme) => {
         set({ theme });
@@ -82,8 +116,26 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
         save();
       },
       loadAppInfo: async () => {
-        const appInfo = await deps.api.invoke('app:info');
-        set({ appInfo });
+        const info = await deps.api.invoke('app:info');
+        // the user's clone folder wins everywhere the host's default would be used
+        const cloneDir = get().cloneDir;
+        set({ hostCloneDir: info.defaultCloneDir, appInfo: cloneDir ? { ...info, defaultCloneDir: cloneDir } : info });
+      },
+      setCloneDir: (dir) => {
+        const cloneDir = dir && isAbsolutePath(dir.trim()) ? dir.trim() : undefined;
+        const { appInfo, hostCloneDir } = get();
+        set({
+          cloneDir,
+          ...(appInfo ? { appInfo: { ...appInfo, defaultCloneDir: cloneDir ?? hostCloneDir ?? appInfo.defaultCloneDir } } : {}),
+        });
+        save();
+      },
+      rememberClone: (url, destParent) => {
+        set({
+          recentUrls: mostRecent(get().recentUrls, url, MAX_RECENT_URLS),
+          recentCloneDirs: mostRecent(get().recentCloneDirs, destParent, MAX_RECENT_DIRS),
+        });
+        save();
       },
     };
   };

@@ -216,7 +216,17 @@ export interface SettingsSlice {
   defaults: TransferDefaults;
   stallSeconds: number;
   appInfo?: AppInfo;
+  /** the clone folder the user chose in Settings (appInfo.defaultCloneDir then reflects it) */
+  cloneDir?: string;
+  /** the host's own default clone folder */
+  hostCloneDir?: string;
+  /** newest first: URLs cloned from, and the folders clones went into */
+  recentUrls: string[];
+  recentCloneDirs: string[];
   setTheme(theme: ThemeChoice): void;
+  /** undefined or '' = back to the host's default */
+  setCloneDir(dir: string | undefined): void;
+  rememberClone(url: string, destParent: string): void;
   setDefaults(patch: Partial<TransferDefaults>): void;
   setStallSeconds(seconds: number): void;
   loadAppInfo(): Promise<void>;
@@ -280,6 +290,8 @@ export interface UiSlice {
   /** the picker alone, for forms that only need a path */
   pickBundlePath(): Promise<string | null>;
   probeServer(url: string): Promise<import('../../../shared/jobs').ServerInfo>;
+  /** the host's destination check for the dialogs; undefined when the host could not answer */
+  checkDestination(path: string): Promise<import('../../../shared/library').DestinationCheck | undefined>;
 }
 
 export type SluiceState = TransfersSlice &

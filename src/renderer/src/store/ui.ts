@@ -174,6 +174,14 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
       },
 
       probeServer: (url) => deps.api.invoke('server:probe', url),
+
+      checkDestination: async (path) => {
+        try {
+          return await deps.api.invoke('dest:check', path);
+        } catch {
+          return undefined; // not an absolute path yet, or an older host: the job's own check remains
+        }
+      },
     };
   };
 }
