@@ -5,7 +5,7 @@
 import { debugLine, formatHgBytes, type SluiceEvent } from '../shared/events';
 import type { JobRequest } from '../shared/jobs';
 import { isSluiceError } from '../main/engine/errors';
-import { JobContext } from '../main/engine/job/job-context';
+import { JobContext, type CredentialsPrompt } from '../main/engine/job/job-context';
 import { runJob } from '../main/engine/job/run-job';
 import { EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, type CliIO } from './command';
 
@@ -15,13 +15,22 @@ export interface OutputFlags {
   quiet?: boolean;
 }
 
-/** Runs `request` to its end; returns the exit code (0, 1, or 130 after SIGINT). */
-export async function runJobForCli(request: JobRequest, flags: OutputFlags, io: CliIO): Promise<number> {
+/**
+ * Runs `request` to its end; returns the exit code (0, 1, or 130 after SIGINT). Network commands
+ * pass how to ask for credentials (the terminal prompt).
+ */
+export async function runJobForCli(
+  request: JobRequest,
+  flags: OutputFlags,
+  io: CliIO,
+  askCredentials?: CredentialsPrompt,
+): Promise<number> {
   const render = new EventRenderer(flags, io);
   const ctx = new JobContext({
     signal: io.signal,
     sink: (e) => render.event(e),
     fileEvents: Boolean(flags.json || flags.debug),
+    ...(askCredentials ? { askCredentials } : {}),
   });
   try {
     await runJob(request, ctx);

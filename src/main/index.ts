@@ -289,7 +289,7 @@ function setPowerSaveBlock(on: boolean): void {
 function notifyEnded(job: EndedJob): void {
   if (job.durationMs < NOTIFY_AFTER_MS || !Notification.isSupported()) return;
   if (mainWindow && !mainWindow.isDestroyed() && mainWindow.isFocused()) return;
-  const what = { apply: 'Apply', clone: 'Clone', bundle: 'Bundle', verify: 'Verify', update: 'Checkout' }[job.summary.request.kind];
+  const what = { apply: 'Apply', clone: 'Clone', pull: 'Pull', bundle: 'Bundle', verify: 'Verify', update: 'Checkout' }[job.summary.request.kind];
   const seconds = Math.round(job.durationMs / 1000);
   const title = job.summary.state === 'done' ? `${what} finished` : job.summary.state === 'cancelled' ? `${what} cancelled` : `${what} failed`;
   const body = job.summary.state === 'failed' && job.error ? job.error.message : job.result ? `${job.result} (${seconds} s)` : `after ${seconds} s`;

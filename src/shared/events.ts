@@ -2,13 +2,14 @@
 // (`--json`) or renders them for a terminal, the Electron main process and the web host relay
 // them (batched) to the renderer, and tests assert on them. Plain JSON-serialisable data only.
 
-export type JobKind = 'apply' | 'clone' | 'bundle' | 'verify' | 'serve' | 'update';
+export type JobKind = 'apply' | 'clone' | 'pull' | 'bundle' | 'verify' | 'serve' | 'update';
 
 /** On-the-wire or on-disk stream-clone format. */
 export type StreamFormat = 'packed1' | 'stream-v1' | 'stream-v2';
 
 export type JobPhase =
   | 'connect' // HTTP: capabilities, negotiation
+  | 'discovery' // pull: finding what the remote has that the local repository lacks (heads, known)
   | 'download' // fetching a clone bundle before applying it
   | 'write' // streaming entries into the temporary repository
   | 'finalize' // requirements, fncache, phases, bookmarks, hgrc, rename into place

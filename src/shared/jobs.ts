@@ -59,6 +59,32 @@ export interface CloneRequest {
   update?: boolean;
   /** revision to check out (hg clone -u REV); default: `@`, else the tip of default, else tip */
   updateRev?: string;
+  /**
+   * Clone with the pull protocol (discovery + a changegroup), as `hg clone --pull`; without it a
+   * server that offers no stream clone is pulled from anyway.
+   */
+  pull?: boolean;
+  /** seconds to wait for a connection (default 30) */
+  connectTimeoutMs?: number;
+  /** no data for this long aborts (default 60 s) */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * `sluice pull REPO [SOURCE]`: what SOURCE has that REPO lacks, with its phases and bookmarks.
+ * `incoming`: only discovery, reporting what a pull would add (hg incoming).
+ */
+export interface PullRequest {
+  kind: 'pull';
+  repo: string;
+  /** URL; default: the repository's paths.default */
+  source?: string;
+  /** update a clean working copy afterwards (hg pull -u) */
+  update?: boolean;
+  incoming?: boolean;
+  caFile?: string;
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
 }
 
 export interface BundleRequest {
@@ -85,7 +111,13 @@ export interface UpdateRequest {
   closer?: Partial<CloserOptions>;
 }
 
-export type JobRequest = ApplyRequest | CloneRequest | BundleRequest | VerifyRequest | UpdateRequest;
+export type JobRequest =
+  | ApplyRequest
+  | CloneRequest
+  | PullRequest
+  | BundleRequest
+  | VerifyRequest
+  | UpdateRequest;
 
 /** What `inspectBundle` reads from a bundle's header without applying it (drop dialog). */
 export interface BundleInfo {

@@ -1,6 +1,5 @@
 // sluice clone URL DEST: a stream clone over hg's HTTP wire protocol (WIRE: wire/clone.ts).
 import { createInterface } from 'node:readline';
-import { setDefaultCloneOptions } from '../../main/engine/wire/clone';
 import type { Credentials } from '../../main/engine/wire/http-client';
 import {
   CLOSER_HELP,
@@ -18,7 +17,7 @@ import {
 import { runJobForCli } from '../job-output';
 
 /** hg's ui.getpass-like prompt on the terminal: user name echoed, password not. */
-async function promptCredentials(realm: string, url: string, io: CliIO): Promise<Credentials | null> {
+export async function promptCredentials(realm: string, url: string, io: CliIO): Promise<Credentials | null> {
   if (!process.stdin.isTTY || !io.stderr.isTTY) return null;
   io.stderr.write(`http authorization required for ${url}\nrealm: ${realm}\n`);
   const ask = (q: string, hidden: boolean): Promise<string> =>
@@ -89,11 +88,6 @@ ${OUTPUT_HELP}`,
     const closer = closerOptions(values);
     const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
     const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
-    setDefaultCloneOptions({
-      credentials: (realm, u) => promptCredentials(realm, u, io),
-      ...(connect ? { connectTimeoutMs: connect * 1000 } : {}),
-      ...(idle ? { idleTimeoutMs: idle * 1000 } : {}),
-    });
     return runJobForCli(
       {
         kind: 'clone',
@@ -105,9 +99,12 @@ ${OUTPUT_HELP}`,
         ...(values['no-clone-bundles'] ? { cloneBundles: false } : {}),
         ...(values.obsmarkers ? { obsmarkers: true } : {}),
         ...(values.verify ? { verify: true } : {}),
+        ...(connect ? { connectTimeoutMs: connect * 1000 } : {}),
+        ...(idle ? { idleTimeoutMs: idle * 1000 } : {}),
       },
       values,
       io,
+      ({ url: u, realm }) => promptCredentials(realm, u, io),
     );
   },
 };

@@ -35,6 +35,26 @@ describe('validateJobRequest', () => {
       obsmarkers: true,
     });
     rejects(() => validateJobRequest({ kind: 'clone', url: 'https://h/r', dest: '/c', obsmarkers: 'yes' }, abs), /obsmarkers/);
+    expect(validateJobRequest({ kind: 'clone', url: 'https://h/r', dest: '/c', pull: true, idleTimeoutMs: 5000 }, abs)).toEqual({
+      kind: 'clone',
+      url: 'https://h/r',
+      dest: '/c',
+      pull: true,
+      idleTimeoutMs: 5000,
+    });
+    rejects(() => validateJobRequest({ kind: 'clone', url: 'https://h/r', dest: '/c', pull: 1 }, abs), /pull/);
+    rejects(() => validateJobRequest({ kind: 'clone', url: 'https://h/r', dest: '/c', connectTimeoutMs: 5 }, abs), /connectTimeoutMs: must be between/);
+    expect(validateJobRequest({ kind: 'pull', repo: '/r', source: 'http://h/r', update: true, incoming: false }, abs)).toEqual({
+      kind: 'pull',
+      repo: '/r',
+      source: 'http://h/r',
+      update: true,
+      incoming: false,
+    });
+    expect(validateJobRequest({ kind: 'pull', repo: '/r' }, abs)).toEqual({ kind: 'pull', repo: '/r' });
+    rejects(() => validateJobRequest({ kind: 'pull', repo: 'r' }, abs), /repo: not an absolute path/);
+    rejects(() => validateJobRequest({ kind: 'pull', repo: '/r', source: 'file:///etc' }, abs), /only http and https/);
+    rejects(() => validateJobRequest({ kind: 'pull', repo: '/r', dest: '/x' }, abs), /unknown field "dest"/);
     expect(validateJobRequest({ kind: 'bundle', repo: '/r', out: '/o.hg', type: 'packed1', compression: 'none', chunkSize: 4096 }, abs)).toMatchObject({ chunkSize: 4096 });
     expect(validateJobRequest({ kind: 'verify', repo: '/r' }, abs)).toEqual({ kind: 'verify', repo: '/r' });
   });

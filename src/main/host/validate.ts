@@ -28,6 +28,8 @@ export const LIMITS = {
   maxQueue: [1, 1_000_000] as const,
   /** bundle2 payload chunk size: hg writes 4096 (before 4.5) or 32768; 512 B..16 MiB is generous */
   chunkSize: [512, 16 * 1024 * 1024] as const,
+  /** network timeouts: 1 s .. 1 day */
+  timeoutMs: [1000, 86_400_000] as const,
 };
 
 export class ValidationError extends SluiceError {
@@ -136,7 +138,11 @@ function expectCloser(v: unknown, where: string): Partial<CloserOptions> {
 /** Copies only the validated fields, so what reaches the engine is exactly what was checked. */
 export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => boolean = isAbsolute, where = 'request'): JobRequest {
   if (!isPlainObject(v)) fail(where, 'expected an object');
-  const kind = expectOneOf(v.kind, `${where}.kind`, ['apply', 'clone', 'bundle', 'verify']);
+  const kind = expectOneOf(v.kind, `${where}.kind`, ['apply', 'clone', 'pull', 'bundle', 'verify']);
+  const timeouts = (o: Record<string, unknown>) => ({
+    ...(o.connectTimeoutMs !== undefined && { connectTimeoutMs: expectInt(o.connectTimeoutMs, `${where}.connectTimeoutMs`, LIMITS.timeoutMs) }),
+    ...(o.idleTimeoutMs !== undefined && { idleTimeoutMs: expectInt(o.idleTimeoutMs, `${where}.idleTimeoutMs`, LIMITS.timeoutMs) }),
+  });
   const abs = (x: unknown, field: string) => expectAbsolutePath(x, `${where}.${field}`, pathIsAbsolute);
   switch (kind) {
     case 'apply': {
@@ -150,7 +156,7 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
       };
     }
     case 'clone': {
-      const o = expectObject(v, where, ['kind', 'url', 'dest', 'stream', 'closer', 'verify', 'caFile', 'cloneBundles', 'obsmarkers']);
+      const o = expectObject(v, where, ['kind', 'url', 'dest', 'stream', 'closer', 'verify', 'caFile', 'cloneBundles', 'obsmarkers', 'pull', 'connectTimeoutMs', 'idleTimeoutMs']);
       return {
         kind,
         url: expectHttpUrl(o.url, `${where}.url`),
@@ -161,6 +167,20 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
         ...(o.caFile !== undefined && { caFile: abs(o.caFile, 'caFile') }),
         ...(o.cloneBundles !== undefined && { cloneBundles: expectBoolean(o.cloneBundles, `${where}.cloneBundles`) }),
         ...(o.obsmarkers !== undefined && { obsmarkers: expectBoolean(o.obsmarkers, `${where}.obsmarkers`) }),
+        ...(o.pull !== undefined && { pull: expectBoolean(o.pull, `${where}.pull`) }),
+        ...timeouts(o),
+      };
+    }
+    case 'pull': {
+      const o = expectObject(v, where, ['kind', 'repo', 'source', 'update', 'incoming', 'caFile', 'connectTimeoutMs', 'idleTimeoutMs']);
+      return {
+        kind,
+        repo: abs(o.repo, 'repo'),
+        ...(o.source !== undefined && { source: expectHttpUrl(o.source, `${where}.source`) }),
+        ...(o.update !== undefined && { update: expectBoolean(o.update, `${where}.update`) }),
+        ...(o.incoming !== undefined && { incoming: expectBoolean(o.incoming, `${where}.incoming`) }),
+        ...(o.caFile !== undefined && { caFile: abs(o.caFile, 'caFile') }),
+        ...timeouts(o),
       };
     }
     case 'bundle': {

@@ -272,7 +272,7 @@ export async function* emitChangegroup(
   const changedFiles = new Set<string>();
   const clrevorder = new Map<number, number>();
   try {
-    if (cl.length !== outgoing.common.length)
+    if (cl.length < outgoing.common.length)
       throw new SluiceError('REVLOG', 'the changelog changed while a changegroup was being made');
     const stats = { revisions: 0 };
     yield* emitGroup(

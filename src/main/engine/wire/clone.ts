@@ -70,16 +70,6 @@ export interface CloneResult extends ApplyStats {
 
 const PAYLOAD_LIMIT = 64 << 20;
 
-let defaultOptions: CloneOptions = {};
-
-/**
- * Options for clones started without explicit ones (runJob passes only the request and the
- * context): the CLI installs its terminal prompt here, the app its credentials dialog.
- */
-export function setDefaultCloneOptions(opts: CloneOptions): void {
-  defaultOptions = { ...opts };
-}
-
 async function readPayload(part: Bundle2Part): Promise<Buffer> {
   const parts: Buffer[] = [];
   let n = 0;
@@ -346,9 +336,12 @@ function staleBundle(message: string): SluiceError {
 export async function cloneFromUrl(
   req: CloneRequest,
   ctx: JobContext,
-  explicit?: CloneOptions,
+  explicit: CloneOptions = {},
 ): Promise<CloneResult> {
-  const opts: CloneOptions = { ...defaultOptions, ...(explicit ?? {}) };
+  const opts: CloneOptions = { ...explicit };
+  if (opts.connectTimeoutMs === undefined && req.connectTimeoutMs !== undefined)
+    opts.connectTimeoutMs = req.connectTimeoutMs;
+  if (opts.idleTimeoutMs === undefined && req.idleTimeoutMs !== undefined) opts.idleTimeoutMs = req.idleTimeoutMs;
   // The app's engine worker asks through the job context (its dialog answers over IPC).
   const ask = ctx.askCredentials;
   if (!opts.credentials && ask) opts.credentials = (realm, url) => ask({ url, realm });

@@ -22,6 +22,7 @@ import { ErrorDetails } from './ErrorDetails';
 
 const KIND_ICON: Record<TransferJob['kind'], IconName> = {
   clone: 'clone',
+  pull: 'download',
   apply: 'apply',
   bundle: 'bundle',
   verify: 'verify',

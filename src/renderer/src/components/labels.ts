@@ -6,6 +6,7 @@ import type { TransferJob } from '../store/types';
 
 export const KIND_LABEL: Record<JobKind, string> = {
   clone: 'Clone',
+  pull: 'Pull',
   apply: 'Apply bundle',
   bundle: 'Create bundle',
   verify: 'Verify',
@@ -15,6 +16,7 @@ export const KIND_LABEL: Record<JobKind, string> = {
 
 export const PHASE_LABEL: Record<JobPhase, string> = {
   connect: 'Connecting',
+  discovery: 'Searching for changes',
   download: 'Downloading bundle',
   write: 'Writing files',
   checkout: 'Checking out files',

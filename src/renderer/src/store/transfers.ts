@@ -31,6 +31,8 @@ export function describeRequest(request: JobRequest): {
       return { kind: 'apply', source: request.bundlePath, dest: request.dest };
     case 'clone':
       return { kind: 'clone', source: request.url, dest: request.dest };
+    case 'pull':
+      return { kind: 'pull', source: request.source ?? 'default path', dest: request.repo };
     case 'bundle':
       return { kind: 'bundle', source: request.repo, dest: request.out };
     case 'verify':
