@@ -51,7 +51,9 @@ export function changegroupPart(
   const data = emitChangegroup(
     { storeDir: snap.storeDir, requirements: snap.requirements },
     outgoing,
-    { version, fastPathLinkrev, ...(signal ? { signal } : {}) },
+    // sync reads: revlogs of a served repository are page-cache hot, and the thread pool's
+    // per-read cost doubled the CPU of a pull clone (measured on the medium corpus)
+    { version, fastPathLinkrev, io: 'sync', ...(signal ? { signal } : {}) },
   );
   return {
     missing: outgoing.missing.length,
