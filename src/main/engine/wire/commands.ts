@@ -4,14 +4,15 @@
 // streamres, streamreslegacy, ooberror). The HTTP server (server.ts) and the ssh stdio server
 // (ssh-server.ts) decode arguments their own way and render these responses their own way.
 //
-// Read-only, stream clones only: v2 through getbundle (stream2 + bookmarks + listkeys
-// [+ phase-heads]) and v1 through stream_out (plus the follow-up getbundle for phases and
-// bookmarks). A getbundle that needs a changegroup gets an error:abort part saying so.
+// Read-only: stream clones (v2 through getbundle: stream2 + bookmarks + listkeys [+ phase-heads];
+// v1 through stream_out plus the follow-up getbundle for phases and bookmarks) and pulls
+// (getbundle with common/heads: a changegroup part, see getbundle-changegroup.ts).
 
 import type { Bundle2OutPart } from '../format/bundle2';
 import { stream2Params } from '../format/stream2';
 import { bundle2Reply, bundle2ReplyLength, type ReplyPart } from './bundle2-reply';
 import { branchMapOf } from './branchmap';
+import { changegroupPart } from './getbundle-changegroup';
 import { decodeBundle2Caps, encodeBundle2Caps, serverBundle2Caps } from './capabilities';
 import type { RepoSnapshot } from './repo-state';
 import type { ServedCloneBundles } from './served-clone-bundles';
@@ -29,8 +30,7 @@ import {
 
 const BUNDLE2_REQUIRED =
   'incompatible Mercurial client; bundle2 required\n(see https://www.mercurial-scm.org/wiki/IncompatibleClient)\n';
-const ONLY_STREAM = 'sluice serve only serves stream clones';
-const ONLY_STREAM_HINT = 'clone with hg clone --stream (pulls and non-stream clones need hg serve)';
+const SERVED = 'sluice serve answers getbundle pulls and stream clones only';
 
 /** One command invocation, as the transport decoded it. */
 export interface CommandCall {
@@ -129,7 +129,7 @@ function decodeNodesOrBad(nodes: string): string[] {
 
 async function capabilities(env: CommandEnv, call: CommandCall): Promise<string> {
   const snap = call.snap;
-  const caps = ['batch', 'getbundle', 'known', 'pushkey', ...call.transportCaps];
+  const caps = ['batch', 'getbundle', 'known', 'lookup', 'pushkey', ...call.transportCaps];
   if (await branchMapOf(snap)) caps.push('branchmap');
   if (snap.streamAllowed) {
     if (snap.settings.preferUncompressed) caps.push('stream-preferred');
@@ -173,7 +173,17 @@ function lookup(snap: RepoSnapshot, key: string): number | undefined {
   for (const [name, hex] of snap.servedBookmarks()) if (name === key) return snap.revOfHex(hex);
   if (/^\d+$/.test(key)) {
     const r = Number(key);
-    return r < snap.graph.length && snap.visible(r) ? r : undefined;
+    if (r < snap.graph.length && snap.visible(r)) return r;
+  }
+  // an unambiguous node prefix (clone -r 8fbb0e6e)
+  if (/^[0-9a-f]{1,39}$/.test(key)) {
+    let found: number | undefined;
+    for (let r = 0; r < snap.graph.length; r++) {
+      if (!snap.visible(r) || !snap.hex(r).startsWith(key)) continue;
+      if (found !== undefined) return undefined;
+      found = r;
+    }
+    return found;
   }
   return undefined;
 }
@@ -246,14 +256,19 @@ async function getbundleParts(
     });
     preferUncompressed = true;
   }
-  if (bool('cg', true)) {
-    const headsArg = a.has('heads') ? decodeNodesOrBad(a.get('heads')!) : null;
-    const common = a.has('common') ? decodeNodesOrBad(a.get('common')!) : [];
-    const wanted = headsArg ? headsArg.map((h) => snap.revOfHex(h)) : snap.headRevs();
-    if (wanted.some((x) => x === undefined)) throw new CommandAbort('unknown revision requested');
-    const commonRevs = common.map((h) => snap.revOfHex(h)).filter((x): x is number => x !== undefined);
-    const have = snap.graph.ancestors(commonRevs);
-    if ((wanted as number[]).some((rev) => !have[rev])) throw new CommandAbort(ONLY_STREAM, ONLY_STREAM_HINT);
+  // _getbundlechangegrouppart: no changegroup for a client without bundle2 caps (quirk kept)
+  if (bool('cg', true) && b2caps.size) {
+    const cg = changegroupPart(
+      snap,
+      {
+        heads: a.has('heads') ? decodeNodesOrBad(a.get('heads')!) : null,
+        common: a.has('common') ? decodeNodesOrBad(a.get('common')!) : [],
+        b2caps,
+      },
+      call.signal,
+    );
+    if ('abort' in cg) throw new CommandAbort(cg.abort, cg.hint);
+    if (cg.part) parts.push(cg.part);
   }
   if (bool('bookmarks', false)) {
     if (!b2caps.has('bookmarks')) throw new CommandAbort('no common bookmarks exchange method');
@@ -346,7 +361,7 @@ async function streamOut(call: CommandCall): Promise<CommandResponse> {
 const notSupported = (args: string): WireCommand => ({
   args,
   run: async (_env, _call, name) =>
-    oob(`sluice serve does not support the ${name} command; ${ONLY_STREAM}\n`),
+    oob(`sluice serve does not support the ${name} command; ${SERVED}\n`),
 });
 const readOnly = (args: string): WireCommand => ({
   args,
@@ -441,7 +456,7 @@ async function batch(env: CommandEnv, call: CommandCall): Promise<string> {
     const cmd = Object.hasOwn(WIRE_COMMANDS, op) ? WIRE_COMMANDS[op]! : undefined;
     if (!cmd?.batchable)
       throw new CommandAbort(
-        `sluice serve does not support the ${op} command (read-only, stream clones only)`,
+        `sluice serve does not support the ${op} command (read-only: getbundle pulls and stream clones)`,
       );
     const r = await cmd.run(env, { ...call, args: vals }, op);
     if (r.type !== 'bytes') throw new CommandAbort(`${op} cannot run in a batch`);

@@ -3,7 +3,12 @@
 // common nodes, in the served view (secret changesets are neither sent nor accepted as heads),
 // as the newest changegroup version both sides speak.
 
-import { EMITTED_CG_VERSIONS, computeOutgoing, emitChangegroup, type ChangegroupVersion } from '../changegroup/emit';
+import {
+  EMITTED_CG_VERSIONS,
+  computeOutgoing,
+  emitChangegroup,
+  type ChangegroupVersion,
+} from '../changegroup/emit';
 import type { ReplyPart } from './bundle2-reply';
 import type { RepoSnapshot } from './repo-state';
 
@@ -17,8 +22,7 @@ export interface ChangegroupRequest {
 }
 
 export type ChangegroupPartResult =
-  | { part: ReplyPart | null; missing: number }
-  | { abort: string; hint?: string };
+  { part: ReplyPart | null; missing: number } | { abort: string; hint?: string };
 
 /** null for a client that takes no version Sluice writes (cg1 only). */
 export function chooseChangegroupVersion(b2caps: Map<string, string[]>): ChangegroupVersion | null {

@@ -110,15 +110,15 @@ describe.each(['default', 'legacy'])('sluice serve, %s fixture', (name) => {
     );
   });
 
-  it('errors: a pull is refused with an error:abort part, bundle1 with hg-error, unknown commands 400, sub-paths 404', async () => {
+  it('errors: a cg1-only pull is refused with an error:abort part, bundle1 with hg-error, unknown commands 400, sub-paths 404', async () => {
     const url = servers[name]!.url;
     const pull = await get(`${url}?cmd=getbundle`, {
-      'X-HgArg-1': 'bundlecaps=HG20&common=' + '0'.repeat(40),
+      'X-HgArg-1': 'bundlecaps=HG20,bundle2%3DHG20%250Achangegroup%253D01&common=' + '0'.repeat(40),
       'X-HgProto-1': '0.1 0.2 comp=zstd,zlib,none',
     });
     expect(pull.body.subarray(0, 5).toString('latin1')).toBe('\x04none');
     expect(pull.body.toString('latin1')).toContain('ERROR:ABORT');
-    expect(pull.body.toString('latin1')).toContain('sluice serve only serves stream clones');
+    expect(pull.body.toString('latin1')).toContain('no common changegroup version');
     const b1 = await get(`${url}?cmd=getbundle`, { 'X-HgArg-1': 'common=' + '0'.repeat(40) });
     expect(b1.type).toBe('application/hg-error');
     expect(b1.body.toString()).toMatch(/bundle2 required/);
