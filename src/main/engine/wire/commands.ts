@@ -360,8 +360,7 @@ async function streamOut(call: CommandCall): Promise<CommandResponse> {
 
 const notSupported = (args: string): WireCommand => ({
   args,
-  run: async (_env, _call, name) =>
-    oob(`sluice serve does not support the ${name} command; ${SERVED}\n`),
+  run: async (_env, _call, name) => oob(`sluice serve does not support the ${name} command; ${SERVED}\n`),
 });
 const readOnly = (args: string): WireCommand => ({
   args,
