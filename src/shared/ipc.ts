@@ -128,38 +128,41 @@ export interface SluiceApi {
   pathForFile(file: File): Promise<string>;
 }
 
-export const INVOKE_CHANNELS: readonly InvokeChannel[] = [
-  'app:info',
-  'job:start',
-  'job:cancel',
-  'job:list',
-  'job:log',
-  'job:exportLog',
-  'bundle:inspect',
-  'server:probe',
-  'sample:get',
-  'history:list',
-  'history:clear',
-  'dialog:pickDirectory',
-  'dialog:pickBundle',
-  'shell:openPath',
-  'shell:openExternal',
-  'file:writeText',
-  'credentials:answer',
-  'library:list',
-  'library:add',
-  'library:remove',
-  'library:trash',
-  'library:openTerminal',
-  'library:copySource',
-  'dest:check',
-];
-
-export const PUSH_CHANNELS: readonly PushChannel[] = [
-  'job:events',
-  'job:state',
-  'credentials:request',
-  'bundle:opened',
-  'app:command',
-  'library:update',
-];
+// The channel lists the preload and the host allow. Each is the keys of a Record over its map's
+// channels, so the compiler refuses a channel missing here or one the map does not have.
+const INVOKE: Record<InvokeChannel, true> = {
+  'app:info': true,
+  'job:start': true,
+  'job:cancel': true,
+  'job:list': true,
+  'job:log': true,
+  'job:exportLog': true,
+  'bundle:inspect': true,
+  'server:probe': true,
+  'sample:get': true,
+  'history:list': true,
+  'history:clear': true,
+  'dialog:pickDirectory': true,
+  'dialog:pickBundle': true,
+  'shell:openPath': true,
+  'shell:openExternal': true,
+  'file:writeText': true,
+  'credentials:answer': true,
+  'library:list': true,
+  'library:add': true,
+  'library:remove': true,
+  'library:trash': true,
+  'library:openTerminal': true,
+  'library:copySource': true,
+  'dest:check': true,
+};
+const PUSH: Record<PushChannel, true> = {
+  'job:events': true,
+  'job:state': true,
+  'credentials:request': true,
+  'bundle:opened': true,
+  'app:command': true,
+  'library:update': true,
+};
+export const INVOKE_CHANNELS: readonly InvokeChannel[] = Object.freeze(Object.keys(INVOKE) as InvokeChannel[]);
+export const PUSH_CHANNELS: readonly PushChannel[] = Object.freeze(Object.keys(PUSH) as PushChannel[]);
