@@ -17,8 +17,15 @@ if (existsSync(built) && existsSync(bootstrap) && !process.env.SLUICE_FROM_SOURC
   require(bootstrap).startCli(pathToFileURL(built).href);
 } else {
   // a checkout where the CLI was not built yet: the same bootstrap and the CLI from their
-  // TypeScript sources through tsx (its CommonJS loader reads files synchronously: no pool yet)
-  const { require: tsxRequire } = require('tsx/cjs/api');
+  // TypeScript sources through tsx (its CommonJS loader reads files synchronously: no pool yet).
+  // tsx is a dev dependency: an install without them runs the built out/cli.
+  let tsxRequire;
+  try {
+    tsxRequire = require('tsx/cjs/api').require;
+  } catch {
+    console.error('sluice: out/cli is not built and tsx (a dev dependency) is missing: run `npm run build:cli`');
+    process.exit(1);
+  }
   const { closeThreadsFromArgv, sizeThreadpool } = tsxRequire('../src/main/engine/closer/threadpool.ts', __filename);
   sizeThreadpool(closeThreadsFromArgv(process.argv.slice(2)));
   import('tsx/esm/api').then(({ register }) => {

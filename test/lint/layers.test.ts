@@ -1,0 +1,70 @@
+// The layer rules of eslint.config.js, run through ESLint's Node API with the repository's own
+// config (what `npm run lint` runs) on files placed, by path, in the engine and the renderer.
+import { join } from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../../src/main/engine/test-support';
+
+const eslint = new ESLint({ cwd: ROOT });
+
+/** The rules `code` breaks as the file `path` (relative to the repository). */
+async function broken(path: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(ROOT, path) });
+  return result!.messages.map((m) => `${m.ruleId ?? 'fatal'}: ${m.message}`);
+}
+
+const ENGINE = 'src/main/engine/format/layer-probe.ts';
+const RENDERER = 'src/renderer/src/components/LayerProbe.tsx';
+
+describe('lint: the engine imports no Electron, React or renderer code', () => {
+  it.each([
+    ["import { app } from 'electron';\nexport const a = app;\n", 'no-restricted-imports'],
+    [
+      "import type { BrowserWindow } from 'electron/main';\nexport type W = BrowserWindow;\n",
+      'no-restricted-imports',
+    ],
+    ["import { useState } from 'react';\nexport const u = useState;\n", 'no-restricted-imports'],
+    ["import { create } from 'zustand';\nexport const c = create;\n", 'no-restricted-imports'],
+    ["import { api } from '../../../renderer/src/api';\nexport const a = api;\n", 'no-restricted-imports'],
+    ["export const load = () => import('electron');\n", 'no-restricted-syntax'],
+    ["export const e = require('electron');\n", 'no-restricted-syntax'],
+  ])('%s fails with %s', async (code, rule) => {
+    const messages = await broken(ENGINE, code);
+    expect(
+      messages.some((m) => m.startsWith(`${rule}: `) && m.includes('src/main/engine runs in plain Node')),
+      messages.join('\n'),
+    ).toBe(true);
+  });
+
+  it('node modules and the shared contract are fine', async () => {
+    const code =
+      "import { open } from 'node:fs/promises';\nimport type { SluiceEvent } from '../../../shared/events';\n" +
+      'export const x: [typeof open, SluiceEvent?] = [open];\n';
+    expect(await broken(ENGINE, code)).toEqual([]);
+  });
+});
+
+describe('lint: the renderer imports no Node modules or Electron', () => {
+  it.each([
+    "import { readFile } from 'node:fs/promises';\nexport const r = readFile;\n",
+    "import { join } from 'path';\nexport const j = join;\n",
+    "import { posix } from 'path/posix';\nexport const p = posix;\n",
+    "import { ipcRenderer } from 'electron';\nexport const i = ipcRenderer;\n",
+    "import { startServer } from '../../../main/engine/wire/server';\nexport const s = startServer;\n",
+    "export const cp = require('child_process');\n",
+    "export const load = () => import('node:os');\n",
+  ])('%s fails', async (code) => {
+    const messages = await broken(RENDERER, code);
+    expect(
+      messages.some((m) => m.includes('src/renderer runs in a sandboxed page')),
+      messages.join('\n'),
+    ).toBe(true);
+  });
+
+  it('React, zustand and the shared contract are fine', async () => {
+    const code =
+      "import { useState } from 'react';\nimport { formatHgBytes } from '../../../shared/events';\n" +
+      'export const x = [useState, formatHgBytes];\n';
+    expect(await broken(RENDERER, code)).toEqual([]);
+  });
+});
