@@ -4,14 +4,17 @@
 
 export type JobKind = 'apply' | 'clone' | 'pull' | 'bundle' | 'verify' | 'serve' | 'update';
 
-/** On-the-wire or on-disk stream-clone format. */
-export type StreamFormat = 'packed1' | 'stream-v1' | 'stream-v2';
+/** On-the-wire or on-disk format of a job's data: a stream clone format, or a changegroup (`cg1`…`cg3`). */
+export type StreamFormat = 'packed1' | 'stream-v1' | 'stream-v2' | 'changegroup';
 
 export type JobPhase =
   | 'connect' // HTTP: capabilities, negotiation
   | 'discovery' // pull: finding what the remote has that the local repository lacks (heads, known)
   | 'download' // fetching a clone bundle before applying it
   | 'write' // streaming entries into the temporary repository
+  | 'changesets' // changegroup: adding changesets (hg's `adding changesets`)
+  | 'manifests' // changegroup: adding manifests
+  | 'files' // changegroup: adding file changes, one batched files event entry per filelog
   | 'finalize' // requirements, fncache, phases, bookmarks, hgrc, rename into place
   | 'checkout' // writing the working copy (sluice update, clone/apply with a checkout)
   | 'verify' // optional verification after clone/apply

@@ -18,6 +18,8 @@ export type ErrorCode =
   // environment
   | 'DEST_EXISTS' // destination exists and is not an empty directory
   | 'NOT_A_REPO'
+  | 'LOCKED' // the repository lock stayed held by another process (hg or Sluice) past the timeout
+  | 'ABANDONED_TRANSACTION' // a journal left by a crash could not be rolled back
   | 'IO'
   | 'CLOSE_FAILED' // a background close failed
   | 'CANCELLED'

@@ -15,6 +15,10 @@ import type {
 import { resolve } from 'node:path';
 import { applyBundleFile } from '../apply/apply-bundle';
 import { updateWorkingCopy } from '../checkout/update';
+import { applyChangegroupBundleFile, isRepository } from '../apply/apply-changegroup';
+import { summarizeBundle } from '../changegroup';
+import { ByteSource } from '../format/byte-source';
+import { readFileChunks } from '../format/bundle-file';
 import { writeStreamBundle } from '../generate/stream-bundle';
 import { SluiceError, toSluiceError } from '../errors';
 import type { JobContext } from './job-context';
@@ -81,6 +85,19 @@ async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult
 }
 
 async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResult> {
+  const kind = (await summarizeBundle(new ByteSource(readFileChunks(request.bundlePath)))).kind;
+  if (kind === 'bundle1' || kind === 'bundle2') {
+    const cg = await applyChangegroupBundleFile(request.bundlePath, request.dest, ctx);
+    if (request.verify) await verifyAfter(cg.dest, ctx);
+    return { bytes: cg.bytes, files: cg.files, result: cg.dest };
+  }
+  if (await isRepository(resolve(request.dest))) {
+    throw new SluiceError(
+      'DEST_EXISTS',
+      `${request.bundlePath} is a stream clone bundle (${kind}): it holds a whole store and can only make a new repository, not add to the existing repository at ${request.dest}`,
+      { dest: request.dest },
+    );
+  }
   const stats = await applyBundleFile(
     request.bundlePath,
     request.dest,

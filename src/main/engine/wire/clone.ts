@@ -21,6 +21,7 @@ import { applyStream, type ApplyStats } from '../apply/apply-stream';
 import { checkDestination, createScratchBeside } from '../apply/destination';
 import { SluiceError, toSluiceError } from '../errors';
 import { Bundle2Reader, type Bundle2Part } from '../format/bundle2';
+import { decodeBinaryBookmarks, decodePhaseHeads } from '../format/bundle2-marks';
 import { openStreamBundleFile } from '../format/bundle-file';
 import { ByteSource } from '../format/byte-source';
 import { readStreamOut } from '../format/stream-v1';
@@ -96,30 +97,7 @@ interface RemoteMarks {
   listkeyPhases?: Map<string, string>;
 }
 
-/** bookmarks.binarydecode */
-export function decodeBinaryBookmarks(data: Buffer): [string, string][] {
-  const out: [string, string][] = [];
-  let off = 0;
-  while (off < data.length) {
-    if (off + 22 > data.length) throw new SluiceError('MALFORMED', 'bad bookmarks part: truncated entry');
-    const node = data.subarray(off, off + 20).toString('hex');
-    const len = data.readUInt16BE(off + 20);
-    off += 22;
-    if (off + len > data.length) throw new SluiceError('MALFORMED', 'bad bookmarks part: truncated name');
-    out.push([data.toString('latin1', off, off + len), node]);
-    off += len;
-  }
-  return out;
-}
-
-/** phases.binarydecode */
-export function decodePhaseHeads(data: Buffer): [number, string][] {
-  if (data.length % 24) throw new SluiceError('MALFORMED', 'bad phase-heads stream');
-  const out: [number, string][] = [];
-  for (let off = 0; off < data.length; off += 24)
-    out.push([data.readInt32BE(off), data.subarray(off + 4, off + 24).toString('hex')]);
-  return out;
-}
+export { decodeBinaryBookmarks, decodePhaseHeads };
 
 const FOLLOW_UP_PARTS = { bookmarks: [], listkeys: ['namespace'], 'phase-heads': [] } as const;
 

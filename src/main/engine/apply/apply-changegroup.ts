@@ -1,0 +1,68 @@
+// `sluice apply BUNDLE DEST` for changegroup bundles (what plain `hg bundle` writes): into an
+// existing repository like `hg unbundle`, or into a new one made atomically like the stream
+// apply does (a temporary beside DEST, `hg init` + unbundle there, renamed into place at the end).
+
+import { lstat, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { applyBundleBytesToRepo, createEmptyRepository, type ApplyToRepoResult } from '../changegroup';
+import { SluiceError, toSluiceError } from '../errors';
+import type { JobContext } from '../job/job-context';
+import { DEFAULT_NEW_REPO_REQUIREMENTS, readRequirements } from '../store/requirements';
+import { readAhead } from './apply-bundle';
+import { createTempDestination } from './destination';
+
+export interface ChangegroupApplyStats extends ApplyToRepoResult {
+  dest: string;
+  /** true when DEST was created, false when an existing repository got the changesets */
+  created: boolean;
+}
+
+/** True when `dir/.hg` is a directory. */
+export async function isRepository(dir: string): Promise<boolean> {
+  try {
+    return (await lstat(join(dir, '.hg'))).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export async function applyChangegroupBundleFile(
+  bundlePath: string,
+  destPath: string,
+  ctx: JobContext,
+  opts: { lockTimeoutMs?: number } = {},
+): Promise<ChangegroupApplyStats> {
+  const dest = resolve(destPath);
+  const size = (await stat(bundlePath).catch((e: unknown) => {
+    throw toSluiceError(e);
+  })).size;
+  const existing = await isRepository(dest);
+  const requirements = existing ? [...(await readRequirements(dest))].sort() : [...DEFAULT_NEW_REPO_REQUIREMENTS];
+  ctx.emit({
+    type: 'start',
+    kind: 'apply',
+    format: 'changegroup',
+    files: 0,
+    bytes: size,
+    requirements,
+    source: resolve(bundlePath),
+    dest,
+  });
+  const applyOpts = { totalBytes: size, ...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}) };
+  if (existing) {
+    const r = await applyBundleBytesToRepo(dest, readAhead(bundlePath), ctx, applyOpts);
+    return { ...r, repo: dest, dest, created: false };
+  }
+  const tmp = await createTempDestination(dest);
+  try {
+    await createEmptyRepository(tmp.root);
+    const r = await applyBundleBytesToRepo(tmp.root, readAhead(bundlePath), ctx, applyOpts);
+    ctx.throwIfCancelled();
+    await tmp.commit();
+    return { ...r, repo: dest, dest, created: true };
+  } catch (e) {
+    ctx.phase('cleanup');
+    await tmp.discard();
+    throw e instanceof SluiceError ? e : toSluiceError(e);
+  }
+}

@@ -1,0 +1,241 @@
+// Adding a changegroup to a repository (changegroup.py `cg1unpacker.apply`,
+// `_addchangegroupfiles`; bundle2.py `handlechangegroup`, `handlephases`, `handlebookmark`):
+// changesets (linkrev = their own rev), manifests and files (linkrev = the rev of their
+// changeset, which must be known), each revision rebuilt and checked by the revlog writer.
+
+import type { JobPhase } from '../../../shared/events';
+import { SluiceError } from '../errors';
+import { Bundle2Reader, type Bundle2Part } from '../format/bundle2';
+import { decodeBinaryBookmarks, decodePhaseHeads } from '../format/bundle2-marks';
+import { limitError } from '../format/limits';
+import type { JobContext } from '../job/job-context';
+import { ProgressTracker } from '../job/progress';
+import type { RepoWriteSession } from '../repo/write-session';
+import { parseChangelogEntry } from '../revlog/texts';
+import type { RevlogWriter } from '../revlog/writer';
+import { ChangegroupReader, changegroupVersion, type DeltaChunk } from './reader';
+
+export interface ChangegroupCounts {
+  /** changesets added (duplicates not counted) */
+  changesets: number;
+  /** manifest revisions added (root and directories) */
+  manifests: number;
+  /** file groups received (hg's "N files") */
+  files: number;
+  /** file revisions added */
+  revisions: number;
+}
+
+/** Parts of a bundle2 Sluice applies (and the mandatory params it understands). */
+export const APPLY_PARTS = {
+  changegroup: ['version', 'nbchanges', 'treemanifest', 'targetphase'],
+  'phase-heads': [],
+  bookmarks: [],
+  obsmarkers: [],
+  listkeys: ['namespace'],
+  'check:heads': [],
+  'check:updated-heads': [],
+  'check:phases': [],
+  'check:bookmarks': [],
+} as const satisfies Record<string, readonly string[]>;
+
+/** A payload read whole (phase-heads, bookmarks, obsmarkers), bounded. */
+const SMALL_PART_LIMIT = 64 << 20;
+
+export interface ChangegroupProgress {
+  tracker: ProgressTracker;
+  /** bytes of the source consumed so far (the tracker's byte count) */
+  sourceOffset: () => number;
+}
+
+function emitPhase(ctx: JobContext, progress: ChangegroupProgress | undefined, phase: JobPhase): void {
+  progress?.tracker.flush();
+  ctx.phase(phase);
+}
+
+/** Adds one changegroup (cgN stream positioned at its changelog group) through `session`. */
+export async function addChangegroup(
+  session: RepoWriteSession,
+  cg: ChangegroupReader,
+  ctx: JobContext,
+  progress?: ChangegroupProgress,
+): Promise<ChangegroupCounts> {
+  const counts: ChangegroupCounts = { changesets: 0, manifests: 0, files: 0, revisions: 0 };
+  const tick = (): void => {
+    if (progress) {
+      const at = progress.sourceOffset();
+      progress.tracker.addBytes(at - progress.tracker.bytes);
+    }
+  };
+  const cl = session.changelog();
+  emitPhase(ctx, progress, 'changesets');
+  ctx.log('debug', 'adding changesets');
+  const clStart = cl.length;
+  await cg.readGroup(async (d) => {
+    ctx.throwIfCancelled();
+    const { rev, added } = await cl.add({ ...d, linkRev: cl.length });
+    if (added) {
+      // onchangelog: the entry must parse (hg reads its file list here)
+      parseChangelogEntry(await cl.text(rev));
+    }
+    tick();
+  });
+  counts.changesets = cl.length - clStart;
+
+  const linkRev = (w: RevlogWriter, d: DeltaChunk): number => {
+    const r = cl.rev(d.linkNode);
+    if (r === undefined || r < 0)
+      throw new SluiceError('REVLOG', `${w.radix}: linkrev of ${hex12(d.node)} names unknown changeset ${hex12(d.linkNode)}`, {
+        revlog: w.radix,
+        problem: 'link-out-of-range',
+      });
+    return r;
+  };
+  const addGroup = async (w: RevlogWriter): Promise<{ received: number; added: number }> => {
+    const before = w.addedCount;
+    const received = await cg.readGroup(async (d) => {
+      ctx.throwIfCancelled();
+      await w.add({ ...d, linkRev: linkRev(w, d) });
+      tick();
+    });
+    return { received, added: w.addedCount - before };
+  };
+
+  emitPhase(ctx, progress, 'manifests');
+  ctx.log('debug', 'adding manifests');
+  counts.manifests += (await addGroup(session.manifest(''))).added;
+  if (cg.version === '03') {
+    for (;;) {
+      const dir = await cg.nextName();
+      if (dir === null) break;
+      ctx.log('debug', `adding ${dir} revisions`);
+      const g = await addGroup(session.manifest(dir));
+      if (g.received === 0) throw new SluiceError('MALFORMED', 'received dir revlog group is empty');
+      counts.manifests += g.added;
+    }
+  }
+
+  emitPhase(ctx, progress, 'files');
+  ctx.log('debug', 'adding file changes');
+  for (;;) {
+    const name = await cg.nextName();
+    if (name === null) break;
+    counts.files++;
+    const fl = session.filelog(name);
+    try {
+      const g = await addGroup(fl);
+      if (g.received === 0) throw new SluiceError('MALFORMED', 'received file revlog group is empty');
+      counts.revisions += g.added;
+    } finally {
+      fl.close();
+    }
+    progress?.tracker.fileDone('s', `data/${name}.i`, 0);
+  }
+  return counts;
+}
+
+function hex12(n: Uint8Array): string {
+  return Buffer.from(n).toString('hex').slice(0, 12);
+}
+
+/** Reads a part's payload whole, at most `limit` bytes. */
+export async function readSmallPayload(part: Bundle2Part, limit = SMALL_PART_LIMIT): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  let n = 0;
+  for (;;) {
+    const p = await part.payload.readSome(1 << 20);
+    if (!p) break;
+    n += p.length;
+    if (n > limit) throw limitError(`${part.type} part of`, `> ${limit} bytes`, limit);
+    pieces.push(Buffer.from(p));
+  }
+  return Buffer.concat(pieces, n);
+}
+
+export interface Bundle2ApplyOptions {
+  /** bookmarks part: 'apply' writes them (hg unbundle), 'records' returns them (hg pull). Default 'apply'. */
+  bookmarks?: 'apply' | 'records';
+}
+
+export interface Bundle2ApplyOutcome extends ChangegroupCounts {
+  changegroups: number;
+  /** the bookmarks part's content ([name, hex or null]), whatever the mode */
+  bookmarks: [string, string | null][];
+  /** the phase-heads part's content ([phase, hex]) */
+  phaseHeads: [number, string][];
+  /** obsmarkers part payloads received (not applied) */
+  obsmarkerBytes: number;
+}
+
+/** bundle2.processbundle for the parts a bundle file or a pull reply carries. */
+export async function applyBundle2Parts(
+  session: RepoWriteSession,
+  bundle: Bundle2Reader,
+  ctx: JobContext,
+  opts: Bundle2ApplyOptions = {},
+  progress?: ChangegroupProgress,
+): Promise<Bundle2ApplyOutcome> {
+  const out: Bundle2ApplyOutcome = {
+    changesets: 0,
+    manifests: 0,
+    files: 0,
+    revisions: 0,
+    changegroups: 0,
+    bookmarks: [],
+    phaseHeads: [],
+    obsmarkerBytes: 0,
+  };
+  for (;;) {
+    const part = await bundle.nextPart();
+    if (!part) break;
+    switch (part.type) {
+      case 'changegroup': {
+        const version = changegroupVersion(part.params.get('version'));
+        const target = part.params.get('targetphase');
+        if (target !== undefined) {
+          if (!/^\d+$/.test(target)) throw new SluiceError('MALFORMED', `bad targetphase ${JSON.stringify(target)}`);
+          session.setTargetPhase(Number(target));
+        }
+        const c = await addChangegroup(session, new ChangegroupReader(part.payload, version), ctx, progress);
+        out.changegroups++;
+        out.changesets += c.changesets;
+        out.manifests += c.manifests;
+        out.files += c.files;
+        out.revisions += c.revisions;
+        break;
+      }
+      case 'phase-heads': {
+        const heads = decodePhaseHeads(await readSmallPayload(part));
+        for (const [p] of heads) if (p < 0 || p > 96) throw new SluiceError('MALFORMED', `unknown phase ${p} in phase-heads`);
+        session.addPhaseHeads(heads.map(([p, h]) => [p, Buffer.from(h, 'hex')]));
+        out.phaseHeads.push(...heads);
+        break;
+      }
+      case 'bookmarks': {
+        const marks = decodeBinaryBookmarks(await readSmallPayload(part)).map(
+          ([name, hex]) => [name, /^0{40}$/.test(hex) ? null : hex] as [string, string | null],
+        );
+        for (const [name] of marks) {
+          if (!name || /[\n\r\0]/.test(name)) throw new SluiceError('MALFORMED', `invalid bookmark name ${JSON.stringify(name)}`);
+        }
+        out.bookmarks.push(...marks);
+        if ((opts.bookmarks ?? 'apply') === 'apply') session.setBookmarks(new Map(marks));
+        break;
+      }
+      case 'obsmarkers':
+        // hg without evolution enabled ignores them too (bundle2.handleobsmarker)
+        out.obsmarkerBytes += (await readSmallPayload(part)).length;
+        ctx.log('debug', `obsmarker-exchange: ${out.obsmarkerBytes} bytes received (not applied)`);
+        break;
+      case 'stream2':
+        throw new SluiceError(
+          'BAD_MAGIC',
+          'this is a stream clone bundle: it holds a whole store and can only make a new repository, not add to an existing one',
+        );
+      default:
+        // listkeys and check:* parts concern pushes and wire pulls; nothing to apply here
+        break;
+    }
+  }
+  return out;
+}

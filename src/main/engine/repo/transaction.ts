@@ -1,0 +1,302 @@
+// A store transaction like hg 6.3.2's (transaction.py): before a file is first appended to, its
+// length goes into `.hg/store/journal` (`<file>\0<offset>\n`, store-relative unencoded paths;
+// offset 0 = a new file); files rewritten whole are first copied to `journal.backup.<name>` and
+// listed in `journal.backupfiles` (`2\n`, then `<location>\0<file>\0<backup>\0<flag>\n`). Abort
+// plays the journal back (truncate, unlink new files, restore backups); close runs the finalizers
+// (the changelog is made visible there, last) and removes the journal. The format is hg's own, so a
+// journal a crash leaves behind is rolled back by `hg recover` and by Sluice's next run alike.
+
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { SluiceError, toSluiceError } from '../errors';
+import type { StorePathEncoder } from '../store/encoding';
+
+/** transaction.version: the first line of journal.backupfiles. */
+const BACKUP_VERSION = 2;
+export const JOURNAL = 'journal';
+
+/** Where a file lives: '' = the store (paths encoded), 'plain' = `.hg/` itself. */
+export type VfsLocation = '' | 'plain';
+
+export interface RepoVfs {
+  /** `.hg` */
+  hgDir: string;
+  /** `.hg/store` */
+  storeDir: string;
+  /** the store's path encoding (fncache/dotencode as the requirements say) */
+  encode: StorePathEncoder;
+}
+
+/** Absolute path of a journaled file. */
+export function vfsPath(vfs: RepoVfs, file: string, location: VfsLocation = ''): string {
+  return location === 'plain' ? join(vfs.hgDir, file) : join(vfs.storeDir, vfs.encode(file));
+}
+
+type Finalizer = () => void | Promise<void>;
+
+export class Transaction {
+  private journalFd: number;
+  private backupFd: number;
+  private readonly offsets = new Map<string, number>();
+  private readonly backups: { location: VfsLocation; file: string; backup: string }[] = [];
+  private readonly backupMap = new Set<string>();
+  private readonly finalizers = new Map<string, Finalizer>();
+  private readonly cleanups: (() => void)[] = [];
+  private state: 'open' | 'closed' | 'aborted' = 'open';
+
+  private constructor(
+    readonly vfs: RepoVfs,
+    journalFd: number,
+    backupFd: number,
+  ) {
+    this.journalFd = journalFd;
+    this.backupFd = backupFd;
+  }
+
+  /**
+   * Starts a transaction; the caller holds the store lock and has rolled back any journal left
+   * by a crash (an existing journal is ABANDONED_TRANSACTION, as hg's "abandoned transaction found").
+   */
+  static open(vfs: RepoVfs): Transaction {
+    const journal = join(vfs.storeDir, JOURNAL);
+    let jfd: number;
+    try {
+      jfd = openSync(journal, 'wx');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new SluiceError(
+          'ABANDONED_TRANSACTION',
+          `abandoned transaction found in ${vfs.storeDir} (run 'hg recover')`,
+        );
+      throw toSluiceError(e);
+    }
+    let bfd: number;
+    try {
+      bfd = openSync(journal + '.backupfiles', 'w');
+      writeSync(bfd, `${BACKUP_VERSION}\n`);
+    } catch (e) {
+      closeSync(jfd);
+      unlinkQuiet(journal);
+      throw toSluiceError(e);
+    }
+    return new Transaction(vfs, jfd, bfd);
+  }
+
+  get active(): boolean {
+    return this.state === 'open';
+  }
+
+  /** transaction.add: records `file`'s length before its first append (later calls are no-ops). */
+  add(file: string, offset: number): void {
+    this.checkOpen();
+    if (this.offsets.has(file) || this.backupMap.has(file)) return;
+    this.offsets.set(file, offset);
+    writeSync(this.journalFd, Buffer.from(`${file}\0${offset}\n`, 'latin1'));
+  }
+
+  /** transaction.replace: a new truncation point for a journaled file (a revlog split). */
+  replace(file: string, offset: number): void {
+    this.checkOpen();
+    if (!this.offsets.has(file)) throw new SluiceError('IO', `${file} is not part of the transaction`);
+    if (this.offsets.get(file) === 0 && offset === 0) return;
+    this.offsets.set(file, offset);
+    writeSync(this.journalFd, Buffer.from(`${file}\0${offset}\n`, 'latin1'));
+  }
+
+  findOffset(file: string): number | undefined {
+    return this.offsets.get(file);
+  }
+
+  /** transaction.addbackup: copies `file` aside before it is rewritten (absent: removed on abort). */
+  addBackup(file: string, location: VfsLocation = ''): void {
+    this.checkOpen();
+    if (this.offsets.has(file) || this.backupMap.has(file)) return;
+    const path = vfsPath(this.vfs, file, location);
+    const slash = file.lastIndexOf('/');
+    const backupName = `${file.slice(0, slash + 1)}${JOURNAL}.backup.${file.slice(slash + 1)}`;
+    let backup = '';
+    if (existsSync(path)) {
+      copyFileSync(path, vfsPath(this.vfs, backupName, location));
+      backup = backupName;
+    }
+    this.backups.push({ location, file, backup });
+    this.backupMap.add(file);
+    writeSync(this.backupFd, Buffer.from(`${location}\0${file}\0${backup}\0${0}\n`, 'latin1'));
+  }
+
+  /** Runs at close, in the order of the category names (hg sorts them: `cl-…` before `flush-…`). */
+  addFinalize(category: string, fn: Finalizer): void {
+    this.finalizers.set(category, fn);
+  }
+
+  /** Runs after close or abort, whatever happened (closing file handles). */
+  addCleanup(fn: () => void): void {
+    this.cleanups.push(fn);
+  }
+
+  async close(): Promise<void> {
+    this.checkOpen();
+    try {
+      for (const category of [...this.finalizers.keys()].sort()) await this.finalizers.get(category)!();
+    } catch (e) {
+      await this.abort();
+      throw e;
+    }
+    this.state = 'closed';
+    this.runCleanups();
+    closeSync(this.journalFd);
+    closeSync(this.backupFd);
+    // the journal goes first: from here on the transaction is committed
+    unlinkQuiet(join(this.vfs.storeDir, JOURNAL + '.backupfiles'));
+    unlinkQuiet(join(this.vfs.storeDir, JOURNAL));
+    for (const b of this.backups) if (b.backup) unlinkQuiet(vfsPath(this.vfs, b.backup, b.location));
+  }
+
+  /** Plays the journal back; the repository is as it was before the transaction. */
+  async abort(): Promise<void> {
+    if (this.state !== 'open') return;
+    this.state = 'aborted';
+    this.runCleanups();
+    closeSync(this.journalFd);
+    closeSync(this.backupFd);
+    playback(
+      this.vfs,
+      [...this.offsets],
+      this.backups.map((b) => [b.location, b.file, b.backup]),
+    );
+  }
+
+  private runCleanups(): void {
+    for (const fn of this.cleanups.splice(0)) {
+      try {
+        fn();
+      } catch {
+        // closing a handle cannot make things worse than they are
+      }
+    }
+  }
+
+  private checkOpen(): void {
+    if (this.state !== 'open') throw new SluiceError('IO', `transaction already ${this.state}`);
+  }
+}
+
+function unlinkQuiet(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+/** transaction._playback: truncate, unlink new files, restore backups, remove the journal. */
+function playback(
+  vfs: RepoVfs,
+  entries: [string, number][],
+  backups: [VfsLocation, string, string][],
+  report: (m: string) => void = () => undefined,
+): void {
+  const last = new Map(entries); // dict(entries): the last offset of a file wins
+  for (const [file, offset] of [...last].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+    const path = vfsPath(vfs, file);
+    if (offset) {
+      const fd = openSync(path, 'a');
+      try {
+        const size = fstatSync(fd).size;
+        if (size < offset)
+          throw new SluiceError(
+            'ABANDONED_TRANSACTION',
+            `attempted to truncate ${file} to ${offset} bytes, but it was already ${size} bytes`,
+          );
+        ftruncateSync(fd, offset);
+      } finally {
+        closeSync(fd);
+      }
+    } else {
+      unlinkQuiet(path);
+    }
+  }
+  for (const [location, file, backup] of backups) {
+    if (file && backup) {
+      try {
+        copyFileSync(vfsPath(vfs, backup, location), vfsPath(vfs, file, location));
+      } catch (e) {
+        report(`failed to recover ${file} (${(e as Error).message})`);
+      }
+    } else {
+      unlinkQuiet(vfsPath(vfs, file || backup, location));
+    }
+  }
+  unlinkQuiet(join(vfs.storeDir, JOURNAL + '.backupfiles'));
+  unlinkQuiet(join(vfs.storeDir, JOURNAL));
+  for (const [location, , backup] of backups) if (backup) unlinkQuiet(vfsPath(vfs, backup, location));
+  // a changelog diverted to 00changelog.i.a by an interrupted first transaction (changelog._divert)
+  unlinkQuiet(join(vfs.storeDir, '00changelog.i.a'));
+}
+
+/**
+ * transaction.rollback / localrepo.recover: plays back a journal left by a crash. Returns false
+ * when there is none. The caller holds the store lock.
+ */
+export function rollbackJournal(vfs: RepoVfs, report: (m: string) => void = () => undefined): boolean {
+  const journal = join(vfs.storeDir, JOURNAL);
+  let text: string;
+  try {
+    text = readFileSync(journal, 'latin1');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw toSluiceError(e);
+  }
+  const entries: [string, number][] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const m = /^([^\0]+)\0(\d+)$/.exec(line);
+    if (!m || !isJournalPath(m[1]!)) {
+      report(`couldn't read journal entry ${JSON.stringify(line)}!`);
+      continue;
+    }
+    entries.push([m[1]!, Number(m[2])]);
+  }
+  const backups: [VfsLocation, string, string][] = [];
+  let btext = '';
+  try {
+    btext = readFileSync(journal + '.backupfiles', 'latin1');
+  } catch {
+    // no backups
+  }
+  const lines = btext.split('\n');
+  if (lines[0] && lines[0] !== String(BACKUP_VERSION)) {
+    report('journal was created by a different version of Mercurial');
+  } else {
+    for (const line of lines.slice(1)) {
+      if (!line) continue;
+      const [l, f, b] = line.split('\0');
+      if ((l !== '' && l !== 'plain') || f === undefined || b === undefined) continue;
+      if ((f && !isJournalPath(f)) || (b && !isJournalPath(b))) continue;
+      backups.push([l, f, b]);
+    }
+  }
+  playback(vfs, entries, backups, report);
+  return true;
+}
+
+/** A journal names files inside the repository only (a hostile journal must not truncate /etc/…). */
+function isJournalPath(p: string): boolean {
+  if (p.startsWith('/') || p.includes('\\') || /^[A-Za-z]:/.test(p)) return false;
+  return p.split('/').every((s) => s !== '' && s !== '.' && s !== '..');
+}
+
+/** For tests and callers that need the directory of a vfs file. */
+export function vfsDir(vfs: RepoVfs, file: string, location: VfsLocation = ''): string {
+  return dirname(vfsPath(vfs, file, location));
+}

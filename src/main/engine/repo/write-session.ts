@@ -1,0 +1,343 @@
+// A repository opened for writing, as localrepo.transaction sets one up: `.hg/wlock` then
+// `.hg/store/lock` (lock.ts), a journal left by a crash rolled back first (localrepo.recover), one
+// transaction (transaction.ts), the revlog writers, and what changes at close: phaseroots,
+// bookmarks and fncache (each backed up in the journal first), the changelog made visible last but
+// one step (changelog._finalize), caches hg would find stale removed.
+
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SluiceError, toSluiceError } from '../errors';
+import { RevlogWriter, revlogFormatFor, type RevlogFormat } from '../revlog/writer';
+import { storePathEncoder } from '../store/encoding';
+import { parseFncache, serializeFncache } from '../store/fncache';
+import { entryNameProblem } from '../store/paths';
+import { locateRepository, unsupportedRequirements, type RepoLocation } from '../store/requirements';
+import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, computePhases, parsePhaseRoots } from '../wire/changelog-graph';
+import { acquireLock, type HeldLock } from './lock';
+import { Transaction, rollbackJournal, type RepoVfs } from './transaction';
+
+export interface WriteSessionOptions {
+  /** wait this long for a lock held by hg or another Sluice (default 600 s, hg's ui.timeout) */
+  lockTimeoutMs?: number;
+  signal?: AbortSignal;
+  log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
+}
+
+/** Bookmark changes as bundle2's `bookmarks` part carries them: null deletes. */
+export type BookmarkChanges = Map<string, string | null>;
+
+export class RepoWriteSession {
+  readonly tx: Transaction;
+  readonly format: RevlogFormat;
+  private cl: RevlogWriter | undefined;
+  private readonly manifests = new Map<string, RevlogWriter>();
+  private fncache: Set<string> | undefined;
+  private fncacheDirty = false;
+  private clStart = 0;
+  private targetPhase = PHASE_DRAFT;
+  private phaseHeads: [number, Uint8Array][] = [];
+  private bookmarks: BookmarkChanges = new Map();
+  private done = false;
+
+  private constructor(
+    readonly location: RepoLocation,
+    readonly vfs: RepoVfs,
+    private readonly locks: HeldLock[],
+    private readonly log: (level: 'debug' | 'info' | 'warn', message: string) => void,
+  ) {
+    this.format = revlogFormatFor(location.requirements);
+    this.tx = Transaction.open(vfs);
+  }
+
+  static async open(repoRoot: string, opts: WriteSessionOptions = {}): Promise<RepoWriteSession> {
+    const location = await locateRepository(repoRoot);
+    const reqs = location.requirements;
+    const missing = unsupportedRequirements(reqs);
+    if (missing.length)
+      throw new SluiceError('UNSUPPORTED_REQUIREMENTS', `repository requires features unknown to Sluice: ${missing.join(', ')}`, {
+        unsupported: missing,
+      });
+    if (!reqs.has('revlogv1') || !reqs.has('store'))
+      throw new SluiceError('UNSUPPORTED_REQUIREMENTS', 'Sluice writes only to repositories with a store and revlogv1 (hg ≥ 0.9.2)');
+    const log = opts.log ?? (() => undefined);
+    const vfs: RepoVfs = { hgDir: location.hgDir, storeDir: location.storeDir, encode: storePathEncoder(reqs) };
+    const locks: HeldLock[] = [];
+    try {
+      const lockOpts = (path: string, description: string) => ({
+        ...(opts.lockTimeoutMs !== undefined ? { timeoutMs: opts.lockTimeoutMs } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        description,
+        onWait: (holder: string) => log('warn', `waiting for lock on ${description} held by '${holder}'`),
+        path,
+      });
+      // hg's order: wlock, then the store lock
+      locks.push(await acquireLock(join(location.hgDir, 'wlock'), lockOpts('wlock', `working directory of ${repoRoot}`)));
+      locks.push(await acquireLock(join(location.storeDir, 'lock'), lockOpts('lock', `repository ${repoRoot}`)));
+      if (rollbackJournal(vfs, (m) => log('warn', m))) log('warn', 'rolled back an interrupted transaction');
+      return new RepoWriteSession(location, vfs, locks, log);
+    } catch (e) {
+      for (const l of locks.reverse()) l.release();
+      throw toSluiceError(e);
+    }
+  }
+
+  get requirements(): ReadonlySet<string> {
+    return this.location.requirements;
+  }
+
+  changelog(): RevlogWriter {
+    if (!this.cl) {
+      this.cl = RevlogWriter.open({ radix: '00changelog', tx: this.tx, format: this.format, changelog: true, onNewFile: (p) => this.noteNewFile(p) });
+      this.clStart = this.cl.length;
+      this.tx.addCleanup(() => this.cl?.close());
+    }
+    return this.cl;
+  }
+
+  /** The root manifest (dir '') or a tree manifest directory (`dir/` with its slash). */
+  manifest(dir = ''): RevlogWriter {
+    let w = this.manifests.get(dir);
+    if (!w) {
+      if (dir !== '') {
+        if (!this.requirements.has('treemanifest'))
+          throw new SluiceError('UNSUPPORTED_REQUIREMENTS', `the changegroup has directory manifests (${JSON.stringify(dir)}) but the repository does not use treemanifest`);
+        checkTrackedPath(dir.replace(/\/$/, ''), 'manifest directory');
+        if (!dir.endsWith('/')) throw new SluiceError('UNSAFE_PATH', `manifest directory ${JSON.stringify(dir)} does not end with '/'`);
+      }
+      const radix = dir === '' ? '00manifest' : `meta/${dir}00manifest`;
+      w = RevlogWriter.open({ radix, tx: this.tx, format: this.format, onNewFile: (p) => this.noteNewFile(p) });
+      const writer = w;
+      this.tx.addCleanup(() => writer.close());
+      this.manifests.set(dir, w);
+    }
+    return w;
+  }
+
+  /** A filelog writer for tracked path `path` (checked: nothing reaches `.hg/` or leaves the store). Close it when done. */
+  filelog(path: string): RevlogWriter {
+    checkTrackedPath(path, 'file');
+    const w = RevlogWriter.open({ radix: `data/${path}`, tx: this.tx, format: this.format, onNewFile: (p) => this.noteNewFile(p) });
+    this.tx.addCleanup(() => w.close());
+    return w;
+  }
+
+  private noteNewFile(storePath: string): void {
+    if (!this.requirements.has('fncache')) return;
+    if (!storePath.startsWith('data/') && !storePath.startsWith('meta/')) return;
+    if (!this.fncache) {
+      let raw: Buffer = Buffer.alloc(0);
+      try {
+        raw = readFileSync(join(this.vfs.storeDir, 'fncache'));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw toSluiceError(e);
+      }
+      this.fncache = new Set(parseFncache(raw));
+    }
+    if (!this.fncache.has(storePath)) {
+      this.fncache.add(storePath);
+      this.fncacheDirty = true;
+    }
+  }
+
+  /** Phase of the changesets added (hg cg.apply's targetphase: draft unless told otherwise). */
+  setTargetPhase(phase: number): void {
+    this.targetPhase = phase;
+  }
+
+  /** bundle2 phase-heads: ancestors of each head move to at most that phase (phases.updatephases). */
+  addPhaseHeads(heads: [number, Uint8Array][]): void {
+    this.phaseHeads.push(...heads);
+  }
+
+  /** bundle2 bookmarks part in 'apply' mode (bookmarks.applychanges). */
+  setBookmarks(changes: BookmarkChanges): void {
+    for (const [k, v] of changes) this.bookmarks.set(k, v);
+  }
+
+  /** Revs [start, end) the changelog got in this session. */
+  addedRange(): { start: number; end: number } {
+    const end = this.cl ? this.cl.length : this.clStart;
+    return { start: this.clStart, end };
+  }
+
+  /** The changelog graph including what this session added (not yet visible on disk). */
+  graph(): ChangelogGraph {
+    const cl = this.changelog();
+    const n = cl.length;
+    const nodes: string[] = new Array(n);
+    const p1 = new Int32Array(n);
+    const p2 = new Int32Array(n);
+    for (let r = 0; r < n; r++) {
+      nodes[r] = Buffer.from(cl.node(r)).toString('latin1');
+      const ps = cl.parents(r);
+      p1[r] = ps[0];
+      p2[r] = ps[1];
+    }
+    return new ChangelogGraph(nodes, p1, p2);
+  }
+
+  /** Writes phases, bookmarks, the changelog and fncache, then closes the transaction and unlocks. */
+  async commit(): Promise<void> {
+    if (this.done) throw new SluiceError('IO', 'write session already finished');
+    try {
+      this.writePhases();
+      this.writeBookmarks();
+      // the changelog goes last but fncache (hg: finalize categories `cl-…` < `flush-fncache`)
+      this.tx.addFinalize('cl-finalize', () => this.cl?.finalize());
+      this.tx.addFinalize('flush-fncache', () => this.writeFncache());
+      this.tx.addFinalize('zz-caches', () => this.dropStaleCaches());
+      await this.tx.close();
+    } catch (e) {
+      await this.tx.abort().catch(() => undefined);
+      this.release();
+      throw toSluiceError(e);
+    }
+    this.release();
+  }
+
+  /** Rolls everything back and unlocks. Never throws. */
+  async abort(): Promise<void> {
+    if (this.done) return;
+    try {
+      await this.tx.abort();
+    } catch (e) {
+      this.log('warn', `rollback failed: ${(e as Error).message}`);
+    }
+    this.release();
+  }
+
+  private release(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const l of this.locks.reverse()) l.release();
+  }
+
+  /** phases.registernew + advanceboundary, written as hg's phaseroots (roots of each phase ≥ p). */
+  private writePhases(): void {
+    const { start, end } = this.addedRange();
+    if (end === start && this.phaseHeads.length === 0) return;
+    const path = join(this.vfs.storeDir, 'phaseroots');
+    let text = '';
+    try {
+      text = readFileSync(path, 'latin1');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw toSluiceError(e);
+    }
+    const g = this.graph();
+    const roots = parsePhaseRoots(text);
+    const before = computePhases(g, roots);
+    const phase = Uint8Array.from(before);
+    for (let r = start; r < end; r++) {
+      const p1 = g.p1[r]!;
+      const p2 = g.p2[r]!;
+      phase[r] = Math.max(this.targetPhase, p1 >= 0 ? phase[p1]! : 0, p2 >= 0 ? phase[p2]! : 0);
+    }
+    // advanceboundary: public heads first, then draft (phases.updatephases walks allphases in order)
+    for (const target of [...new Set(this.phaseHeads.map(([p]) => p))].sort((a, b) => a - b)) {
+      const heads: number[] = [];
+      for (const [p, node] of this.phaseHeads) {
+        if (p !== target) continue;
+        const r = g.rev(Buffer.from(node).toString('latin1'));
+        if (r !== undefined) heads.push(r);
+      }
+      const anc = g.ancestors(heads);
+      for (let r = 0; r < g.length; r++) if (anc[r] && phase[r]! > target) phase[r] = target;
+    }
+    let changed = false;
+    for (let r = 0; r < g.length && !changed; r++) if (phase[r] !== (r < before.length ? before[r] : 0)) changed = true;
+    if (!changed && text !== '') return;
+    if (!changed && ![...phase].some((p) => p !== PHASE_PUBLIC)) return;
+    const levels = [...new Set([...phase].filter((p) => p > 0))].sort((a, b) => a - b);
+    let out = '';
+    for (const level of levels) {
+      const rs: string[] = [];
+      for (let r = 0; r < g.length; r++) {
+        if (phase[r]! < level) continue;
+        const p1 = g.p1[r]!;
+        const p2 = g.p2[r]!;
+        if ((p1 >= 0 && phase[p1]! >= level) || (p2 >= 0 && phase[p2]! >= level)) continue;
+        rs.push(Buffer.from(g.nodes[r]!, 'latin1').toString('hex'));
+      }
+      for (const h of rs.sort()) out += `${level} ${h}\n`;
+    }
+    this.tx.addBackup('phaseroots');
+    atomicWrite(path, Buffer.from(out, 'latin1'));
+  }
+
+  private writeBookmarks(): void {
+    if (this.bookmarks.size === 0) return;
+    const inStore = this.requirements.has('bookmarksinstore');
+    const path = inStore ? join(this.vfs.storeDir, 'bookmarks') : join(this.vfs.hgDir, 'bookmarks');
+    const marks = new Map<string, string>();
+    try {
+      for (const line of readFileSync(path, 'latin1').split('\n')) {
+        const m = /^([0-9a-f]{40}) (.+)$/.exec(line);
+        if (m) marks.set(m[2]!, m[1]!);
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw toSluiceError(e);
+    }
+    const g = this.graph();
+    for (const [name, hex] of this.bookmarks) {
+      if (hex === null) marks.delete(name);
+      else if (g.rev(Buffer.from(hex, 'hex').toString('latin1')) === undefined)
+        this.log('warn', `ignoring bookmark ${name}: unknown node ${hex.slice(0, 12)}`);
+      else marks.set(name, hex);
+    }
+    const text = [...marks]
+      .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+      .map(([n, h]) => `${h} ${n}\n`)
+      .join('');
+    this.tx.addBackup('bookmarks', inStore ? '' : 'plain');
+    atomicWrite(path, Buffer.from(text, 'latin1'));
+  }
+
+  private writeFncache(): void {
+    if (!this.fncacheDirty || !this.fncache) return;
+    this.tx.addBackup('fncache');
+    atomicWrite(join(this.vfs.storeDir, 'fncache'), serializeFncache(this.fncache));
+  }
+
+  /**
+   * Caches keyed by the changelog's tip that Sluice does not update: the persistent nodemaps
+   * (hg rebuilds them when missing) and the branch/tag heads caches (hg recomputes them).
+   */
+  private dropStaleCaches(): void {
+    const { start, end } = this.addedRange();
+    if (end === start) return;
+    for (const f of ['00changelog.n', '00manifest.n']) {
+      const p = join(this.vfs.storeDir, f);
+      if (existsSync(p)) rmSync(p, { force: true });
+    }
+    const cacheDir = this.location.cacheDir;
+    let names: string[] = [];
+    try {
+      names = readdirSync(cacheDir);
+    } catch {
+      return;
+    }
+    // branch and tag heads caches are keyed by the old tip; rbc-* and hgtagsfnodes are per rev and stay valid
+    for (const n of names) if (/^(branch2|tags2)(-|$)/.test(n)) rmSync(join(cacheDir, n), { force: true });
+  }
+}
+
+/** atomictemp: the old file or the new one, never half of one. */
+function atomicWrite(path: string, data: Uint8Array): void {
+  const tmp = `${path}.sluice-tmp-${process.pid}`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, path);
+}
+
+/**
+ * A tracked file (or manifest directory) name from a changegroup: a relative path of byte-string
+ * segments, none empty, `.` or `..`, no `.hg` segment (pathutil.pathauditor), no NUL or newline.
+ */
+export function checkTrackedPath(path: string, what: string): void {
+  const problem = entryNameProblem('s', `data/${path}.i`);
+  const hgSegment = path.split('/').some((s) => s.toLowerCase() === '.hg');
+  if (problem !== null || hgSegment) {
+    throw new SluiceError('UNSAFE_PATH', `unsafe ${what} name ${JSON.stringify(path.slice(0, 300))} in the changegroup: ${problem ?? "a '.hg' segment"}`, {
+      name: path,
+    });
+  }
+}

@@ -1,0 +1,720 @@
+// Appending revisions to a revlog v1, as hg 6.3.2 writes them (revlog.py `addgroup`,
+// `_addrevision`, `_writeentry`, `_enforceinlinesize`, `compress`; revlogutils/deltas.py
+// `isgooddeltainfo`; changelog.py `delayupdate`/`_finalize`).
+//
+// Every revision received is rebuilt (base text + delta), checked against its node id, and then
+// stored: the changegroup's own delta when its base is stored and the chain stays within hg's
+// limits, else a delta against p1 (prev without generaldelta) when that one is good, else a full
+// snapshot. Inline revlogs move to `.i` + `.d` past 128 KiB of data, as hg does. Every file is
+// recorded in the transaction before its first byte is written; the changelog's index entries
+// (and inline data) stay in memory until the transaction closes, so a reader never sees a
+// changeset whose manifest or files are missing.
+
+import {
+  closeSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+  mkdirSync,
+  constants as fsConstants,
+} from 'node:fs';
+import { dirname } from 'node:path';
+import * as zlib from 'node:zlib';
+import { SluiceError, toSluiceError } from '../errors';
+import { createRequire } from 'node:module';
+import type { Transaction } from '../repo/transaction';
+import { vfsPath } from '../repo/transaction';
+import { chunkNeedsPreparation, decompressChunk } from './chunk';
+import {
+  ENTRY_SIZE,
+  FLAG_GENERALDELTA,
+  FLAG_INLINE_DATA,
+  MAX_TEXT_SIZE,
+  NODE_SIZE,
+  NULL_REV,
+  REVLOGV1,
+} from './constants';
+import { isNullNode, parseRevlogIndex, revisionNode, type RevlogIndex } from './index';
+import { applyDelta, patchedSize } from './mpatch';
+
+const require_ = createRequire(import.meta.url);
+
+/** revlog._maxinline: an inline revlog is split once its data reaches this size. */
+export const MAX_INLINE = 131072;
+/** revlogutils/constants SPARSE_REVLOG_MAX_CHAIN_LENGTH (format.maxchainlen's sparse-revlog default). */
+export const SPARSE_MAX_CHAIN_LENGTH = 1000;
+/** deltas.LIMIT_DELTA2TEXT: a chain may read at most this many times the text size. */
+const LIMIT_DELTA2TEXT = 2;
+
+export interface RevlogFormat {
+  generalDelta: boolean;
+  sparse: boolean;
+  compression: 'zlib' | 'zstd';
+}
+
+/** The format new revisions get in a repository with these requirements (localrepo.resolverevlogstorevfsoptions). */
+export function revlogFormatFor(requirements: ReadonlySet<string>): RevlogFormat {
+  const sparse = requirements.has('sparserevlog');
+  return {
+    generalDelta: sparse || requirements.has('generaldelta'),
+    sparse,
+    compression: requirements.has('revlog-compression-zstd') ? 'zstd' : 'zlib',
+  };
+}
+
+/** One revision as a changegroup carries it. */
+export interface IncomingRevision {
+  node: Uint8Array;
+  p1: Uint8Array;
+  p2: Uint8Array;
+  /** the node the delta applies to (null node: the delta is the full text) */
+  deltaBase: Uint8Array;
+  delta: Uint8Array;
+  linkRev: number;
+  flags: number;
+}
+
+export interface RevlogWriterOptions {
+  /** hg's radix: `00changelog`, `00manifest`, `data/foo.txt`, `meta/dir/00manifest` */
+  radix: string;
+  tx: Transaction;
+  format: RevlogFormat;
+  /** the changelog: entries delayed until finalize(), never a delta chain (changelog._storedeltachains) */
+  changelog?: boolean;
+  /** told about each store file this writer creates (fncache) */
+  onNewFile?: (storePath: string) => void;
+  /** budget of rebuilt texts kept for later deltas (default 64 MiB) */
+  cacheBytes?: number;
+}
+
+interface PendingEntry {
+  offset: number;
+  flags: number;
+  clen: number;
+  rawSize: number;
+  base: number;
+  link: number;
+  p1: number;
+  p2: number;
+  node: Buffer;
+}
+
+function revlogError(radix: string, problem: string, message: string, extra: Record<string, unknown> = {}) {
+  return new SluiceError('REVLOG', `${radix}: ${message}`, { revlog: radix, problem, reason: message, ...extra });
+}
+
+function short(node: Uint8Array): string {
+  return Buffer.from(node).toString('hex').slice(0, 12);
+}
+
+/** Bounded LRU of full texts by rev. */
+class TextCache {
+  private readonly map = new Map<number, Uint8Array>();
+  private bytes = 0;
+  constructor(private readonly budget: number) {}
+  get(rev: number): Uint8Array | undefined {
+    const t = this.map.get(rev);
+    if (t !== undefined) {
+      this.map.delete(rev);
+      this.map.set(rev, t);
+    }
+    return t;
+  }
+  set(rev: number, text: Uint8Array): void {
+    if (text.length > this.budget / 2 || this.map.has(rev)) return;
+    this.map.set(rev, text);
+    this.bytes += text.length;
+    for (const [r, t] of this.map) {
+      if (this.bytes <= this.budget) break;
+      this.map.delete(r);
+      this.bytes -= t.length;
+    }
+  }
+}
+
+export class RevlogWriter {
+  readonly radix: string;
+  private readonly tx: Transaction;
+  private readonly format: RevlogFormat;
+  private readonly delayed: boolean;
+  private readonly indexPath: string;
+  private readonly dataPath: string;
+  private readonly onNewFile: ((p: string) => void) | undefined;
+  private old: RevlogIndex;
+  private readonly origLength: number;
+  private header: number;
+  private inline: boolean;
+  private readonly generalDelta: boolean;
+  private readonly pending: PendingEntry[] = [];
+  private readonly newNodes = new Map<string, number>();
+  /** logical sizes of NAME.i and NAME.d (what the index accounts for) */
+  private iSize: number;
+  private dSize: number;
+  private dataEnd: number;
+  private ifd = -1;
+  private dfd = -1;
+  /** delayed changelog: entries (+ inline data) not yet in NAME.i */
+  private delayBuf: Buffer[] = [];
+  private delayLen = 0;
+  private readonly origIndexSize: number;
+  /** the original NAME.i bytes (inline revlogs: their data lives there) */
+  private oldBytes: Uint8Array;
+  private readonly cache: TextCache;
+  private journaled = false;
+  private readonly existedIndex: boolean;
+  private dataExists: boolean;
+
+  private constructor(opts: RevlogWriterOptions, indexBytes: Uint8Array | null, dataExists: boolean) {
+    this.radix = opts.radix;
+    this.tx = opts.tx;
+    this.format = opts.format;
+    this.delayed = opts.changelog === true;
+    this.onNewFile = opts.onNewFile;
+    this.indexPath = vfsPath(opts.tx.vfs, opts.radix + '.i');
+    this.dataPath = vfsPath(opts.tx.vfs, opts.radix + '.d');
+    this.existedIndex = indexBytes !== null;
+    this.dataExists = dataExists;
+    this.oldBytes = indexBytes ?? new Uint8Array(0);
+    this.old = parseRevlogIndex(opts.radix, this.oldBytes);
+    this.origLength = this.old.length;
+    if (this.old.length === 0) {
+      // a new (or empty) revlog: v1, inline, generaldelta per the repository (never for the changelog)
+      this.header = REVLOGV1 | FLAG_INLINE_DATA | (opts.format.generalDelta && !this.delayed ? FLAG_GENERALDELTA : 0);
+    } else {
+      this.header = this.old.header;
+    }
+    this.inline = (this.header & FLAG_INLINE_DATA) !== 0;
+    this.generalDelta = (this.header & FLAG_GENERALDELTA) !== 0;
+    const n = this.old.length;
+    this.dataEnd = n ? this.old.end(n - 1) : 0;
+    this.iSize = this.inline ? n * ENTRY_SIZE + this.dataEnd : n * ENTRY_SIZE;
+    this.dSize = this.inline ? 0 : this.dataEnd;
+    this.origIndexSize = this.iSize;
+    if (this.iSize > this.oldBytes.length) {
+      throw revlogError(opts.radix, 'truncated', `index is shorter than its entries (${this.oldBytes.length} < ${this.iSize})`);
+    }
+    this.cache = new TextCache(opts.cacheBytes ?? 64 << 20);
+  }
+
+  /** Opens NAME.i (reading it whole: index entries, and inline data) for appending. */
+  static open(opts: RevlogWriterOptions): RevlogWriter {
+    let bytes: Buffer | null = null;
+    try {
+      const fd = openSync(vfsPath(opts.tx.vfs, opts.radix + '.i'), fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0));
+      try {
+        bytes = readFileSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw toSluiceError(e);
+    }
+    return new RevlogWriter(opts, bytes, fileExists(vfsPath(opts.tx.vfs, opts.radix + '.d')));
+  }
+
+  get length(): number {
+    return this.origLength + this.pending.length;
+  }
+
+  get addedCount(): number {
+    return this.pending.length;
+  }
+
+  rev(node: Uint8Array): number | undefined {
+    if (isNullNode(node)) return NULL_REV;
+    const r = this.old.rev(node);
+    if (r !== undefined) return r;
+    return this.newNodes.get(nodeKey(node));
+  }
+
+  /** [p1, p2] revs of rev. */
+  parents(rev: number): [number, number] {
+    const e = this.entry(rev);
+    return [e.p1, e.p2];
+  }
+
+  node(rev: number): Uint8Array {
+    return rev < this.origLength ? this.old.node(rev) : this.pending[rev - this.origLength]!.node;
+  }
+
+  private entry(rev: number): { offset: number; clen: number; rawSize: number; base: number; p1: number; p2: number } {
+    if (rev < this.origLength) {
+      const o = this.old;
+      return {
+        offset: o.offset(rev),
+        clen: o.compressedLength(rev),
+        rawSize: o.rawSize(rev),
+        base: o.base(rev),
+        p1: o.p1(rev),
+        p2: o.p2(rev),
+      };
+    }
+    return this.pending[rev - this.origLength]!;
+  }
+
+  private deltaParent(rev: number): number {
+    const base = this.entry(rev).base;
+    if (base === rev) return NULL_REV;
+    return this.generalDelta ? base : rev - 1;
+  }
+
+  /** hg's _chaininfo: (number of deltas, compressed bytes read) to rebuild rev. */
+  private chainInfo(rev: number): { chainLen: number; chainSize: number; chainBase: number } {
+    let chainLen = 0;
+    let chainSize = 0;
+    let r = rev;
+    for (;;) {
+      const e = this.entry(r);
+      chainSize += e.clen;
+      if (e.base === r) return { chainLen, chainSize, chainBase: r };
+      chainLen++;
+      const next = this.generalDelta ? e.base : r - 1;
+      if (next < 0 || next >= r) throw revlogError(this.radix, 'base-out-of-range', `rev ${r}: bad delta base ${e.base}`);
+      r = next;
+    }
+  }
+
+  /** revlog.issnapshot for sparse revlogs. */
+  private isSnapshot(rev: number): boolean {
+    for (let r = rev; ; ) {
+      if (r === NULL_REV) return true;
+      const e = this.entry(r);
+      if (e.base === r || e.base === NULL_REV) return true;
+      if (e.base === e.p1 || e.base === e.p2) return false;
+      r = e.base;
+    }
+  }
+
+  /** The stored chunk of rev (from the files, or the delayed buffer). */
+  private chunkBytes(rev: number): Uint8Array {
+    const e = this.entry(rev);
+    if (e.clen === 0) return new Uint8Array(0);
+    if (this.inline) {
+      const pos = e.offset + (rev + 1) * ENTRY_SIZE;
+      if (pos + e.clen <= this.oldBytes.length && rev < this.origLength) return this.oldBytes.subarray(pos, pos + e.clen);
+      if (this.delayed && pos >= this.origIndexSize) return this.readDelayed(pos - this.origIndexSize, e.clen);
+      return readAt(this.indexFd(), pos, e.clen, this.radix);
+    }
+    return readAt(this.dataFd(), e.offset, e.clen, this.radix + '.d');
+  }
+
+  private readDelayed(pos: number, len: number): Uint8Array {
+    const all = this.delayBuf.length === 1 ? this.delayBuf[0]! : Buffer.concat(this.delayBuf);
+    this.delayBuf = [all];
+    return all.subarray(pos, pos + len);
+  }
+
+  private async decompressed(rev: number): Promise<Uint8Array> {
+    const raw = this.chunkBytes(rev);
+    const prep = chunkNeedsPreparation(raw);
+    if (prep) await prep;
+    try {
+      return decompressChunk(raw, MAX_TEXT_SIZE);
+    } catch (e) {
+      throw revlogError(this.radix, 'decompress', `rev ${rev}: ${(e as Error).message}`);
+    }
+  }
+
+  /** Full text of a stored revision, along its delta chain, stopping at a cached text. */
+  async text(rev: number): Promise<Uint8Array> {
+    if (rev === NULL_REV) return new Uint8Array(0);
+    const hit = this.cache.get(rev);
+    if (hit) return hit;
+    const chain: number[] = [];
+    let base: Uint8Array | undefined;
+    for (let r = rev; ; ) {
+      const c = this.cache.get(r);
+      if (c && r !== rev) {
+        base = c;
+        break;
+      }
+      chain.push(r);
+      const dp = this.deltaParent(r);
+      if (dp === NULL_REV) break;
+      if (dp >= r) throw revlogError(this.radix, 'base-out-of-range', `rev ${r}: delta parent ${dp}`);
+      r = dp;
+    }
+    let text = base;
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const c = await this.decompressed(chain[i]!);
+      text = text === undefined ? c : applyDelta(text, c);
+    }
+    const out = text ?? new Uint8Array(0);
+    this.cache.set(rev, out);
+    return out;
+  }
+
+  /**
+   * revlog.addgroup for one revision: checks parents and delta base are known and the rebuilt
+   * text hashes to the node, then stores it. Returns the rev and whether it was new.
+   */
+  async add(r: IncomingRevision): Promise<{ rev: number; added: boolean }> {
+    const existing = this.rev(r.node);
+    if (existing !== undefined && existing !== NULL_REV) return { rev: existing, added: false };
+    if (r.node.length !== NODE_SIZE || isNullNode(r.node)) throw revlogError(this.radix, 'bad-node', 'null or malformed node id');
+    const p1 = this.rev(r.p1);
+    const p2 = this.rev(r.p2);
+    if (p1 === undefined) throw revlogError(this.radix, 'unknown-parent', `unknown parent ${short(r.p1)} of ${short(r.node)}`);
+    if (p2 === undefined) throw revlogError(this.radix, 'unknown-parent', `unknown parent ${short(r.p2)} of ${short(r.node)}`);
+    const baseRev = this.rev(r.deltaBase);
+    if (baseRev === undefined)
+      throw revlogError(this.radix, 'unknown-delta-base', `unknown delta base ${short(r.deltaBase)} of ${short(r.node)}`);
+    if (r.flags !== 0)
+      throw revlogError(this.radix, 'revision-flags', `unsupported revision flags 0x${r.flags.toString(16)} on ${short(r.node)}`);
+    if (!Number.isInteger(r.linkRev) || r.linkRev < 0) throw revlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
+    const baseText = await this.text(baseRev);
+    let text: Uint8Array;
+    try {
+      text = applyDelta(baseText, r.delta);
+    } catch (e) {
+      throw revlogError(this.radix, 'bad-delta', `delta for ${short(r.node)} does not apply: ${(e as Error).message}`);
+    }
+    const computed = revisionNode(text, r.p1, r.p2);
+    if (Buffer.compare(computed, r.node) !== 0)
+      throw revlogError(this.radix, 'node-mismatch', `integrity check failed on ${short(r.node)}: content hashes to ${short(computed)}`);
+    const rev = this.length;
+    const stored = await this.chooseStorage(rev, text, p1, p2, baseRev, r.delta);
+    this.append(
+      {
+        offset: this.dataEnd,
+        flags: 0,
+        clen: stored.chunk.length,
+        rawSize: text.length,
+        base: stored.base,
+        link: r.linkRev,
+        p1,
+        p2,
+        node: Buffer.from(r.node),
+      },
+      stored.chunk,
+    );
+    this.newNodes.set(nodeKey(r.node), rev);
+    this.cache.set(rev, text);
+    return { rev, added: true };
+  }
+
+  /** deltacomputer.finddeltainfo, reduced to the candidates Sluice has: the received delta, a p1/prev delta, a snapshot. */
+  private async chooseStorage(
+    rev: number,
+    text: Uint8Array,
+    p1: number,
+    p2: number,
+    receivedBase: number,
+    receivedDelta: Uint8Array,
+  ): Promise<{ chunk: Uint8Array; base: number }> {
+    const full = async () => ({ chunk: await this.compress(text), base: rev });
+    if (this.delayed || rev === 0) return full(); // changelog: _storedeltachains = False
+    const textLen = text.length;
+    const candidates: { base: number; delta: () => Uint8Array }[] = [];
+    if (this.generalDelta) {
+      if (receivedBase !== NULL_REV) candidates.push({ base: receivedBase, delta: () => receivedDelta });
+      for (const p of [p1, p2]) {
+        if (p !== NULL_REV && p !== receivedBase) candidates.push({ base: p, delta: () => this.simpleDelta(p, text) });
+      }
+    } else {
+      const prev = rev - 1;
+      if (receivedBase === prev) candidates.push({ base: prev, delta: () => receivedDelta });
+      else candidates.push({ base: prev, delta: () => this.simpleDelta(prev, text) });
+    }
+    for (const c of candidates) {
+      if (this.generalDelta && this.entry(c.base).clen === 0 && this.deltaParent(c.base) !== NULL_REV) continue;
+      const info = this.chainInfo(c.base);
+      if (this.format.sparse && info.chainLen + 1 > SPARSE_MAX_CHAIN_LENGTH) continue;
+      if (textLen * LIMIT_DELTA2TEXT < info.chainSize) continue;
+      await this.text(c.base); // simpleDelta needs it cached
+      const delta = c.delta();
+      const chunk = await this.compress(delta);
+      if (this.isGoodDelta(c.base, chunk.length, info, textLen, p1, p2)) {
+        return { chunk, base: this.generalDelta ? c.base : info.chainBase };
+      }
+    }
+    return full();
+  }
+
+  /** deltas.isgooddeltainfo. */
+  private isGoodDelta(
+    base: number,
+    deltaLen: number,
+    info: { chainLen: number; chainSize: number; chainBase: number },
+    textLen: number,
+    p1: number,
+    p2: number,
+  ): boolean {
+    const chainStart = this.entry(info.chainBase).offset;
+    const distance = this.dataEnd + deltaLen - chainStart;
+    if (!this.format.sparse && Math.max(textLen * 4, 0) < distance) return false;
+    if (textLen < deltaLen) return false;
+    if (textLen * LIMIT_DELTA2TEXT < info.chainSize + deltaLen) return false;
+    const maxChain = this.format.sparse ? SPARSE_MAX_CHAIN_LENGTH : 0;
+    if (maxChain && maxChain < info.chainLen + 1) return false;
+    let snapshotDepth: number | undefined;
+    if (this.format.sparse && base !== p1 && base !== p2 && this.isSnapshot(base)) {
+      snapshotDepth = info.chainLen + 1;
+    }
+    if (snapshotDepth !== undefined && textLen >> snapshotDepth < deltaLen) return false;
+    if (snapshotDepth && this.entry(base).clen < deltaLen) return false;
+    return true;
+  }
+
+  /** A one-hunk delta: common prefix and suffix kept, the middle replaced (the base text is cached). */
+  private simpleDelta(baseRev: number, text: Uint8Array): Uint8Array {
+    const base = this.cache.get(baseRev) ?? new Uint8Array(0);
+    let start = 0;
+    const max = Math.min(base.length, text.length);
+    while (start < max && base[start] === text[start]) start++;
+    // hg's bdiff works on lines: cut at a line start so deltas look like hg's
+    while (start > 0 && base[start - 1] !== 0x0a) start--;
+    let endB = base.length;
+    let endT = text.length;
+    while (endB > start && endT > start && base[endB - 1] === text[endT - 1]) {
+      endB--;
+      endT--;
+    }
+    if (start === endB && start === endT) return new Uint8Array(0);
+    const out = Buffer.allocUnsafe(12 + endT - start);
+    out.writeInt32BE(start, 0);
+    out.writeInt32BE(endB, 4);
+    out.writeInt32BE(endT - start, 8);
+    out.set(text.subarray(start, endT), 12);
+    // a sanity check costs little and keeps a bad delta from ever being stored
+    if (patchedSize(base.length, out) !== text.length) throw revlogError(this.radix, 'bad-delta', 'internal delta error');
+    return out;
+  }
+
+  /** revlog.compress: the engine's output when it is smaller, raw (`u`-marked unless it starts with NUL) otherwise. */
+  private async compress(data: Uint8Array): Promise<Uint8Array> {
+    if (data.length === 0) return data;
+    let compressed: Uint8Array | null = null;
+    if (this.format.compression === 'zstd') {
+      if (data.length >= 50) compressed = await zstdCompress(data);
+    } else if (data.length >= 44) {
+      compressed = zlib.deflateSync(data);
+    }
+    if (compressed && compressed.length < data.length) return compressed;
+    if (data[0] === 0) return data;
+    const out = Buffer.allocUnsafe(data.length + 1);
+    out[0] = 0x75; // 'u'
+    out.set(data, 1);
+    return out;
+  }
+
+  private packEntry(rev: number, e: PendingEntry): Buffer {
+    const b = Buffer.alloc(ENTRY_SIZE);
+    b.writeUIntBE(e.offset, 0, 6);
+    b.writeUInt16BE(e.flags, 6);
+    b.writeInt32BE(e.clen, 8);
+    b.writeInt32BE(e.rawSize, 12);
+    b.writeInt32BE(e.base, 16);
+    b.writeInt32BE(e.link, 20);
+    b.writeInt32BE(e.p1, 24);
+    b.writeInt32BE(e.p2, 28);
+    e.node.copy(b, 32);
+    if (rev === 0) b.writeUInt32BE(this.header >>> 0, 0);
+    return b;
+  }
+
+  private journal(): void {
+    if (this.journaled) return;
+    this.journaled = true;
+    this.tx.add(this.radix + '.i', this.iSize);
+    if (!this.existedIndex) this.onNewFile?.(this.radix + '.i');
+    if (!this.inline) {
+      this.tx.add(this.radix + '.d', this.dSize);
+      if (!this.dataExists) this.onNewFile?.(this.radix + '.d');
+    }
+  }
+
+  private append(e: PendingEntry, chunk: Uint8Array): void {
+    this.journal();
+    const rev = this.length;
+    this.pending.push(e);
+    const entry = this.packEntry(rev, e);
+    this.dataEnd += chunk.length;
+    if (this.inline) {
+      const piece = chunk.length ? Buffer.concat([entry, chunk]) : entry;
+      if (this.delayed) this.delay(piece);
+      else writeAll(this.indexFd(), piece, this.iSize);
+      this.iSize += piece.length;
+      if (!this.delayed) this.enforceInlineSize();
+    } else {
+      if (chunk.length) writeAll(this.dataFd(), chunk, this.dSize);
+      this.dSize += chunk.length;
+      if (this.delayed) this.delay(entry);
+      else writeAll(this.indexFd(), entry, this.iSize);
+      this.iSize += ENTRY_SIZE;
+    }
+  }
+
+  private delay(piece: Buffer): void {
+    this.delayBuf.push(piece);
+    this.delayLen += piece.length;
+  }
+
+  /** changelog._finalize: the delayed entries go to NAME.i (a new changelog by rename, like _divert). */
+  finalize(): void {
+    if (!this.delayed || this.delayLen === 0) return;
+    const all = Buffer.concat(this.delayBuf, this.delayLen);
+    this.delayBuf = [];
+    this.delayLen = 0;
+    if (this.origLength === 0) {
+      const tmp = this.indexPath + '.a';
+      writeFileSync(tmp, all);
+      this.closeIndexFd();
+      renameSync(tmp, this.indexPath);
+    } else {
+      writeAll(this.indexFd(), all, this.origIndexSize);
+    }
+    this.oldBytes = new Uint8Array(0);
+    this.enforceInlineSize(true);
+  }
+
+  /** revlog._enforceinlinesize: past 128 KiB of data, NAME.d gets the data and NAME.i the bare index. */
+  private enforceInlineSize(afterFinalize = false): void {
+    if (!this.inline || this.dataEnd < MAX_INLINE) return;
+    if (this.delayed && !afterFinalize) return;
+    const iname = this.radix + '.i';
+    const dname = this.radix + '.d';
+    const troffset = this.tx.findOffset(iname);
+    if (troffset === undefined) throw revlogError(this.radix, 'transaction', `${iname} not found in the transaction`);
+    this.tx.add(dname, 0);
+    if (!this.dataExists) this.onNewFile?.(dname);
+    const whole = readFileSync(this.indexPath);
+    const n = this.length;
+    const data = Buffer.allocUnsafe(this.dataEnd);
+    const index = Buffer.allocUnsafe(n * ENTRY_SIZE);
+    let trindex: number | undefined;
+    for (let r = 0; r < n; r++) {
+      const e = this.entry(r);
+      const at = e.offset + r * ENTRY_SIZE;
+      whole.copy(index, r * ENTRY_SIZE, at, at + ENTRY_SIZE);
+      whole.copy(data, e.offset, at + ENTRY_SIZE, at + ENTRY_SIZE + e.clen);
+      if (trindex === undefined && troffset <= at) trindex = r;
+    }
+    trindex ??= 0;
+    this.header &= ~FLAG_INLINE_DATA;
+    index.writeUInt32BE(this.header >>> 0, 0);
+    this.closeIndexFd();
+    this.closeDataFd();
+    writeFileSync(this.dataPath, data);
+    this.dataExists = true;
+    const tmp = this.indexPath + '.sluice-split';
+    writeFileSync(tmp, index);
+    // as hg: the data file's truncation point is set before the index is replaced
+    this.tx.replace(dname, this.entry(trindex).offset);
+    renameSync(tmp, this.indexPath);
+    this.tx.replace(iname, trindex * ENTRY_SIZE);
+    this.inline = false;
+    this.iSize = n * ENTRY_SIZE;
+    this.dSize = this.dataEnd;
+    // the old inline bytes no longer describe the files
+    this.oldBytes = new Uint8Array(0);
+    this.old = parseRevlogIndex(this.radix, index.subarray(0, this.origLength * ENTRY_SIZE));
+  }
+
+  private indexFd(): number {
+    if (this.ifd < 0) this.ifd = openForWrite(this.indexPath);
+    return this.ifd;
+  }
+  private dataFd(): number {
+    if (this.dfd < 0) {
+      this.dfd = openForWrite(this.dataPath);
+      this.dataExists = true;
+    }
+    return this.dfd;
+  }
+  private closeIndexFd(): void {
+    if (this.ifd >= 0) closeSync(this.ifd);
+    this.ifd = -1;
+  }
+  private closeDataFd(): void {
+    if (this.dfd >= 0) closeSync(this.dfd);
+    this.dfd = -1;
+  }
+
+  /** Closes the file handles (the changelog's delayed entries stay until finalize()). */
+  close(): void {
+    this.closeIndexFd();
+    this.closeDataFd();
+  }
+}
+
+function nodeKey(node: Uint8Array): string {
+  return Buffer.from(node.buffer, node.byteOffset, node.length).toString('latin1');
+}
+
+function fileExists(path: string): boolean {
+  try {
+    closeSync(openSync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Opens a store file for writing, creating it and its directories; never through a symlink. */
+function openForWrite(path: string): number {
+  const flags = fsConstants.O_RDWR | fsConstants.O_CREAT | (fsConstants.O_NOFOLLOW ?? 0);
+  try {
+    return openSync(path, flags, 0o666);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw toSluiceError(e);
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  return openSync(path, flags, 0o666);
+}
+
+function writeAll(fd: number, data: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < data.length) done += writeSync(fd, data, done, data.length - done, position + done);
+}
+
+function readAt(fd: number, pos: number, len: number, label: string): Uint8Array {
+  const buf = Buffer.allocUnsafe(len);
+  let got = 0;
+  while (got < len) {
+    const n = readSync(fd, buf, got, len - got, pos + got);
+    if (n === 0) throw new SluiceError('REVLOG', `partial read of revlog ${label}`, { problem: 'partial-read' });
+    got += n;
+  }
+  return buf;
+}
+
+// zstd for revlog chunks: one frame at level 3 (hg's revlog.zstd.level default) with its content
+// size, like python-zstandard's ZstdCompressor.compress. node:zlib has zstd from Node 22.15
+// (Electron); on Node 20 zstd-codec's one-shot API (its streaming binding compresses far worse:
+// 2034 vs 475 bytes for 5000 bytes of numbered lines, measured). The wasm heap is 16 MiB, so
+// larger chunks take zlib, which every revlog reads whatever its configured engine (revlog.decompress).
+const ZSTD_ONESHOT_MAX = 4 << 20;
+
+interface ZstdSimple {
+  compress(data: Uint8Array, level: number): Uint8Array | null;
+}
+let zstdSimple: Promise<ZstdSimple> | undefined;
+
+function loadZstdSimple(): Promise<ZstdSimple> {
+  zstdSimple ??= new Promise<ZstdSimple>((resolveLoad, reject) => {
+    try {
+      const { ZstdCodec } = require_('zstd-codec') as {
+        ZstdCodec: { run(cb: (z: { Simple: new () => ZstdSimple }) => void): void };
+      };
+      ZstdCodec.run((z) => resolveLoad(new z.Simple()));
+    } catch (e) {
+      reject(new SluiceError('UNSUPPORTED_COMPRESSION', `zstd is not available: ${(e as Error).message}`));
+    }
+  });
+  return zstdSimple;
+}
+
+async function zstdCompress(data: Uint8Array): Promise<Uint8Array | null> {
+  const native = (zlib as unknown as { zstdCompressSync?: (d: Uint8Array, o: object) => Buffer }).zstdCompressSync;
+  if (native) {
+    const level = (zlib.constants as unknown as Record<string, number>).ZSTD_c_compressionLevel!;
+    return native(data, { params: { [level]: 3 } });
+  }
+  if (data.length > ZSTD_ONESHOT_MAX) return zlib.deflateSync(data);
+  const simple = await loadZstdSimple();
+  return simple.compress(data, 3);
+}
