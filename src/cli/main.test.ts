@@ -118,7 +118,11 @@ describe('sluice CLI', () => {
     const d = dest();
     expect((await cli('apply', join(FIXTURES, 'default', 'packed1.hg'), d)).code).toBe(0);
     const again = await cli('apply', join(FIXTURES, 'default', 'packed1.hg'), d);
-    expect(again).toMatchObject({ code: 1, err: `abort: destination '${d}' is not empty\n` });
+    expect(again.code).toBe(1);
+    // a stream bundle never adds to an existing repository, and says so
+    expect(again.err).toMatch(
+      new RegExp(`^abort: destination '${d}' is not empty: .* is a stream clone bundle`),
+    );
     const notBundle = join(work, 'not-a-bundle');
     writeFileSync(notBundle, 'hello world');
     const bad = await cli('apply', notBundle, dest());

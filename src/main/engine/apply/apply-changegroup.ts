@@ -4,7 +4,14 @@
 
 import { lstat, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { applyBundleBytesToRepo, createEmptyRepository, type ApplyToRepoResult } from '../changegroup';
+import {
+  applyBundleBytesToRepo,
+  createEmptyRepository,
+  summarizeBundle,
+  type ApplyToRepoResult,
+  type BundleKind,
+} from '../changegroup';
+import { ByteSource } from '../format/byte-source';
 import { SluiceError, toSluiceError } from '../errors';
 import type { JobContext } from '../job/job-context';
 import { DEFAULT_NEW_REPO_REQUIREMENTS, readRequirements } from '../store/requirements';
@@ -15,6 +22,28 @@ export interface ChangegroupApplyStats extends ApplyToRepoResult {
   dest: string;
   /** true when DEST was created, false when an existing repository got the changesets */
   created: boolean;
+}
+
+/**
+ * What `sluice apply` does with the bundle at `path`: changegroup bundles (HG10, HG20 with a
+ * changegroup part) go here, stream bundles to the stream apply. A regular file is sniffed by a
+ * first read up to its first part; anything else (a pipe can be read only once) is taken as a
+ * stream bundle, which the stream apply checks and refuses if it is not one.
+ */
+export async function bundleKindOf(path: string): Promise<BundleKind | 'unknown'> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    throw toSluiceError(e);
+  }
+  if (!st.isFile()) return 'unknown';
+  try {
+    return (await summarizeBundle(new ByteSource(readAhead(path, 64 * 1024)))).kind;
+  } catch (e) {
+    if (e instanceof SluiceError && e.code === 'BAD_MAGIC') return 'unknown';
+    throw e;
+  }
 }
 
 /** True when `dir/.hg` is a directory. */
@@ -33,11 +62,15 @@ export async function applyChangegroupBundleFile(
   opts: { lockTimeoutMs?: number } = {},
 ): Promise<ChangegroupApplyStats> {
   const dest = resolve(destPath);
-  const size = (await stat(bundlePath).catch((e: unknown) => {
-    throw toSluiceError(e);
-  })).size;
+  const size = (
+    await stat(bundlePath).catch((e: unknown) => {
+      throw toSluiceError(e);
+    })
+  ).size;
   const existing = await isRepository(dest);
-  const requirements = existing ? [...(await readRequirements(dest))].sort() : [...DEFAULT_NEW_REPO_REQUIREMENTS];
+  const requirements = existing
+    ? [...(await readRequirements(dest))].sort()
+    : [...DEFAULT_NEW_REPO_REQUIREMENTS];
   ctx.emit({
     type: 'start',
     kind: 'apply',
@@ -48,7 +81,10 @@ export async function applyChangegroupBundleFile(
     source: resolve(bundlePath),
     dest,
   });
-  const applyOpts = { totalBytes: size, ...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}) };
+  const applyOpts = {
+    totalBytes: size,
+    ...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}),
+  };
   if (existing) {
     const r = await applyBundleBytesToRepo(dest, readAhead(bundlePath), ctx, applyOpts);
     return { ...r, repo: dest, dest, created: false };

@@ -85,10 +85,14 @@ export async function addChangegroup(
   const linkRev = (w: RevlogWriter, d: DeltaChunk): number => {
     const r = cl.rev(d.linkNode);
     if (r === undefined || r < 0)
-      throw new SluiceError('REVLOG', `${w.radix}: linkrev of ${hex12(d.node)} names unknown changeset ${hex12(d.linkNode)}`, {
-        revlog: w.radix,
-        problem: 'link-out-of-range',
-      });
+      throw new SluiceError(
+        'REVLOG',
+        `${w.radix}: linkrev of ${hex12(d.node)} names unknown changeset ${hex12(d.linkNode)}`,
+        {
+          revlog: w.radix,
+          problem: 'link-out-of-range',
+        },
+      );
     return r;
   };
   const addGroup = async (w: RevlogWriter): Promise<{ received: number; added: number }> => {
@@ -193,7 +197,8 @@ export async function applyBundle2Parts(
         const version = changegroupVersion(part.params.get('version'));
         const target = part.params.get('targetphase');
         if (target !== undefined) {
-          if (!/^\d+$/.test(target)) throw new SluiceError('MALFORMED', `bad targetphase ${JSON.stringify(target)}`);
+          if (!/^\d+$/.test(target))
+            throw new SluiceError('MALFORMED', `bad targetphase ${JSON.stringify(target)}`);
           session.setTargetPhase(Number(target));
         }
         const c = await addChangegroup(session, new ChangegroupReader(part.payload, version), ctx, progress);
@@ -206,7 +211,8 @@ export async function applyBundle2Parts(
       }
       case 'phase-heads': {
         const heads = decodePhaseHeads(await readSmallPayload(part));
-        for (const [p] of heads) if (p < 0 || p > 96) throw new SluiceError('MALFORMED', `unknown phase ${p} in phase-heads`);
+        for (const [p] of heads)
+          if (p < 0 || p > 96) throw new SluiceError('MALFORMED', `unknown phase ${p} in phase-heads`);
         session.addPhaseHeads(heads.map(([p, h]) => [p, Buffer.from(h, 'hex')]));
         out.phaseHeads.push(...heads);
         break;
@@ -216,7 +222,8 @@ export async function applyBundle2Parts(
           ([name, hex]) => [name, /^0{40}$/.test(hex) ? null : hex] as [string, string | null],
         );
         for (const [name] of marks) {
-          if (!name || /[\n\r\0]/.test(name)) throw new SluiceError('MALFORMED', `invalid bookmark name ${JSON.stringify(name)}`);
+          if (!name || /[\n\r\0]/.test(name))
+            throw new SluiceError('MALFORMED', `invalid bookmark name ${JSON.stringify(name)}`);
         }
         out.bookmarks.push(...marks);
         if ((opts.bookmarks ?? 'apply') === 'apply') session.setBookmarks(new Map(marks));

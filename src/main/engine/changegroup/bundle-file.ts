@@ -56,7 +56,12 @@ export async function openChangegroupBundle(src: ByteSource): Promise<OpenedBund
       const head = Buffer.from(await src.readExact(6)).toString('latin1');
       const alg = head.slice(4);
       if (alg === 'UN') {
-        return { kind: 'bundle1', compression: 'UN', cg: new ChangegroupReader(src, '01'), close: () => src.close() };
+        return {
+          kind: 'bundle1',
+          compression: 'UN',
+          cg: new ChangegroupReader(src, '01'),
+          close: () => src.close(),
+        };
       }
       if (alg !== 'GZ' && alg !== 'BZ')
         throw new SluiceError('UNSUPPORTED_COMPRESSION', `unknown bundle compression ${JSON.stringify(alg)}`);
@@ -73,10 +78,13 @@ export async function openChangegroupBundle(src: ByteSource): Promise<OpenedBund
       };
     }
     if (magic === BUNDLE2_MAGIC) {
-      const bundle = await Bundle2Reader.open(src, { knownParts: { ...APPLY_PARTS, [STREAM2_PART]: STREAM2_PARAMS } });
+      const bundle = await Bundle2Reader.open(src, {
+        knownParts: { ...APPLY_PARTS, [STREAM2_PART]: STREAM2_PARAMS },
+      });
       return { kind: 'bundle2', compression: bundle.compression, bundle, close: () => bundle.close() };
     }
-    if (magic === PACKED1_MAGIC) throw new SluiceError('BAD_MAGIC', 'a packed1 stream clone bundle is not a changegroup');
+    if (magic === PACKED1_MAGIC)
+      throw new SluiceError('BAD_MAGIC', 'a packed1 stream clone bundle is not a changegroup');
     throw new SluiceError('BAD_MAGIC', `not a Mercurial bundle: starts with ${JSON.stringify(magic)}`, {
       magic: Buffer.from(magic, 'latin1').toString('hex'),
     });
@@ -93,7 +101,8 @@ export async function summarizeBundle(src: ByteSource): Promise<BundleSummary> {
     if (magic === PACKED1_MAGIC) return { kind: 'packed1', compression: 'UN' };
     const opened = await openChangegroupBundle(src);
     try {
-      if (opened.kind === 'bundle1') return { kind: 'bundle1', compression: opened.compression, cgVersion: '01' };
+      if (opened.kind === 'bundle1')
+        return { kind: 'bundle1', compression: opened.compression, cgVersion: '01' };
       const parts: string[] = [];
       for (;;) {
         const part = await opened.bundle.nextPart();

@@ -35,7 +35,13 @@ import { ByteSource } from '../format/byte-source';
 import type { JobContext } from '../job/job-context';
 import { ProgressTracker } from '../job/progress';
 import { RepoWriteSession } from '../repo/write-session';
-import { APPLY_PARTS, addChangegroup, applyBundle2Parts, type ChangegroupCounts, type ChangegroupProgress } from './apply';
+import {
+  APPLY_PARTS,
+  addChangegroup,
+  applyBundle2Parts,
+  type ChangegroupCounts,
+  type ChangegroupProgress,
+} from './apply';
 import { openChangegroupBundle } from './bundle-file';
 import { ChangegroupReader, type ChangegroupVersion } from './reader';
 import { SluiceError } from '../errors';
@@ -78,7 +84,11 @@ export async function createEmptyRepository(
   });
 }
 
-type Body = (session: RepoWriteSession, src: ByteSource, progress: ChangegroupProgress) => Promise<{
+type Body = (
+  session: RepoWriteSession,
+  src: ByteSource,
+  progress: ChangegroupProgress,
+) => Promise<{
   counts: ChangegroupCounts;
   bookmarks: [string, string | null][];
   phaseHeads: [number, string][];
@@ -138,7 +148,13 @@ export function applyBundle2ToRepo(
   return inTransaction(repoRoot, new ByteSource(source), ctx, opts, async (session, src, progress) => {
     const bundle = await Bundle2Reader.open(src, { knownParts: APPLY_PARTS });
     try {
-      const out = await applyBundle2Parts(session, bundle, ctx, { bookmarks: opts.bookmarks ?? 'apply' }, progress);
+      const out = await applyBundle2Parts(
+        session,
+        bundle,
+        ctx,
+        { bookmarks: opts.bookmarks ?? 'apply' },
+        progress,
+      );
       return { counts: out, bookmarks: out.bookmarks, phaseHeads: out.phaseHeads };
     } finally {
       await bundle.close();
@@ -175,10 +191,17 @@ export function applyBundleBytesToRepo(
     try {
       if (opened.kind === 'bundle1') {
         const counts = await addChangegroup(session, opened.cg, ctx, progress);
-        if (!(await opened.cg.atEof())) throw new SluiceError('MALFORMED', 'data after the end of the changegroup');
+        if (!(await opened.cg.atEof()))
+          throw new SluiceError('MALFORMED', 'data after the end of the changegroup');
         return { counts, bookmarks: [], phaseHeads: [] };
       }
-      const out = await applyBundle2Parts(session, opened.bundle, ctx, { bookmarks: opts.bookmarks ?? 'apply' }, progress);
+      const out = await applyBundle2Parts(
+        session,
+        opened.bundle,
+        ctx,
+        { bookmarks: opts.bookmarks ?? 'apply' },
+        progress,
+      );
       return { counts: out, bookmarks: out.bookmarks, phaseHeads: out.phaseHeads };
     } finally {
       await opened.close();

@@ -46,7 +46,8 @@ export class ChangegroupReader {
     private readonly src: ByteSource,
     readonly version: ChangegroupVersion,
   ) {
-    if (!(version in HEADER_SIZE)) throw new SluiceError('UNSUPPORTED_COMPRESSION', `unknown changegroup version ${version}`);
+    if (!(version in HEADER_SIZE))
+      throw new SluiceError('UNSUPPORTED_COMPRESSION', `unknown changegroup version ${version}`);
   }
 
   /** The next chunk's payload length; 0 at the end of a group. */
@@ -84,8 +85,12 @@ export class ChangegroupReader {
     for (;;) {
       const len = await this.chunkLength();
       if (len === 0) return count;
-      if (len < headerSize) throw malformed(`changegroup delta chunk of ${len} bytes is shorter than its ${headerSize}-byte header`);
-      if (len - headerSize > MAX_DELTA_CHUNK) throw limitError('changegroup delta of', len - headerSize, MAX_DELTA_CHUNK);
+      if (len < headerSize)
+        throw malformed(
+          `changegroup delta chunk of ${len} bytes is shorter than its ${headerSize}-byte header`,
+        );
+      if (len - headerSize > MAX_DELTA_CHUNK)
+        throw limitError('changegroup delta of', len - headerSize, MAX_DELTA_CHUNK);
       const h = (await this.src.readExact(headerSize)).slice();
       const node = h.subarray(0, 20);
       const p1 = h.subarray(20, 40);
@@ -123,7 +128,10 @@ export class ChangegroupReader {
 }
 
 /** Parses a `version` part parameter or a `cg.version`. */
-export function changegroupVersion(v: string | undefined, fallback: ChangegroupVersion = '01'): ChangegroupVersion {
+export function changegroupVersion(
+  v: string | undefined,
+  fallback: ChangegroupVersion = '01',
+): ChangegroupVersion {
   if (v === undefined) return fallback;
   if ((CHANGEGROUP_VERSIONS as readonly string[]).includes(v)) return v as ChangegroupVersion;
   throw new SluiceError('UNKNOWN_PARAM', `unknown changegroup version ${JSON.stringify(v)}`, { version: v });

@@ -15,10 +15,7 @@ import type {
 import { resolve } from 'node:path';
 import { applyBundleFile } from '../apply/apply-bundle';
 import { updateWorkingCopy } from '../checkout/update';
-import { applyChangegroupBundleFile, isRepository } from '../apply/apply-changegroup';
-import { summarizeBundle } from '../changegroup';
-import { ByteSource } from '../format/byte-source';
-import { readFileChunks } from '../format/bundle-file';
+import { applyChangegroupBundleFile, bundleKindOf, isRepository } from '../apply/apply-changegroup';
 import { writeStreamBundle } from '../generate/stream-bundle';
 import { SluiceError, toSluiceError } from '../errors';
 import type { JobContext } from './job-context';
@@ -85,7 +82,7 @@ async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult
 }
 
 async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResult> {
-  const kind = (await summarizeBundle(new ByteSource(readFileChunks(request.bundlePath)))).kind;
+  const kind = await bundleKindOf(request.bundlePath);
   if (kind === 'bundle1' || kind === 'bundle2') {
     const cg = await applyChangegroupBundleFile(request.bundlePath, request.dest, ctx);
     if (request.verify) await verifyAfter(cg.dest, ctx);
@@ -94,7 +91,7 @@ async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResu
   if (await isRepository(resolve(request.dest))) {
     throw new SluiceError(
       'DEST_EXISTS',
-      `${request.bundlePath} is a stream clone bundle (${kind}): it holds a whole store and can only make a new repository, not add to the existing repository at ${request.dest}`,
+      `destination '${resolve(request.dest)}' is not empty: ${request.bundlePath} is a stream clone bundle, which makes a new repository and cannot be added to an existing one (apply a changegroup bundle, from 'hg bundle', instead)`,
       { dest: request.dest },
     );
   }

@@ -5,7 +5,15 @@
 // 600 s) and then refused; one left by a dead process on this host is broken under `<lock>.break`,
 // exactly as hg does, so hg and Sluice exclude each other both ways.
 
-import { lstatSync, readFileSync, readlinkSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { SluiceError } from '../errors';
 

@@ -12,7 +12,13 @@ import { storePathEncoder } from '../store/encoding';
 import { parseFncache, serializeFncache } from '../store/fncache';
 import { entryNameProblem } from '../store/paths';
 import { locateRepository, unsupportedRequirements, type RepoLocation } from '../store/requirements';
-import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, computePhases, parsePhaseRoots } from '../wire/changelog-graph';
+import {
+  ChangelogGraph,
+  PHASE_DRAFT,
+  PHASE_PUBLIC,
+  computePhases,
+  parsePhaseRoots,
+} from '../wire/changelog-graph';
 import { acquireLock, type HeldLock } from './lock';
 import { Transaction, rollbackJournal, type RepoVfs } from './transaction';
 
@@ -31,6 +37,8 @@ export class RepoWriteSession {
   readonly format: RevlogFormat;
   private cl: RevlogWriter | undefined;
   private readonly manifests = new Map<string, RevlogWriter>();
+  /** writers with open files, closed at the end whatever happens */
+  private readonly openWriters = new Set<RevlogWriter>();
   private fncache: Set<string> | undefined;
   private fncacheDirty = false;
   private clStart = 0;
@@ -47,6 +55,23 @@ export class RepoWriteSession {
   ) {
     this.format = revlogFormatFor(location.requirements);
     this.tx = Transaction.open(vfs);
+    this.tx.addCleanup(() => {
+      for (const w of [...this.openWriters]) w.close();
+    });
+  }
+
+  private writerOptions() {
+    return {
+      tx: this.tx,
+      format: this.format,
+      onNewFile: (p: string) => this.noteNewFile(p),
+      onClose: (w: RevlogWriter) => this.openWriters.delete(w),
+    };
+  }
+
+  private track(w: RevlogWriter): RevlogWriter {
+    this.openWriters.add(w);
+    return w;
   }
 
   static async open(repoRoot: string, opts: WriteSessionOptions = {}): Promise<RepoWriteSession> {
@@ -54,13 +79,24 @@ export class RepoWriteSession {
     const reqs = location.requirements;
     const missing = unsupportedRequirements(reqs);
     if (missing.length)
-      throw new SluiceError('UNSUPPORTED_REQUIREMENTS', `repository requires features unknown to Sluice: ${missing.join(', ')}`, {
-        unsupported: missing,
-      });
+      throw new SluiceError(
+        'UNSUPPORTED_REQUIREMENTS',
+        `repository requires features unknown to Sluice: ${missing.join(', ')}`,
+        {
+          unsupported: missing,
+        },
+      );
     if (!reqs.has('revlogv1') || !reqs.has('store'))
-      throw new SluiceError('UNSUPPORTED_REQUIREMENTS', 'Sluice writes only to repositories with a store and revlogv1 (hg ≥ 0.9.2)');
+      throw new SluiceError(
+        'UNSUPPORTED_REQUIREMENTS',
+        'Sluice writes only to repositories with a store and revlogv1 (hg ≥ 0.9.2)',
+      );
     const log = opts.log ?? (() => undefined);
-    const vfs: RepoVfs = { hgDir: location.hgDir, storeDir: location.storeDir, encode: storePathEncoder(reqs) };
+    const vfs: RepoVfs = {
+      hgDir: location.hgDir,
+      storeDir: location.storeDir,
+      encode: storePathEncoder(reqs),
+    };
     const locks: HeldLock[] = [];
     try {
       const lockOpts = (path: string, description: string) => ({
@@ -71,8 +107,15 @@ export class RepoWriteSession {
         path,
       });
       // hg's order: wlock, then the store lock
-      locks.push(await acquireLock(join(location.hgDir, 'wlock'), lockOpts('wlock', `working directory of ${repoRoot}`)));
-      locks.push(await acquireLock(join(location.storeDir, 'lock'), lockOpts('lock', `repository ${repoRoot}`)));
+      locks.push(
+        await acquireLock(
+          join(location.hgDir, 'wlock'),
+          lockOpts('wlock', `working directory of ${repoRoot}`),
+        ),
+      );
+      locks.push(
+        await acquireLock(join(location.storeDir, 'lock'), lockOpts('lock', `repository ${repoRoot}`)),
+      );
       if (rollbackJournal(vfs, (m) => log('warn', m))) log('warn', 'rolled back an interrupted transaction');
       return new RepoWriteSession(location, vfs, locks, log);
     } catch (e) {
@@ -87,9 +130,10 @@ export class RepoWriteSession {
 
   changelog(): RevlogWriter {
     if (!this.cl) {
-      this.cl = RevlogWriter.open({ radix: '00changelog', tx: this.tx, format: this.format, changelog: true, onNewFile: (p) => this.noteNewFile(p) });
+      this.cl = this.track(
+        RevlogWriter.open({ ...this.writerOptions(), radix: '00changelog', changelog: true }),
+      );
       this.clStart = this.cl.length;
-      this.tx.addCleanup(() => this.cl?.close());
     }
     return this.cl;
   }
@@ -100,14 +144,19 @@ export class RepoWriteSession {
     if (!w) {
       if (dir !== '') {
         if (!this.requirements.has('treemanifest'))
-          throw new SluiceError('UNSUPPORTED_REQUIREMENTS', `the changegroup has directory manifests (${JSON.stringify(dir)}) but the repository does not use treemanifest`);
+          throw new SluiceError(
+            'UNSUPPORTED_REQUIREMENTS',
+            `the changegroup has directory manifests (${JSON.stringify(dir)}) but the repository does not use treemanifest`,
+          );
         checkTrackedPath(dir.replace(/\/$/, ''), 'manifest directory');
-        if (!dir.endsWith('/')) throw new SluiceError('UNSAFE_PATH', `manifest directory ${JSON.stringify(dir)} does not end with '/'`);
+        if (!dir.endsWith('/'))
+          throw new SluiceError(
+            'UNSAFE_PATH',
+            `manifest directory ${JSON.stringify(dir)} does not end with '/'`,
+          );
       }
       const radix = dir === '' ? '00manifest' : `meta/${dir}00manifest`;
-      w = RevlogWriter.open({ radix, tx: this.tx, format: this.format, onNewFile: (p) => this.noteNewFile(p) });
-      const writer = w;
-      this.tx.addCleanup(() => writer.close());
+      w = this.track(RevlogWriter.open({ ...this.writerOptions(), radix }));
       this.manifests.set(dir, w);
     }
     return w;
@@ -116,9 +165,7 @@ export class RepoWriteSession {
   /** A filelog writer for tracked path `path` (checked: nothing reaches `.hg/` or leaves the store). Close it when done. */
   filelog(path: string): RevlogWriter {
     checkTrackedPath(path, 'file');
-    const w = RevlogWriter.open({ radix: `data/${path}`, tx: this.tx, format: this.format, onNewFile: (p) => this.noteNewFile(p) });
-    this.tx.addCleanup(() => w.close());
-    return w;
+    return this.track(RevlogWriter.open({ ...this.writerOptions(), radix: `data/${path}` }));
   }
 
   private noteNewFile(storePath: string): void {
@@ -244,7 +291,8 @@ export class RepoWriteSession {
       for (let r = 0; r < g.length; r++) if (anc[r] && phase[r]! > target) phase[r] = target;
     }
     let changed = false;
-    for (let r = 0; r < g.length && !changed; r++) if (phase[r] !== (r < before.length ? before[r] : 0)) changed = true;
+    for (let r = 0; r < g.length && !changed; r++)
+      if (phase[r] !== (r < before.length ? before[r] : 0)) changed = true;
     if (!changed && text !== '') return;
     if (!changed && ![...phase].some((p) => p !== PHASE_PUBLIC)) return;
     const levels = [...new Set([...phase].filter((p) => p > 0))].sort((a, b) => a - b);
@@ -336,8 +384,12 @@ export function checkTrackedPath(path: string, what: string): void {
   const problem = entryNameProblem('s', `data/${path}.i`);
   const hgSegment = path.split('/').some((s) => s.toLowerCase() === '.hg');
   if (problem !== null || hgSegment) {
-    throw new SluiceError('UNSAFE_PATH', `unsafe ${what} name ${JSON.stringify(path.slice(0, 300))} in the changegroup: ${problem ?? "a '.hg' segment"}`, {
-      name: path,
-    });
+    throw new SluiceError(
+      'UNSAFE_PATH',
+      `unsafe ${what} name ${JSON.stringify(path.slice(0, 300))} in the changegroup: ${problem ?? "a '.hg' segment"}`,
+      {
+        name: path,
+      },
+    );
   }
 }

@@ -88,6 +88,8 @@ export interface RevlogWriterOptions {
   onNewFile?: (storePath: string) => void;
   /** budget of rebuilt texts kept for later deltas (default 64 MiB) */
   cacheBytes?: number;
+  /** called by close() (the session forgets the writer) */
+  onClose?: (w: RevlogWriter) => void;
 }
 
 interface PendingEntry {
@@ -103,7 +105,12 @@ interface PendingEntry {
 }
 
 function revlogError(radix: string, problem: string, message: string, extra: Record<string, unknown> = {}) {
-  return new SluiceError('REVLOG', `${radix}: ${message}`, { revlog: radix, problem, reason: message, ...extra });
+  return new SluiceError('REVLOG', `${radix}: ${message}`, {
+    revlog: radix,
+    problem,
+    reason: message,
+    ...extra,
+  });
 }
 
 function short(node: Uint8Array): string {
@@ -143,6 +150,7 @@ export class RevlogWriter {
   private readonly indexPath: string;
   private readonly dataPath: string;
   private readonly onNewFile: ((p: string) => void) | undefined;
+  private readonly onClose: ((w: RevlogWriter) => void) | undefined;
   private old: RevlogIndex;
   private readonly origLength: number;
   private header: number;
@@ -173,6 +181,7 @@ export class RevlogWriter {
     this.format = opts.format;
     this.delayed = opts.changelog === true;
     this.onNewFile = opts.onNewFile;
+    this.onClose = opts.onClose;
     this.indexPath = vfsPath(opts.tx.vfs, opts.radix + '.i');
     this.dataPath = vfsPath(opts.tx.vfs, opts.radix + '.d');
     this.existedIndex = indexBytes !== null;
@@ -182,7 +191,8 @@ export class RevlogWriter {
     this.origLength = this.old.length;
     if (this.old.length === 0) {
       // a new (or empty) revlog: v1, inline, generaldelta per the repository (never for the changelog)
-      this.header = REVLOGV1 | FLAG_INLINE_DATA | (opts.format.generalDelta && !this.delayed ? FLAG_GENERALDELTA : 0);
+      this.header =
+        REVLOGV1 | FLAG_INLINE_DATA | (opts.format.generalDelta && !this.delayed ? FLAG_GENERALDELTA : 0);
     } else {
       this.header = this.old.header;
     }
@@ -194,7 +204,11 @@ export class RevlogWriter {
     this.dSize = this.inline ? 0 : this.dataEnd;
     this.origIndexSize = this.iSize;
     if (this.iSize > this.oldBytes.length) {
-      throw revlogError(opts.radix, 'truncated', `index is shorter than its entries (${this.oldBytes.length} < ${this.iSize})`);
+      throw revlogError(
+        opts.radix,
+        'truncated',
+        `index is shorter than its entries (${this.oldBytes.length} < ${this.iSize})`,
+      );
     }
     this.cache = new TextCache(opts.cacheBytes ?? 64 << 20);
   }
@@ -203,7 +217,10 @@ export class RevlogWriter {
   static open(opts: RevlogWriterOptions): RevlogWriter {
     let bytes: Buffer | null = null;
     try {
-      const fd = openSync(vfsPath(opts.tx.vfs, opts.radix + '.i'), fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0));
+      const fd = openSync(
+        vfsPath(opts.tx.vfs, opts.radix + '.i'),
+        fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0),
+      );
       try {
         bytes = readFileSync(fd);
       } finally {
@@ -240,7 +257,14 @@ export class RevlogWriter {
     return rev < this.origLength ? this.old.node(rev) : this.pending[rev - this.origLength]!.node;
   }
 
-  private entry(rev: number): { offset: number; clen: number; rawSize: number; base: number; p1: number; p2: number } {
+  private entry(rev: number): {
+    offset: number;
+    clen: number;
+    rawSize: number;
+    base: number;
+    p1: number;
+    p2: number;
+  } {
     if (rev < this.origLength) {
       const o = this.old;
       return {
@@ -272,14 +296,15 @@ export class RevlogWriter {
       if (e.base === r) return { chainLen, chainSize, chainBase: r };
       chainLen++;
       const next = this.generalDelta ? e.base : r - 1;
-      if (next < 0 || next >= r) throw revlogError(this.radix, 'base-out-of-range', `rev ${r}: bad delta base ${e.base}`);
+      if (next < 0 || next >= r)
+        throw revlogError(this.radix, 'base-out-of-range', `rev ${r}: bad delta base ${e.base}`);
       r = next;
     }
   }
 
   /** revlog.issnapshot for sparse revlogs. */
   private isSnapshot(rev: number): boolean {
-    for (let r = rev; ; ) {
+    for (let r = rev; ;) {
       if (r === NULL_REV) return true;
       const e = this.entry(r);
       if (e.base === r || e.base === NULL_REV) return true;
@@ -294,8 +319,10 @@ export class RevlogWriter {
     if (e.clen === 0) return new Uint8Array(0);
     if (this.inline) {
       const pos = e.offset + (rev + 1) * ENTRY_SIZE;
-      if (pos + e.clen <= this.oldBytes.length && rev < this.origLength) return this.oldBytes.subarray(pos, pos + e.clen);
-      if (this.delayed && pos >= this.origIndexSize) return this.readDelayed(pos - this.origIndexSize, e.clen);
+      if (pos + e.clen <= this.oldBytes.length && rev < this.origLength)
+        return this.oldBytes.subarray(pos, pos + e.clen);
+      if (this.delayed && pos >= this.origIndexSize)
+        return this.readDelayed(pos - this.origIndexSize, e.clen);
       return readAt(this.indexFd(), pos, e.clen, this.radix);
     }
     return readAt(this.dataFd(), e.offset, e.clen, this.radix + '.d');
@@ -325,7 +352,7 @@ export class RevlogWriter {
     if (hit) return hit;
     const chain: number[] = [];
     let base: Uint8Array | undefined;
-    for (let r = rev; ; ) {
+    for (let r = rev; ;) {
       const c = this.cache.get(r);
       if (c && r !== rev) {
         base = c;
@@ -354,27 +381,47 @@ export class RevlogWriter {
   async add(r: IncomingRevision): Promise<{ rev: number; added: boolean }> {
     const existing = this.rev(r.node);
     if (existing !== undefined && existing !== NULL_REV) return { rev: existing, added: false };
-    if (r.node.length !== NODE_SIZE || isNullNode(r.node)) throw revlogError(this.radix, 'bad-node', 'null or malformed node id');
+    if (r.node.length !== NODE_SIZE || isNullNode(r.node))
+      throw revlogError(this.radix, 'bad-node', 'null or malformed node id');
     const p1 = this.rev(r.p1);
     const p2 = this.rev(r.p2);
-    if (p1 === undefined) throw revlogError(this.radix, 'unknown-parent', `unknown parent ${short(r.p1)} of ${short(r.node)}`);
-    if (p2 === undefined) throw revlogError(this.radix, 'unknown-parent', `unknown parent ${short(r.p2)} of ${short(r.node)}`);
+    if (p1 === undefined)
+      throw revlogError(this.radix, 'unknown-parent', `unknown parent ${short(r.p1)} of ${short(r.node)}`);
+    if (p2 === undefined)
+      throw revlogError(this.radix, 'unknown-parent', `unknown parent ${short(r.p2)} of ${short(r.node)}`);
     const baseRev = this.rev(r.deltaBase);
     if (baseRev === undefined)
-      throw revlogError(this.radix, 'unknown-delta-base', `unknown delta base ${short(r.deltaBase)} of ${short(r.node)}`);
+      throw revlogError(
+        this.radix,
+        'unknown-delta-base',
+        `unknown delta base ${short(r.deltaBase)} of ${short(r.node)}`,
+      );
     if (r.flags !== 0)
-      throw revlogError(this.radix, 'revision-flags', `unsupported revision flags 0x${r.flags.toString(16)} on ${short(r.node)}`);
-    if (!Number.isInteger(r.linkRev) || r.linkRev < 0) throw revlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
+      throw revlogError(
+        this.radix,
+        'revision-flags',
+        `unsupported revision flags 0x${r.flags.toString(16)} on ${short(r.node)}`,
+      );
+    if (!Number.isInteger(r.linkRev) || r.linkRev < 0)
+      throw revlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
     const baseText = await this.text(baseRev);
     let text: Uint8Array;
     try {
       text = applyDelta(baseText, r.delta);
     } catch (e) {
-      throw revlogError(this.radix, 'bad-delta', `delta for ${short(r.node)} does not apply: ${(e as Error).message}`);
+      throw revlogError(
+        this.radix,
+        'bad-delta',
+        `delta for ${short(r.node)} does not apply: ${(e as Error).message}`,
+      );
     }
     const computed = revisionNode(text, r.p1, r.p2);
     if (Buffer.compare(computed, r.node) !== 0)
-      throw revlogError(this.radix, 'node-mismatch', `integrity check failed on ${short(r.node)}: content hashes to ${short(computed)}`);
+      throw revlogError(
+        this.radix,
+        'node-mismatch',
+        `integrity check failed on ${short(r.node)}: content hashes to ${short(computed)}`,
+      );
     const rev = this.length;
     const stored = await this.chooseStorage(rev, text, p1, p2, baseRev, r.delta);
     this.append(
@@ -412,7 +459,8 @@ export class RevlogWriter {
     if (this.generalDelta) {
       if (receivedBase !== NULL_REV) candidates.push({ base: receivedBase, delta: () => receivedDelta });
       for (const p of [p1, p2]) {
-        if (p !== NULL_REV && p !== receivedBase) candidates.push({ base: p, delta: () => this.simpleDelta(p, text) });
+        if (p !== NULL_REV && p !== receivedBase)
+          candidates.push({ base: p, delta: () => this.simpleDelta(p, text) });
       }
     } else {
       const prev = rev - 1;
@@ -420,7 +468,8 @@ export class RevlogWriter {
       else candidates.push({ base: prev, delta: () => this.simpleDelta(prev, text) });
     }
     for (const c of candidates) {
-      if (this.generalDelta && this.entry(c.base).clen === 0 && this.deltaParent(c.base) !== NULL_REV) continue;
+      if (this.generalDelta && this.entry(c.base).clen === 0 && this.deltaParent(c.base) !== NULL_REV)
+        continue;
       const info = this.chainInfo(c.base);
       if (this.format.sparse && info.chainLen + 1 > SPARSE_MAX_CHAIN_LENGTH) continue;
       if (textLen * LIMIT_DELTA2TEXT < info.chainSize) continue;
@@ -480,7 +529,8 @@ export class RevlogWriter {
     out.writeInt32BE(endT - start, 8);
     out.set(text.subarray(start, endT), 12);
     // a sanity check costs little and keeps a bad delta from ever being stored
-    if (patchedSize(base.length, out) !== text.length) throw revlogError(this.radix, 'bad-delta', 'internal delta error');
+    if (patchedSize(base.length, out) !== text.length)
+      throw revlogError(this.radix, 'bad-delta', 'internal delta error');
     return out;
   }
 
@@ -578,7 +628,8 @@ export class RevlogWriter {
     const iname = this.radix + '.i';
     const dname = this.radix + '.d';
     const troffset = this.tx.findOffset(iname);
-    if (troffset === undefined) throw revlogError(this.radix, 'transaction', `${iname} not found in the transaction`);
+    if (troffset === undefined)
+      throw revlogError(this.radix, 'transaction', `${iname} not found in the transaction`);
     this.tx.add(dname, 0);
     if (!this.dataExists) this.onNewFile?.(dname);
     const whole = readFileSync(this.indexPath);
@@ -638,6 +689,7 @@ export class RevlogWriter {
   close(): void {
     this.closeIndexFd();
     this.closeDataFd();
+    this.onClose?.(this);
   }
 }
 
@@ -676,7 +728,8 @@ function readAt(fd: number, pos: number, len: number, label: string): Uint8Array
   let got = 0;
   while (got < len) {
     const n = readSync(fd, buf, got, len - got, pos + got);
-    if (n === 0) throw new SluiceError('REVLOG', `partial read of revlog ${label}`, { problem: 'partial-read' });
+    if (n === 0)
+      throw new SluiceError('REVLOG', `partial read of revlog ${label}`, { problem: 'partial-read' });
     got += n;
   }
   return buf;
@@ -709,7 +762,8 @@ function loadZstdSimple(): Promise<ZstdSimple> {
 }
 
 async function zstdCompress(data: Uint8Array): Promise<Uint8Array | null> {
-  const native = (zlib as unknown as { zstdCompressSync?: (d: Uint8Array, o: object) => Buffer }).zstdCompressSync;
+  const native = (zlib as unknown as { zstdCompressSync?: (d: Uint8Array, o: object) => Buffer })
+    .zstdCompressSync;
   if (native) {
     const level = (zlib.constants as unknown as Record<string, number>).ZSTD_c_compressionLevel!;
     return native(data, { params: { [level]: 3 } });

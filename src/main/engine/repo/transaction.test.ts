@@ -1,0 +1,82 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  appendFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { encodeStorePath } from '../store/encoding';
+import { Transaction, rollbackJournal, type RepoVfs } from './transaction';
+
+const work = mkdtempSync(join(tmpdir(), 'sluice-tx-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+let n = 0;
+
+function repo(): RepoVfs {
+  const hgDir = join(work, `r${n++}`, '.hg');
+  mkdirSync(join(hgDir, 'store', 'data'), { recursive: true });
+  return { hgDir, storeDir: join(hgDir, 'store'), encode: encodeStorePath };
+}
+
+describe('Transaction (hg journal format)', () => {
+  it('journals lengths before appends; abort truncates, unlinks new files, restores backups', async () => {
+    const vfs = repo();
+    const old = join(vfs.storeDir, 'data/old.i');
+    writeFileSync(old, 'OLD');
+    writeFileSync(join(vfs.storeDir, 'phaseroots'), '1 ' + 'ab'.repeat(20) + '\n');
+    const tx = Transaction.open(vfs);
+    tx.add('data/old.i', 3);
+    appendFileSync(old, 'NEW');
+    tx.add('data/NEW.i', 0);
+    writeFileSync(join(vfs.storeDir, encodeStorePath('data/NEW.i')), 'x');
+    tx.addBackup('phaseroots');
+    writeFileSync(join(vfs.storeDir, 'phaseroots'), '');
+    // hg's own journal format
+    expect(readFileSync(join(vfs.storeDir, 'journal'), 'latin1')).toBe('data/old.i\x003\ndata/NEW.i\x000\n');
+    expect(readFileSync(join(vfs.storeDir, 'journal.backupfiles'), 'latin1')).toBe(
+      '2\n\x00phaseroots\x00journal.backup.phaseroots\x000\n',
+    );
+    await tx.abort();
+    expect(readFileSync(old, 'latin1')).toBe('OLD');
+    expect(existsSync(join(vfs.storeDir, 'data/_n_e_w.i'))).toBe(false);
+    expect(readFileSync(join(vfs.storeDir, 'phaseroots'), 'latin1')).toMatch(/^1 ab/);
+    expect(existsSync(join(vfs.storeDir, 'journal'))).toBe(false);
+    expect(existsSync(join(vfs.storeDir, 'journal.backup.phaseroots'))).toBe(false);
+  });
+
+  it('close runs finalizers in category order and removes the journal', async () => {
+    const vfs = repo();
+    const tx = Transaction.open(vfs);
+    const order: string[] = [];
+    tx.addFinalize('flush-fncache', () => void order.push('fncache'));
+    tx.addFinalize('cl-1', () => void order.push('changelog'));
+    await tx.close();
+    expect(order).toEqual(['changelog', 'fncache']);
+    expect(existsSync(join(vfs.storeDir, 'journal'))).toBe(false);
+  });
+
+  it('refuses to start over an abandoned journal; rollbackJournal plays it back', () => {
+    const vfs = repo();
+    const f = join(vfs.storeDir, 'data/f.i');
+    writeFileSync(f, '0123456789');
+    writeFileSync(join(vfs.storeDir, 'journal'), 'data/f.i\x004\n');
+    expect(() => Transaction.open(vfs)).toThrow(/abandoned transaction/);
+    expect(rollbackJournal(vfs)).toBe(true);
+    expect(readFileSync(f, 'latin1')).toBe('0123');
+    expect(rollbackJournal(vfs)).toBe(false);
+  });
+
+  it('a hostile journal cannot reach outside the store', () => {
+    const vfs = repo();
+    const outside = join(work, 'victim');
+    writeFileSync(outside, 'keep me');
+    writeFileSync(join(vfs.storeDir, 'journal'), `../../../victim\x000\n/${outside}\x001\n`);
+    rollbackJournal(vfs);
+    expect(readFileSync(outside, 'latin1')).toBe('keep me');
+  });
+});
