@@ -122,7 +122,12 @@ export type JobRequest =
 /** What `inspectBundle` reads from a bundle's header without applying it (drop dialog). */
 export interface BundleInfo {
   path: string;
-  type: 'packed1' | 'v2';
+  /** stream clone bundles: packed1 or bundle2 + stream2; 'changegroup': what plain `hg bundle` writes */
+  type: 'packed1' | 'v2' | 'changegroup';
+  /** changegroup bundles: the container (HG10xx = bundle1, HG20 = bundle2), cg version, changesets */
+  container?: 'bundle1' | 'bundle2';
+  changegroupVersion?: '01' | '02' | '03';
+  changesets?: number;
   /** bundle2 `Compression` (UN, GZ, BZ, ZS); packed1 is always UN */
   compression: 'UN' | 'GZ' | 'BZ' | 'ZS';
   requirements: string[];

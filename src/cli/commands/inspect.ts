@@ -5,9 +5,10 @@ import { EXIT_ERROR, EXIT_OK, parseCommandArgs, type CliCommand } from '../comma
 
 export const command: CliCommand = {
   name: 'inspect',
-  summary: 'show the header of a stream clone bundle',
+  summary: 'show what a bundle holds (stream clone or changegroup), from its header',
   usage: 'sluice inspect BUNDLE [--json]',
-  help: `Reads the header of BUNDLE (packed1 or stream v2) without applying it.
+  help: `Reads the header of BUNDLE (packed1, stream v2, or a changegroup bundle from 'hg bundle')
+without applying it.
 
   --json        print the BundleInfo as one JSON object
   -h, --help    show this help`,
@@ -21,6 +22,16 @@ export const command: CliCommand = {
       const info = await inspectBundle(positionals[0]!);
       if (values.json) {
         io.stdout.write(JSON.stringify(info) + '\n');
+      } else if (info.type === 'changegroup') {
+        const comp = { UN: 'none', GZ: 'gzip', BZ: 'bzip2', ZS: 'zstd' }[info.compression];
+        io.stdout.write(
+          [
+            `type: changegroup (${comp}-${info.container === 'bundle1' ? 'v1' : 'v2'}${info.changegroupVersion && info.changegroupVersion !== '02' && info.container === 'bundle2' ? `;cg.version=${info.changegroupVersion}` : ''})`,
+            `compression: ${info.compression}`,
+            `changesets: ${info.changesets ?? 'unknown'}`,
+            `size on disk: ${info.sizeOnDisk} (${formatHgBytes(info.sizeOnDisk)})`,
+          ].join('\n') + '\n',
+        );
       } else {
         const spec =
           info.type === 'packed1'

@@ -95,14 +95,24 @@ export async function openChangegroupBundle(src: ByteSource): Promise<OpenedBund
 }
 
 /** What kind of bundle this is, from its header and first parts (nothing is applied). */
-export async function summarizeBundle(src: ByteSource): Promise<BundleSummary> {
+export async function summarizeBundle(
+  src: ByteSource,
+  opts: { countChangesets?: boolean } = {},
+): Promise<BundleSummary> {
+  const count = async (cg: ChangegroupReader): Promise<number> => cg.readGroup(() => undefined);
   try {
     const magic = await magicOf(src);
     if (magic === PACKED1_MAGIC) return { kind: 'packed1', compression: 'UN' };
     const opened = await openChangegroupBundle(src);
     try {
-      if (opened.kind === 'bundle1')
-        return { kind: 'bundle1', compression: opened.compression, cgVersion: '01' };
+      if (opened.kind === 'bundle1') {
+        return {
+          kind: 'bundle1',
+          compression: opened.compression,
+          cgVersion: '01',
+          ...(opts.countChangesets ? { changesets: await count(opened.cg) } : {}),
+        };
+      }
       const parts: string[] = [];
       for (;;) {
         const part = await opened.bundle.nextPart();
@@ -111,11 +121,15 @@ export async function summarizeBundle(src: ByteSource): Promise<BundleSummary> {
         if (part.type === STREAM2_PART) return { kind: 'stream-v2', compression: opened.compression, parts };
         if (part.type === 'changegroup') {
           const nb = part.params.get('nbchanges');
+          const cgVersion = changegroupVersion(part.params.get('version'));
+          let changesets = nb !== undefined && /^\d+$/.test(nb) ? Number(nb) : undefined;
+          if (opts.countChangesets && changesets === undefined)
+            changesets = await count(new ChangegroupReader(part.payload, cgVersion));
           return {
             kind: 'bundle2',
             compression: opened.compression,
-            cgVersion: changegroupVersion(part.params.get('version')),
-            ...(nb !== undefined && /^\d+$/.test(nb) ? { changesets: Number(nb) } : {}),
+            cgVersion,
+            ...(changesets !== undefined ? { changesets } : {}),
             parts,
           };
         }

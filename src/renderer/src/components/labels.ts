@@ -58,4 +58,5 @@ export const COMPRESSION_LABEL: Record<BundleInfo['compression'], string> = {
 export const BUNDLE_TYPE_LABEL: Record<BundleInfo['type'], string> = {
   packed1: 'packed1 (HGS1, stream v1)',
   v2: 'bundle2 with stream v2',
+  changegroup: 'changegroup (hg bundle)',
 };

@@ -25,12 +25,27 @@ export function BundleFacts({ info }: { info: BundleInfo }) {
       <dd>{BUNDLE_TYPE_LABEL[info.type]}</dd>
       <dt>Compression</dt>
       <dd>{COMPRESSION_LABEL[info.compression]}</dd>
-      <dt>Files</dt>
-      <dd data-testid="bundle-files">{formatCount(info.files)}</dd>
-      <dt>Data</dt>
-      <dd>
-        {formatBytes(info.bytes)} <span className="muted">({formatHgBytes(info.bytes)} as hg counts it)</span>
-      </dd>
+      {info.type === 'changegroup' ? (
+        <>
+          <dt>Changesets</dt>
+          <dd data-testid="bundle-changesets">
+            {info.changesets !== undefined ? formatCount(info.changesets) : 'unknown'}
+            {info.changegroupVersion ? (
+              <span className="muted"> (changegroup {info.changegroupVersion})</span>
+            ) : null}
+          </dd>
+        </>
+      ) : (
+        <>
+          <dt>Files</dt>
+          <dd data-testid="bundle-files">{formatCount(info.files)}</dd>
+          <dt>Data</dt>
+          <dd>
+            {formatBytes(info.bytes)}{' '}
+            <span className="muted">({formatHgBytes(info.bytes)} as hg counts it)</span>
+          </dd>
+        </>
+      )}
       <dt>Size on disk</dt>
       <dd>{formatBytes(info.sizeOnDisk)}</dd>
       <dt>Requirements</dt>
@@ -105,7 +120,7 @@ export function ApplyDialog({ info, initialDest }: { info: BundleInfo; initialDe
 
   return (
     <Dialog
-      title="Apply stream bundle"
+      title={info.type === 'changegroup' ? 'Apply changegroup bundle' : 'Apply stream bundle'}
       onClose={closeDialog}
       testId="apply-dialog"
       footer={

@@ -1,0 +1,160 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Transaction, type RepoVfs } from '../repo/transaction';
+import { encodeStorePath } from '../store/encoding';
+import { FLAG_INLINE_DATA, NULL_NODE } from './constants';
+import { revisionNode } from './index';
+import { fullReplaceDelta } from './mpatch';
+import { Revlog } from './revlog';
+import { MAX_INLINE, RevlogWriter, type RevlogFormat } from './writer';
+
+const work = mkdtempSync(join(tmpdir(), 'sluice-revlog-writer-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+let n = 0;
+
+function store(): RepoVfs {
+  const hgDir = join(work, `r${n++}`, '.hg');
+  mkdirSync(join(hgDir, 'store'), { recursive: true });
+  return { hgDir, storeDir: join(hgDir, 'store'), encode: encodeStorePath };
+}
+
+/** Texts of a linear history, each the previous plus a line (deltas against p1, as hg sends them). */
+function history(count: number, lineSize: number): Buffer[] {
+  const out: Buffer[] = [];
+  let text: Buffer = Buffer.alloc(0);
+  for (let i = 0; i < count; i++) {
+    let x = i * 2654435761;
+    let line = `${i}:`;
+    while (line.length < lineSize) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      line += x.toString(36);
+    }
+    text = Buffer.concat([text, Buffer.from(line.slice(0, lineSize) + '\n')]);
+    out.push(text);
+  }
+  return out;
+}
+
+async function writeHistory(
+  vfs: RepoVfs,
+  texts: Buffer[],
+  format: RevlogFormat,
+): Promise<{ tx: Transaction; nodes: Buffer[] }> {
+  const tx = Transaction.open(vfs);
+  const w = RevlogWriter.open({ radix: 'data/f.txt', tx, format });
+  const nodes: Buffer[] = [];
+  let prev: Buffer = Buffer.from(NULL_NODE);
+  let prevText: Buffer = Buffer.alloc(0);
+  for (const [i, t] of texts.entries()) {
+    const node = revisionNode(t, prev, NULL_NODE);
+    // the delta a changegroup carries: against p1 (a one-hunk append)
+    const delta =
+      i === 0
+        ? fullReplaceDelta(0, t)
+        : Buffer.concat([hunk(prevText.length, prevText.length, t.subarray(prevText.length))]);
+    const r = await w.add({ node, p1: prev, p2: NULL_NODE, deltaBase: prev, delta, linkRev: i, flags: 0 });
+    expect(r).toEqual({ rev: i, added: true });
+    nodes.push(node);
+    prev = node;
+    prevText = t;
+  }
+  w.close();
+  return { tx, nodes };
+}
+
+function hunk(start: number, end: number, data: Uint8Array): Buffer {
+  const h = Buffer.alloc(12);
+  h.writeInt32BE(start, 0);
+  h.writeInt32BE(end, 4);
+  h.writeInt32BE(data.length, 8);
+  return Buffer.concat([h, data]);
+}
+
+const formats: [string, RevlogFormat][] = [
+  ['sparse, zlib', { generalDelta: true, sparse: true, compression: 'zlib' }],
+  ['sparse, zstd', { generalDelta: true, sparse: true, compression: 'zstd' }],
+  ['no generaldelta', { generalDelta: false, sparse: false, compression: 'zlib' }],
+];
+
+describe.each(formats)('RevlogWriter (%s)', (_name, format) => {
+  it('appends revisions the revlog reader reads back, node-checked; stays inline while small', async () => {
+    const vfs = store();
+    const texts = history(20, 40);
+    const { tx, nodes } = await writeHistory(vfs, texts, format);
+    await tx.close();
+    const rl = await Revlog.open(join(vfs.storeDir, 'data/f.txt.i'));
+    expect(rl.length).toBe(20);
+    expect(rl.index.inline).toBe(true);
+    expect(rl.index.generalDelta).toBe(format.generalDelta);
+    for (let r = 0; r < 20; r++) {
+      expect(Buffer.from(await rl.revision(r))).toEqual(texts[r]);
+      expect(rl.index.nodeHex(r)).toBe(nodes[r]!.toString('hex'));
+    }
+    // later revisions are stored as deltas, not snapshots
+    expect(rl.index.base(19)).not.toBe(19);
+    await rl.close();
+  });
+
+  it('splits into .i + .d past 128 KiB of data, as hg does', async () => {
+    const vfs = store();
+    const texts = history(12, 20000); // incompressible-ish lines
+    const { tx } = await writeHistory(vfs, texts, format);
+    await tx.close();
+    const rl = await Revlog.open(join(vfs.storeDir, 'data/f.txt.i'));
+    expect(rl.index.inline).toBe(false);
+    expect(rl.index.header & FLAG_INLINE_DATA).toBe(0);
+    expect(readFileSync(join(vfs.storeDir, 'data/f.txt.i')).length).toBe(12 * 64);
+    expect(readFileSync(join(vfs.storeDir, 'data/f.txt.d')).length).toBeGreaterThanOrEqual(MAX_INLINE);
+    for (let r = 0; r < 12; r++) expect(Buffer.from(await rl.revision(r))).toEqual(texts[r]);
+    await rl.close();
+  });
+
+  it('abort removes what the transaction created', async () => {
+    const vfs = store();
+    const { tx } = await writeHistory(vfs, history(12, 20000), format);
+    expect(existsSync(join(vfs.storeDir, 'data/f.txt.d'))).toBe(true);
+    await tx.abort();
+    expect(existsSync(join(vfs.storeDir, 'data/f.txt.i'))).toBe(false);
+    expect(existsSync(join(vfs.storeDir, 'data/f.txt.d'))).toBe(false);
+  });
+});
+
+describe('RevlogWriter refuses bad revisions', () => {
+  it('unknown parent, unknown base, node mismatch, delta out of range', async () => {
+    const vfs = store();
+    const tx = Transaction.open(vfs);
+    const w = RevlogWriter.open({ radix: 'data/g', tx, format: formats[0]![1] });
+    const text = Buffer.from('hello\n');
+    const node = revisionNode(text, NULL_NODE, NULL_NODE);
+    const base = {
+      p1: Buffer.from(NULL_NODE),
+      p2: Buffer.from(NULL_NODE),
+      deltaBase: Buffer.from(NULL_NODE),
+      linkRev: 0,
+      flags: 0,
+    };
+    const problem = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        (e: { details?: { problem?: string } }) => e.details?.problem,
+      );
+    expect(
+      await problem(w.add({ ...base, node, p1: Buffer.alloc(20, 7), delta: fullReplaceDelta(0, text) })),
+    ).toBe('unknown-parent');
+    expect(
+      await problem(
+        w.add({ ...base, node, deltaBase: Buffer.alloc(20, 7), delta: fullReplaceDelta(0, text) }),
+      ),
+    ).toBe('unknown-delta-base');
+    expect(await problem(w.add({ ...base, node, delta: fullReplaceDelta(0, Buffer.from('other\n')) }))).toBe(
+      'node-mismatch',
+    );
+    expect(await problem(w.add({ ...base, node, delta: hunk(0, 99, text) }))).toBe('bad-delta');
+    expect(await problem(w.add({ ...base, node, delta: fullReplaceDelta(0, text) }))).toBe('ok');
+    expect(w.length).toBe(1);
+    w.close();
+    await tx.abort();
+  });
+});
