@@ -55,7 +55,10 @@ export interface CloneRequest {
    * stream to a client that does not take them. Stream v1 never carries them.
    */
   obsmarkers?: boolean;
-  /** check out a working copy, as hg clone does (default true; false = hg clone -U) */
+  /**
+   * Check out a working copy, as hg clone does: a clone job (runJob) defaults to true, false is
+   * hg clone -U. cloneFromUrl, the engine call under it, checks out only when this is true.
+   */
   update?: boolean;
   /** revision to check out (hg clone -u REV); default: `@`, else the tip of default, else tip */
   updateRev?: string;

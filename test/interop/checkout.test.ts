@@ -21,6 +21,8 @@ import {
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateWorkingCopy, type UpdateOptions } from '../../src/main/engine/checkout/update';
+import { runJob } from '../../src/main/engine/job/run-job';
+import { startHgServe } from './wire-support';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { hasHg, hgSync, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
@@ -162,6 +164,68 @@ describe('sluice update matches hg on the tiny corpus' + skipNoCorpus, () => {
       expect(events.some((e) => e.type === 'log' && e.message.startsWith('1025 files updated'))).toBe(true);
     },
     180_000,
+  );
+});
+
+describe('clone and apply check out before DEST appears' + skipNoCorpus, () => {
+  it.skipIf(!hasCorpus)(
+    'sluice clone (job default), -u REV, -U; sluice apply --update',
+    async () => {
+      const src = join(work, 'tiny');
+      if (!existsSync(src)) expect(spawnSync(MAKE_CORPUS, ['--preset', 'tiny', src]).status).toBe(0);
+      const theirs = join(work, 'tiny-hg-clone');
+      if (!existsSync(theirs)) hg(['clone', '-q', src, theirs]);
+      const server = await startHgServe(src);
+      try {
+        const events: SluiceEvent[] = [];
+        const ctx = new JobContext({ sink: (e) => events.push(e) });
+        const dest = join(work, 'tiny-sluice-clone');
+        await runJob({ kind: 'clone', url: server.url, dest }, ctx);
+        expectSameAsHg(dest, theirs);
+        const phases = events
+          .filter((e) => e.type === 'phase')
+          .map((e) => (e.type === 'phase' ? e.phase : ''));
+        expect(phases.indexOf('checkout')).toBeGreaterThan(phases.indexOf('write'));
+        expect(events.some((e) => e.type === 'log' && e.message === 'updating to branch default')).toBe(true);
+
+        const at0 = join(work, 'tiny-sluice-clone-r0');
+        await runJob({ kind: 'clone', url: server.url, dest: at0, updateRev: '0' }, new JobContext());
+        expect(readdirSync(at0).sort()).toEqual(['.hg', 'foo']);
+        expect(hg(['id', '-n'], at0).trim()).toBe('0');
+
+        const bare = join(work, 'tiny-sluice-clone-U');
+        await runJob({ kind: 'clone', url: server.url, dest: bare, update: false }, new JobContext());
+        expect(readdirSync(bare)).toEqual(['.hg']);
+      } finally {
+        server.stop();
+      }
+      const bundle = join(work, 'tiny.hg');
+      hg(['-R', src, 'debugcreatestreamclonebundle', '-q', bundle]);
+      const applied = join(work, 'tiny-applied');
+      await runJob({ kind: 'apply', bundlePath: bundle, dest: applied, update: true }, new JobContext());
+      expectSameAsHg(applied, theirs);
+    },
+    240_000,
+  );
+
+  it.skipIf(!hasCorpus)(
+    'a checkout that fails inside an apply leaves no DEST',
+    async () => {
+      const src = join(work, 'tiny');
+      if (!existsSync(src)) expect(spawnSync(MAKE_CORPUS, ['--preset', 'tiny', src]).status).toBe(0);
+      const bundle = join(work, 'tiny-fail.hg');
+      hg(['-R', src, 'debugcreatestreamclonebundle', '-q', bundle]);
+      const dest = join(work, 'tiny-applied-fail');
+      await expect(
+        runJob(
+          { kind: 'apply', bundlePath: bundle, dest, update: true, updateRev: 'no-such-rev' },
+          new JobContext(),
+        ),
+      ).rejects.toThrow(/unknown revision 'no-such-rev'/);
+      expect(existsSync(dest)).toBe(false);
+      expect(readdirSync(work).filter((n) => n.includes('sluice-tmp'))).toEqual([]);
+    },
+    120_000,
   );
 });
 

@@ -14,7 +14,7 @@ export const command: CliCommand = {
   name: 'apply',
   summary: 'apply a stream clone bundle (packed1 or v2) into a new repository',
   usage:
-    'sluice apply BUNDLE DEST [--background-close on|off|auto] [--close-threads N] [--json] [--debug] [--verify]',
+    'sluice apply BUNDLE DEST [--background-close on|off|auto] [--close-threads N] [--update] [-u REV] [--json] [--debug] [--verify]',
   help: `Writes the repository held by BUNDLE (made by 'hg debugcreatestreamclonebundle', 'hg bundle -t
 "<comp>-v2;stream=v2"' or 'sluice bundle') to DEST, which must not exist or be an empty directory.
 The repository is written to a temporary directory beside DEST and renamed into place at the end;
@@ -23,6 +23,9 @@ on an error or Ctrl-C nothing is left behind.
 ${CLOSER_HELP}
   --min-file-count N              fewer files than this close synchronously (default 2048)
   --max-queue N                   files waiting to be closed before the writer waits (default 384)
+  --update                        check out a working copy (before DEST appears)
+  -u, --updaterev REV             check out REV (implies --update; default: '@', else the tip of
+                                  'default', else tip)
   --verify                        verify the repository afterwards
 ${OUTPUT_HELP}`,
   async run(argv, io) {
@@ -34,6 +37,8 @@ ${OUTPUT_HELP}`,
         'min-file-count': { type: 'string' },
         'max-queue': { type: 'string' },
         verify: { type: 'boolean' },
+        update: { type: 'boolean' },
+        updaterev: { type: 'string', short: 'u' },
       },
       { min: 2, max: 2 },
     );
@@ -45,6 +50,8 @@ ${OUTPUT_HELP}`,
         dest: positionals[1]!,
         closer,
         ...(values.verify ? { verify: true } : {}),
+        ...(values.update || values.updaterev !== undefined ? { update: true } : {}),
+        ...(values.updaterev !== undefined ? { updateRev: values.updaterev } : {}),
       },
       values,
       io,

@@ -45,7 +45,7 @@ export const command: CliCommand = {
   name: 'clone',
   summary: 'stream-clone a repository served over http(s) by hg serve, sluice serve or any hg server',
   usage:
-    'sluice clone URL DEST [--stream auto|v1|v2] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [--json] [--debug] [--verify]',
+    'sluice clone URL DEST [--stream auto|v1|v2] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [-U | -u REV] [--json] [--debug] [--verify]',
   help: `Clones URL into DEST (which must not exist or be an empty directory) with a stream clone, as
 'hg clone --stream -U URL DEST' does: the repository files are copied as they are on the server,
 then bookmarks and phases. DEST is written beside itself and renamed into place at the end; on
@@ -60,6 +60,9 @@ http_proxy / https_proxy / no_proxy are honoured (CONNECT for https).
   --obsmarkers                    take the server's obsolescence markers (as hg with evolution
                                   on does; stream v2 only). Without it a server that has markers
                                   refuses a v2 stream, as it refuses hg by default
+  -U, --noupdate                  do not check out a working copy (hg clone -U)
+  -u, --updaterev REV             check out REV (default: the '@' bookmark, else the tip of
+                                  'default', else tip); the checkout is done before DEST appears
   --connect-timeout SECONDS       default 30
   --idle-timeout SECONDS          no data for this long aborts the clone (default 60)
 ${CLOSER_HELP}
@@ -74,6 +77,8 @@ ${OUTPUT_HELP}`,
         'ca-file': { type: 'string' },
         'no-clone-bundles': { type: 'boolean' },
         obsmarkers: { type: 'boolean' },
+        noupdate: { type: 'boolean', short: 'U' },
+        updaterev: { type: 'string', short: 'u' },
         'connect-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         ...CLOSER_OPTIONS,
@@ -98,6 +103,8 @@ ${OUTPUT_HELP}`,
         ...(values['ca-file'] ? { caFile: values['ca-file'] } : {}),
         ...(values['no-clone-bundles'] ? { cloneBundles: false } : {}),
         ...(values.obsmarkers ? { obsmarkers: true } : {}),
+        update: !values.noupdate,
+        ...(values.updaterev !== undefined ? { updateRev: values.updaterev } : {}),
         ...(values.verify ? { verify: true } : {}),
         ...(connect ? { connectTimeoutMs: connect * 1000 } : {}),
         ...(idle ? { idleTimeoutMs: idle * 1000 } : {}),

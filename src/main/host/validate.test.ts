@@ -57,6 +57,19 @@ describe('validateJobRequest', () => {
     rejects(() => validateJobRequest({ kind: 'pull', repo: '/r', dest: '/x' }, abs), /unknown field "dest"/);
     expect(validateJobRequest({ kind: 'bundle', repo: '/r', out: '/o.hg', type: 'packed1', compression: 'none', chunkSize: 4096 }, abs)).toMatchObject({ chunkSize: 4096 });
     expect(validateJobRequest({ kind: 'verify', repo: '/r' }, abs)).toEqual({ kind: 'verify', repo: '/r' });
+    expect(validateJobRequest({ kind: 'update', repo: '/r', rev: 'stable', closer: { closeThreads: 4 } }, abs)).toEqual({
+      kind: 'update',
+      repo: '/r',
+      rev: 'stable',
+      closer: { closeThreads: 4 },
+    });
+    expect(validateJobRequest({ kind: 'clone', url: 'https://h/r', dest: '/c', update: true, updateRev: '@' }, abs)).toMatchObject({ update: true, updateRev: '@' });
+    expect(validateJobRequest({ kind: 'apply', bundlePath: '/b.hg', dest: '/c', update: false }, abs)).toMatchObject({ update: false });
+    rejects(() => validateJobRequest({ kind: 'clone', url: 'https://h/r', dest: '/c', update: 'yes' }, abs), /update: expected true or false/);
+    rejects(() => validateJobRequest({ kind: 'clone', url: 'https://h/r', dest: '/c', updateRev: 'a\nb' }, abs), /updateRev/);
+    rejects(() => validateJobRequest({ kind: 'update', repo: '/r', rev: '' }, abs), /rev: expected a revision/);
+    rejects(() => validateJobRequest({ kind: 'update', repo: 'r' }, abs), /repo: not an absolute path/);
+    rejects(() => validateJobRequest({ kind: 'update', repo: '/r', dest: '/x' }, abs), /unknown field "dest"/);
   });
 
   it('refuses relative paths, NUL bytes and empty paths', () => {

@@ -30,6 +30,8 @@ export const LIMITS = {
   chunkSize: [512, 16 * 1024 * 1024] as const,
   /** network timeouts: 1 s .. 1 day */
   timeoutMs: [1000, 86_400_000] as const,
+  /** a revision symbol (hg REV): bookmark, tag, branch name, number or node */
+  revChars: 1024,
 };
 
 export class ValidationError extends SluiceError {
@@ -125,6 +127,13 @@ export function expectId(v: unknown, where: string): string {
   return s;
 }
 
+/** A revision symbol: a non-empty string without control characters (hg refuses those in names). */
+function expectRev(v: unknown, where: string): string {
+  const s = expectString(v, where, LIMITS.revChars);
+  if (s === '' || hasControlChars(s)) fail(where, 'expected a revision (non-empty, no control characters)');
+  return s;
+}
+
 function expectCloser(v: unknown, where: string): Partial<CloserOptions> {
   const o = expectObject(v, where, ['backgroundClose', 'closeThreads', 'minFileCount', 'maxQueue']);
   const out: Partial<CloserOptions> = {};
@@ -138,7 +147,7 @@ function expectCloser(v: unknown, where: string): Partial<CloserOptions> {
 /** Copies only the validated fields, so what reaches the engine is exactly what was checked. */
 export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => boolean = isAbsolute, where = 'request'): JobRequest {
   if (!isPlainObject(v)) fail(where, 'expected an object');
-  const kind = expectOneOf(v.kind, `${where}.kind`, ['apply', 'clone', 'pull', 'bundle', 'verify']);
+  const kind = expectOneOf(v.kind, `${where}.kind`, ['apply', 'clone', 'pull', 'bundle', 'verify', 'update']);
   const timeouts = (o: Record<string, unknown>) => ({
     ...(o.connectTimeoutMs !== undefined && { connectTimeoutMs: expectInt(o.connectTimeoutMs, `${where}.connectTimeoutMs`, LIMITS.timeoutMs) }),
     ...(o.idleTimeoutMs !== undefined && { idleTimeoutMs: expectInt(o.idleTimeoutMs, `${where}.idleTimeoutMs`, LIMITS.timeoutMs) }),
@@ -146,17 +155,19 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
   const abs = (x: unknown, field: string) => expectAbsolutePath(x, `${where}.${field}`, pathIsAbsolute);
   switch (kind) {
     case 'apply': {
-      const o = expectObject(v, where, ['kind', 'bundlePath', 'dest', 'closer', 'verify']);
+      const o = expectObject(v, where, ['kind', 'bundlePath', 'dest', 'closer', 'verify', 'update', 'updateRev']);
       return {
         kind,
         bundlePath: abs(o.bundlePath, 'bundlePath'),
         dest: abs(o.dest, 'dest'),
         ...(o.closer !== undefined && { closer: expectCloser(o.closer, `${where}.closer`) }),
         ...(o.verify !== undefined && { verify: expectBoolean(o.verify, `${where}.verify`) }),
+        ...(o.update !== undefined && { update: expectBoolean(o.update, `${where}.update`) }),
+        ...(o.updateRev !== undefined && { updateRev: expectRev(o.updateRev, `${where}.updateRev`) }),
       };
     }
     case 'clone': {
-      const o = expectObject(v, where, ['kind', 'url', 'dest', 'stream', 'closer', 'verify', 'caFile', 'cloneBundles', 'obsmarkers', 'pull', 'connectTimeoutMs', 'idleTimeoutMs']);
+      const o = expectObject(v, where, ['kind', 'url', 'dest', 'stream', 'closer', 'verify', 'caFile', 'cloneBundles', 'obsmarkers', 'pull', 'connectTimeoutMs', 'idleTimeoutMs', 'update', 'updateRev']);
       return {
         kind,
         url: expectHttpUrl(o.url, `${where}.url`),
@@ -168,6 +179,8 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
         ...(o.cloneBundles !== undefined && { cloneBundles: expectBoolean(o.cloneBundles, `${where}.cloneBundles`) }),
         ...(o.obsmarkers !== undefined && { obsmarkers: expectBoolean(o.obsmarkers, `${where}.obsmarkers`) }),
         ...(o.pull !== undefined && { pull: expectBoolean(o.pull, `${where}.pull`) }),
+        ...(o.update !== undefined && { update: expectBoolean(o.update, `${where}.update`) }),
+        ...(o.updateRev !== undefined && { updateRev: expectRev(o.updateRev, `${where}.updateRev`) }),
         ...timeouts(o),
       };
     }
@@ -197,6 +210,15 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
     case 'verify': {
       const o = expectObject(v, where, ['kind', 'repo']);
       return { kind, repo: abs(o.repo, 'repo') };
+    }
+    case 'update': {
+      const o = expectObject(v, where, ['kind', 'repo', 'rev', 'closer']);
+      return {
+        kind,
+        repo: abs(o.repo, 'repo'),
+        ...(o.rev !== undefined && { rev: expectRev(o.rev, `${where}.rev`) }),
+        ...(o.closer !== undefined && { closer: expectCloser(o.closer, `${where}.closer`) }),
+      };
     }
   }
 }

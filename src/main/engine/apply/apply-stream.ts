@@ -54,6 +54,11 @@ export interface ApplyStreamOptions {
   closeImpl?: CloseImpl;
   /** called with the temporary repository root after the last file, before the rename (bookmarks, phases) */
   beforeCommit?: (tmpRepoRoot: string) => Promise<void>;
+  /**
+   * Check out a working copy in the temporary repository after beforeCommit and before the
+   * rename (hg.clone's update), so DEST appears only with its files: `rev` as hg's -u REV.
+   */
+  checkout?: { rev?: string };
 }
 
 export interface ApplyStats {
@@ -137,6 +142,11 @@ async function applyOpened(
 
     ctx.phase('finalize');
     if (opts.beforeCommit) await opts.beforeCommit(root);
+    if (opts.checkout) {
+      // loaded on demand: an apply without a checkout does not pay for the checkout's modules
+      const { checkoutAfterClone } = await import('../checkout/update');
+      await checkoutAfterClone(root, { ...opts.checkout, closer: opts.closer, closeImpl: opts.closeImpl }, ctx);
+    }
     ctx.throwIfCancelled();
     await tmp.commit();
     return {

@@ -62,6 +62,8 @@ export interface UpdateOptions {
   symlinks?: boolean;
   /** emit a start event (a standalone update job; inside a clone the job has started) */
   emitStart?: boolean;
+  /** log hg clone's `updating to branch NAME` / `updating to bookmark NAME` first */
+  announce?: boolean;
 }
 
 export interface UpdateStats {
@@ -100,6 +102,18 @@ export async function updateWorkingCopy(
   } finally {
     unlock();
   }
+}
+
+/**
+ * hg.clone's update step, in a clone's temporary repository (applyStream's `checkout`): `updating
+ * to branch NAME`, then the checkout, with the clone's closer knobs.
+ */
+export async function checkoutAfterClone(
+  root: string,
+  opts: Pick<UpdateOptions, 'rev' | 'closer' | 'closeImpl'>,
+  ctx: JobContext,
+): Promise<UpdateStats> {
+  return updateWorkingCopy(root, { ...opts, announce: true }, ctx);
 }
 
 /** lock.lock on `.hg/wlock` (util.makelock: a symlink holding `host:pid`, created atomically). */
@@ -256,6 +270,14 @@ async function checkout(
       source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
       dest: root,
     });
+  if (opts.announce)
+    ctx.log(
+      'info',
+      target.bookmark !== undefined
+        ? `updating to bookmark ${target.bookmark}` +
+            (target.branch !== 'default' ? ` on branch ${target.branch}` : '')
+        : `updating to branch ${target.branch}`,
+    );
   ctx.phase('checkout');
   ctx.throwIfCancelled();
 

@@ -98,7 +98,12 @@ async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResu
   const stats = await applyBundleFile(
     request.bundlePath,
     request.dest,
-    { ...(request.closer ? { closer: request.closer } : {}) },
+    {
+      ...(request.closer ? { closer: request.closer } : {}),
+      ...(request.update || request.updateRev !== undefined
+        ? { checkout: request.updateRev !== undefined ? { rev: request.updateRev } : {} }
+        : {}),
+    },
     ctx,
   );
   if (request.verify) await verifyAfter(stats.dest, ctx);
@@ -135,7 +140,9 @@ async function runBundle(request: BundleRequest, ctx: JobContext): Promise<JobRe
 
 async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResult> {
   const cloneFromUrl = await loadCloneFromUrl();
-  const stats = await cloneFromUrl(request, ctx);
+  // hg clone checks out unless -U: a clone job does too unless `update: false`
+  // (cloneFromUrl itself, the engine API, checks out only when asked with `update: true`)
+  const stats = await cloneFromUrl({ ...request, update: request.update ?? true }, ctx);
   if (request.verify) await verifyAfter(stats?.dest ?? request.dest, ctx);
   return {
     bytes: stats?.bytes ?? 0,

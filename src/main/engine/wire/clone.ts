@@ -340,6 +340,7 @@ export async function cloneFromUrl(
       source,
       ...(req.closer ? { closer: req.closer } : {}),
       ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
+      ...(req.update === true ? { checkout: req.updateRev !== undefined ? { rev: req.updateRev } : {} } : {}),
     };
 
     if (req.cloneBundles !== false && peer.caps.has('clonebundles')) {

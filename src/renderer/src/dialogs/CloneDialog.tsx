@@ -49,6 +49,9 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
   const [stream, setStream] = useState<StreamVersionChoice>(initial?.stream ?? defaults.stream);
   const [cloneBundles, setCloneBundles] = useState(initial?.cloneBundles ?? true);
   const [obsmarkers, setObsmarkers] = useState(initial?.obsmarkers ?? false);
+  // hg clone checks out a working copy unless -U; -u REV picks the revision
+  const [checkout, setCheckout] = useState(initial?.update ?? true);
+  const [updateRev, setUpdateRev] = useState(initial?.updateRev ?? '');
   const [options, setOptions] = useState<TransferOptionValues>({
     backgroundClose: initial?.closer?.backgroundClose ?? defaults.backgroundClose,
     closeThreads: initial?.closer?.closeThreads ?? defaults.closeThreads,
@@ -104,6 +107,8 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
     verify: options.verify,
     cloneBundles,
     ...(obsmarkers ? { obsmarkers: true } : {}),
+    update: checkout,
+    ...(checkout && updateRev.trim() !== '' ? { updateRev: updateRev.trim() } : {}),
   });
 
   const submit = async (e: FormEvent) => {
@@ -201,6 +206,22 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
             setDestTouched(true);
           }}
         />
+        <CheckboxField
+          id="clone-checkout"
+          label="Check out working copy"
+          checked={checkout}
+          onChange={setCheckout}
+        />
+        {checkout ? (
+          <TextField
+            id="clone-update-rev"
+            label="Revision to check out"
+            value={updateRev}
+            onChange={setUpdateRev}
+            placeholder="@ bookmark, else the tip of default"
+            hint="A bookmark, tag, branch, revision number or changeset id (hg clone -u)."
+          />
+        ) : null}
         <details className="options" open={Boolean(initial)}>
           <summary>Options</summary>
           <div className="options-grid">
