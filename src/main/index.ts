@@ -12,6 +12,7 @@ import {
   nativeTheme,
   Notification,
   powerSaveBlocker,
+  safeStorage,
   session,
   shell,
   type IpcMainInvokeEvent,
@@ -222,6 +223,7 @@ function electronPlatform(): HostPlatform {
     async writeClipboard(text) {
       clipboard.writeText(text);
     },
+    ...credentialCipher(),
     async writeText(suggestedName, text) {
       const options = { defaultPath: join(app.getPath('documents'), suggestedName) };
       const win = parent();
@@ -229,6 +231,23 @@ function electronPlatform(): HostPlatform {
       if (r.canceled || !r.filePath) return null;
       await writeFile(r.filePath, text);
       return r.filePath;
+    },
+  };
+}
+
+/** safeStorage for remembered credentials, where it is backed by the OS keychain. */
+function credentialCipher(): Pick<HostPlatform, 'credentialCipher' | 'credentialsUnavailableReason'> {
+  if (!safeStorage.isEncryptionAvailable()) {
+    return { credentialCipher: null, credentialsUnavailableReason: 'the system keychain is not available, so Sluice does not store credentials' };
+  }
+  // Linux without a keyring: Chromium's fallback key is hard-coded, which is no protection
+  if (process.platform === 'linux' && safeStorage.getSelectedStorageBackend() === 'basic_text') {
+    return { credentialCipher: null, credentialsUnavailableReason: 'no keyring (GNOME Keyring, KWallet) is running, so Sluice does not store credentials' };
+  }
+  return {
+    credentialCipher: {
+      encrypt: (plain) => safeStorage.encryptString(plain),
+      decrypt: (data) => safeStorage.decryptString(data),
     },
   };
 }

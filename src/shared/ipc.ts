@@ -62,6 +62,22 @@ export interface JobLogPage {
   matches?: number;
 }
 
+/** A remembered sign-in, without its password (which never leaves main). */
+export interface SavedCredential {
+  /** scheme://host[:port] */
+  origin: string;
+  user: string;
+  savedAt: number;
+}
+
+export interface SavedCredentialList {
+  /** whether this host can store credentials at all */
+  available: boolean;
+  /** why not, when unavailable */
+  reason?: string;
+  entries: SavedCredential[];
+}
+
 /** Request/response calls (renderer -> host). */
 export interface InvokeMap {
   'app:info': { args: []; result: AppInfo };
@@ -85,10 +101,13 @@ export interface InvokeMap {
   'shell:openPath': { args: [path: string]; result: void };
   'shell:openExternal': { args: [url: string]; result: void };
   'file:writeText': { args: [suggestedName: string, text: string]; result: string | null };
+  /** remember: save them for this host (Electron's safeStorage); refused where nothing can be stored */
   'credentials:answer': {
-    args: [requestId: string, answer: { user: string; password: string } | null];
+    args: [requestId: string, answer: { user: string; password: string } | null, remember?: boolean];
     result: void;
   };
+  'credentials:list': { args: []; result: SavedCredentialList };
+  'credentials:forget': { args: [origin: string]; result: void };
   /** the repository library (src/main/host/repo-library.ts) */
   'library:list': { args: []; result: RepoRow[] };
   'library:add': { args: [path: string]; result: RepoRow };
@@ -155,6 +174,8 @@ const INVOKE: Record<InvokeChannel, true> = {
   'library:openTerminal': true,
   'library:copySource': true,
   'dest:check': true,
+  'credentials:list': true,
+  'credentials:forget': true,
 };
 const PUSH: Record<PushChannel, true> = {
   'job:events': true,

@@ -13,6 +13,7 @@ import { SampleRepository } from './sample-repository';
 import { validateInvoke } from './validate';
 import { checkDestination } from './destination-check';
 import { RepoLibrary, type RepoLibraryOptions } from './repo-library';
+import { CredentialStore, type CredentialCipher } from './credential-store';
 import { changeDirectoryCommand } from './terminal';
 import { TypedEmitter } from './typed-emitter';
 import { isSluiceError, SluiceError } from '../engine/errors';
@@ -39,6 +40,9 @@ export interface HostPlatform {
   openTerminal?(dir: string): Promise<boolean>;
   /** writes the system clipboard; absent = the renderer copies (web host: navigator.clipboard) */
   writeClipboard?(text: string): Promise<void>;
+  /** encrypts remembered credentials (Electron's safeStorage); absent or null = never stored, for `credentialsUnavailableReason` */
+  credentialCipher?: CredentialCipher | null;
+  credentialsUnavailableReason?: string;
 }
 
 export interface EngineHostOptions {
@@ -76,6 +80,7 @@ export class EngineHost {
   readonly logs: JobLogStore;
   readonly sample: SampleRepository;
   readonly library: RepoLibrary;
+  readonly credentials: CredentialStore;
   private readonly pushes = new TypedEmitter<{ push: [message: PushMessage] }>();
   /** library updates of ended jobs, in order */
   private noting: Promise<void> = Promise.resolve();
@@ -89,7 +94,22 @@ export class EngineHost {
     this.isAbsolutePath = options.platform.isAbsolutePath ?? isAbsolute;
     this.history = new HistoryStore(join(options.dataDir, 'history.json'));
     this.logs = new JobLogStore(join(options.dataDir, 'logs'));
+    const p0 = options.platform;
+    this.credentials = new CredentialStore(
+      join(options.dataDir, 'credentials.enc'),
+      p0.credentialCipher ?? null,
+      p0.credentialsUnavailableReason ?? (p0.host === 'web' ? 'the web host never stores credentials' : 'this system offers no encryption for stored credentials'),
+    );
+    const store = this.credentials;
     this.jobs = new JobRegistry({
+      savedCredentials: {
+        lookup: (url) => store.lookup(url),
+        remember: (url, c) => store.remember(url, c),
+        refused: async (url) => {
+          const origin = new URL(url).origin;
+          await store.forget(origin);
+        },
+      },
       createWorker,
       history: this.history,
       logs: this.logs,
@@ -147,7 +167,13 @@ export class EngineHost {
       },
       'shell:openExternal': (url) => p.openExternal(url),
       'file:writeText': (name, text) => p.writeText(name, text),
-      'credentials:answer': async (requestId, answer) => this.jobs.answerCredentials(requestId, answer),
+      'credentials:answer': async (requestId, answer, remember) => this.jobs.answerCredentials(requestId, answer, remember === true && this.credentials.available),
+      'credentials:list': async () => ({
+        available: this.credentials.available,
+        ...(!this.credentials.available && { reason: this.credentials.reason }),
+        entries: await this.credentials.list(),
+      }),
+      'credentials:forget': (origin) => this.credentials.forget(origin),
       'library:list': () => this.library.list(),
       'library:add': (path) => this.library.add(path, 'user'),
       'library:remove': (path) => this.library.remove(path),
@@ -256,6 +282,7 @@ export class EngineHost {
     await this.jobs.dispose();
     await this.noting;
     await this.library.dispose();
+    await this.credentials.flushed();
     await this.sample.dispose();
     await this.history.flushed();
   }

@@ -255,4 +255,44 @@ describe('JobRegistry', () => {
     ]);
     await tick();
   });
+
+  it('answers with saved credentials first, forgets them when refused, then asks; "remember" saves an answer', async () => {
+    const saved = new Map<string, { user: string; password: string }>([['https://example.org', { user: 'kept', password: 'old' }]]);
+    const refused: string[] = [];
+    const remembered: string[] = [];
+    const reg = new JobRegistry({
+      createWorker: (start) => {
+        const w = new FakeWorker(start);
+        workers.push(w);
+        return w;
+      },
+      history,
+      logs,
+      batchIntervalMs: 20,
+      savedCredentials: {
+        lookup: async (url) => saved.get(new URL(url).origin),
+        remember: async (url, c) => (remembered.push(`${new URL(url).origin} ${c.user}`), true),
+        refused: async (url) => void refused.push(new URL(url).origin),
+      },
+    });
+    const seen: PushMessage[] = [];
+    reg.onPush((m) => seen.push(m));
+    const { jobId } = reg.start({ kind: 'clone', url: 'https://example.org/r', dest: '/c2' });
+    const w = workers.at(-1)!;
+    const answers = () => w.received.flatMap((m) => (m.type === 'credentials' ? [m.answer] : []));
+    w.say({ type: 'credentials', jobId, requestId: 'r1', url: 'https://example.org/r', realm: 'hg' });
+    await tick(10);
+    expect(answers()).toEqual([{ user: 'kept', password: 'old' }]);
+    expect(seen.some((m) => m.channel === 'credentials:request')).toBe(false);
+    // asked again: the saved ones were refused
+    w.say({ type: 'credentials', jobId, requestId: 'r2', url: 'https://example.org/r', realm: 'hg' });
+    await tick(10);
+    expect(refused).toEqual(['https://example.org']);
+    expect(seen.filter((m) => m.channel === 'credentials:request').map((m) => (m.payload as { requestId: string }).requestId)).toEqual(['r2']);
+    reg.answerCredentials('r2', { user: 'new', password: 'pw' }, true);
+    expect(answers()).toEqual([{ user: 'kept', password: 'old' }, { user: 'new', password: 'pw' }]);
+    await tick(10);
+    expect(remembered).toEqual(['https://example.org new']);
+    await reg.dispose();
+  });
 });

@@ -45,6 +45,16 @@ export interface JobRegistryOptions {
   /** the worker's own postMessage batching interval */
   workerBatchIntervalMs?: number;
   now?: () => number;
+  /** credentials the user chose to remember ("Remember" in the sign-in dialog) */
+  savedCredentials?: SavedCredentials;
+}
+
+/** The registry's view of the credential store (credential-store.ts). */
+export interface SavedCredentials {
+  lookup(url: string): Promise<Credentials | undefined>;
+  remember(url: string, credentials: Credentials): Promise<boolean>;
+  /** the saved ones were refused by the server */
+  refused(url: string): Promise<void>;
 }
 
 const MAX_FINISHED_LISTED = 100;
@@ -71,6 +81,9 @@ interface JobEntry {
   sampler: ThroughputSampler;
   /** lines the host itself adds to the job's log (a crash, a terminated engine) */
   hostLines: JobLogLines;
+  /** origins whose saved credentials were sent, and those refused (then forgotten) */
+  triedSaved: Set<string>;
+  refusedSaved: Set<string>;
   done?: DoneEvent;
   error?: { code: string; message: string };
   cancelRequested: boolean;
@@ -88,7 +101,8 @@ interface RegistryEvents {
 export class JobRegistry {
   private readonly jobs = new Map<string, JobEntry>();
   private readonly queue: string[] = [];
-  private readonly credentialRequests = new Map<string, string>();
+  /** requestId -> the job and URL that asked */
+  private readonly credentialRequests = new Map<string, { jobId: string; url: string }>();
   private readonly events = new TypedEmitter<RegistryEvents>();
   private readonly maxConcurrent: number;
   private readonly cancelGraceMs: number;
@@ -135,6 +149,8 @@ export class JobRegistry {
       batcher: new EventBatcher((events) => this.pushEvents(jobId, events), { intervalMs: this.options.batchIntervalMs ?? 50 }),
       sampler: new ThroughputSampler(),
       hostLines: new JobLogLines(),
+      triedSaved: new Set(),
+      refusedSaved: new Set(),
       cancelRequested: false,
       finished: false,
       ended,
@@ -170,11 +186,43 @@ export class JobRegistry {
     entry.graceTimer = setTimeout(() => void this.killAfterGrace(entry), this.cancelGraceMs);
   }
 
-  answerCredentials(requestId: string, answer: Credentials | null): void {
-    const jobId = this.credentialRequests.get(requestId);
-    if (jobId === undefined) return;
+  answerCredentials(requestId: string, answer: Credentials | null, remember = false): void {
+    const request = this.credentialRequests.get(requestId);
+    if (request === undefined) return;
     this.credentialRequests.delete(requestId);
+    const { jobId, url } = request;
+    if (answer && remember) {
+      void this.options.savedCredentials?.remember(url, answer).catch((e: unknown) => console.warn('credentials: cannot save:', e));
+    }
     this.jobs.get(jobId)?.slot?.worker.send({ type: 'credentials', jobId, requestId, answer });
+  }
+
+  /**
+   * A server asked for credentials: saved ones for its origin answer first (once per job: the
+   * engine asks again only when they were refused, and then they are forgotten), else the user.
+   */
+  private async onCredentialsRequest(entry: JobEntry, slot: WorkerSlot, requestId: string, url: string, realm: string): Promise<void> {
+    const jobId = entry.summary.jobId;
+    const saved = this.options.savedCredentials;
+    const origin = originOf(url);
+    if (saved && origin) {
+      if (!entry.triedSaved.has(origin)) {
+        const creds = await saved.lookup(url).catch(() => undefined);
+        if (creds && !entry.finished && entry.slot === slot) {
+          entry.triedSaved.add(origin);
+          this.hostEvent(entry, { type: 'log', jobId, time: this.now(), level: 'info', message: `signing in to ${origin} with the saved credentials of ${creds.user}` });
+          slot.worker.send({ type: 'credentials', jobId, requestId, answer: creds });
+          return;
+        }
+      } else if (!entry.refusedSaved.has(origin)) {
+        entry.refusedSaved.add(origin);
+        this.hostEvent(entry, { type: 'log', jobId, time: this.now(), level: 'warn', message: `the saved credentials for ${origin} were refused; they are forgotten` });
+        await saved.refused(url).catch(() => {});
+      }
+    }
+    if (entry.finished) return;
+    this.credentialRequests.set(requestId, { jobId, url });
+    this.push({ channel: 'credentials:request', payload: { requestId, url, realm } });
   }
 
   /** Cancels every job, waits for them to end, then stops the worker (app quit). */
@@ -281,8 +329,7 @@ export class JobRegistry {
         entry.batcher.pushAll(message.events);
         break;
       case 'credentials':
-        this.credentialRequests.set(message.requestId, entry.summary.jobId);
-        this.push({ channel: 'credentials:request', payload: { requestId: message.requestId, url: message.url, realm: message.realm } });
+        void this.onCredentialsRequest(entry, slot, message.requestId, message.url, message.realm);
         break;
       case 'finished':
         if (message.ok) void this.finish(entry, 'done');
@@ -346,7 +393,7 @@ export class JobRegistry {
     if (entry.finished) return;
     entry.finished = true;
     if (entry.graceTimer) clearTimeout(entry.graceTimer);
-    for (const [requestId, jobId] of this.credentialRequests) if (jobId === entry.summary.jobId) this.credentialRequests.delete(requestId);
+    for (const [requestId, r] of this.credentialRequests) if (r.jobId === entry.summary.jobId) this.credentialRequests.delete(requestId);
     if (state === 'cancelled' && entry.summary.state !== 'queued' && !entry.error) entry.error = { code: 'CANCELLED', message: 'cancelled' };
     entry.batcher.dispose();
     const endedAt = this.now();
@@ -402,6 +449,14 @@ export class JobRegistry {
 }
 
 /** What a job writes (resolved), if anything. */
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
 export function destinationOf(request: JobRequest): string | undefined {
   switch (request.kind) {
     case 'apply':

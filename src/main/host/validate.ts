@@ -289,8 +289,16 @@ const VALIDATORS: ArgValidators = {
     return [name, text];
   },
   'credentials:answer': (a) => {
-    arity('credentials:answer', a, 2, 2);
-    return [expectId(a[0], 'credentials:answer requestId'), expectCredentialsAnswer(a[1], 'credentials:answer answer')];
+    arity('credentials:answer', a, 2, 3);
+    const answer: [string, { user: string; password: string } | null] = [expectId(a[0], 'credentials:answer requestId'), expectCredentialsAnswer(a[1], 'credentials:answer answer')];
+    return a[2] === undefined ? answer : [...answer, expectBoolean(a[2], 'credentials:answer remember')];
+  },
+  'credentials:list': (a) => (arity('credentials:list', a, 0, 0), []),
+  'credentials:forget': (a) => {
+    arity('credentials:forget', a, 1, 1);
+    const origin = expectHttpUrl(a[0], 'credentials:forget origin');
+    if (new URL(origin).origin !== origin) fail('credentials:forget origin', 'expected scheme://host[:port]');
+    return [origin];
   },
   'library:list': (a) => (arity('library:list', a, 0, 0), []),
   'library:add': (a, abs) => libraryPath('library:add')(a, abs),

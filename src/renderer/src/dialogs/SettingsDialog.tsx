@@ -1,7 +1,8 @@
 // Preferences: theme, when a transfer counts as stalled, defaults of the transfer dialogs.
 
 import { Dialog } from '../components/Dialog';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
+import { formatTimestamp } from '../lib/format';
 import { FolderField, StreamChoice, TransferOptions } from '../components/fields';
 import { validateDestination } from '../store/requests';
 import { useSluice, useSluiceShallow } from '../store/react';
@@ -23,6 +24,14 @@ export function SettingsDialog() {
     hostCloneDir: s.hostCloneDir,
     setCloneDir: s.setCloneDir,
   }));
+  const { saved, loadSaved, forget } = useSluiceShallow((s) => ({
+    saved: s.savedCredentials,
+    loadSaved: s.loadSavedCredentials,
+    forget: s.forgetCredentials,
+  }));
+  useEffect(() => {
+    void loadSaved();
+  }, [loadSaved]);
   const [folder, setFolder] = useState(cloneDir ?? hostCloneDir ?? appInfo?.defaultCloneDir ?? '');
   const folderError = folder.trim() ? validateDestination(folder) : null;
   return (
@@ -88,6 +97,25 @@ export function SettingsDialog() {
           }
           verifyLabel="Verify repositories after cloning or applying"
         />
+      </fieldset>
+      <fieldset className="field saved-credentials" data-testid="saved-credentials">
+        <legend>Saved sign-ins</legend>
+        {!saved ? null : !saved.available ? (
+          <p className="field-hint">Nothing is stored: {saved.reason}.</p>
+        ) : saved.entries.length === 0 ? (
+          <p className="field-hint">None. Tick “Remember” when a server asks you to sign in.</p>
+        ) : (
+          <ul className="credential-list">
+            {saved.entries.map((c) => (
+              <li key={c.origin}>
+                <span className="mono">{c.origin}</span> <span className="muted">as {c.user}, saved {formatTimestamp(c.savedAt)}</span>{' '}
+                <button type="button" className="button small" onClick={() => void forget(c.origin)} aria-label={`Forget the sign-in for ${c.origin}`}>
+                  Forget
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
       </fieldset>
       {appInfo ? (
         <p className="muted about">

@@ -130,6 +130,20 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
         });
         save();
       },
+      loadSavedCredentials: async () => {
+        try {
+          set({ savedCredentials: await deps.api.invoke('credentials:list') });
+        } catch {
+          // an older host: the dialog then offers no "Remember"
+        }
+      },
+      forgetCredentials: async (origin) => {
+        try {
+          await deps.api.invoke('credentials:forget', origin);
+        } finally {
+          await get().loadSavedCredentials();
+        }
+      },
       rememberClone: (url, destParent) => {
         set({
           recentUrls: mostRecent(get().recentUrls, url, MAX_RECENT_URLS),

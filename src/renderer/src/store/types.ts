@@ -226,6 +226,10 @@ export interface SettingsSlice {
   setTheme(theme: ThemeChoice): void;
   /** undefined or '' = back to the host's default */
   setCloneDir(dir: string | undefined): void;
+  /** remembered sign-ins (never their passwords) and whether the host can store any */
+  savedCredentials?: import('../../../shared/ipc').SavedCredentialList;
+  loadSavedCredentials(): Promise<void>;
+  forgetCredentials(origin: string): Promise<void>;
   rememberClone(url: string, destParent: string): void;
   setDefaults(patch: Partial<TransferDefaults>): void;
   setStallSeconds(seconds: number): void;
@@ -274,7 +278,8 @@ export interface UiSlice {
   closeDialog(): void;
   setDropHint(on: boolean): void;
   promptCredentials(prompt: CredentialsPrompt): void;
-  answerCredentials(requestId: string, answer: { user: string; password: string } | null): Promise<void>;
+  /** remember: the host keeps them for this server (where it can; see savedCredentials) */
+  answerCredentials(requestId: string, answer: { user: string; password: string } | null, remember?: boolean): Promise<void>;
   notify(notice: Omit<Notice, 'id'>): number;
   dismissNotice(id: number): void;
   /** inspect a bundle file and open the apply dialog, or refuse it with a message */

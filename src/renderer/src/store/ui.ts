@@ -29,10 +29,14 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
         if (get().credentials.some((c) => c.requestId === prompt.requestId)) return;
         set({ credentials: [...get().credentials, prompt] });
       },
-      answerCredentials: async (requestId, answer) => {
+      answerCredentials: async (requestId, answer, remember) => {
         set({ credentials: get().credentials.filter((c) => c.requestId !== requestId) });
         try {
-          await deps.api.invoke('credentials:answer', requestId, answer);
+          // optional arguments are left out, not sent as undefined (JSON bridges turn that into null)
+          await (answer && remember
+            ? deps.api.invoke('credentials:answer', requestId, answer, true)
+            : deps.api.invoke('credentials:answer', requestId, answer));
+          if (answer && remember) void get().loadSavedCredentials();
         } catch (e) {
           get().notify(errorNotice('Could not pass the credentials to the transfer', e));
         }

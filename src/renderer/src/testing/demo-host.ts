@@ -301,6 +301,8 @@ export function createDemoHost(
       return `${HOME}/exports/${name}`;
     },
     'credentials:answer': async () => undefined,
+    'credentials:list': async () => ({ available: false, reason: 'the web host never stores credentials', entries: [] }),
+    'credentials:forget': async () => undefined,
     'library:list': async () => [...library.values()],
     'library:add': async (path) => {
       if (/not-a-repo|\/tmp$/.test(path)) throw hostError('NOT_A_REPO', `${path} is not a Mercurial repository (no .hg folder)`);
