@@ -87,16 +87,19 @@ export function positiveInt(
 export const CLOSER_OPTIONS = {
   'background-close': { type: 'string' },
   'close-threads': { type: 'string' },
+  'simulate-close-ms': { type: 'string' },
 } as const;
 
 export const CLOSER_HELP = `  --background-close on|off|auto  close written files on background threads (worker.backgroundclose;
                                   auto = on for Windows, elsewhere on once the first closes prove slow)
-  --close-threads N               closing threads (worker.backgroundclosethreadcount, default ${DEFAULT_CLOSER_OPTIONS.closeThreads})`;
+  --close-threads N               closing threads (worker.backgroundclosethreadcount, default ${DEFAULT_CLOSER_OPTIONS.closeThreads})
+  --simulate-close-ms N           simulate a slow close() (NTFS-like): delay each close by N ms (comparisons)`;
 
 /** The closer options given on the command line; the queue ones only where the command takes them. */
 export function closerOptions(values: {
   'background-close'?: string | undefined;
   'close-threads'?: string | undefined;
+  'simulate-close-ms'?: string | undefined;
   'min-file-count'?: string | undefined;
   'max-queue'?: string | undefined;
 }): Partial<CloserOptions> {
@@ -105,6 +108,8 @@ export function closerOptions(values: {
   if (mode) closer.backgroundClose = mode;
   const threads = positiveInt('close-threads', values['close-threads'], 1000);
   if (threads) closer.closeThreads = threads;
+  const simulate = positiveInt('simulate-close-ms', values['simulate-close-ms'], 100);
+  if (simulate) closer.simulateCloseMs = simulate;
   const minFiles = positiveInt('min-file-count', values['min-file-count']);
   if (minFiles) closer.minFileCount = minFiles;
   const maxQueue = positiveInt('max-queue', values['max-queue'], 100_000);

@@ -13,6 +13,12 @@ export interface CloserOptions {
   minFileCount: number;
   /** worker.backgroundclosemaxqueue (default 384) */
   maxQueue: number;
+  /**
+   * Comparisons only: the engine delays each close it makes by this many ms (a simulated
+   * NTFS-like close, on the closing thread, so the closer hides it as it would on NTFS). Absent/0:
+   * real closes.
+   */
+  simulateCloseMs?: number;
 }
 
 export const DEFAULT_CLOSER_OPTIONS: CloserOptions = {

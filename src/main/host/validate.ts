@@ -21,6 +21,8 @@ export const LIMITS = {
   /** file:writeText exports (logs, comparison CSV); more is a bug in the renderer */
   textBytes: 32 * 1024 * 1024,
   closeThreads: [1, 64] as const,
+  /** a simulated slow close (comparisons): NTFS with a scanner is 1-10 ms */
+  simulateCloseMs: [0, 100] as const,
   /** a line of a job's debug log, and a page of them (JobLogStore's bounds) */
   logLine: [0, 10_000_000] as const,
   logPage: [0, 2000] as const,
@@ -135,12 +137,13 @@ function expectRev(v: unknown, where: string): string {
 }
 
 function expectCloser(v: unknown, where: string): Partial<CloserOptions> {
-  const o = expectObject(v, where, ['backgroundClose', 'closeThreads', 'minFileCount', 'maxQueue']);
+  const o = expectObject(v, where, ['backgroundClose', 'closeThreads', 'minFileCount', 'maxQueue', 'simulateCloseMs']);
   const out: Partial<CloserOptions> = {};
   if (o.backgroundClose !== undefined) out.backgroundClose = expectOneOf(o.backgroundClose, `${where}.backgroundClose`, ['on', 'off', 'auto']);
   if (o.closeThreads !== undefined) out.closeThreads = expectInt(o.closeThreads, `${where}.closeThreads`, LIMITS.closeThreads);
   if (o.minFileCount !== undefined) out.minFileCount = expectInt(o.minFileCount, `${where}.minFileCount`, LIMITS.minFileCount);
   if (o.maxQueue !== undefined) out.maxQueue = expectInt(o.maxQueue, `${where}.maxQueue`, LIMITS.maxQueue);
+  if (o.simulateCloseMs !== undefined) out.simulateCloseMs = expectInt(o.simulateCloseMs, `${where}.simulateCloseMs`, LIMITS.simulateCloseMs);
   return out;
 }
 

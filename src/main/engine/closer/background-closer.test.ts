@@ -198,6 +198,30 @@ describe('BackgroundCloser', () => {
     expect(fds.every((fd) => !isOpen(fd))).toBe(true);
   });
 
+  it('simulated slow close: a synchronous closer pays every delay, a background one hides it behind its threads', async () => {
+    const n = 40;
+    const delay = 10;
+    const off = new BackgroundCloser(planCloser({ backgroundClose: 'off', simulateCloseMs: delay }, n, 'linux', 50));
+    const offFds = openFiles(n);
+    let t0 = performance.now();
+    await writeAll(off, offFds);
+    const offStats = await off.drain();
+    const offMs = performance.now() - t0;
+    expect(offMs).toBeGreaterThanOrEqual(n * delay * 0.9);
+    expect(offStats.writerWaitMs).toBeGreaterThanOrEqual(n * delay * 0.9);
+    const on = new BackgroundCloser(planCloser({ backgroundClose: 'on', closeThreads: 8, minFileCount: 1, simulateCloseMs: delay }, n, 'linux', 50));
+    const onFds = openFiles(n);
+    t0 = performance.now();
+    await writeAll(on, onFds);
+    const onStats = await on.drain();
+    const onMs = performance.now() - t0;
+    // 8 closing at a time: ~5 rounds of the delay instead of 40
+    expect(onMs).toBeLessThan(offMs / 3);
+    expect(onMs).toBeGreaterThanOrEqual((n / 8) * delay * 0.9);
+    expect(onStats).toMatchObject({ background: true, threads: 8, backgroundClosed: n });
+    expect([...offFds, ...onFds].every((fd) => !isOpen(fd))).toBe(true);
+  });
+
   it('with one thread and a queue of one, the writer pays most of the latency (control)', async () => {
     const n = 10;
     const latency = 20;

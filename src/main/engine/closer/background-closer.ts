@@ -50,6 +50,8 @@ export interface CloserPlan {
    * fs.close and the rest in a JS-side queue (see the top of this file).
    */
   gated?: boolean;
+  /** CloserOptions.simulateCloseMs: every close waits this long first (comparison runs) */
+  simulateCloseMs?: number;
 }
 
 /** Closes timed before an adaptive closer decides (64 x 1 ms = the price of finding out). */
@@ -89,12 +91,14 @@ export function planCloser(
   const maxQueue = Math.max(1, Math.floor(o.maxQueue));
   const enough = !(expectedFiles > 0 && expectedFiles < o.minFileCount);
   const mode = o.backgroundClose === 'auto' ? (platform === 'win32' ? 'on' : 'adaptive') : o.backgroundClose;
-  if (mode === 'off' || !enough) return { background: false, threads: 0, maxQueue };
+  const simulate = o.simulateCloseMs && o.simulateCloseMs > 0 ? { simulateCloseMs: o.simulateCloseMs } : {};
+  if (mode === 'off' || !enough) return { background: false, threads: 0, maxQueue, ...simulate };
   // More closes outstanding than pool threads only queue inside libuv.
   const threads = Math.max(1, Math.min(Math.floor(o.closeThreads), poolSize - THREADPOOL_RESERVE));
-  const gated = threads + THREADPOOL_RESERVE < poolSize ? { gated: true } : {};
-  if (mode === 'adaptive') return { background: false, threads, maxQueue, adaptive: true, ...gated };
-  return { background: true, threads, maxQueue, ...gated };
+  // A simulated delay is a timer, not a pool thread: only the gate keeps `threads` of them at once.
+  const gated = threads + THREADPOOL_RESERVE < poolSize || simulate.simulateCloseMs ? { gated: true } : {};
+  if (mode === 'adaptive') return { background: false, threads, maxQueue, adaptive: true, ...gated, ...simulate };
+  return { background: true, threads, maxQueue, ...gated, ...simulate };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
@@ -144,6 +148,18 @@ export class BackgroundCloser {
     this.waiting = new Int32Array(plan.gated ? this.maxQueue : 0);
     this.closeImpl = closeImpl ?? fsClose;
     this.closeSyncImpl = closeSyncImpl ?? closeSync;
+    const delay = plan.simulateCloseMs;
+    if (delay && delay > 0) {
+      // The simulated slow close: the writer blocks for a synchronous one (as on NTFS), a
+      // background one holds its closing slot (the gate allows `threads`) for the delay.
+      const asyncClose = this.closeImpl;
+      const syncClose = this.closeSyncImpl;
+      this.closeImpl = (fd, cb) => void setTimeout(() => asyncClose(fd, cb), delay);
+      this.closeSyncImpl = (fd) => {
+        sleepSync(delay);
+        syncClose(fd);
+      };
+    }
     // One bound callback for every close: no closure per file.
     this.onClosed = (err) => this.closed(err);
   }
@@ -275,6 +291,12 @@ export class BackgroundCloser {
       // the job is failing already; the first error is the one to report
     }
   }
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+/** Blocks this thread for `ms` (Atomics.wait: no CPU spent, as a thread in a slow close()). */
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
 }
 
 function closeFailed(err: NodeJS.ErrnoException): SluiceError {

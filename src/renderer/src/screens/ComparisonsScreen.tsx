@@ -97,6 +97,8 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
   const [chunks, setChunks] = useState<number[]>([4096, 32768]);
   const [streams, setStreams] = useState<('v1' | 'v2')[]>(['v1', 'v2']);
   const [withLatency, setWithLatency] = useState(false);
+  const [simulate, setSimulate] = useState(false);
+  const [simulateMs, setSimulateMs] = useState(1);
   const [repeat, setRepeat] = useState(1);
   const [parent, setParent] = useState('');
   const [showErrors, setShowErrors] = useState(false);
@@ -126,7 +128,12 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           : null;
   const parentError = validateDestination(parent);
   const variants = kind === 'repo' ? chunks.length : kind === 'url' ? streams.length : 1;
-  const runs = closer.length * Math.max(1, variants) * (latencyOffer && withLatency ? 2 : 1) * repeat;
+  const runs =
+    closer.length *
+    Math.max(1, variants) *
+    (latencyOffer && withLatency ? 2 : 1) *
+    (simulate ? 2 : 1) *
+    repeat;
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -149,6 +156,7 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           chunkSizes: [...chunks].sort((a, b) => a - b),
           streams: [...streams].sort(),
           latenciesUs: latencyOffer && withLatency ? [0, latencyOffer.closeUs] : [],
+          ...(simulate ? { simulateCloseMs: [simulateMs, 0] } : {}),
           repeat,
         },
         outDir,
@@ -274,6 +282,36 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           label={(v) => `Stream ${v}`}
         />
       ) : null}
+      <fieldset className="field emulated" data-testid="simulate-close">
+        <legend>Simulated slow close()</legend>
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={simulate}
+            onChange={(e) => setSimulate(e.target.checked)}
+            aria-describedby="cmp-simulate-hint"
+          />{' '}
+          Simulate slow <code>close()</code> (NTFS-like),{' '}
+          <input
+            type="number"
+            aria-label="Simulated close delay in ms"
+            min={1}
+            max={100}
+            value={simulateMs}
+            onChange={(e) =>
+              setSimulateMs(Math.max(1, Math.min(100, Math.round(Number(e.target.value) || 1))))
+            }
+            className="inline-number"
+          />{' '}
+          ms
+        </label>
+        <p className="field-hint" id="cmp-simulate-hint">
+          A <strong>simulation</strong>: the engine waits this long before each close it makes, on the closing
+          thread, as a Windows disk with an antivirus scanner does, so you can see what the background closer
+          hides. Every closer setting runs with it and without it, side by side. Not a measurement of such a
+          disk.
+        </p>
+      </fieldset>
       {latencyOffer ? (
         <fieldset className="field emulated">
           <legend>Close latency</legend>

@@ -43,6 +43,11 @@ export function latencyLabel(us: number): string {
     : `emulated close latency ${us >= 1000 ? `${us / 1000} ms` : `${us} µs`}`;
 }
 
+/** How a configuration's closes are slowed by the engine (CloserOptions.simulateCloseMs). */
+export function simulatedCloseLabel(ms: number): string {
+  return ms === 0 ? 'real close()' : `simulated slow close() ${ms} ms`;
+}
+
 function slug(text: string): string {
   return text
     .toLowerCase()
@@ -96,6 +101,9 @@ export function planComparison(
   const closers = choices.closer.length ? choices.closer : [{ background: 'off' } as CloserChoice];
   const latencies: (number | undefined)[] =
     applyLatency && choices.latenciesUs.length ? choices.latenciesUs : [undefined];
+  const simulations: (number | undefined)[] = choices.simulateCloseMs?.length
+    ? choices.simulateCloseMs
+    : [undefined];
   type Variant = {
     label: string | null;
     build: (dest: string, closer: Partial<CloserOptions>) => ApplyRequest | CloneRequest;
@@ -149,28 +157,37 @@ export function planComparison(
   const repeat = Math.max(1, Math.min(10, Math.round(choices.repeat)));
   const configs: ComparisonConfig[] = [];
   let n = 0;
-  for (const latency of latencies) {
-    for (const variant of variants) {
-      for (const closer of closers) {
-        for (let run = 1; run <= repeat; run++) {
-          n++;
-          const parts = [
-            variant.label,
-            closerLabel(closer),
-            latency !== undefined ? latencyLabel(latency) : null,
-          ].filter(Boolean) as string[];
-          const label = parts.join(' · ') + (repeat > 1 ? ` #${run}` : '');
-          const dest = joinPath(outDir, `${String(n).padStart(2, '0')}-${slug(label)}`, platform);
-          let request = variant.build(dest, closerOptions(closer));
-          if (latency !== undefined && applyLatency) request = applyLatency(request, latency);
-          configs.push({
-            id: `c${n}`,
-            label,
-            request,
-            run,
-            ...(variant.prepare ? { prepare: variant.prepare } : {}),
-            ...(latency !== undefined ? { emulatedLatencyUs: latency } : {}),
-          });
+  // with a simulated slow close, its runs come first and on/off sit side by side under it
+  for (const simulated of [...simulations].sort((a, b) => (b ?? 0) - (a ?? 0))) {
+    for (const latency of latencies) {
+      for (const variant of variants) {
+        for (const closer of closers) {
+          for (let run = 1; run <= repeat; run++) {
+            n++;
+            const parts = [
+              variant.label,
+              closerLabel(closer),
+              latency !== undefined ? latencyLabel(latency) : null,
+              simulated !== undefined ? simulatedCloseLabel(simulated) : null,
+            ].filter(Boolean) as string[];
+            const label = parts.join(' · ') + (repeat > 1 ? ` #${run}` : '');
+            const dest = joinPath(outDir, `${String(n).padStart(2, '0')}-${slug(label)}`, platform);
+            const options = closerOptions(closer);
+            let request = variant.build(
+              dest,
+              simulated ? { ...options, simulateCloseMs: simulated } : options,
+            );
+            if (latency !== undefined && applyLatency) request = applyLatency(request, latency);
+            configs.push({
+              id: `c${n}`,
+              label,
+              request,
+              run,
+              ...(variant.prepare ? { prepare: variant.prepare } : {}),
+              ...(latency !== undefined ? { emulatedLatencyUs: latency } : {}),
+              ...(simulated !== undefined ? { simulatedCloseMs: simulated } : {}),
+            });
+          }
         }
       }
     }

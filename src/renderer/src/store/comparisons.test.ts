@@ -46,6 +46,29 @@ describe('comparison plan', () => {
     expect(new Set(configs.map((c) => (c.request as { dest: string }).dest)).size).toBe(4);
   });
 
+  it('a simulated slow close: the engine delays each close, closer off and on side by side under it, then without', () => {
+    const configs = planComparison(
+      { kind: 'bundle', bundlePath: '/b.hg' },
+      {
+        closer: [{ background: 'off' }, { background: 'on', threads: 48 }],
+        chunkSizes: [],
+        streams: [],
+        latenciesUs: [],
+        simulateCloseMs: [0, 2],
+        repeat: 1,
+      },
+      '/out',
+    );
+    expect(configs.map((c) => c.label)).toEqual([
+      'closer off · simulated slow close() 2 ms',
+      'closer on, 48 threads · simulated slow close() 2 ms',
+      'closer off · real close()',
+      'closer on, 48 threads · real close()',
+    ]);
+    expect(configs.map((c) => (c.request as { closer?: { simulateCloseMs?: number } }).closer?.simulateCloseMs)).toEqual([2, 2, undefined, undefined]);
+    expect(configs.map((c) => c.simulatedCloseMs)).toEqual([2, 2, 0, 0]);
+  });
+
   it('stream versions only for URLs; latency only when the host offers it; repeats numbered', () => {
     const choices = {
       closer: [{ background: 'off' as const }],

@@ -126,6 +126,11 @@ export interface ComparisonChoices {
   streams: ('v1' | 'v2')[];
   /** emulated close() latency in µs, only when the host offers it; 0 = none */
   latenciesUs: number[];
+  /**
+   * simulated slow close() in ms, applied by the engine to each close it makes (any host, any
+   * OS); 0 = real closes. E.g. [0, 1]: every configuration without and with a 1 ms close.
+   */
+  simulateCloseMs?: number[];
   repeat: number;
 }
 
@@ -137,6 +142,8 @@ export interface ComparisonConfig {
   /** a bundle job that must run first (chunk-size comparisons), shared by configs with the same out */
   prepare?: BundleRequest;
   emulatedLatencyUs?: number;
+  /** the engine's simulated close delay of this configuration (ms) */
+  simulatedCloseMs?: number;
   run: number;
 }
 
