@@ -80,13 +80,13 @@ test("a finished job's debug log lists every file; the renderer got no message p
     `bridge: ${messages} messages (${after.jobEvents - before.jobEvents} job:events) for ${FILES} files`,
   );
 
-  // the log view shows the host's whole log: header, every file, footer
+  // the log view shows the host's whole log: the announcement, two phases, every file, the footer
   await row.getByRole('button', { name: /Show log/ }).click();
   const view = page.getByTestId('logview');
-  await expect.poll(async () => Number(await view.getAttribute('data-total'))).toBe(FILES + 3);
+  await expect.poll(async () => Number(await view.getAttribute('data-total'))).toBe(FILES + 4);
   await expect(view).toContainText(`${FILES} files to transfer`);
   await page.getByLabel('Filter lines').fill('file2999.i');
-  await expect(page.getByTestId('log-count')).toHaveText(/^1 of 3,003 lines$/);
+  await expect(page.getByTestId('log-count')).toHaveText(/^1 of 3,004 lines$/);
   await expect(view).toContainText('adding [s] data/dir3/file2999.i (');
   await page.getByLabel('Filter lines').fill('');
 
@@ -109,5 +109,5 @@ test("a finished job's debug log lists every file; the renderer got no message p
   await again.getByRole('button', { name: /Show log/ }).click();
   await expect
     .poll(async () => Number(await page.getByTestId('logview').getAttribute('data-total')))
-    .toBe(FILES + 3);
+    .toBe(FILES + 4);
 });

@@ -9,7 +9,7 @@
 // Needs the app built (`npx electron-vite build`), hg, and /usr/bin/chromium (SLUICE_CHROMIUM).
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -95,7 +95,39 @@ const BRIDGE_COUNTER = () => {
   };
 };
 
-/** In the page: resolves with ms from the click on `button` to the row for `dest` showing done. */
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+/** CPU ms of one thread (the host's main thread: tid = pid), from /proc. */
+function threadCpuMs(pid, tid = pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU ms of a whole process (every thread: the host's main thread, the engine worker, libuv's pool). */
+function processCpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The renderer's main-thread time (Chrome's Performance metrics, seconds -> ms). */
+async function rendererMs(cdp) {
+  const m = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
+  return { script: m.ScriptDuration * 1000, task: m.TaskDuration * 1000 };
+}
+
+/**
+ * In the page: resolves with ms from the click on `button` to the row for `dest` showing done;
+ * with the bridge traffic, the renderer's main-thread time and the host main thread's CPU of it.
+ */
 async function clickToDone(page, button, dest) {
   await page.evaluate(
     ({ dest }) => {
@@ -119,15 +151,29 @@ async function clickToDone(page, button, dest) {
     { dest },
   );
   const before = await page.evaluate(() => ({ ...window.__bridgeStats }));
+  const r0 = await rendererMs(page.__cdp);
+  const h0 = threadCpuMs(page.__hostPid);
+  const p0 = processCpuMs(page.__hostPid);
   await button.click();
   const r = await page.evaluate(() => window.__appBench);
+  const r1 = await rendererMs(page.__cdp);
+  const h1 = threadCpuMs(page.__hostPid);
+  const p1 = processCpuMs(page.__hostPid);
   if (r.state !== 'done') throw new Error(`the app's job ended ${r.state}: ${r.text}`);
   // the host's record of the job: the engine's own wall time (the row's "Elapsed")
   const jobs = await page.evaluate(() => window.sluice.invoke('history:list'));
   const record = jobs.find((j) => (j.request.dest ?? '') === dest);
   const after = await page.evaluate(() => ({ ...window.__bridgeStats }));
   const delta = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
-  return { clickToDoneMs: r.ms, engineMs: record?.done?.wallMs ?? NaN, bridge: delta };
+  return {
+    clickToDoneMs: r.ms,
+    engineMs: record?.done?.wallMs ?? NaN,
+    bridge: delta,
+    rendererScriptMs: r1.script - r0.script,
+    rendererTaskMs: r1.task - r0.task,
+    hostMainCpuMs: h1 - h0,
+    hostCpuMs: p1 - p0,
+  };
 }
 
 async function appApply(page, bundle, dest) {
@@ -196,6 +242,9 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
   const rows = { app: { apply: [], clone: [] }, cli: { apply: [], clone: [] }, hg: { apply: [], clone: [] } };
   try {
     const page = await browser.newPage();
+    page.__cdp = await page.context().newCDPSession(page);
+    await page.__cdp.send('Performance.enable');
+    page.__hostPid = host.child.pid;
     await page.addInitScript(BRIDGE_COUNTER);
     await page.goto(host.url);
     await page.getByRole('button', { name: 'Apply bundle…' }).first().waitFor();
@@ -218,10 +267,11 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
         const args = kind === 'apply' ? ['apply', bundle, c] : ['clone', hgServe.url, c];
         const wall = await cliRun(args);
         rmSync(c, { recursive: true, force: true });
+        const cliCpuMs = wall.userMs + wall.sysMs;
         const e = fresh(`cli-${kind}`);
         const engine = cliEngineMs(kind === 'apply' ? ['apply', bundle, e] : ['clone', hgServe.url, e]);
         rmSync(e, { recursive: true, force: true });
-        rows.cli[kind].push({ wallMs: wall.wallMs, engineMs: engine.wallMs });
+        rows.cli[kind].push({ wallMs: wall.wallMs, engineMs: engine.wallMs, cpuMs: cliCpuMs });
         const h = fresh(`hg-${kind}`);
         let r;
         if (kind === 'apply') {
@@ -252,12 +302,21 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
     const hgWall = median(rows.hg[kind].map((r) => r.wallMs));
     const msgs = median(app.map((r) => r.bridge.jobEvents));
     const entries = median(app.map((r) => r.bridge.fileEntries));
+    const kb = median(app.map((r) => r.bridge.bytes)) / 1024;
+    const rScript = median(app.map((r) => r.rendererScriptMs));
+    const rTask = median(app.map((r) => r.rendererTaskMs));
+    const hostCpu = median(app.map((r) => r.hostMainCpuMs));
+    const appCpu = median(app.map((r) => r.hostCpuMs));
+    const cliCpu = median(rows.cli[kind].map((r) => r.cpuMs));
     const what = kind === 'apply' ? 'apply medium packed1' : 'clone medium from hg serve';
     const first = rows.app[`${kind}First`];
     table.push([`${what}: app, click to Done`, fmt(appClick), fmt(appEngine), `${msgs} (${entries} file entries)`, (appClick / cliWall).toFixed(2) + 'x', (appEngine / cliEngine).toFixed(2) + 'x', (hgWall / appClick).toFixed(2) + 'x']);
     table.push([`${what}: app, first job of the session`, fmt(first.clickToDoneMs), fmt(first.engineMs), String(first.bridge.jobEvents), '', '', '']);
     table.push([`${what}: sluice process`, fmt(cliWall), fmt(cliEngine), '', '1.00x', '1.00x', (hgWall / cliWall).toFixed(2) + 'x']);
     table.push([`${what}: hg process`, fmt(hgWall), '', '', '', '', '1.00x']);
+    summary.push(
+      `${kind}: per job, ${msgs} job:events messages and ${kb.toFixed(0)} KB over the bridge (${entries} file entries), renderer main thread ${rScript.toFixed(0)} ms of script / ${rTask.toFixed(0)} ms of tasks, host main thread ${hostCpu.toFixed(0)} ms CPU; the whole host process ${appCpu.toFixed(0)} ms CPU against ${cliCpu.toFixed(0)} ms for the sluice process (${(appCpu / cliCpu).toFixed(2)}x; CPU, unlike wall time, barely moves with the machine's load)`,
+    );
     summary.push(
       `${kind}: click-to-Done ${(appClick / cliWall).toFixed(2)}x the CLI process (target <= 1.2x), the row's Elapsed ${(appEngine / cliEngine).toFixed(2)}x the CLI's engine time (target <= 1.05x), ${(hgWall / appClick).toFixed(2)}x faster than hg`,
     );
