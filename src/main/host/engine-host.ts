@@ -234,6 +234,8 @@ export class EngineHost {
     try {
       if (request.kind === 'clone' || request.kind === 'apply') {
         await this.library.add(request.dest, request.kind, request.kind === 'clone' ? (summary.endedAt ?? Date.now()) : undefined);
+      } else if (request.kind === 'pull' && !request.incoming) {
+        this.library.notePull(request.repo, summary.endedAt ?? Date.now());
       }
     } catch (e) {
       console.warn(`library: cannot add ${destinationOf(request) ?? ''}:`, (e as Error).message);

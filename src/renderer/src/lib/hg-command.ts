@@ -1,6 +1,6 @@
 // The `hg` command line equivalent to a clone request, shown in the clone dialog so a user can
-// compare with (or fall back to) Mercurial itself. Sluice's clone is a stream clone without a
-// working copy: `hg clone --stream -U`. Options map to hg's own config knobs.
+// compare with (or fall back to) Mercurial itself: `hg clone --stream` (or `--pull`), `-U` without
+// a checkout, `-u REV` for a chosen revision. Options map to hg's own config knobs.
 
 import type { CloneRequest } from '../../../shared/jobs';
 
@@ -25,6 +25,8 @@ export function hgCloneCommand(request: CloneRequest, platform?: string): string
   if (request.cloneBundles === false) config.push('ui.clonebundles=false');
   if (request.obsmarkers) config.push('experimental.evolution=all');
   const q = (w: string) => shellQuote(w, platform);
-  const clone = ['hg', ...config.flatMap((c) => ['--config', q(c)]), 'clone', '--stream', '-U', q(request.url), q(request.dest)].join(' ');
+  // a clone job checks out unless told not to (CloneRequest.update)
+  const checkout = request.update === false ? ['-U'] : request.updateRev ? ['-u', q(request.updateRev)] : [];
+  const clone = ['hg', ...config.flatMap((c) => ['--config', q(c)]), 'clone', request.pull ? '--pull' : '--stream', ...checkout, q(request.url), q(request.dest)].join(' ');
   return request.verify ? `${clone} && hg verify -R ${q(request.dest)}` : clone;
 }

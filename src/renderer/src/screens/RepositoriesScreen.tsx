@@ -2,7 +2,8 @@
 // keeps each row true while the user works in a terminal (a commit there changes the row within a
 // second); the actions start jobs that show in Transfers like a clone.
 
-import { memo, useMemo, useState } from 'react';
+import { memo, useMemo, useState, type FormEvent } from 'react';
+import { errorNotice } from '../lib/errors';
 import type { RepoRow } from '../../../shared/library';
 import { SearchField } from '../components/fields';
 import { Icon } from '../components/Icon';
@@ -26,7 +27,7 @@ const SORTS: { value: LibrarySort; label: string }[] = [
  */
 export const ENGINE_ACTIONS: Record<'pull' | 'update', { available: boolean; reason: string }> = {
   pull: { available: false, reason: 'Pull needs the engine’s pull job, which this build does not have yet.' },
-  update: { available: false, reason: 'Update needs the engine’s update (checkout) job, which this build does not have yet.' },
+  update: { available: true, reason: '' },
 };
 
 export function RepositoriesScreen() {
@@ -100,13 +101,18 @@ export function RepositoriesScreen() {
   );
 }
 
-function latestVerify(jobs: Record<string, TransferJob>, order: string[], path: string): TransferJob | undefined {
+/** The newest job of `kind` on the repository at `path` (its state shows in the row). */
+function latestJob(jobs: Record<string, TransferJob>, order: string[], kind: 'verify' | 'update' | 'pull', path: string): TransferJob | undefined {
   for (const id of order) {
-    const j = jobs[id]!;
-    if (j.request?.kind === 'verify' && j.request.repo === path) return j;
+    const r = jobs[id]!.request;
+    if (r?.kind === kind && r.repo === path) return jobs[id];
   }
   return undefined;
 }
+
+const busy = (j: TransferJob | undefined) => j?.state === 'running' || j?.state === 'queued';
+
+const JOB_STATE_TEXT: Record<TransferJob['state'], string> = { queued: 'queued', running: 'running', done: 'done', failed: 'failed', cancelled: 'cancelled' };
 
 const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
   const actions = useSluiceShallow((s) => ({
@@ -117,8 +123,21 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
     remove: s.removeRepository,
     trash: s.trashRepository,
   }));
-  const verify = useSluice((s) => latestVerify(s.jobs, s.jobOrder, r.path));
+  const verify = useSluice((s) => latestJob(s.jobs, s.jobOrder, 'verify', r.path));
+  const update = useSluice((s) => latestJob(s.jobs, s.jobOrder, 'update', r.path));
+  const startJob = useSluice((s) => s.startJob);
+  const notify = useSluice((s) => s.notify);
   const [confirm, setConfirm] = useState<'remove' | 'delete' | null>(null);
+  const [updating, setUpdating] = useState(false);
+  const [rev, setRev] = useState('');
+  const submitUpdate = (e: FormEvent) => {
+    e.preventDefault();
+    const target = rev.trim();
+    setUpdating(false);
+    startJob({ kind: 'update', repo: r.path, ...(target ? { rev: target } : {}) }, `Update ${r.name}${target ? ` to ${target}` : ''}`).catch((err: unknown) =>
+      notify(errorNotice(`Could not update ${r.name}`, err)),
+    );
+  };
   const reachable = r.status === 'ok';
   const tip = r.tip;
   return (
@@ -209,7 +228,39 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
             </dd>
           </div>
         ) : null}
+        {update ? (
+          <div>
+            <dt>Update</dt>
+            <dd>
+              <span className={`state-badge state-${update.state}`} data-testid="repo-update-state">
+                {JOB_STATE_TEXT[update.state]}
+              </span>{' '}
+              {update.state === 'failed' && update.error ? <span className="muted">{update.error.message}</span> : null}
+            </dd>
+          </div>
+        ) : null}
       </dl>
+      {updating ? (
+        <form className="repo-update" onSubmit={submitUpdate} aria-label={`Update ${r.name}`}>
+          <label htmlFor={`update-rev-${r.path}`}>Revision</label>
+          <input
+            id={`update-rev-${r.path}`}
+            value={rev}
+            onChange={(e) => setRev(e.target.value)}
+            placeholder="empty: @, else the tip of default"
+            spellCheck={false}
+            autoComplete="off"
+            autoFocus
+          />
+          <button type="submit" className="button small primary">
+            Update
+          </button>
+          <button type="button" className="button small" onClick={() => setUpdating(false)}>
+            Cancel
+          </button>
+          <span className="muted">Like hg update: refused when the working copy has local changes.</span>
+        </form>
+      ) : null}
       <div className="repo-actions" role="group" aria-label={`Actions for ${r.name}`}>
         <button
           type="button"
@@ -223,16 +274,18 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
         <button
           type="button"
           className="button small"
-          disabled={!ENGINE_ACTIONS.update.available || !reachable}
+          disabled={!ENGINE_ACTIONS.update.available || !reachable || busy(update)}
           title={ENGINE_ACTIONS.update.available ? 'Update the working copy to a revision' : ENGINE_ACTIONS.update.reason}
           aria-describedby={ENGINE_ACTIONS.update.available ? undefined : 'library-unavailable'}
+          aria-expanded={updating}
+          onClick={() => setUpdating((v) => !v)}
         >
           <Icon name="apply" /> Update…
         </button>
         <button
           type="button"
           className="button small"
-          disabled={!reachable || verify?.state === 'running' || verify?.state === 'queued'}
+          disabled={!reachable || busy(verify)}
           onClick={() => void actions.verify(r.path)}
         >
           <Icon name="verify" /> Verify
