@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { missing, skipNote } from '../src/main/engine/test-support';
 import { test, expect, repoFromFixture, startHgServe, PROJECT_ROOT, type HgServe } from './fixtures';
-import { expectTransferState, transferRow } from './ui-helpers';
+import { expectTransferState, SCREENSHOT_DIR, transferRow } from './ui-helpers';
 
 const HG_ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '', HGUSER: 'E2E <e2e@example.com>' };
 
@@ -77,8 +77,8 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await expect(reveal.getByTestId('reveal-path')).toHaveText(dest);
     await reveal.getByRole('button', { name: 'Done' }).click();
 
-    // screenshots for the README, both themes
-    const shots = join(PROJECT_ROOT, 'docs', 'screenshots');
+    // screenshots of both themes; SLUICE_UPDATE_SCREENSHOTS=1 writes the README's (docs/screenshots)
+    const shots = process.env.SLUICE_UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 'screenshots') : SCREENSHOT_DIR;
     await mkdir(shots, { recursive: true });
     await page.setViewportSize({ width: 1100, height: 640 });
     for (const theme of ['light', 'dark'] as const) {
