@@ -108,6 +108,8 @@ export default defineConfig({
         input: {
           index: resolve(root, 'src/main/index.ts'),
           'engine-worker': resolve(root, 'src/main/host/engine-worker.ts'),
+          // verify's filelog scans (src/main/engine/verify/scan-pool.ts looks for it beside the bundle)
+          'verify-worker': resolve(root, 'src/main/engine/verify/filelog-worker.ts'),
           'web-host': resolve(root, 'src/web-host/main.ts'),
         },
       },

@@ -3,7 +3,8 @@
 import { build } from 'esbuild';
 import { existsSync, rmSync } from 'node:fs';
 
-const entryPoints = { sluice: 'src/cli/main.ts' };
+// verify-worker: verify's filelog scans on worker threads (src/main/engine/verify/scan-pool.ts finds it)
+const entryPoints = { sluice: 'src/cli/main.ts', 'verify-worker': 'src/main/engine/verify/filelog-worker.ts' };
 if (!existsSync(entryPoints.sluice)) {
   console.log('build-cli: src/cli/main.ts not there yet, nothing to build');
   process.exit(0);

@@ -2,6 +2,7 @@
 // prints, on the same streams (status on stdout, problems on stderr); --json prints the job's
 // events as NDJSON. Exit 0 when no integrity error was found (warnings allowed, as hg), 1 otherwise.
 import { resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { isSluiceError, toSluiceError } from '../../main/engine/errors';
 import { JobContext, type JobEventInput } from '../../main/engine/job/job-context';
 import { verifyRepository } from '../../main/engine/verify/verify';
@@ -19,7 +20,7 @@ import { ProgressBar } from '../job-output';
 export const command: CliCommand = {
   name: 'verify',
   summary: 'verify the integrity of a repository (like hg verify)',
-  usage: 'sluice verify [REPO] [--full] [--json] [-q]',
+  usage: 'sluice verify [REPO] [--full] [--workers N] [--json] [-q]',
   help: `Checks the changelog, the manifest and every filelog of REPO (default: the current directory)
 and their cross-links like 'hg verify': revision data and node ids, linkrevs, parents, files named
 by changesets against manifests and filelogs, copy sources, the fncache. Prints the same lines as
@@ -28,15 +29,27 @@ integrity error was found.
 
   --full          also rebuild every manifest revision (hg verify --full)
   --concurrency N filelogs verified at once when reads go through the thread pool (default 8)
+  --workers N     threads reading filelogs beside the main one (default: one per core, at most
+                  4, for stores with 8 MiB of filelogs or more; 0: none)
   --json          print every event as one JSON object per line (NDJSON) on stdout
   -q, --quiet     print only problems
   -h, --help      show this help`,
   async run(argv, io) {
     const { values, positionals } = parseCommandArgs(
       argv,
-      { ...OUTPUT_OPTIONS, full: { type: 'boolean' }, concurrency: { type: 'string' } },
+      {
+        ...OUTPUT_OPTIONS,
+        full: { type: 'boolean' },
+        concurrency: { type: 'string' },
+        workers: { type: 'string' },
+      },
       { min: 0, max: 1 },
     );
+    // Verify's garbage is short-lived (decoded chunks, manifest lines): V8's young generation
+    // growing to its 16 MiB semi-spaces only costs memory (measured on the history corpus: peak
+    // RSS 182 -> 137 MB, same CPU time). Later heap growth of this process and its workers keeps
+    // the initial 1 MiB.
+    setFlagsFromString('--semi-space-growth-factor=1');
     const repo = resolve(positionals[0] ?? '.');
     const json = Boolean(values.json);
     const quiet = Boolean(values.quiet);
@@ -58,6 +71,7 @@ integrity error was found.
         throwOnErrors: false,
         full: Boolean(values.full),
         concurrency: positiveInt('concurrency', values.concurrency, 256),
+        workers: values.workers === '0' ? 0 : positiveInt('workers', values.workers, 64),
         onLine: (line) => {
           if (json) return;
           if (line.stream === 'out' && quiet) return;

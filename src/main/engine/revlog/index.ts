@@ -43,6 +43,16 @@ export interface RevlogIndexProblem {
   message: string;
 }
 
+/** A RevlogIndex as structured-clonable data (RevlogIndex.toData / fromData). */
+export interface RevlogIndexData {
+  name: string;
+  header: number;
+  entries: Uint8Array;
+  length: number;
+  inlineDataPos: Float64Array | null;
+  indexFileSize: number;
+}
+
 export class RevlogIndex {
   /** u32 header: flags << 16 | version (0 for an empty revlog's defaults, see `empty`). */
   readonly header: number;
@@ -209,6 +219,30 @@ export class RevlogIndex {
       if (p) out.push(p);
     }
     return out;
+  }
+
+  /**
+   * The index as plain data (entries copied compactly) for postMessage to another thread, where
+   * RevlogIndex.fromData rebuilds it; pass `entries.buffer` in the transfer list.
+   */
+  toData(): RevlogIndexData {
+    return {
+      name: this.name,
+      header: this.header,
+      entries: this.entries.slice(0, this.length * ENTRY_SIZE),
+      length: this.length,
+      inlineDataPos: this.inlineDataPos ? this.inlineDataPos.slice(0, this.length) : null,
+      indexFileSize: this.indexFileSize,
+    };
+  }
+
+  static fromData(d: RevlogIndexData): RevlogIndex {
+    if (d.entries.length !== d.length * ENTRY_SIZE)
+      throw new SluiceError(
+        'MALFORMED',
+        `revlog index data of ${d.name}: ${d.entries.length} bytes for ${d.length} entries`,
+      );
+    return new RevlogIndex(d.name, d.header, d.entries, d.length, d.inlineDataPos, d.indexFileSize);
   }
 
   /** Throws the first structural problem as SluiceError('REVLOG'); pass the changelog length to check linkrevs. */

@@ -411,6 +411,35 @@ describe('verify: job behaviour', () => {
     expect(sync.errors).toBeGreaterThan(0);
   });
 
+  it('filelogs read on worker threads give the same report as one thread (clean and damaged)', async () => {
+    const repo = copyFixture('default');
+    const one = await verifyRepository(repo, {}, { throwOnErrors: false, workers: 0 });
+    const two = await verifyRepository(
+      repo,
+      {},
+      { throwOnErrors: false, workers: 2, scanOnMainThread: false },
+    );
+    expect(two.lines).toEqual(one.lines);
+    expect(two.changes).toBeGreaterThan(0);
+    expect(one.workerScans).toBe(0);
+    expect(two.workerScans).toBeGreaterThan(0);
+    patch(storeFile(repo, 'data/_r_e_a_d_m_e.txt.i'), (b) => (b[64 + 3] ^= 0x20));
+    truncateSync(storeFile(repo, 'data/big.bin.d'), 1000);
+    const damagedOne = await verifyRepository(repo, {}, { throwOnErrors: false, workers: 0 });
+    const damagedTwo = await verifyRepository(
+      repo,
+      {},
+      {
+        throwOnErrors: false,
+        workers: 2,
+        scanOnMainThread: false,
+      },
+    );
+    expect(damagedTwo.workerScans).toBe(damagedTwo.files);
+    expect(damagedTwo.lines).toEqual(damagedOne.lines);
+    expect(damagedTwo.errors).toBeGreaterThan(1);
+  });
+
   it('--full also rebuilds every manifest (still clean on the fixtures)', async () => {
     const report = await verifyRepository(fixtures.legacy!, {}, { full: true });
     expect(report.errors).toBe(0);

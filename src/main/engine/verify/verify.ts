@@ -22,10 +22,19 @@ import { storePathEncoder, type StorePathEncoder } from '../store/encoding';
 import { walkStore } from '../store/walk';
 import { Revlog } from '../revlog/revlog';
 import type { RevlogIoMode } from '../revlog/file-io';
-import { isNullNode } from '../revlog/index';
+import { isNullNode, type RevlogIndex } from '../revlog/index';
 import { NULL_REV } from '../revlog/constants';
-import { copySource, parseChangelogEntry, parseManifest } from '../revlog/texts';
+import { parseChangelogEntry, parseManifest } from '../revlog/texts';
 import { patchText } from '../revlog/mpatch';
+import {
+  dataLengthOff,
+  reasonOf,
+  scanFilelog,
+  scanIndex,
+  type FilelogScan,
+  type FilelogScanRequest,
+} from './filelog-scan';
+import { ScanPool, defaultScanWorkers, scanWorkerScript, type ScanItem } from './scan-pool';
 
 /** What verify needs of a job context (APPLY's JobContext fits; every member optional). */
 export interface VerifyContext {
@@ -37,8 +46,15 @@ export interface VerifyContext {
 export interface VerifyOptions {
   /** hg verify --full: also rebuild every manifest revision (node ids, sorted lines) */
   full?: boolean;
-  /** filelogs verified concurrently (default 8) */
+  /** filelogs verified concurrently when reads go through the thread pool (default 8) */
   concurrency?: number;
+  /**
+   * Worker threads reading filelogs while the main thread checks the changelog and manifests
+   * (default: one per core, at most 4, when the filelogs hold at least 8 MiB; 0: none).
+   */
+  workers?: number;
+  /** false: with workers, leave every filelog to them (tests of the worker path); default true */
+  scanOnMainThread?: boolean;
   /** emit a `start` event (a standalone verify job; off when verify runs inside apply/clone) */
   emitStart?: boolean;
   /** throw SluiceError('VERIFY_FAILED') when integrity errors were found (default true) */
@@ -47,7 +63,7 @@ export interface VerifyOptions {
   logLines?: boolean;
   /** receives every output line as it is produced (the CLI prints them) */
   onLine?: (line: VerifyLine) => void;
-  /** budget of each revlog's text cache (default 32 MiB) */
+  /** budget of each revlog's text cache (default 4 MiB: reading in order needs few texts kept) */
   cacheBytes?: number;
   /**
    * File reads: 'auto' (default) = synchronous while they are page-cache hits, the thread pool
@@ -86,6 +102,8 @@ export interface VerifyReport {
   lines: VerifyLine[];
   /** lines emitted but not kept in `lines`/`problems` (beyond MAX_REPORT_LINES) */
   linesDropped: number;
+  /** filelogs read by worker threads (the rest were read on verify's own thread) */
+  workerScans: number;
   /** store bytes of the revlogs checked, and how many revlog files (index + data) */
   bytes: number;
   revlogFiles: number;
@@ -100,6 +118,12 @@ const SYNC_SLICE = 64;
 const SYNC_MAX_MEDIAN_US = 100;
 
 const MAX_REPORT_LINES = 100_000;
+
+/** Filelog bytes below which worker threads cost more than they save (their start-up is ~30 ms). */
+const WORKERS_MIN_BYTES = 8 << 20;
+/** Index bytes of filelog scans sent ahead and not yet consumed (bounds the memory they hold). */
+const SCAN_AHEAD_BYTES = 32 << 20;
+const CACHE_BYTES = 4 << 20;
 
 const HINT_FNCACHE = 'hint: run "hg debugrebuildfncache" to recover from corrupt fncache';
 
@@ -117,18 +141,6 @@ function nodeKey(node: Uint8Array): string {
 function normpath(f: string): string {
   while (f.includes('//')) f = f.replace(/\/\//g, '/');
   return f;
-}
-
-/** The text hg's stringutil.forcebytestr(inst) would give for our errors. */
-function reasonOf(e: unknown): string {
-  if (isSluiceError(e)) {
-    const d = (e.details ?? {}) as Record<string, unknown>;
-    if (d.problem === 'parent-out-of-range' || d.problem === 'rev-out-of-range')
-      return 'revlog index out of range';
-    if (typeof d.reason === 'string') return d.reason;
-    return e.message;
-  }
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** Output of one verify stage: counts problems like verifier._err/_warn and keeps the lines. */
@@ -237,6 +249,8 @@ class Verifier {
   private readonly storeSizes = new Map<string, number>();
   /** absolute paths from the store listing (saves encoding every name a second time) */
   private readonly storePaths = new Map<string, string>();
+  private scans: ScanPool | undefined;
+  private workerScans = 0;
 
   constructor(
     private readonly loc: RepoLocation,
@@ -282,7 +296,7 @@ class Verifier {
     return Revlog.open(this.storePath(radix + '.i'), {
       name: radix,
       dataPath: this.storePath(radix + '.d'),
-      cacheBytes: this.opts.cacheBytes,
+      cacheBytes: this.opts.cacheBytes ?? CACHE_BYTES,
       signal: this.ctx.signal,
       io: this.io,
       indexSize: this.storeSizes.get(radix + '.i'),
@@ -379,8 +393,14 @@ class Verifier {
     if (await exists(join(this.loc.storeDir, 'journal')))
       root.note('abandoned transaction found - run hg recover');
 
-    this.cl = await this.openRevlog('00changelog');
-    this.mf = await this.openRevlog('00manifest');
+    this.startScans(walked);
+    try {
+      this.cl = await this.openRevlog('00changelog');
+      this.mf = await this.openRevlog('00manifest');
+    } catch (e) {
+      await this.scans?.close();
+      throw e;
+    }
     try {
       this.havecl = this.cl.length > 0;
       this.havemf = this.mf.length > 0;
@@ -413,14 +433,76 @@ class Verifier {
         problems: this.problems,
         lines: this.lines,
         linesDropped: this.linesDropped,
+        workerScans: this.workerScans,
         bytes: this.bytesDone,
         revlogFiles: this.filesDone,
         wallMs: Math.round(performance.now() - t0),
       };
     } finally {
+      await this.scans?.close();
       await this.cl.close();
       await this.mf.close();
     }
+  }
+
+  /** The scan request of a filelog (paths and sizes from the store listing). */
+  private scanRequest(radix: string): FilelogScanRequest {
+    return {
+      radix,
+      indexPath: this.storePath(radix + '.i'),
+      dataPath: this.storePath(radix + '.d'),
+      indexSize: this.storeSizes.get(radix + '.i'),
+      dataSize: this.storeSizes.get(radix + '.d'),
+    };
+  }
+
+  /**
+   * Starts reading the filelogs the store holds on worker threads, in the order verifyFiles will
+   * ask for them (sorted paths), while this thread checks the changelog and the manifests.
+   */
+  private startScans(walked: readonly { name: string; size: number }[]): void {
+    let bytes = 0;
+    const items: ScanItem[] = [];
+    for (const w of walked) {
+      if (!w.name.startsWith('data/')) continue;
+      bytes += w.size;
+      if (!w.name.endsWith('.i')) continue;
+      const f = w.name.slice(5, -2);
+      items.push({ file: f, req: this.scanRequest('data/' + f), size: w.size });
+    }
+    const count = this.opts.workers ?? (bytes >= WORKERS_MIN_BYTES ? defaultScanWorkers() : 0);
+    if (count <= 0 || items.length === 0) return;
+    const script = scanWorkerScript();
+    if (!script) return;
+    items.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+    this.scans = new ScanPool(
+      script,
+      count,
+      items,
+      SCAN_AHEAD_BYTES,
+      this.opts.cacheBytes ?? CACHE_BYTES,
+      this.opts.scanOnMainThread !== false,
+    );
+  }
+
+  /** The scan of filelog f: from a worker when one has it, else read here. */
+  private async scanFile(f: string): Promise<FilelogScan> {
+    const radix = this.filelogRadix(f);
+    const fromWorker = this.scans?.take(f);
+    if (fromWorker) {
+      try {
+        const scan = await fromWorker;
+        this.workerScans++;
+        return scan;
+      } catch {
+        // a worker failed (it should not): this thread reads the filelog instead
+      }
+    }
+    return scanFilelog(this.scanRequest(radix), {
+      io: this.io,
+      cacheBytes: this.opts.cacheBytes ?? CACHE_BYTES,
+      signal: this.ctx.signal,
+    });
   }
 
   /** verifier._checkrevlog */
@@ -436,7 +518,7 @@ class Verifier {
 
   /** verifier._checkentry; returns the linkrev to blame (null when it cannot be trusted). */
   private async checkEntry(
-    rl: Revlog,
+    rl: { index: RevlogIndex },
     i: number,
     seen: Map<string, number>,
     linkrevs: readonly number[],
@@ -584,7 +666,8 @@ class Verifier {
       try {
         // manifestctx.readdelta(shallow=True): mdiff.patchtext(revdiff(deltaparent(r), r)) — the
         // stored delta's inserted lines, or the whole (hash-checked) text of a snapshot.
-        const text = idx.deltaParent(i) === NULL_REV ? await mf.revisionView(i) : patchText(await mf.chunk(i));
+        const text =
+          idx.deltaParent(i) === NULL_REV ? await mf.revisionView(i) : patchText(await mf.chunk(i));
         parseManifest(text, (e) => {
           if (e.path === '/dev/null') return;
           if (e.flag === 't') return; // tree manifests are refused up front
@@ -666,7 +749,8 @@ class Verifier {
     let revisions = 0;
     await orderedPool(
       files,
-      // sync reads gain nothing from overlap (and interleaving would blur their timing)
+      // sync reads gain nothing from overlap (and interleaving would blur their timing); results
+      // of worker threads are buffered by the pool
       () => (this.io === 'sync' ? 1 : Math.max(1, this.opts.concurrency ?? 8)),
       (f) => this.verifyFile(f, filenodes, filelinkrevs),
       (res) => {
@@ -700,60 +784,39 @@ class Verifier {
     const linkrevs = filelinkrevs.get(f) ?? [];
     const lr0 = linkrevs.length ? linkrevs[0]! : null;
     const radix = this.filelogRadix(f);
-    let fl: Revlog;
-    const t0 = performance.now();
-    try {
-      fl = await this.openRevlog(radix);
-    } catch (e) {
-      if (isSluiceError(e) && e.code === 'CANCELLED') throw e;
-      sink.err(lr0, `broken revlog! (${reasonOf(e)})`, f);
-      return { sink, storeNames: [], revisions: 0, bytes: 0, openMs: performance.now() - t0 };
+    const scan = await this.scanFile(f);
+    const openMs = scan.openMs;
+    if (scan.broken !== undefined) {
+      sink.err(lr0, `broken revlog! (${scan.broken})`, f);
+      return { sink, storeNames: [], revisions: 0, bytes: 0, openMs };
     }
-    const openMs = performance.now() - t0;
-    try {
-      const idx = fl.index;
+    {
+      const idx = scanIndex(scan);
       const storeNames = [radix + '.i', ...(idx.inline ? [] : [radix + '.d'])];
       const skipread = new Set<number>();
       /** rev -> copy source (or the error reading it) for revisions whose p1 is null */
       const copies = new Map<number, { path: string; node: Uint8Array } | null | Error>();
 
-      // filelog.verifyintegrity (revlog.verifyintegrity)
-      if (fl.length === 0 && (this.havecl || this.havemf)) {
+      // filelog.verifyintegrity (revlog.verifyintegrity), read by filelog-scan.ts
+      if (idx.length === 0 && (this.havecl || this.havemf)) {
         sink.err(lr0, `empty or missing ${f}`);
       } else {
-        const dd = await dataLengthOff(fl);
-        if (dd) sink.err(lr0, `data length off by ${dd} bytes`, f);
-        for (let rev = 0; rev < fl.length; rev++) {
-          try {
-            const text = await fl.revisionView(rev);
-            const stored = idx.rawSize(rev);
-            const l1 = stored >= 0 ? stored : text.length;
-            if (l1 !== text.length)
-              sink.err(idx.link(rev), `unpacked size is ${text.length}, ${l1} expected`, f);
-            if (idx.p1(rev) === NULL_REV) {
-              try {
-                copies.set(rev, copySource(text));
-              } catch (e) {
-                copies.set(rev, e as Error);
-              }
-            }
-          } catch (e) {
-            if (isSluiceError(e) && e.code === 'CANCELLED') throw e;
-            const censored =
-              isSluiceError(e) && (e.details as Record<string, unknown> | undefined)?.problem === 'censored';
-            if (censored) sink.err(idx.link(rev), 'censored file data', f);
-            else sink.err(idx.link(rev), `unpacking ${short(idx.node(rev))}: ${reasonOf(e)}`, f);
-            skipread.add(rev);
-          }
+        if (scan.dataLengthOff) sink.err(lr0, `data length off by ${scan.dataLengthOff} bytes`, f);
+        for (const e of scan.revErrors) {
+          sink.err(idx.link(e.rev), e.text, f);
+          if (e.skip) skipread.add(e.rev);
+        }
+        for (const c of scan.copies) {
+          copies.set(c.rev, c.error !== undefined ? new Error(c.error) : { path: c.path!, node: c.node! });
         }
       }
 
       const seen = new Map<string, number>();
       const linkrevSet = linkrevs.length > 16 ? new Set(linkrevs) : null;
       const fnodes = filenodes.get(f);
-      for (let i = 0; i < fl.length; i++) {
+      for (let i = 0; i < idx.length; i++) {
         const node = idx.node(i);
-        const lr = await this.checkEntry(fl, i, seen, linkrevs, linkrevSet, f, sink);
+        const lr = await this.checkEntry({ index: idx }, i, seen, linkrevs, linkrevSet, f, sink);
         if (fnodes) {
           const hex = Buffer.from(node).toString('hex');
           if (this.havemf && !fnodes.has(hex)) sink.err(lr, `${short(node)} not in manifests`, f);
@@ -762,7 +825,7 @@ class Verifier {
         if (skipread.has(i)) continue;
         // check renames (storageutil.filerevisioncopied)
         const p1 = idx.p1(i);
-        if (p1 < NULL_REV || p1 >= fl.length) {
+        if (p1 < NULL_REV || p1 >= idx.length) {
           sink.err(lr, `checking rename of ${short(node)}: revlog index out of range`, f);
           continue;
         }
@@ -796,21 +859,9 @@ class Verifier {
       const bytes =
         (this.storeSizes.get(radix + '.i') ?? idx.indexFileSize) +
         (idx.inline ? 0 : (this.storeSizes.get(radix + '.d') ?? 0));
-      return { sink, storeNames, revisions: fl.length, bytes, openMs };
-    } finally {
-      await fl.close();
+      return { sink, storeNames, revisions: idx.length, bytes, openMs };
     }
   }
-}
-
-/** revlog.checksize()'s first value: bytes NAME.d has beyond (or short of) what the index needs. */
-async function dataLengthOff(rl: Revlog): Promise<number> {
-  if (rl.index.inline) return 0;
-  const size = await rl.dataFileSize();
-  if (size === undefined) return 0;
-  const n = rl.length;
-  const expected = n ? Math.max(0, rl.index.end(n - 1)) : 0;
-  return size - expected;
 }
 
 async function exists(path: string): Promise<boolean> {
