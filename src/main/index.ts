@@ -26,6 +26,7 @@ import { contentSecurityPolicy } from './host/csp';
 import { defaultCloneDir } from './host/data-dir';
 import { EngineHost, toInvokeFailure, type HostPlatform } from './host/engine-host';
 import { JobIndicators, type EndedJob } from './host/job-indicators';
+import { RENDERER_CRASH_POLICY, RendererCrashPolicy, rendererGaveUpPage } from './host/renderer-crashes';
 import { openTerminal } from './host/terminal';
 import { isTrustedSender, type TrustedRenderer } from './host/validate';
 import { INVOKE_CHANNELS, type PushChannel, type PushMap } from '../shared/ipc';
@@ -149,9 +150,23 @@ function createWindow(): void {
     for (const { channel, payload } of pendingPushes.splice(0)) win.webContents.send(channel, payload);
   });
   win.webContents.on('did-start-loading', () => (rendererReady = false));
+  // A crashed renderer reloads after a growing delay; crash-looping ends on an error page.
+  const crashes = new RendererCrashPolicy();
+  let reloadTimer: NodeJS.Timeout | undefined;
   win.webContents.on('render-process-gone', (_event, details) => {
-    console.error(`renderer gone (${details.reason}); reloading`);
-    if (details.reason !== 'clean-exit' && !win.isDestroyed()) win.reload();
+    if (details.reason === 'clean-exit' || win.isDestroyed()) return;
+    clearTimeout(reloadTimer);
+    const delay = crashes.crashed();
+    if (delay === null) {
+      console.error(`renderer gone (${details.reason}) again: not reloading`);
+      const { maxCrashes, windowMs } = RENDERER_CRASH_POLICY;
+      void win.loadURL(rendererGaveUpPage(details.reason, maxCrashes + 1, windowMs));
+      return;
+    }
+    console.error(`renderer gone (${details.reason}); reloading in ${delay} ms`);
+    reloadTimer = setTimeout(() => {
+      if (!win.isDestroyed()) win.reload();
+    }, delay);
   });
   win.on('closed', () => {
     if (mainWindow === win) mainWindow = null;

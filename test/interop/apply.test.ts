@@ -155,7 +155,6 @@ function describeSource(name: string, make: (dir: string) => void, tools: Tool[]
         stats.requirements.slice().sort(),
       );
       rmSync(clone, { recursive: true, force: true });
-      // streamed requirements end up in the clone like an hg stream clone's (share-safe split)
 
       // (2) hg applies Sluice's bundle (once per bundle: the closer does not matter to hg)
       if (c.closer === 'off') {
