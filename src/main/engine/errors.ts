@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'REMOTE_ABORT' // an error:abort part / hg error frame from the peer
   // environment
   | 'DEST_EXISTS' // destination exists and is not an empty directory
+  | 'SOURCE_UNREADABLE' // the bundle to read is missing, a folder, or not readable (the source, not the destination)
   | 'NOT_A_REPO'
   | 'LOCKED' // the repository lock stayed held by another process (hg or Sluice) past the timeout
   | 'ABANDONED_TRANSACTION' // a journal left by a crash could not be rolled back

@@ -3,6 +3,7 @@
 // apply does (a temporary beside DEST, `hg init` + unbundle there, renamed into place at the end).
 
 import { lstat, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   applyBundleBytesToRepo,
@@ -31,12 +32,7 @@ export interface ChangegroupApplyStats extends ApplyToRepoResult {
  * stream bundle, which the stream apply checks and refuses if it is not one.
  */
 export async function bundleKindOf(path: string): Promise<BundleKind | 'unknown'> {
-  let st;
-  try {
-    st = await stat(path);
-  } catch (e) {
-    throw toSluiceError(e);
-  }
+  const st = await statBundleSource(path);
   if (!st.isFile()) return 'unknown';
   try {
     return (await summarizeBundle(new ByteSource(readAhead(path, 64 * 1024)))).kind;
@@ -44,6 +40,25 @@ export async function bundleKindOf(path: string): Promise<BundleKind | 'unknown'
     if (e instanceof SluiceError && e.code === 'BAD_MAGIC') return 'unknown';
     throw e;
   }
+}
+
+/**
+ * The bundle file a job reads, checked before anything is written: a missing path, a folder or a
+ * file without read permission is SOURCE_UNREADABLE, which names the bundle, so nobody is sent to
+ * check the destination's free space for it. Pipes and devices pass (read once, as a stream).
+ */
+export async function statBundleSource(path: string): Promise<Stats> {
+  let st: Stats;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new SluiceError('SOURCE_UNREADABLE', `bundle ${path} does not exist`, { path });
+    if (code === 'EACCES' || code === 'EPERM') throw new SluiceError('SOURCE_UNREADABLE', `bundle ${path} cannot be read: permission denied`, { path });
+    throw toSluiceError(e);
+  }
+  if (st.isDirectory()) throw new SluiceError('SOURCE_UNREADABLE', `${path} is a folder, not a bundle file`, { path });
+  return st;
 }
 
 /** True when `dir/.hg` is a directory. */

@@ -6,12 +6,14 @@ import { stat } from 'node:fs/promises';
 import type { BundleInfo } from '../../../shared/jobs';
 import { readAhead } from '../apply/apply-bundle';
 import { summarizeBundle } from '../changegroup';
+import { statBundleSource } from '../apply/apply-changegroup';
 import { SluiceError, toSluiceError } from '../errors';
 import { ByteSource } from '../format/byte-source';
 import { inspectBundleFile } from '../format/bundle-file';
 import { unsupportedRequirements } from '../store/requirements';
 
 export async function inspectBundle(path: string): Promise<BundleInfo> {
+  await statBundleSource(path);
   try {
     const info = await inspectBundleFile(path);
     return { ...info, unsupported: unsupportedRequirements(info.requirements) };

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,17 @@ async function run(request: JobRequest) {
 }
 
 describe('runJob', () => {
+  it('apply and inspect: a missing bundle or a folder is the source\'s problem (SOURCE_UNREADABLE), nothing written', async () => {
+    const dest = join(work, 'never');
+    for (const bundlePath of [join(work, 'missing.hg'), work]) {
+      const { result, events } = await run({ kind: 'apply', bundlePath, dest });
+      expect(result).toMatchObject({ code: 'SOURCE_UNREADABLE', message: expect.stringContaining(bundlePath) });
+      expect(events.at(-1)).toMatchObject({ type: 'error', code: 'SOURCE_UNREADABLE' });
+      await expect(inspectBundle(bundlePath)).rejects.toMatchObject({ code: 'SOURCE_UNREADABLE' });
+    }
+    expect(existsSync(dest)).toBe(false);
+  });
+
   it('apply: start, phases, progress, done with time, CPU, bytes, files, close stats and peak RSS', async () => {
     const dest = join(work, 'applied');
     const { events, result } = await run({
@@ -62,8 +73,8 @@ describe('runJob', () => {
       bundlePath: join(work, 'missing.hg'),
       dest: join(work, 'x'),
     });
-    expect(result).toMatchObject({ code: 'IO' });
-    expect(events.at(-1)).toMatchObject({ type: 'error', code: 'IO' });
+    expect(result).toMatchObject({ code: 'SOURCE_UNREADABLE' });
+    expect(events.at(-1)).toMatchObject({ type: 'error', code: 'SOURCE_UNREADABLE' });
   });
 
   it('an unknown kind is USAGE', async () => {

@@ -76,6 +76,11 @@ const EXPLANATIONS: Record<string, Explanation> = {
     hint: 'Choose an empty or new folder.',
     retryable: false,
   },
+  SOURCE_UNREADABLE: {
+    title: 'The bundle cannot be read',
+    hint: 'Check the path of the bundle file (the source): it must be a file that exists and that you may read. Nothing was written.',
+    retryable: false,
+  },
   NOT_A_REPO: {
     title: 'Not a Mercurial repository',
     hint: 'Pick the folder that contains `.hg`.',
