@@ -5,7 +5,7 @@
 import { debugLine, formatHgBytes, type SluiceEvent } from '../shared/events';
 import type { JobRequest } from '../shared/jobs';
 import { isSluiceError } from '../main/engine/errors';
-import { JobContext, type CredentialsPrompt } from '../main/engine/job/job-context';
+import { JobContext, type JobContextOptions } from '../main/engine/job/job-context';
 import { runJob } from '../main/engine/job/run-job';
 import { EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, type CliIO } from './command';
 
@@ -17,20 +17,20 @@ export interface OutputFlags {
 
 /**
  * Runs `request` to its end; returns the exit code (0, 1, or 130 after SIGINT). Network commands
- * pass how to ask for credentials (the terminal prompt).
+ * pass the host's part: how to ask for credentials (the terminal prompt) and the ssh settings.
  */
 export async function runJobForCli(
   request: JobRequest,
   flags: OutputFlags,
   io: CliIO,
-  askCredentials?: CredentialsPrompt,
+  host: Pick<JobContextOptions, 'askCredentials' | 'connect'> = {},
 ): Promise<number> {
   const render = new EventRenderer(flags, io);
   const ctx = new JobContext({
+    ...host,
     signal: io.signal,
     sink: (e) => render.event(e),
     fileEvents: Boolean(flags.json || flags.debug),
-    ...(askCredentials ? { askCredentials } : {}),
   });
   try {
     await runJob(request, ctx);

@@ -1,4 +1,4 @@
-// sluice clone URL DEST: a stream clone over hg's HTTP wire protocol (WIRE: wire/clone.ts).
+// sluice clone URL DEST: a stream clone over hg's wire protocol, http(s) or ssh (WIRE: wire/clone.ts).
 import { createInterface } from 'node:readline';
 import type { Credentials } from '../../main/engine/wire/http-client';
 import {
@@ -43,15 +43,20 @@ export async function promptCredentials(realm: string, url: string, io: CliIO): 
 
 export const command: CliCommand = {
   name: 'clone',
-  summary: 'stream-clone a repository served over http(s) by hg serve, sluice serve or any hg server',
+  summary: 'stream-clone a repository served over http(s) or ssh by hg, sluice serve or any hg server',
   usage:
-    'sluice clone URL DEST [--stream auto|v1|v2] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [-U | -u REV] [--json] [--debug] [--verify]',
+    'sluice clone URL DEST [--stream auto|v1|v2] [--ssh CMD] [--remotecmd CMD] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [-U | -u REV] [--json] [--debug] [--verify]',
   help: `Clones URL into DEST (which must not exist or be an empty directory) with a stream clone, as
 'hg clone --stream -U URL DEST' does: the repository files are copied as they are on the server,
 then bookmarks and phases. DEST is written beside itself and renamed into place at the end; on
 an error or Ctrl-C nothing is left behind. Credentials may be given in the URL
 (https://user:password@host/repo) or typed at the prompt; they are never written to .hg/hgrc.
 http_proxy / https_proxy / no_proxy are honoured (CONNECT for https).
+
+ssh://[user@]host[:port]/path URLs run ssh as hg does ('CMD [-p PORT] [user@]host "REMOTECMD -R
+path serve --stdio"'): ssh://host/repo is 'repo' in the remote home directory, ssh://host//srv/repo
+the absolute /srv/repo. Keys, agent and passphrase prompts stay with ssh; when the terminal is not
+interactive ssh runs with BatchMode=yes. The remote's messages are shown as 'remote: ...' lines.
 
   --stream auto|v1|v2             v2 = bundle2 stream (getbundle), v1 = legacy stream_out;
                                   auto (default) takes what the server offers best
@@ -60,6 +65,10 @@ http_proxy / https_proxy / no_proxy are honoured (CONNECT for https).
   --obsmarkers                    take the server's obsolescence markers (as hg with evolution
                                   on does; stream v2 only). Without it a server that has markers
                                   refuses a v2 stream, as it refuses hg by default
+  --ssh CMD                       the ssh command line (default: SLUICE_SSH, [ui] ssh of the
+                                  user's hgrc, then 'ssh'), e.g. 'ssh -i ~/.ssh/deploy_key'
+  --remotecmd CMD                 the hg (or sluice) command on the remote (default: [ui]
+                                  remotecmd, then 'hg')
   -U, --noupdate                  do not check out a working copy (hg clone -U)
   -u, --updaterev REV             check out REV (default: the '@' bookmark, else the tip of
                                   'default', else tip); the checkout is done before DEST appears
@@ -75,6 +84,8 @@ ${OUTPUT_HELP}`,
         ...OUTPUT_OPTIONS,
         stream: { type: 'string' },
         'ca-file': { type: 'string' },
+        ssh: { type: 'string' },
+        remotecmd: { type: 'string' },
         'no-clone-bundles': { type: 'boolean' },
         obsmarkers: { type: 'boolean' },
         noupdate: { type: 'boolean', short: 'U' },
@@ -88,8 +99,8 @@ ${OUTPUT_HELP}`,
     );
     const stream = choice('stream', values.stream, ['auto', 'v1', 'v2'] as const) ?? 'auto';
     const url = positionals[0]!;
-    if (!/^https?:\/\//i.test(url))
-      throw new UsageError(`URL must start with http:// or https:// (got '${url}')`);
+    if (!/^(https?|ssh):\/\//i.test(url))
+      throw new UsageError(`URL must start with http://, https:// or ssh:// (got '${url}')`);
     const closer = closerOptions(values);
     const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
     const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
@@ -111,7 +122,15 @@ ${OUTPUT_HELP}`,
       },
       values,
       io,
-      ({ url: u, realm }) => promptCredentials(realm, u, io),
+      {
+        askCredentials: ({ realm, url: u }) => promptCredentials(realm, u, io),
+        connect: {
+          ...(values.ssh ? { sshCommand: values.ssh } : {}),
+          ...(values.remotecmd ? { remoteCommand: values.remotecmd } : {}),
+          // ssh may ask for a passphrase or a new host key on the terminal, as under hg
+          interactive: Boolean(process.stdin.isTTY && io.stderr.isTTY),
+        },
+      },
     );
   },
 };

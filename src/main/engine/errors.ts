@@ -34,6 +34,9 @@ export type ErrorCode =
   | 'NETWORK'
   | 'NO_STREAM' // the server allows no stream clone
   | 'UNRELATED' // the remote repository shares no changeset with the local one
+  | 'SSH_HOST_KEY' // ssh refused the server's host key (unknown or changed)
+  | 'SSH_REMOTE_COMMAND' // the remote shell has no such command (--remotecmd)
+  | 'SSH_FAILED' // the ssh command itself could not run
   // repository content
   | 'REVLOG' // a revlog is corrupt (details in the message)
   | 'VERIFY_FAILED'

@@ -18,6 +18,20 @@ export type CredentialsPrompt = (request: {
   realm: string;
 }) => Promise<{ user: string; password: string } | null>;
 
+/**
+ * How network jobs reach ssh:// URLs, set by the host that runs the job (the CLI from its flags and
+ * terminal, the app from its settings), never by a request: a request may come from a renderer,
+ * and the ssh command is a shell command line.
+ */
+export interface ConnectOptions {
+  /** ssh:// URLs: the ssh command line (hg's ui.ssh); default SLUICE_SSH, [ui] ssh, `ssh` */
+  sshCommand?: string;
+  /** ssh:// URLs: the command run on the remote (hg's ui.remotecmd); default [ui] remotecmd, `hg` */
+  remoteCommand?: string;
+  /** ssh may prompt on this process's terminal (a CLI on a tty); otherwise BatchMode and no tty */
+  interactive?: boolean;
+}
+
 export interface JobContextOptions {
   jobId?: string;
   signal?: AbortSignal;
@@ -32,6 +46,8 @@ export interface JobContextOptions {
   progressHz?: number;
   /** for network jobs (WIRE): how to ask for credentials; absent = fail with AUTH */
   askCredentials?: CredentialsPrompt;
+  /** for network jobs (WIRE): the ssh command (timeouts are the request's) */
+  connect?: ConnectOptions;
 }
 
 export class JobContext {
@@ -40,6 +56,7 @@ export class JobContext {
   readonly fileEvents: boolean;
   readonly progressIntervalMs: number;
   readonly askCredentials: CredentialsPrompt | undefined;
+  readonly connect: ConnectOptions;
   private readonly sink: EventSink;
 
   constructor(options: JobContextOptions = {}) {
@@ -49,6 +66,7 @@ export class JobContext {
     this.fileEvents = options.fileEvents ?? true;
     this.progressIntervalMs = 1000 / Math.max(0.1, options.progressHz ?? 10);
     this.askCredentials = options.askCredentials;
+    this.connect = options.connect ?? {};
   }
 
   emit(event: JobEventInput): void {

@@ -27,7 +27,7 @@ import { ByteSource } from '../format/byte-source';
 import { readStreamOut } from '../format/stream-v1';
 import { STREAM2_PARAMS, STREAM2_PART, readStream2Part } from '../format/stream2';
 import type { StreamReader } from '../format/stream-reader';
-import type { JobContext } from '../job/job-context';
+import type { ConnectOptions, JobContext } from '../job/job-context';
 import { unsupportedRequirements } from '../store/requirements';
 import { Capabilities, clientBundleCaps } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
@@ -35,19 +35,20 @@ import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from
 import {
   HttpSession,
   redactUrl,
-  splitUrlCredentials,
   type CredentialsCallback,
   type HttpOptions,
   type ProxyConfig,
 } from './http-client';
-import { HttpPeer } from './http-peer';
+import { openPeer, splitPeerUrl } from './open-peer';
 import type { WirePeer } from './peer';
 import { NULL_HEX, decodeKeys } from './wire-encoding';
 
-export interface CloneOptions {
+export interface CloneOptions extends ConnectOptions {
   /** asked for a user name and password when the server answers 401 */
   credentials?: CredentialsCallback;
+  /** HTTP connect, and the ssh handshake when not interactive (default 30 s) */
   connectTimeoutMs?: number;
+  /** no data for this long aborts (default 60 s) */
   idleTimeoutMs?: number;
   /** undefined: http_proxy / https_proxy / no_proxy from the environment; null: no proxy */
   proxy?: ProxyConfig | null;
@@ -65,7 +66,7 @@ export interface CloneResult extends ApplyStats {
   bookmarks: number;
   /** draft roots written (0: everything public) */
   draftRoots: number;
-  /** HTTP requests made */
+  /** HTTP requests made (ssh: commands sent) */
   requests: number;
 }
 
@@ -316,22 +317,25 @@ export async function cloneFromUrl(
   ctx: JobContext,
   explicit: CloneOptions = {},
 ): Promise<CloneResult> {
-  const opts: CloneOptions = { ...explicit };
+  const opts: CloneOptions = { ...ctx.connect, ...explicit };
   if (opts.connectTimeoutMs === undefined && req.connectTimeoutMs !== undefined)
     opts.connectTimeoutMs = req.connectTimeoutMs;
-  if (opts.idleTimeoutMs === undefined && req.idleTimeoutMs !== undefined) opts.idleTimeoutMs = req.idleTimeoutMs;
+  if (opts.idleTimeoutMs === undefined && req.idleTimeoutMs !== undefined)
+    opts.idleTimeoutMs = req.idleTimeoutMs;
   // The app's engine worker asks through the job context (its dialog answers over IPC).
   const ask = ctx.askCredentials;
   if (!opts.credentials && ask) opts.credentials = (realm, url) => ask({ url, realm });
-  const { url, credentials } = splitUrlCredentials(req.url);
+  const { url, credentials } = splitPeerUrl(req.url);
   const dest = resolve(req.dest);
   await checkDestination(dest);
   const session = sessionFor(req, ctx, ctx.signal, opts);
   if (credentials) session.setUrlCredentials(url, credentials);
   const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
+  let opened: WirePeer | null = null;
   try {
     ctx.phase('connect');
-    const peer = await HttpPeer.connect(url, session, (m) => log('debug', m));
+    const peer = await openPeer(url, { ...opts, session, signal: ctx.signal, log });
+    opened = peer;
     log('debug', `capabilities: ${peer.caps.raw}`);
     const plan = planStream(peer.caps, req.stream ?? 'auto');
     const source = url; // credentials already split off; never written to hgrc
@@ -430,6 +434,7 @@ export async function cloneFromUrl(
   } catch (e) {
     throw toSluiceError(e);
   } finally {
+    await opened?.close();
     session.close();
   }
 }
@@ -555,13 +560,13 @@ export async function probeServer(
   rawUrl: string,
   opts: CloneOptions & { caFile?: string; signal?: AbortSignal; heads?: boolean } = {},
 ): Promise<ServerInfo> {
-  const { url, credentials } = splitUrlCredentials(rawUrl);
+  const { url, credentials } = splitPeerUrl(rawUrl);
   const session = sessionFor({ ...(opts.caFile ? { caFile: opts.caFile } : {}) }, null, opts.signal, opts);
   if (credentials) session.setUrlCredentials(url, credentials);
+  let peer: WirePeer | null = null;
   try {
-    let peer: HttpPeer;
     try {
-      peer = await HttpPeer.connect(url, session);
+      peer = await openPeer(url, { ...opts, session, ...(opts.signal ? { signal: opts.signal } : {}) });
     } catch (e) {
       if (e instanceof SluiceError && e.code === 'AUTH') {
         return {
@@ -592,6 +597,7 @@ export async function probeServer(
   } catch (e) {
     throw toSluiceError(e);
   } finally {
+    await peer?.close();
     session.close();
   }
 }

@@ -1,0 +1,485 @@
+// The client side of hg's ssh protocol v1 (sshpeer.py): run ssh with `<remotecmd> -R <path>
+// serve --stdio` on the other end, the hello + between handshake (login-banner lines before the
+// reply are skipped, as hg does), commands as `name\n` + `key <len>\n<value>` arguments (the
+// argument names are the command table's, wireprotov1server's), framed replies `<len>\n<bytes>`
+// for plain commands and batch, raw streams for getbundle and stream_out, and the remote's
+// stderr shown as `remote: ...` lines.
+//
+// Credentials stay with ssh (keys, agent, its own prompts): Sluice never sees a password. Without
+// a terminal (the app) ssh runs in a session of its own with BatchMode=yes, so it fails at once
+// instead of waiting for a prompt nobody can answer. What ssh says when it fails (host key,
+// refused login, no such remote command) becomes a typed error in plain words.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { SluiceError, cancelled } from '../errors';
+import { Capabilities } from './capabilities';
+import { wireCommand } from './commands';
+import { PipeReader } from './pipe-reader';
+import { WirePeer, type PeerResponse } from './peer';
+import { byteCompare, latin1 } from './wire-encoding';
+import { isOpenSsh, parseSshUrl, sshCommandLine, type SshUrl } from './ssh-command';
+
+const SMALL_RESPONSE_LIMIT = 64 << 20;
+/** sshpeer._performhandshake: lines of banner noise accepted before the handshake reply */
+const MAX_NOISE = 500;
+const LINE_LIMIT = 64 * 1024;
+const STREAM_PIECE = 1 << 20;
+const DEFAULT_CONNECT_TIMEOUT = 30_000;
+const DEFAULT_IDLE_TIMEOUT = 60_000;
+/** stderr lines kept to explain a failure */
+const KEPT_STDERR = 40;
+
+export interface SshPeerOptions {
+  /** a shell command line, as hg's [ui] ssh (default `ssh`) */
+  sshCommand?: string;
+  /** the command run on the remote (default `hg`) */
+  remoteCommand?: string;
+  /**
+   * ssh may prompt on the terminal (a passphrase, an unknown host key), as under hg. Otherwise ssh
+   * gets no terminal and BatchMode=yes, and the handshake must finish within connectTimeoutMs.
+   */
+  interactive?: boolean;
+  signal?: AbortSignal;
+  /** the handshake must be done within this (non-interactive only; default 30 s) */
+  connectTimeoutMs?: number;
+  /** no byte from the remote for this long while one is awaited: TIMEOUT (default 60 s) */
+  idleTimeoutMs?: number;
+  log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What ssh or the remote shell said, in words a user understands. */
+export function explainSshFailure(
+  lines: readonly string[],
+  exit: { code: number | null; signal: string | null },
+  what: { host: string; remoteCommand: string; sshCommand: string },
+): SluiceError {
+  const text = lines.join('\n');
+  const tail = lines.slice(-6).join('\n');
+  const details = { exitCode: exit.code, stderr: tail };
+  if (
+    /Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|host key for .* has changed/i.test(
+      text,
+    )
+  ) {
+    return new SluiceError(
+      'SSH_HOST_KEY',
+      `the host key of ${what.host} could not be verified (it is unknown or it changed): ssh refused to connect. ` +
+        `Check the key, then accept it once by running ssh ${what.host} in a terminal (or add it to known_hosts).`,
+      details,
+    );
+  }
+  if (/Permission denied \(|Too many authentication failures|no more authentication methods/i.test(text)) {
+    return new SluiceError(
+      'AUTH',
+      `ssh could not log in to ${what.host} (${lastMatching(lines, /Permission denied|authentication/i)}). ` +
+        'Sluice never asks for ssh passwords: use a key (load it into ssh-agent) or set the ssh command (--ssh, [ui] ssh).',
+      details,
+    );
+  }
+  const remoteProg = firstWord(what.remoteCommand);
+  const sshProg = firstWord(what.sshCommand);
+  const notFound = lines.find((l) => /command not found|: not found|No such file or directory/i.test(l));
+  if (notFound && notFound.includes(remoteProg) && (exit.code === 127 || /not found/i.test(notFound))) {
+    return new SluiceError(
+      'SSH_REMOTE_COMMAND',
+      `'${remoteProg}' was not found on ${what.host} (${notFound.trim()}). Install Mercurial there, or give the remote command's full path with --remotecmd (or [ui] remotecmd).`,
+      details,
+    );
+  }
+  if (notFound && notFound.includes(sshProg)) {
+    return new SluiceError(
+      'SSH_FAILED',
+      `the ssh command '${sshProg}' was not found on this computer: install OpenSSH or set the ssh command (--ssh, SLUICE_SSH, [ui] ssh)`,
+      details,
+    );
+  }
+  const net = lastMatching(
+    lines,
+    /Could not resolve hostname|Connection refused|Connection timed out|No route to host|Network is unreachable|Connection closed by|Connection reset|kex_exchange_identification|Operation timed out/i,
+  );
+  if (net) return new SluiceError('NETWORK', `ssh could not connect to ${what.host}: ${net}`, details);
+  const repo = lastMatching(lines, /abort: .*(not found|no repository)/i);
+  if (repo) return new SluiceError('NOT_A_REPO', `remote: ${repo}`, details);
+  const how = exit.signal
+    ? `killed by ${exit.signal}`
+    : exit.code !== null
+      ? `exit status ${exit.code}`
+      : 'no exit status';
+  return new SluiceError(
+    'PROTOCOL',
+    `no suitable response from remote hg on ${what.host} (ssh ${how})${tail ? `:\n${tail}` : ''}`,
+    details,
+  );
+}
+
+function lastMatching(lines: readonly string[], re: RegExp): string {
+  for (let i = lines.length - 1; i >= 0; i--) if (re.test(lines[i]!)) return lines[i]!.trim();
+  return '';
+}
+
+function firstWord(cmd: string): string {
+  const m = /^\s*(?:"([^"]*)"|'([^']*)'|(\S+))/.exec(cmd);
+  return (m?.[1] ?? m?.[2] ?? m?.[3] ?? cmd).replace(/\\/g, '/').split('/').pop() ?? cmd;
+}
+
+/** `n` bytes of the pipe as a stream. */
+async function* exactly(
+  reader: PipeReader,
+  n: number,
+  live: () => boolean,
+  end: () => Promise<SluiceError>,
+): AsyncGenerator<Uint8Array> {
+  while (n > 0) {
+    const b = await reader.readSome(Math.min(n, STREAM_PIECE), live);
+    if (!b) {
+      if (!live()) return;
+      throw await end();
+    }
+    n -= b.length;
+    yield b;
+  }
+}
+
+/**
+ * A stream_out reply, delimited as streamclone.consumev1 reads it: the status line, and when it
+ * is 0, the counts line and that many `name\0size\n` + size bytes entries. Malformed lines end
+ * the reply there; the stream reader reports them.
+ */
+async function* streamOutReply(
+  reader: PipeReader,
+  live: () => boolean,
+  end: () => Promise<SluiceError>,
+): AsyncGenerator<Uint8Array> {
+  const line = async (): Promise<Buffer> => {
+    const l = await reader.readLine(LINE_LIMIT);
+    if (!l.length) throw await end();
+    return l;
+  };
+  const status = await line();
+  yield status;
+  if (latin1(status).trim() !== '0') return;
+  const counts = await line();
+  yield counts;
+  const m = /^([0-9]+) ([0-9]+)\n$/.exec(latin1(counts));
+  if (!m) return;
+  for (let files = Number(m[1]); files > 0 && live(); files--) {
+    const head = await line();
+    yield head;
+    const size = /\0([0-9]{1,15})\n$/.exec(latin1(head));
+    if (!size) return;
+    yield* exactly(reader, Number(size[1]), live, end);
+  }
+}
+
+export class SshPeer extends WirePeer {
+  private commands = 0;
+  /** bumped by every command: a stream body of an earlier reply stops reading */
+  private generation = 0;
+  private closed = false;
+  private exited: Promise<{ code: number | null; signal: string | null }>;
+  private stderrLines: string[] = [];
+  private stderrSeen = 0;
+  private readonly reader: PipeReader;
+  private onAbort: (() => void) | null = null;
+  caps: Capabilities = new Capabilities('');
+
+  private constructor(
+    readonly url: string,
+    private readonly target: SshUrl,
+    private readonly child: ChildProcess,
+    private readonly settings: { sshCommand: string; remoteCommand: string; detached: boolean },
+    private readonly opts: SshPeerOptions,
+  ) {
+    super();
+    this.exited = new Promise((resolve) => {
+      child.once('close', (code, signal) => resolve({ code, signal }));
+    });
+    this.reader = new PipeReader(child.stdout!, {
+      describeStall: (ms) => `the server stopped sending data for ${ms} ms (ssh to ${target.host})`,
+      onEnd: () => this.endError(),
+    });
+    let partial = '';
+    child.stderr!.setEncoding('latin1');
+    child.stderr!.on('data', (s: string) => {
+      partial += s;
+      let nl: number;
+      while ((nl = partial.indexOf('\n')) >= 0) {
+        this.stderrLine(partial.slice(0, nl));
+        partial = partial.slice(nl + 1);
+      }
+      if (partial.length > LINE_LIMIT) {
+        this.stderrLine(partial);
+        partial = '';
+      }
+    });
+    child.stderr!.on('end', () => {
+      if (partial) this.stderrLine(partial);
+      partial = '';
+    });
+    // a write after the remote went away: the read side reports why
+    child.stdin!.on('error', () => {});
+  }
+
+  private stderrLine(raw: string): void {
+    const line = raw.replace(/\r$/, '').slice(0, 4096);
+    this.stderrLines.push(line);
+    this.stderrSeen++;
+    if (this.stderrLines.length > KEPT_STDERR) this.stderrLines.shift();
+    this.opts.log?.('info', `remote: ${line}`);
+  }
+
+  get requests(): number {
+    return this.commands;
+  }
+
+  /** Why the remote stopped answering: its exit and what ssh or the shell printed. */
+  private async endError(): Promise<SluiceError> {
+    if (this.opts.signal?.aborted) return cancelled();
+    const exit = await Promise.race([
+      this.exited,
+      new Promise<{ code: null; signal: null }>((r) =>
+        setTimeout(() => r({ code: null, signal: null }), 2000),
+      ),
+    ]);
+    return explainSshFailure(this.stderrLines, exit, { host: this.target.host, ...this.settings });
+  }
+
+  /** sshpeer.instance + makepeer: spawn ssh, then the handshake. */
+  static async connect(url: string, opts: SshPeerOptions = {}): Promise<SshPeer> {
+    const target = parseSshUrl(url);
+    if (opts.signal?.aborted) throw cancelled();
+    const sshCommand = opts.sshCommand || 'ssh';
+    const remoteCommand = opts.remoteCommand || 'hg';
+    const interactive = opts.interactive === true;
+    const extra = !interactive && isOpenSsh(sshCommand) ? ['-o', 'BatchMode=yes'] : [];
+    const line = sshCommandLine(sshCommand, target, remoteCommand, extra);
+    opts.log?.('debug', `running ${line}`);
+    const win = process.platform === 'win32';
+    // `exec`: the pid is ssh's own, so cancel reaches it; without a terminal, a session of its own
+    // (no controlling tty: ssh cannot stall on a prompt) whose whole group cancel ends
+    const detached = !win && !interactive;
+    const child = win
+      ? spawn(line, {
+          shell: true,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: opts.env ?? process.env,
+          windowsHide: true,
+        })
+      : spawn('/bin/sh', ['-c', `exec ${line}`], {
+          stdio: ['pipe', 'pipe', 'pipe'],
+          env: opts.env ?? process.env,
+          detached,
+        });
+    const peer = new SshPeer(url, target, child, { sshCommand, remoteCommand, detached }, opts);
+    child.once('error', (e) =>
+      peer.reader.fail(
+        new SluiceError('SSH_FAILED', `cannot run the ssh command '${sshCommand}': ${e.message}`),
+      ),
+    );
+    if (opts.signal) {
+      const onAbort = (): void => {
+        peer.reader.fail(cancelled());
+        peer.kill();
+      };
+      peer.onAbort = onAbort;
+      opts.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    try {
+      await peer.handshake(interactive ? 0 : (opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT));
+    } catch (e) {
+      await peer.close();
+      throw e;
+    }
+    peer.reader.idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT;
+    return peer;
+  }
+
+  /** sshpeer._performhandshake (protocol v1 only: Sluice sends no `upgrade`). */
+  private async handshake(timeoutMs: number): Promise<void> {
+    const pairs = `${'0'.repeat(40)}-${'0'.repeat(40)}`;
+    this.write(`hello\nbetween\npairs ${pairs.length}\n${pairs}`);
+    this.opts.log?.('debug', 'sending hello command');
+    this.opts.log?.('debug', 'sending between command');
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            this.reader.fail(
+              new SluiceError(
+                'TIMEOUT',
+                `no answer from ${this.target.host} over ssh within ${Math.round(timeoutMs / 1000)} s (is the host reachable, does it ask for something?)`,
+              ),
+            );
+            this.kill();
+          }, timeoutMs)
+        : undefined;
+    const lines: string[] = ['', 'dummy'];
+    try {
+      let noise = MAX_NOISE;
+      for (;;) {
+        if (noise-- <= 0) throw await this.badResponse();
+        const l = latin1(await this.reader.readLine(LINE_LIMIT));
+        if (!l) throw await this.endError();
+        if (lines[lines.length - 1] === '1\n' && l === '\n') break;
+        lines.push(l);
+        if (lines.length > 3) this.opts.log?.('debug', `remote: ${l.replace(/\n$/, '')}`);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const l = lines[i]!;
+      if (l.startsWith('capabilities:')) {
+        this.caps = new Capabilities(l.slice(0, -1).slice('capabilities:'.length).trim());
+        break;
+      }
+    }
+    if (!this.caps.names().length) throw await this.badResponse();
+  }
+
+  private async badResponse(): Promise<SluiceError> {
+    const e = explainSshFailure(
+      this.stderrLines,
+      { code: null, signal: null },
+      { host: this.target.host, ...this.settings },
+    );
+    return e.code === 'PROTOCOL'
+      ? new SluiceError('PROTOCOL', `no suitable response from remote hg on ${this.target.host}`, e.details)
+      : e;
+  }
+
+  private write(s: string | Buffer): void {
+    if (this.closed || this.child.stdin!.destroyed) return;
+    this.child.stdin!.write(typeof s === 'string' ? Buffer.from(s, 'latin1') : s);
+  }
+
+  /** sshv1peer._sendrequest: the command line, then its arguments as the command table declares them. */
+  private send(cmd: string, args: Record<string, string>): void {
+    if (this.closed) throw new SluiceError('PROTOCOL', 'the ssh connection is closed');
+    if (this.reader.failed) throw this.reader.failed;
+    const spec = wireCommand(cmd)?.args;
+    if (spec === undefined) throw new SluiceError('PROTOCOL', `Sluice does not know the arguments of ${cmd}`);
+    this.generation++;
+    this.commands++;
+    this.opts.log?.('debug', `sending ${cmd} command`);
+    const rest = new Map(Object.entries(args));
+    const wire: [string, string | Map<string, string>][] = [];
+    for (const k of spec.split(' ').filter(Boolean)) {
+      if (k === '*') {
+        wire.push(['*', new Map(rest)]);
+        rest.clear();
+        break;
+      }
+      const v = rest.get(k);
+      if (v === undefined) throw new SluiceError('PROTOCOL', `${cmd} needs the argument ${k}`);
+      wire.push([k, v]);
+      rest.delete(k);
+    }
+    if (rest.size)
+      throw new SluiceError('PROTOCOL', `${cmd} takes no argument ${[...rest.keys()].join(', ')}`);
+    const out: Buffer[] = [Buffer.from(`${cmd}\n`, 'latin1')];
+    const arg = (k: string, v: string): void => {
+      const b = Buffer.from(v, 'latin1');
+      out.push(Buffer.from(`${k} ${b.length}\n`, 'latin1'), b);
+    };
+    for (const [k, v] of wire.sort((a, b) => byteCompare(a[0], b[0]))) {
+      if (typeof v === 'string') arg(k, v);
+      else {
+        out.push(Buffer.from(`* ${v.size}\n`, 'latin1'));
+        for (const [dk, dv] of v) arg(dk, dv);
+      }
+    }
+    this.write(Buffer.concat(out));
+  }
+
+  /** sshv1peer._getamount: `<len>\n`; an empty line is an out-of-band error (text on stderr). */
+  private async amount(): Promise<number> {
+    const l = latin1(await this.reader.readLine(32));
+    if (l === '\n') {
+      const seen = this.stderrSeen;
+      // the error text travels on stderr, a separate pipe: give it a moment to arrive
+      for (let i = 0; i < 20 && this.stderrSeen === seen; i++) await new Promise((r) => setTimeout(r, 10));
+      const text = this.stderrLines.slice(-Math.min(this.stderrSeen - seen, KEPT_STDERR)).join('\n');
+      throw new SluiceError('REMOTE_ABORT', `remote error: ${text.trim() || 'check previous remote output'}`);
+    }
+    if (!l) throw await this.endError();
+    if (!/^[0-9]{1,12}\n$/.test(l))
+      throw new SluiceError('PROTOCOL', `unexpected response from remote: ${JSON.stringify(l.slice(0, 80))}`);
+    const n = Number(l.slice(0, -1));
+    if (n > SMALL_RESPONSE_LIMIT)
+      throw new SluiceError('LIMIT', `response larger than ${SMALL_RESPONSE_LIMIT} bytes`);
+    return n;
+  }
+
+  /** _call: a framed reply read whole. */
+  override async call(cmd: string, args: Record<string, string> = {}): Promise<string> {
+    this.send(cmd, args);
+    return latin1(await this.reader.readExact(await this.amount()));
+  }
+
+  /**
+   * _callstream: batch is framed; getbundle and stream_out are raw on stdout. A raw reply has no
+   * end of its own on the pipe: stream_out's is found from its own counts (so its reader sees EOF
+   * as over HTTP), a bundle2 reply ends where its reader stops.
+   */
+  async callStream(cmd: string, args: Record<string, string> = {}): Promise<PeerResponse> {
+    this.send(cmd, args);
+    const gen = this.generation;
+    const reader = this.reader;
+    const live = (): boolean => gen === this.generation && !this.closed;
+    const end = (): Promise<SluiceError> => this.endError();
+    let body: AsyncIterable<Uint8Array>;
+    if (cmd === 'batch') {
+      body = exactly(reader, await this.amount(), live, end);
+    } else if (cmd === 'stream_out') {
+      body = streamOutReply(reader, live, end);
+    } else {
+      body = (async function* () {
+        for (;;) {
+          const b = await reader.readSome(STREAM_PIECE, live);
+          if (!b) {
+            if (!live()) return;
+            throw await end();
+          }
+          yield b;
+        }
+      })();
+    }
+    return {
+      mediaType: 'ssh',
+      engine: 'none',
+      body,
+      // the unread rest of a raw stream cannot be skipped: the connection is done
+      discard: () => void this.close(),
+    };
+  }
+
+  private kill(): void {
+    if (this.child.exitCode !== null || this.child.signalCode !== null || this.child.pid === undefined)
+      return;
+    try {
+      if (this.settings.detached) process.kill(-this.child.pid, 'SIGTERM');
+      else this.child.kill('SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  }
+
+  /** sshpeer._cleanuppipes: close stdin (the server's read loop ends), wait a little, then kill. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.onAbort) this.opts.signal?.removeEventListener('abort', this.onAbort);
+    this.child.stdin!.end();
+    const done = await Promise.race([
+      this.exited.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 1000)),
+    ]);
+    if (!done) {
+      this.kill();
+      await Promise.race([this.exited, new Promise((r) => setTimeout(r, 1000))]);
+    }
+    this.child.stdout!.destroy();
+    this.child.stderr!.destroy();
+  }
+}
