@@ -59,8 +59,21 @@ function commandHelp(c: CliCommand): string {
   return `usage: ${c.usage}\n\n${c.summary}\n\n${c.help}\n`;
 }
 
+/**
+ * hg's global `-R REPO` before the command (`REMOTECMD -R PATH serve --stdio`, what an ssh client
+ * runs): moved behind the command name as its `--repository` option.
+ */
+function hoistRepository(argv: string[]): string[] {
+  const m = /^(?:-R|--repository)(?:=?(.+))?$/.exec(argv[0] ?? '');
+  if (!m) return argv;
+  const value = m[1] ?? argv[1];
+  const rest = argv.slice(m[1] !== undefined ? 1 : 2);
+  if (value === undefined || rest[0] === undefined) return argv;
+  return [rest[0], '--repository', value, ...rest.slice(1)];
+}
+
 export async function main(argv: string[], io: CliIO): Promise<number> {
-  const [first, ...rest] = argv;
+  const [first, ...rest] = hoistRepository(argv);
   if (first === undefined || first === '--help' || first === '-h') {
     io.stdout.write(globalHelp(await loadCommands()));
     return first === undefined ? EXIT_USAGE : EXIT_OK;

@@ -1,6 +1,10 @@
-// sluice serve REPO: a read-only stream-clone server of one repository (WIRE: wire/server.ts).
+// sluice serve REPO: a read-only stream-clone server of one repository over http (WIRE:
+// wire/server.ts), or `sluice -R REPO serve --stdio`, the remote end of an ssh:// URL
+// (wire/ssh-server.ts).
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { startServer, type CloneBundleFile } from '../../main/engine/wire/server';
+import { serveStdio } from '../../main/engine/wire/ssh-server';
 import { isSluiceError } from '../../main/engine/errors';
 import {
   EXIT_ERROR,
@@ -16,12 +20,20 @@ export const command: CliCommand = {
   name: 'serve',
   summary: 'serve a repository read-only for stream clones (hg clone --stream, sluice clone)',
   usage:
-    'sluice serve REPO [--address 127.0.0.1] [--port N] [--v1-only] [--publishing yes|no] [--chunk-size N] [--clone-bundle FILE]...',
+    'sluice serve REPO [--address 127.0.0.1] [--port N] [--v1-only] [--publishing yes|no] [--chunk-size N] [--clone-bundle FILE]...\n       sluice -R REPO serve --stdio',
   help: `Serves REPO over http with hg's wire protocol, read-only, for stream clones: 'hg clone --stream
 URL' (v2 by default, v1 with --v1-only, like hg serve --config server.bundle2.stream=false) and
 'sluice clone URL'. Pulls and non-stream clones get a clear error. Prints the URL, then one line
 per request on stderr; Ctrl-C stops it.
 
+With --stdio, serves one ssh session on stdin/stdout instead, as 'hg -R REPO serve --stdio' does:
+this is the command an ssh:// clone runs on the server, so 'hg clone --remotecmd sluice
+ssh://host/repo' (or [ui] remotecmd = sluice) clones from Sluice. [web] access settings do not
+apply over ssh (the ssh login is the access control, as in hg); the others do.
+
+  -R, --repository REPO           the repository (instead of the REPO argument); a leading ~/ is
+                                  the home directory, as hg expands it
+  --stdio                         serve hg's ssh protocol on stdin/stdout
   --address ADDR                  listen address (default 127.0.0.1)
   --port N                        port (default 8000; 0 = any free port)
   --v1-only                       offer only the legacy stream_out (server.bundle2.stream=false)
@@ -52,8 +64,19 @@ per request on stderr; Ctrl-C stops it.
         'clone-bundles-manifest': { type: 'string' },
         quiet: { type: 'boolean', short: 'q' },
         help: { type: 'boolean', short: 'h' },
+        repository: { type: 'string', short: 'R' },
+        stdio: { type: 'boolean' },
       },
-      { min: 1, max: 1 },
+      { min: 0, max: 1 },
+    );
+    if ((values.repository === undefined) === (positionals[0] === undefined))
+      throw new UsageError(
+        positionals[0] === undefined ? 'missing arguments' : 'give the repository once (REPO or -R REPO)',
+      );
+    // util.expandpath: hg -R '~/repo' (ssh://host/~/repo) means the home directory
+    const repoPath = (values.repository ?? positionals[0]!).replace(
+      /^~(?=\/|$)/,
+      process.env.HOME ?? homedir(),
     );
     let port = 8000;
     if (values.port !== undefined) {
@@ -63,6 +86,30 @@ per request on stderr; Ctrl-C stops it.
     }
     const publishing = choice('publishing', values.publishing, ['yes', 'no'] as const);
     const chunkSize = positiveInt('chunk-size', values['chunk-size'], 1 << 30);
+    if (values.stdio) {
+      if (values.address || values.port || values['clone-bundle'] || values['http-post-args'])
+        throw new UsageError(
+          '--stdio serves on stdin/stdout: no address, port, --clone-bundle or --http-post-args',
+        );
+      try {
+        await serveStdio({
+          repo: repoPath,
+          input: process.stdin,
+          output: io.stdout,
+          errors: io.stderr,
+          signal: io.signal,
+          ...(values['v1-only'] ? { bundle2Stream: false } : {}),
+          ...(values['no-stream'] ? { uncompressed: false } : {}),
+          ...(values['no-stream-preferred'] ? { preferUncompressed: false } : { preferUncompressed: true }),
+          ...(publishing ? { publishing: publishing === 'yes' } : {}),
+          ...(chunkSize ? { chunkSize } : {}),
+        });
+      } catch (e) {
+        io.stderr.write(`abort: ${isSluiceError(e) ? e.message : (e as Error).message}\n`);
+        return EXIT_ERROR;
+      }
+      return EXIT_OK;
+    }
     let manifest: string | undefined;
     if (values['clone-bundles-manifest']) {
       try {
@@ -75,7 +122,7 @@ per request on stderr; Ctrl-C stops it.
     let server;
     try {
       server = await startServer({
-        repo: positionals[0]!,
+        repo: repoPath,
         address: values.address ?? '127.0.0.1',
         port,
         ...(values['v1-only'] ? { streamV2: false } : {}),

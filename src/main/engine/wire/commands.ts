@@ -436,7 +436,8 @@ export const WIRE_COMMANDS: Readonly<Record<string, WireCommand>> = {
   changegroup: notSupported('roots'),
   changegroupsubset: notSupported('bases heads'),
   debugwireargs: notSupported('one two *'),
-  protocaps: notSupported('caps'),
+  // the client's protocol caps; hg keeps them for the connection, Sluice's replies do not depend on them
+  protocaps: { args: 'caps', run: async () => bytes('OK') },
 };
 
 /** wireprotov1server.batch: `op args;op args`, results escaped and joined with `;`. */

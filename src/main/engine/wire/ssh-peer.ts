@@ -399,7 +399,11 @@ export class SshPeer extends WirePeer {
       const seen = this.stderrSeen;
       // the error text travels on stderr, a separate pipe: give it a moment to arrive
       for (let i = 0; i < 20 && this.stderrSeen === seen; i++) await new Promise((r) => setTimeout(r, 10));
-      const text = this.stderrLines.slice(-Math.min(this.stderrSeen - seen, KEPT_STDERR)).join('\n');
+      // _sshv1respondooberror: the message, then a `-` line
+      const text = this.stderrLines
+        .slice(-Math.min(this.stderrSeen - seen, KEPT_STDERR))
+        .filter((x) => x !== '-')
+        .join('\n');
       throw new SluiceError('REMOTE_ABORT', `remote error: ${text.trim() || 'check previous remote output'}`);
     }
     if (!l) throw await this.endError();
