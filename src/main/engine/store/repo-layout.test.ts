@@ -87,6 +87,9 @@ describe('createRepoSkeleton', () => {
     expect(withoutCredentials('http://h:80/r')).toBe('http://h:80/r');
     expect(withoutCredentials('/local/path@x')).toBe('/local/path@x');
     expect(withoutCredentials('C:\\repos\\x')).toBe('C:\\repos\\x');
+    // an ssh login name is no secret (hg keeps it); a password would be
+    expect(withoutCredentials('ssh://hg@h:2222//srv/r')).toBe('ssh://hg@h:2222//srv/r');
+    expect(withoutCredentials('ssh://hg:pw@h/r')).toBe('ssh://h/r');
   });
 });
 
