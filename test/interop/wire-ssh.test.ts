@@ -66,7 +66,12 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
   async function sluiceClone(
     url: string,
     connect: ConnectOptions,
-    opts: { stream?: 'v1' | 'v2'; signal?: AbortSignal; onEvent?: (e: { type: string }) => void } = {},
+    opts: {
+      stream?: 'v1' | 'v2';
+      signal?: AbortSignal;
+      idleTimeoutMs?: number;
+      onEvent?: (e: { type: string }) => void;
+    } = {},
   ) {
     const dest = join(work, `clone-${++n}`);
     const logs: string[] = [];
@@ -79,7 +84,16 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
       },
     });
     try {
-      const r = await cloneFromUrl({ kind: 'clone', url, dest, stream: opts.stream ?? 'auto' }, ctx);
+      const r = await cloneFromUrl(
+        {
+          kind: 'clone',
+          url,
+          dest,
+          stream: opts.stream ?? 'auto',
+          ...(opts.idleTimeoutMs ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
+        },
+        ctx,
+      );
       return { dest, result: r, error: null, logs };
     } catch (e) {
       return { dest, result: null, error: e as SluiceError, logs };
@@ -197,7 +211,7 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
       `printf '%s\\n%s\\n1\\n\\n' ${caps.length + 1} '${caps}'\ncat >/dev/null`,
     );
     const t0 = Date.now();
-    const c = await sluiceClone(sshd.url('default'), { remoteCommand: stall, idleTimeoutMs: 1500 });
+    const c = await sluiceClone(sshd.url('default'), { remoteCommand: stall }, { idleTimeoutMs: 1500 });
     expect(c.error?.code).toBe('TIMEOUT');
     expect(c.error?.message).toMatch(/stopped sending data for 1500 ms/);
     expect(Date.now() - t0).toBeLessThan(20_000);
