@@ -12,7 +12,7 @@ import { SluiceError } from '../../src/main/engine/errors';
 import { Bundle2Reader, Bundle2Writer } from '../../src/main/engine/format/bundle2';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
 import { JobContext } from '../../src/main/engine/job/job-context';
-import { hasHg } from '../../src/main/engine/test-support';
+import { missing, skipNote } from '../../src/main/engine/test-support';
 import type { SluiceEvent } from '../../src/shared/events';
 import {
   BUNDLE_SPECS,
@@ -47,119 +47,112 @@ async function* bytes(b: Buffer): AsyncGenerator<Uint8Array> {
   for (let i = 0; i < b.length; i += 7919) yield b.subarray(i, i + 7919);
 }
 
-describe.skipIf(!hasHg)(
-  `changegroup bundles from hg applied by Sluice${hasHg ? '' : ' (skipped: hg not installed)'}`,
-  () => {
-    beforeAll(() => {
-      src = makeSourceRepo(join(work, 'src'));
-      base = join(work, 'base');
-      hg(['clone', '-q', '-U', '-r', '1', src, base]);
-      for (const spec of BUNDLE_SPECS) {
-        bundles.set(spec, makeBundle(src, spec, join(work, spec.replace(/[;=]/g, '_') + '.hg')));
-      }
-      for (const spec of ['none-v2', 'gzip-v2;phases=true']) {
-        const fresh = join(work, `ref-new-${refKey('new', spec)}`);
-        hg(['init', fresh]);
-        hg(['unbundle', '-q', bundles.get(spec)!], fresh);
-        refLog.set(refKey('new', spec), logOf(fresh));
-        const old = copyRepo(base, join(work, `ref-old-${refKey('old', spec)}`));
-        hg(['unbundle', '-q', bundles.get(spec)!], old);
-        refLog.set(refKey('old', spec), logOf(old));
-      }
-    });
+describe.skipIf(missing('hg'))(`changegroup bundles from hg applied by Sluice${skipNote('hg')}`, () => {
+  beforeAll(() => {
+    src = makeSourceRepo(join(work, 'src'));
+    base = join(work, 'base');
+    hg(['clone', '-q', '-U', '-r', '1', src, base]);
+    for (const spec of BUNDLE_SPECS) {
+      bundles.set(spec, makeBundle(src, spec, join(work, spec.replace(/[;=]/g, '_') + '.hg')));
+    }
+    for (const spec of ['none-v2', 'gzip-v2;phases=true']) {
+      const fresh = join(work, `ref-new-${refKey('new', spec)}`);
+      hg(['init', fresh]);
+      hg(['unbundle', '-q', bundles.get(spec)!], fresh);
+      refLog.set(refKey('new', spec), logOf(fresh));
+      const old = copyRepo(base, join(work, `ref-old-${refKey('old', spec)}`));
+      hg(['unbundle', '-q', bundles.get(spec)!], old);
+      refLog.set(refKey('old', spec), logOf(old));
+    }
+  });
 
-    it.each(BUNDLE_SPECS)('%s into a new repository: verifies, log equals hg unbundle', async (spec) => {
+  it.each(BUNDLE_SPECS)('%s into a new repository: verifies, log equals hg unbundle', async (spec) => {
+    const bundle = bundles.get(spec)!;
+    const dest = join(work, `new-${spec.replace(/[;=]/g, '_')}`);
+    const events: SluiceEvent[] = [];
+    const r = await applyChangegroupBundleFile(bundle, dest, new JobContext({ sink: (e) => events.push(e) }));
+    expect(r.created).toBe(true);
+    expect(r.changesets).toBe(6);
+    const v = verifyOk(dest);
+    expect(v.ok, v.out).toBe(true);
+    expect(logOf(dest)).toBe(refLog.get(refKey('new', spec)));
+    // phases of the job, per-file entries batched
+    const phases = events.filter((e) => e.type === 'phase').map((e) => (e as { phase: string }).phase);
+    expect(phases).toEqual(expect.arrayContaining(['changesets', 'manifests', 'files', 'finalize']));
+    const files = events.flatMap((e) => (e.type === 'files' ? e.entries.map((f) => f.name) : []));
+    expect(files).toContain('data/big.txt.i');
+    // the 20000-line file went past 128 KiB: split like hg's
+    expect(readFileSync(join(dest, '.hg/store/data/big.txt.d')).length).toBeGreaterThan(0);
+    expect(readFileSync(join(dest, '.hg/store/fncache'), 'latin1')).toContain('data/big.txt.d\n');
+  });
+
+  it.each(BUNDLE_SPECS)(
+    '%s into an existing repository (clone -r 1): verifies, log equals hg unbundle',
+    async (spec) => {
       const bundle = bundles.get(spec)!;
-      const dest = join(work, `new-${spec.replace(/[;=]/g, '_')}`);
-      const events: SluiceEvent[] = [];
-      const r = await applyChangegroupBundleFile(
-        bundle,
-        dest,
-        new JobContext({ sink: (e) => events.push(e) }),
-      );
-      expect(r.created).toBe(true);
-      expect(r.changesets).toBe(6);
+      const dest = copyRepo(base, join(work, `old-${spec.replace(/[;=]/g, '_')}`));
+      const r = await applyChangegroupBundleFile(bundle, dest, new JobContext());
+      expect(r.created).toBe(false);
+      expect(r.changesets).toBe(4);
       const v = verifyOk(dest);
       expect(v.ok, v.out).toBe(true);
-      expect(logOf(dest)).toBe(refLog.get(refKey('new', spec)));
-      // phases of the job, per-file entries batched
-      const phases = events.filter((e) => e.type === 'phase').map((e) => (e as { phase: string }).phase);
-      expect(phases).toEqual(expect.arrayContaining(['changesets', 'manifests', 'files', 'finalize']));
-      const files = events.flatMap((e) => (e.type === 'files' ? e.entries.map((f) => f.name) : []));
-      expect(files).toContain('data/big.txt.i');
-      // the 20000-line file went past 128 KiB: split like hg's
-      expect(readFileSync(join(dest, '.hg/store/data/big.txt.d')).length).toBeGreaterThan(0);
-      expect(readFileSync(join(dest, '.hg/store/fncache'), 'latin1')).toContain('data/big.txt.d\n');
-    });
+      expect(logOf(dest)).toBe(refLog.get(refKey('old', spec)));
+      // applying it again adds nothing and changes nothing
+      const tree = treeHash(dest);
+      const again = await applyChangegroupBundleFile(bundle, dest, new JobContext());
+      expect(again.changesets).toBe(0);
+      expect(treeHash(dest)).toBe(tree);
+    },
+  );
 
-    it.each(BUNDLE_SPECS)(
-      '%s into an existing repository (clone -r 1): verifies, log equals hg unbundle',
-      async (spec) => {
-        const bundle = bundles.get(spec)!;
-        const dest = copyRepo(base, join(work, `old-${spec.replace(/[;=]/g, '_')}`));
-        const r = await applyChangegroupBundleFile(bundle, dest, new JobContext());
-        expect(r.created).toBe(false);
-        expect(r.changesets).toBe(4);
-        const v = verifyOk(dest);
-        expect(v.ok, v.out).toBe(true);
-        expect(logOf(dest)).toBe(refLog.get(refKey('old', spec)));
-        // applying it again adds nothing and changes nothing
-        const tree = treeHash(dest);
-        const again = await applyChangegroupBundleFile(bundle, dest, new JobContext());
-        expect(again.changesets).toBe(0);
-        expect(treeHash(dest)).toBe(tree);
-      },
+  it('bookmarks and phase-heads parts land as hg unbundle lands them', async () => {
+    // the cg2 payload of hg's bundle, re-wrapped with the parts hg's pull sends
+    const file = readFileSync(bundles.get('none-v2')!);
+    const reader = await Bundle2Reader.open(ByteSource.fromBytes(file), {
+      knownParts: { changegroup: ['version', 'nbchanges'] },
+    });
+    const part = (await reader.nextPart())!;
+    const payload = Buffer.from(await readAll(part.payload));
+    await reader.close();
+    const heads = hg(['log', '-r', 'heads(all())', '-T', '{node}\n'], src).trim().split('\n');
+    const rev3 = hg(['log', '-r', '3', '-T', '{node}'], src);
+    const w = new Bundle2Writer();
+    w.addPart({ type: 'changegroup', mandatoryParams: [['version', '02']], data: payload });
+    const marks = Buffer.concat(
+      [
+        ['alpha', rev3],
+        ['beta', heads[0]!],
+      ].map(([name, hex]) => {
+        const n = Buffer.from(name!, 'latin1');
+        const head = Buffer.alloc(22);
+        Buffer.from(hex!, 'hex').copy(head);
+        head.writeUInt16BE(n.length, 20);
+        return Buffer.concat([head, n]);
+      }),
     );
+    w.addPart({ type: 'bookmarks', data: marks });
+    const ph = Buffer.alloc(24);
+    ph.writeInt32BE(0, 0); // rev 3 and its ancestors public
+    Buffer.from(rev3, 'hex').copy(ph, 4);
+    w.addPart({ type: 'phase-heads', data: ph });
+    const out: Buffer[] = [];
+    for await (const c of w.chunks()) out.push(Buffer.from(c));
+    const made = join(work, 'marks.hg');
+    writeFileSync(made, Buffer.concat(out));
 
-    it('bookmarks and phase-heads parts land as hg unbundle lands them', async () => {
-      // the cg2 payload of hg's bundle, re-wrapped with the parts hg's pull sends
-      const file = readFileSync(bundles.get('none-v2')!);
-      const reader = await Bundle2Reader.open(ByteSource.fromBytes(file), {
-        knownParts: { changegroup: ['version', 'nbchanges'] },
-      });
-      const part = (await reader.nextPart())!;
-      const payload = Buffer.from(await readAll(part.payload));
-      await reader.close();
-      const heads = hg(['log', '-r', 'heads(all())', '-T', '{node}\n'], src).trim().split('\n');
-      const rev3 = hg(['log', '-r', '3', '-T', '{node}'], src);
-      const w = new Bundle2Writer();
-      w.addPart({ type: 'changegroup', mandatoryParams: [['version', '02']], data: payload });
-      const marks = Buffer.concat(
-        [
-          ['alpha', rev3],
-          ['beta', heads[0]!],
-        ].map(([name, hex]) => {
-          const n = Buffer.from(name!, 'latin1');
-          const head = Buffer.alloc(22);
-          Buffer.from(hex!, 'hex').copy(head);
-          head.writeUInt16BE(n.length, 20);
-          return Buffer.concat([head, n]);
-        }),
-      );
-      w.addPart({ type: 'bookmarks', data: marks });
-      const ph = Buffer.alloc(24);
-      ph.writeInt32BE(0, 0); // rev 3 and its ancestors public
-      Buffer.from(rev3, 'hex').copy(ph, 4);
-      w.addPart({ type: 'phase-heads', data: ph });
-      const out: Buffer[] = [];
-      for await (const c of w.chunks()) out.push(Buffer.from(c));
-      const made = join(work, 'marks.hg');
-      writeFileSync(made, Buffer.concat(out));
-
-      const ref = join(work, 'ref-marks');
-      hg(['init', ref]);
-      hg(['unbundle', '-q', made], ref);
-      const dest = join(work, 'marks');
-      hg(['init', dest]);
-      const r = await applyBundle2ToRepo(dest, bytes(Buffer.concat(out)), new JobContext());
-      expect(r.bookmarks.map(([n]) => n)).toEqual(['alpha', 'beta']);
-      expect(r.phaseHeads).toHaveLength(1);
-      expect(verifyOk(dest).ok).toBe(true);
-      expect(logOf(dest)).toBe(logOf(ref));
-      expect(logOf(dest)).toMatch(/ public alpha\n/);
-    });
-  },
-);
+    const ref = join(work, 'ref-marks');
+    hg(['init', ref]);
+    hg(['unbundle', '-q', made], ref);
+    const dest = join(work, 'marks');
+    hg(['init', dest]);
+    const r = await applyBundle2ToRepo(dest, bytes(Buffer.concat(out)), new JobContext());
+    expect(r.bookmarks.map(([n]) => n)).toEqual(['alpha', 'beta']);
+    expect(r.phaseHeads).toHaveLength(1);
+    expect(verifyOk(dest).ok).toBe(true);
+    expect(logOf(dest)).toBe(logOf(ref));
+    expect(logOf(dest)).toMatch(/ public alpha\n/);
+  });
+});
 
 async function readAll(src: ByteSource): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
@@ -167,7 +160,7 @@ async function readAll(src: ByteSource): Promise<Uint8Array> {
   return Buffer.concat(parts);
 }
 
-describe.skipIf(!hasHg)(`hostile changegroups${hasHg ? '' : ' (skipped: hg not installed)'}`, () => {
+describe.skipIf(missing('hg'))(`hostile changegroups${skipNote('hg')}`, () => {
   let cg: Cg1;
   let repo = '';
   beforeAll(() => {

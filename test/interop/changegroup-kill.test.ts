@@ -12,7 +12,7 @@ import { readAhead } from '../../src/main/engine/apply/apply-bundle';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { lockExists } from '../../src/main/engine/repo/lock';
 import { RepoWriteSession } from '../../src/main/engine/repo/write-session';
-import { hasHg } from '../../src/main/engine/test-support';
+import { missing, skipNote } from '../../src/main/engine/test-support';
 import { copyRepo, hg, logOf, makeBundle, makeSourceRepo, treeHash, verifyOk } from './changegroup-support';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -44,7 +44,7 @@ async function crashMidApply(repo: string): Promise<void> {
   await exited;
 }
 
-describe.skipIf(!hasHg)(`kill -9 mid-transaction${hasHg ? '' : ' (skipped: hg not installed)'}`, () => {
+describe.skipIf(missing('hg'))(`kill -9 mid-transaction${skipNote('hg')}`, () => {
   beforeAll(() => {
     const src = makeSourceRepo(join(work, 'src'));
     base = join(work, 'base');

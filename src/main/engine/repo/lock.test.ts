@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors';
-import { HG_ENV, hasHg, hgSync } from '../test-support';
+import { HG_ENV, hgSync, missing, skipNote } from '../test-support';
 import { acquireLock, lockExists, lockHostPrefix, lockName } from './lock';
 
 const work = mkdtempSync(join(tmpdir(), 'sluice-lock-'));
@@ -42,7 +42,7 @@ describe('store lock (hg lock.py protocol)', () => {
   });
 });
 
-describe.skipIf(!hasHg)(`lock interop with hg${hasHg ? '' : ' (skipped: hg not installed)'}`, () => {
+describe.skipIf(missing('hg'))(`lock interop with hg${skipNote('hg')}`, () => {
   it("Sluice waits for hg's store lock and hg honours Sluice's", async () => {
     const repo = join(work, 'repo');
     expect(hgSync(['init', repo]).status).toBe(0);

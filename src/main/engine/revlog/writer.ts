@@ -173,9 +173,8 @@ export class RevlogWriter {
   private readonly cache: TextCache;
   private journaled = false;
   private readonly existedIndex: boolean;
-  private dataExists: boolean;
 
-  private constructor(opts: RevlogWriterOptions, indexBytes: Uint8Array | null, dataExists: boolean) {
+  private constructor(opts: RevlogWriterOptions, indexBytes: Uint8Array | null) {
     this.radix = opts.radix;
     this.tx = opts.tx;
     this.format = opts.format;
@@ -185,7 +184,6 @@ export class RevlogWriter {
     this.indexPath = vfsPath(opts.tx.vfs, opts.radix + '.i');
     this.dataPath = vfsPath(opts.tx.vfs, opts.radix + '.d');
     this.existedIndex = indexBytes !== null;
-    this.dataExists = dataExists;
     this.oldBytes = indexBytes ?? new Uint8Array(0);
     this.old = parseRevlogIndex(opts.radix, this.oldBytes);
     this.origLength = this.old.length;
@@ -229,7 +227,7 @@ export class RevlogWriter {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw toSluiceError(e);
     }
-    return new RevlogWriter(opts, bytes, fileExists(vfsPath(opts.tx.vfs, opts.radix + '.d')));
+    return new RevlogWriter(opts, bytes);
   }
 
   get length(): number {
@@ -573,7 +571,7 @@ export class RevlogWriter {
     if (!this.existedIndex) this.onNewFile?.(this.radix + '.i');
     if (!this.inline) {
       this.tx.add(this.radix + '.d', this.dSize);
-      if (!this.dataExists) this.onNewFile?.(this.radix + '.d');
+      this.onNewFile?.(this.radix + '.d'); // fncache: a set, an entry already there changes nothing
     }
   }
 
@@ -631,7 +629,7 @@ export class RevlogWriter {
     if (troffset === undefined)
       throw revlogError(this.radix, 'transaction', `${iname} not found in the transaction`);
     this.tx.add(dname, 0);
-    if (!this.dataExists) this.onNewFile?.(dname);
+    this.onNewFile?.(dname);
     const whole = readFileSync(this.indexPath);
     const n = this.length;
     const data = Buffer.allocUnsafe(this.dataEnd);
@@ -650,7 +648,6 @@ export class RevlogWriter {
     this.closeIndexFd();
     this.closeDataFd();
     writeFileSync(this.dataPath, data);
-    this.dataExists = true;
     const tmp = this.indexPath + '.sluice-split';
     writeFileSync(tmp, index);
     // as hg: the data file's truncation point is set before the index is replaced
@@ -670,10 +667,7 @@ export class RevlogWriter {
     return this.ifd;
   }
   private dataFd(): number {
-    if (this.dfd < 0) {
-      this.dfd = openForWrite(this.dataPath);
-      this.dataExists = true;
-    }
+    if (this.dfd < 0) this.dfd = openForWrite(this.dataPath);
     return this.dfd;
   }
   private closeIndexFd(): void {
@@ -695,15 +689,6 @@ export class RevlogWriter {
 
 function nodeKey(node: Uint8Array): string {
   return Buffer.from(node.buffer, node.byteOffset, node.length).toString('latin1');
-}
-
-function fileExists(path: string): boolean {
-  try {
-    closeSync(openSync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Opens a store file for writing, creating it and its directories; never through a symlink. */
