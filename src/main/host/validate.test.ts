@@ -85,10 +85,16 @@ describe('validateJobRequest', () => {
     rejects(() => validateJobRequest({ kind: 'verify', repo: 'C:\\Users\\me\\repo' }, posix.isAbsolute), /not an absolute path/);
   });
 
-  it('allows only http and https URLs', () => {
-    for (const url of ['file:///etc/passwd', 'javascript:alert(1)', 'ssh://hg@host/repo', 'ftp://x/y']) {
+  it('allows only http, https and ssh URLs', () => {
+    for (const url of ['file:///etc/passwd', 'javascript:alert(1)', 'ftp://x/y']) {
       rejects(() => validateJobRequest({ kind: 'clone', url, dest: '/c' }, abs), /only http and https|not a valid URL/);
     }
+    expect(validateJobRequest({ kind: 'clone', url: 'ssh://hg@host:2222//srv/repo', dest: '/c' }, abs)).toMatchObject({
+      url: 'ssh://hg@host:2222//srv/repo',
+    });
+    // what ssh would take for an option, a password, no path, spaces: refused before the engine
+    for (const url of ['ssh://-oProxyCommand=x/r', 'ssh://u:pw@h/r', 'ssh://h', 'ssh://h/a b'])
+      rejects(() => validateJobRequest({ kind: 'clone', url, dest: '/c' }, abs), /unsafe|password|parse|whitespace/);
     rejects(() => validateJobRequest({ kind: 'clone', url: 'not a url', dest: '/c' }, abs), /not a valid URL/);
     rejects(() => validateJobRequest({ kind: 'clone', url: 'http://host/re po', dest: '/c' }, abs), /whitespace/);
   });

@@ -6,6 +6,7 @@
 
 import { isAbsolute } from 'node:path';
 import { SluiceError } from '../engine/errors';
+import { parseSshUrl } from '../engine/wire/ssh-command';
 import { INVOKE_CHANNELS, type InvokeChannel, type InvokeMap } from '../../shared/ipc';
 import type { CloserOptions, JobRequest } from '../../shared/jobs';
 
@@ -123,6 +124,23 @@ export function expectHttpUrl(v: unknown, where: string): string {
   return s;
 }
 
+/**
+ * A repository URL for clone, pull and "Test connection": http(s), or ssh://[user@]host[:port]/path
+ * as hg reads it (the engine's own parser: no password, no host or user starting with '-', which
+ * ssh would take for an option). The ssh command itself never comes from a request.
+ */
+export function expectRepoUrl(v: unknown, where: string): string {
+  const s = expectString(v, where, LIMITS.urlChars);
+  if (!/^ssh:\/\//i.test(s)) return expectHttpUrl(s, where);
+  if (hasControlChars(s) || /\s/.test(s)) fail(where, 'whitespace or control characters in URL');
+  try {
+    parseSshUrl(s);
+  } catch (e) {
+    fail(where, (e as Error).message);
+  }
+  return s;
+}
+
 export function expectId(v: unknown, where: string): string {
   const s = expectString(v, where, LIMITS.idChars);
   if (!/^[A-Za-z0-9_-]+$/.test(s)) fail(where, 'expected an identifier ([A-Za-z0-9_-])');
@@ -173,7 +191,7 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
       const o = expectObject(v, where, ['kind', 'url', 'dest', 'stream', 'closer', 'verify', 'caFile', 'cloneBundles', 'obsmarkers', 'pull', 'connectTimeoutMs', 'idleTimeoutMs', 'update', 'updateRev']);
       return {
         kind,
-        url: expectHttpUrl(o.url, `${where}.url`),
+        url: expectRepoUrl(o.url, `${where}.url`),
         dest: abs(o.dest, 'dest'),
         ...(o.stream !== undefined && { stream: expectOneOf(o.stream, `${where}.stream`, ['auto', 'v1', 'v2']) }),
         ...(o.closer !== undefined && { closer: expectCloser(o.closer, `${where}.closer`) }),
@@ -192,7 +210,7 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
       return {
         kind,
         repo: abs(o.repo, 'repo'),
-        ...(o.source !== undefined && { source: expectHttpUrl(o.source, `${where}.source`) }),
+        ...(o.source !== undefined && { source: expectRepoUrl(o.source, `${where}.source`) }),
         ...(o.update !== undefined && { update: expectBoolean(o.update, `${where}.update`) }),
         ...(o.incoming !== undefined && { incoming: expectBoolean(o.incoming, `${where}.incoming`) }),
         ...(o.caFile !== undefined && { caFile: abs(o.caFile, 'caFile') }),
@@ -274,7 +292,7 @@ const VALIDATORS: ArgValidators = {
     return [expectId(a[0], 'job:exportLog jobId'), expectFileName(a[1], 'job:exportLog suggestedName'), expectString(a[2], 'job:exportLog header', LIMITS.pathChars * 2)];
   },
   'bundle:inspect': (a, abs) => (arity('bundle:inspect', a, 1, 1), [expectAbsolutePath(a[0], 'bundle:inspect path', abs)]),
-  'server:probe': (a) => (arity('server:probe', a, 1, 1), [expectHttpUrl(a[0], 'server:probe url')]),
+  'server:probe': (a) => (arity('server:probe', a, 1, 1), [expectRepoUrl(a[0], 'server:probe url')]),
   'sample:get': (a) => (arity('sample:get', a, 0, 0), []),
   'history:list': (a) => (arity('history:list', a, 0, 0), []),
   'history:clear': (a) => (arity('history:clear', a, 0, 0), []),

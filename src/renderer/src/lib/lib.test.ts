@@ -55,7 +55,10 @@ describe('paths', () => {
   it('validates clone URLs and destinations', () => {
     expect(validateCloneUrl('http://127.0.0.1:8000/repo')).toBeNull();
     expect(validateCloneUrl('')).toMatch(/Enter/);
-    expect(validateCloneUrl('ssh://hg@host/repo')).toMatch(/ssh/);
+    expect(validateCloneUrl('ssh://hg@host/repo')).toBeNull();
+    expect(validateCloneUrl('ssh://hg@host:2222//srv/repo')).toBeNull();
+    expect(validateCloneUrl('ssh://hg:secret@host/repo')).toMatch(/password/);
+    expect(validateCloneUrl('ssh://host')).toMatch(/path/);
     expect(validateCloneUrl('ftp://h/r')).toMatch(/http/);
     expect(validateCloneUrl('not a url')).toMatch(/not a URL/);
     expect(validateDestination('/home/u/r')).toBeNull();

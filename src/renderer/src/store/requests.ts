@@ -21,9 +21,16 @@ export function validateCloneUrl(raw: string): string | null {
   } catch {
     return 'This is not a URL. It should look like https://hg.example.org/repo.';
   }
-  if (u.protocol === 'ssh:') return 'ssh:// is not supported; use the http(s) URL of the repository.';
+  if (u.protocol === 'ssh:') {
+    // hg's form: ssh://[user@]host[:port]/path (//abs/path for an absolute path)
+    if (!u.hostname) return 'The URL has no host name.';
+    if (u.password) return 'Do not put a password in an ssh:// URL: ssh uses your keys (ssh-agent).';
+    if (!u.pathname || u.pathname === '/') return 'Add the repository path: ssh://host/path/to/repo.';
+    if (/^-/.test(decodeURIComponent(u.username || u.hostname))) return 'This ssh:// URL is not safe to use.';
+    return null;
+  }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    return 'Only http:// and https:// URLs are supported.';
+    return 'Only http://, https:// and ssh:// URLs are supported.';
   if (!u.hostname) return 'The URL has no host name.';
   return null;
 }
