@@ -145,6 +145,11 @@ export interface BundleInfo {
   /** requirements Sluice cannot apply; non-empty means the bundle will be refused */
   unsupported: string[];
   sizeOnDisk: number;
+  /**
+   * An uncompressed stream bundle smaller on disk than the data it declares: at least this many
+   * bytes are missing (a cut download), so an apply would fail partway. Absent when not known short.
+   */
+  missingBytes?: number;
 }
 
 /** What `probeServer` learns from a URL before cloning ("test connection"). */

@@ -205,7 +205,12 @@ function Dialogs() {
     <>
       {dialog?.type === 'clone' ? <CloneDialog initial={dialog.initial} /> : null}
       {dialog?.type === 'apply' ? (
-        <ApplyDialog key={dialog.info.path} info={dialog.info} initialDest={dialog.initialDest} />
+        <ApplyDialog
+          key={dialog.info.path}
+          info={dialog.info}
+          initialDest={dialog.initial?.dest ?? dialog.initialDest}
+          {...(dialog.initial ? { initial: dialog.initial } : {})}
+        />
       ) : null}
       {dialog?.type === 'refused' ? (
         <RefusedDialog path={dialog.path} error={dialog.error} info={dialog.info} />

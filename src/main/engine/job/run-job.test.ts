@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +19,19 @@ async function run(request: JobRequest) {
   const result = await runJob(request, ctx).catch((e: unknown) => e);
   return { events, result, types: events.map((e) => e.type) };
 }
+
+describe('inspectBundle', () => {
+  it('says how many bytes a truncated uncompressed bundle is missing, and nothing for a whole one', async () => {
+    const whole = join(FIXTURES, 'default', 'packed1.hg');
+    expect((await inspectBundle(whole)).missingBytes).toBeUndefined();
+    const bytes = readFileSync(whole);
+    const cut = join(work, 'cut.hg');
+    writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length / 2)));
+    const info = await inspectBundle(cut);
+    expect(info.missingBytes).toBeGreaterThanOrEqual(info.bytes - info.sizeOnDisk);
+    expect(info.missingBytes).toBeGreaterThan(bytes.length / 2 - 1000);
+  });
+});
 
 describe('runJob', () => {
   it('apply and inspect: a missing bundle or a folder is the source\'s problem (SOURCE_UNREADABLE), nothing written', async () => {

@@ -96,7 +96,8 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
   const editAndRetry = () => {
     const r = job.request;
     if (r?.kind === 'clone') openDialog({ type: 'clone', initial: r });
-    else if (r?.kind === 'apply') void openBundle(r.bundlePath);
+    // the dialog opens with what the user typed, not the defaults
+    else if (r?.kind === 'apply') void openBundle(r.bundlePath, r);
   };
 
   return (

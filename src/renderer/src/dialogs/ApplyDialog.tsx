@@ -47,7 +47,16 @@ export function BundleFacts({ info }: { info: BundleInfo }) {
         </>
       )}
       <dt>Size on disk</dt>
-      <dd>{formatBytes(info.sizeOnDisk)}</dd>
+      <dd>
+        {formatBytes(info.sizeOnDisk)}
+        {info.missingBytes ? (
+          <p className="probe-warning" role="alert" data-testid="bundle-truncated">
+            This bundle is truncated: it declares {formatBytes(info.bytes)} of data but holds only{' '}
+            {formatBytes(info.sizeOnDisk)} on disk (at least {formatBytes(info.missingBytes)} missing). The apply would fail
+            partway; download or copy it again.
+          </p>
+        ) : null}
+      </dd>
       <dt>Requirements</dt>
       <dd>
         <ul className="chips">
@@ -65,7 +74,16 @@ export function BundleFacts({ info }: { info: BundleInfo }) {
   );
 }
 
-export function ApplyDialog({ info, initialDest }: { info: BundleInfo; initialDest?: string }) {
+export function ApplyDialog({
+  info,
+  initialDest,
+  initial,
+}: {
+  info: BundleInfo;
+  initialDest?: string;
+  /** a failed apply's request ("Edit & retry"): its options win over the defaults */
+  initial?: Partial<ApplyRequest>;
+}) {
   const { closeDialog, startJob, setScreen, setDefaults } = useSluiceShallow((s) => ({
     closeDialog: s.closeDialog,
     startJob: s.startJob,
@@ -82,9 +100,9 @@ export function ApplyDialog({ info, initialDest }: { info: BundleInfo; initialDe
         : joinPath(dirName(info.path), repoNameFromBundle(info.path))),
   );
   const [options, setOptions] = useState<TransferOptionValues>({
-    backgroundClose: defaults.backgroundClose,
-    closeThreads: defaults.closeThreads,
-    verify: defaults.verify,
+    backgroundClose: initial?.closer?.backgroundClose ?? defaults.backgroundClose,
+    closeThreads: initial?.closer?.closeThreads ?? defaults.closeThreads,
+    verify: initial?.verify ?? defaults.verify,
   });
   const [showErrors, setShowErrors] = useState(false);
   const [submitting, setSubmitting] = useState(false);

@@ -249,7 +249,7 @@ export type Screen = 'transfers' | 'repositories' | 'comparisons' | 'history';
 
 export type DialogState =
   | { type: 'clone'; initial?: Partial<CloneRequest> }
-  | { type: 'apply'; info: BundleInfo; initialDest?: string }
+  | { type: 'apply'; info: BundleInfo; initialDest?: string; initial?: Partial<ApplyRequest> }
   | { type: 'refused'; path: string; error: UiError; info?: BundleInfo }
   | { type: 'log'; jobId: string }
   /** a path field where the host has no native file picker (web host) */
@@ -290,7 +290,8 @@ export interface UiSlice {
   notify(notice: Omit<Notice, 'id'>): number;
   dismissNotice(id: number): void;
   /** inspect a bundle file and open the apply dialog, or refuse it with a message */
-  openBundle(path: string): Promise<void>;
+  /** `initial`: what the user typed for a failed apply of this bundle ("Edit & retry" keeps it) */
+  openBundle(path: string, initial?: Partial<ApplyRequest>): Promise<void>;
   /** a File dropped on the window: its path through the host (pathForFile), then openBundle */
   openDroppedFile(file: File): Promise<void>;
   cloneSample(): Promise<void>;

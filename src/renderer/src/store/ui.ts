@@ -49,7 +49,7 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
       },
       dismissNotice: (id) => set({ notices: get().notices.filter((n) => n.id !== id) }),
 
-      openBundle: async (path) => {
+      openBundle: async (path, initial) => {
         set({ inspecting: path, dropHint: false });
         try {
           const info = await deps.api.invoke('bundle:inspect', path);
@@ -64,7 +64,7 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
               },
             });
           } else {
-            get().openDialog({ type: 'apply', info });
+            get().openDialog({ type: 'apply', info, ...(initial ? { initial } : {}) });
           }
         } catch (e) {
           get().openDialog({ type: 'refused', path, error: toUiError(e) });
