@@ -4,6 +4,7 @@
 //
 //   npm run bench                       medium corpus, all sections
 //   npm run bench -- --presets medium,large --reps 3 --sections apply,generate,wire,verify,app,unbundle
+//   npm run bench -- --sections history   real-history corpus: verify, tip reads, update (vs hg)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -236,6 +237,8 @@ try {
     if (sections.has('app')) await optionalSection('app', 'app-bench.mjs', preset, corpus);
     if (sections.has('unbundle')) await optionalSection('unbundle', 'unbundle-bench.mjs', preset, corpus);
   }
+  // real-history section: its own corpus (deep zstd delta chains), whatever --presets says
+  if (sections.has('history')) await optionalSection('history', 'history-bench.mjs', 'history', ensureCorpus('history'));
 } finally {
   rmSync(runs, { recursive: true, force: true });
   if (opt.out) writeFileSync(opt.out, report.join('\n') + '\n');

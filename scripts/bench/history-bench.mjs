@@ -1,0 +1,146 @@
+// Real-history benchmark (issue: read revlogs at native speed on deep delta chains). On the
+// `history` corpus (corpus.mjs EXTRA_PRESETS: 10k changesets, zstd sparse revlogs, chains up to
+// 1,000): `sluice verify` vs `hg verify` (wall, CPU, peak RSS; sluice with its default worker
+// threads and with none), the time to read the tip of every filelog (the loop inside one process,
+// start-up excluded: Sluice's Revlog vs hg's own filelog.rawdata), and `sluice update` vs
+// `hg update` from an empty working copy when the CLI has `update`.
+//
+// As a module (scripts/bench.mjs's history section): run({ corpusDir, reps, say }). As a script:
+//   node scripts/bench/history-bench.mjs [CORPUS_DIR] [--reps N]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureCorpus } from './corpus.mjs';
+import { fmtTable, measure } from './measure.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const HG_ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '/dev/null', LC_ALL: 'C' };
+const SLUICE = join(ROOT, 'bin', 'sluice.cjs');
+
+/** The Python that runs hg (its shebang), so that `import mercurial` works. */
+function hgPython() {
+  const hg = spawnSync('sh', ['-c', 'command -v hg'], { encoding: 'utf8' }).stdout.trim();
+  const first = spawnSync('head', ['-n', '1', hg], { encoding: 'utf8' }).stdout;
+  const m = /^#!\s*(\S*python\S*)/.exec(first);
+  return m ? m[1] : 'python3';
+}
+
+/** Median by wall time of `reps` runs of each contender, rounds interleaved. */
+async function rounds(reps, contenders) {
+  const results = new Map(contenders.map((c) => [c.name, []]));
+  for (let i = 0; i < reps; i++) {
+    for (const c of contenders) {
+      const before = c.before?.();
+      const r = await measure(c.cmd, c.args(before), { env: c.env ?? process.env });
+      c.after?.(before);
+      if (r.code !== 0) throw new Error(`${c.name} failed (exit ${r.code}): ${r.stderr.slice(-1000)}`);
+      results.get(c.name).push(r);
+    }
+  }
+  return contenders.map((c) => {
+    const rs = [...results.get(c.name)].sort((a, b) => a.wallMs - b.wallMs);
+    return { name: c.name, ...rs[Math.floor(rs.length / 2)] };
+  });
+}
+
+function table(rows, refName) {
+  const ref = rows.find((r) => r.name === refName);
+  return fmtTable(
+    ['', 'wall s', 'user s', 'sys s', 'CPU s', 'peak RSS MB', 'wall vs hg', 'RSS vs hg'],
+    rows.map((r) => [
+      r.name,
+      (r.wallMs / 1000).toFixed(2),
+      (r.userMs / 1000).toFixed(2),
+      (r.sysMs / 1000).toFixed(2),
+      ((r.userMs + r.sysMs) / 1000).toFixed(2),
+      (r.maxRssKb / 1024).toFixed(0),
+      (r.wallMs / ref.wallMs).toFixed(2) + 'x',
+      (r.maxRssKb / ref.maxRssKb).toFixed(2) + 'x',
+    ]),
+  );
+}
+
+export async function run(options = {}) {
+  const corpus = resolve(options.corpusDir ?? ensureCorpus('history'));
+  const reps = options.reps ?? 3;
+  const say = options.say ?? (() => undefined);
+  if (options.build !== false)
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  const out = [];
+  out.push(`\n### history (${corpus}; median of ${reps}, rounds interleaved; CPU = user + sys)\n`);
+
+  // verify
+  const summary = (cmd, args, env) =>
+    (spawnSync(cmd, args, { encoding: 'utf8', env, maxBuffer: 64 << 20 }).stdout ?? '')
+      .split('\n')
+      .find((l) => l.startsWith('checked ')) ?? '(no summary)';
+  const s1 = summary(process.execPath, [SLUICE, 'verify', corpus], process.env);
+  const s2 = summary('hg', ['verify', '-R', corpus], HG_ENV);
+  say(`history verify: sluice "${s1}", hg "${s2}"`);
+  const verify = await rounds(reps, [
+    { name: 'sluice verify', cmd: process.execPath, args: () => [SLUICE, 'verify', '-q', corpus] },
+    {
+      name: 'sluice verify --workers 0',
+      cmd: process.execPath,
+      args: () => [SLUICE, 'verify', '-q', '--workers', '0', corpus],
+    },
+    { name: 'hg verify', cmd: 'hg', args: () => ['verify', '-q', '-R', corpus], env: HG_ENV },
+  ]);
+  out.push(`verify (${s1 === s2 ? 'same summary' : 'SUMMARIES DIFFER'}: ${s1})\n`);
+  out.push(table(verify, 'hg verify'));
+
+  // tip of every filelog, inside one process
+  const tips = [];
+  for (let i = 0; i < reps; i++) {
+    const s = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bench', 'read-tips.ts'), corpus], { encoding: 'utf8', cwd: ROOT });
+    const h = spawnSync(hgPython(), [join(ROOT, 'scripts', 'bench', 'read-tips-hg.py'), corpus], { encoding: 'utf8', env: HG_ENV });
+    tips.push({ sluice: JSON.parse(s.stdout.trim().split('\n').pop()), hg: JSON.parse(h.stdout.trim().split('\n').pop()) });
+  }
+  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const ts = med(tips.map((t) => t.sluice.ms));
+  const th = med(tips.map((t) => t.hg.ms));
+  out.push(`\ntip of every filelog (${tips[0].sluice.files} filelogs, ${(tips[0].sluice.bytes / 1e6).toFixed(1)} MB of text; the loop inside one process)\n`);
+  out.push(
+    fmtTable(
+      ['', 'ms', 'vs hg'],
+      [
+        ['Sluice Revlog.revisionView(tip)', ts.toFixed(0), (ts / th).toFixed(2) + 'x'],
+        ["hg filelog.rawdata(tip)", th.toFixed(0), '1.00x'],
+      ],
+    ),
+  );
+
+  // update from an empty working copy
+  const hasUpdate = spawnSync(process.execPath, [SLUICE, 'update', '--help'], { encoding: 'utf8' }).status === 0;
+  if (hasUpdate) {
+    const base = mkdtempSync(join(dirname(corpus), 'history-update-'));
+    let n = 0;
+    const fresh = () => {
+      const d = join(base, String(n++));
+      cpSync(join(corpus, '.hg'), join(d, '.hg'), { recursive: true });
+      return d;
+    };
+    const drop = (d) => rmSync(d, { recursive: true, force: true });
+    try {
+      const update = await rounds(reps, [
+        { name: 'sluice update', cmd: process.execPath, before: fresh, after: drop, args: (d) => [SLUICE, 'update', '-q', d] },
+        { name: 'hg update', cmd: 'hg', env: HG_ENV, before: fresh, after: drop, args: (d) => ['update', '-q', '-R', d, 'tip'] },
+      ]);
+      out.push('\nupdate from an empty working copy to tip\n');
+      out.push(table(update, 'hg update'));
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  } else out.push('\n(update: this CLI has no `sluice update` yet)\n');
+  return new String(out.join('\n') + '\n');
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const repsAt = args.indexOf('--reps');
+  const reps = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
+  const corpus = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--reps');
+  const text = await run({ corpusDir: corpus, reps, say: (l) => process.stderr.write(l + '\n') });
+  process.stdout.write(String(text));
+}
