@@ -350,6 +350,63 @@ describe(
   },
 );
 
+describe('dirstate-v2 when the repository requires it' + skipNoHg, () => {
+  // hg 6.3.2 without its Rust extensions reads dirstate-v2 only on its slow path
+  const V2 = ['--config', 'storage.dirstate-v2.slow-path=allow', '--config', 'format.use-dirstate-v2=true'];
+  it.skipIf(!hasHg)(
+    'update from null and between revisions: hg reads what Sluice wrote',
+    async () => {
+      const src = join(work, 'v2-src');
+      hg([...V2, 'init', src]);
+      mkdirSync(join(src, 'd', 'e'), { recursive: true });
+      writeFileSync(join(src, 'd', 'e', 'f'), 'a\n');
+      writeFileSync(join(src, 'top'), 'b\n');
+      chmodSync(join(src, 'top'), 0o755);
+      symlinkSync('top', join(src, 'lnk'));
+      hg([...V2, 'commit', '-q', '-A', '-m', '0', '-d', '0 0'], src);
+      hg([...V2, 'mv', '-q', 'top', 'top2'], src);
+      writeFileSync(join(src, 'd', 'g'), 'c\n');
+      hg([...V2, 'add', '-q', 'd/g'], src);
+      hg([...V2, 'commit', '-q', '-m', '1', '-d', '1 0'], src);
+      const ours = join(work, 'v2-ours');
+      const theirs = join(work, 'v2-hg');
+      hg([...V2, 'clone', '-q', '-U', src, ours]);
+      hg([...V2, 'clone', '-q', src, theirs]);
+      expect(readFileSync(join(ours, '.hg', 'requires'), 'latin1')).toContain('dirstate-v2');
+      const v2state = (repo: string): string[] =>
+        hg([...V2, 'debugstate', '--no-dates'], repo)
+          .split('\n')
+          .filter(Boolean)
+          .map((l) =>
+            l
+              .trim()
+              .split(/\s+/)
+              .filter((_, i) => i !== 3)
+              .join(' '),
+          );
+      await update(ours);
+      expect(
+        readFileSync(join(ours, '.hg', 'dirstate'))
+          .subarray(0, 12)
+          .toString('latin1'),
+      ).toBe('dirstate-v2\n');
+      expect(v2state(ours)).toEqual(v2state(theirs));
+      expect(tree(ours)).toEqual(tree(theirs));
+      expect(hg([...V2, 'status'], ours)).toBe('');
+      expect(hg([...V2, 'id', '-i'], ours)).toBe(hg([...V2, 'id', '-i'], theirs));
+      await update(ours, { rev: '0' });
+      hg([...V2, 'update', '-q', '0'], theirs);
+      expect(v2state(ours)).toEqual(v2state(theirs));
+      expect(hg([...V2, 'status'], ours)).toBe('');
+      // one data file: the previous one is removed when the docket points to the new one
+      expect(readdirSync(join(ours, '.hg')).filter((n) => n.startsWith('dirstate.')).length).toBe(1);
+      writeFileSync(join(ours, 'top'), 'changed\n');
+      expect((await refusal(ours, { rev: '1' })).message).toMatch(/uncommitted changes/);
+    },
+    120_000,
+  );
+});
+
 describe('hostile repositories are refused before anything is written' + skipNoPy, () => {
   const cases: [string, [string, string, string][]][] = [
     ['a parent-directory component', [['../escaped', 'x', '']]],

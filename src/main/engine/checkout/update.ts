@@ -45,6 +45,7 @@ import {
   writeFileAtomic,
   type Dirstate,
 } from './dirstate';
+import { readDirstateV2, writeDirstateV2 } from './dirstate-v2';
 import { FileTextReader } from './file-texts';
 import { readRevisionFolded } from './folded-text';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
@@ -80,7 +81,7 @@ export interface UpdateStats {
 
 const NULL_HEX = '0'.repeat(40);
 /** Working-copy requirements this writer cannot honour. */
-const UNSUPPORTED_WC = ['dirstate-v2', 'exp-sparse', 'dirstate-tracked-key-v1'];
+const UNSUPPORTED_WC = ['exp-sparse', 'dirstate-tracked-key-v1'];
 
 export async function updateWorkingCopy(
   repoRoot: string,
@@ -168,8 +169,8 @@ async function readManifestOf(cl: Revlog, mf: Revlog, rev: number): Promise<Mani
 }
 
 async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContext): Promise<UpdateStats> {
-  const dirstatePath = join(repo.hgDir, 'dirstate');
-  const ds = readDirstateV1(dirstatePath);
+  const v2 = repo.requirements.has('dirstate-v2');
+  const ds = v2 ? readDirstateV2(repo.hgDir) : readDirstateV1(join(repo.hgDir, 'dirstate'));
   const p1Hex = Buffer.from(ds.p1).toString('hex');
   const cl = await repo.changelog();
   const mf = await repo.manifestlog();
@@ -363,7 +364,8 @@ async function checkout(
     writeFileAtomic(join(repo.hgDir, 'branch'), Buffer.from(target.branch + '\n', 'latin1'));
     writeBookmarkState(repo.hgDir, target.bookmark);
     committed = true;
-    writeFileAtomic(join(repo.hgDir, 'dirstate'), packDirstateV1(newDs));
+    if (repo.requirements.has('dirstate-v2')) writeDirstateV2(repo.hgDir, newDs);
+    else writeFileAtomic(join(repo.hgDir, 'dirstate'), packDirstateV1(newDs));
     // hg's merge stats line (hg update / hg clone)
     ctx.log(
       'info',
