@@ -13,7 +13,7 @@ function seconds(text: string): number {
   return m[2] === 'ms' ? Number(m[1]) / 1000 : Number(m[1]);
 }
 
-test('apply under two closer settings: measured wall, CPU and MB/s, exported as CSV', async ({
+test('apply under two closer settings: measured wall, CPU and MiB/s, exported as CSV', async ({
   sluicePage: page,
   tempDir,
 }) => {
@@ -39,7 +39,7 @@ test('apply under two closer settings: measured wall, CPU and MB/s, exported as 
     const cells = rows.nth(i).locator('td');
     expect(seconds((await cells.nth(0).textContent())!)).toBeGreaterThan(0); // wall
     expect(seconds((await cells.nth(1).textContent())!)).toBeGreaterThanOrEqual(0); // user CPU
-    expect(Number(await cells.nth(3).textContent())).toBeGreaterThan(0); // MB/s
+    expect(Number(await cells.nth(3).textContent())).toBeGreaterThan(0); // MiB/s
   }
   // the closer really ran on threads in the second configuration (engine close stats)
   await expect(rows.nth(1).locator('td').nth(5)).toContainText('on 2 threads');
@@ -52,7 +52,7 @@ test('apply under two closer settings: measured wall, CPU and MB/s, exported as 
   await expect(saved).toBeVisible();
   const path = (await saved.locator('.notice-detail').textContent())!;
   const csv = (await readFile(path, 'utf8')).trim().split('\n');
-  expect(csv[0]).toMatch(/^label,state,wall_ms,user_cpu_ms,system_cpu_ms,bytes,files,mb_per_s/);
+  expect(csv[0]).toMatch(/^label,state,wall_ms,user_cpu_ms,system_cpu_ms,bytes,files,mib_per_s/);
   expect(csv).toHaveLength(3);
   expect(csv[1]).toMatch(/^closer off,done,\d+,/);
   expect(csv[2]).toMatch(/^"closer on, 2 threads",done,\d+,.*,true,2,/);

@@ -62,7 +62,10 @@ export function formatTimestamp(ms: number): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-/** MB/s as the comparison charts report it (10^6 bytes, like most disk benchmarks). */
-export function megabytesPerSec(bytes: number, wallMs: number): number {
-  return wallMs > 0 ? bytes / 1e6 / (wallMs / 1000) : 0;
+/**
+ * MiB/s: the app's one unit for rates (Transfers, History and Comparisons alike, as formatRate
+ * prints them); hg's own "MB" (formatHgBytes) appears only where hg is quoted.
+ */
+export function mebibytesPerSec(bytes: number, wallMs: number): number {
+  return wallMs > 0 ? bytes / 1048576 / (wallMs / 1000) : 0;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { explainError, toUiError } from './errors';
-import { formatBytes, formatClock, formatDuration, megabytesPerSec } from './format';
+import { formatBytes, formatClock, formatDuration, mebibytesPerSec } from './format';
 import { joinPath, repoNameFromBundle, repoNameFromUrl, uniquePath } from './paths';
 import { validateCloneUrl, validateDestination } from '../store/requests';
 
@@ -38,7 +38,7 @@ describe('format', () => {
     expect(formatClock(3_723_000)).toBe('1:02:03');
     expect(formatDuration(850)).toBe('850 ms');
     expect(formatDuration(1240)).toBe('1.24 s');
-    expect(megabytesPerSec(10_000_000, 2000)).toBe(5);
+    expect(mebibytesPerSec(10 * 1048576, 2000)).toBe(5);
   });
 });
 

@@ -408,7 +408,7 @@ function CheckChoices<T extends number | string>({
 }
 
 const mbFixed = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
-const mb = (v: number) => `${mbFixed(v)} MB/s`;
+const mb = (v: number) => `${mbFixed(v)} MiB/s`;
 const secs = (v: number) => formatDuration(v);
 
 function ComparisonResults({ run }: { run: ComparisonRun }) {
@@ -429,7 +429,7 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
       wall: make((r) => r.wallMs),
       user: make((r) => r.userCpuMs),
       system: make((r) => r.systemCpuMs),
-      mbps: make((r) => r.mbPerSec),
+      mbps: make((r) => r.mibPerSec),
     };
   }, [run.results]);
   const series = useMemo(
@@ -537,7 +537,7 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
           <LineChart
             title="Throughput over time"
             series={series}
-            yUnit="MB/s"
+            yUnit="MiB/s"
             yFormat={(v) => (v === 0 || v >= 10 ? v.toFixed(0) : v.toFixed(1))}
           />
           <div className="table-scroll">
@@ -549,7 +549,7 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
                   <th scope="col">Wall</th>
                   <th scope="col">User CPU</th>
                   <th scope="col">System CPU</th>
-                  <th scope="col">MB/s</th>
+                  <th scope="col">MiB/s</th>
                   <th scope="col">Files</th>
                   <th scope="col">Closed in background</th>
                   <th scope="col">Writer waited</th>
@@ -564,7 +564,7 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
                         <td>{formatDuration(r.wallMs)}</td>
                         <td>{formatDuration(r.userCpuMs)}</td>
                         <td>{formatDuration(r.systemCpuMs)}</td>
-                        <td data-testid="mbps">{r.mbPerSec !== undefined ? mbFixed(r.mbPerSec) : '–'}</td>
+                        <td data-testid="mbps">{r.mibPerSec !== undefined ? mbFixed(r.mibPerSec) : '–'}</td>
                         <td>{r.files !== undefined ? formatCount(r.files) : '–'}</td>
                         <td>
                           {r.close

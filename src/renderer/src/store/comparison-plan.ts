@@ -5,7 +5,7 @@
 import type { ApplyRequest, BundleRequest, CloneRequest, CloserOptions } from '../../../shared/jobs';
 import { baseName, joinPath } from '../lib/paths';
 import type { AppInfo } from '../../../shared/ipc';
-import { megabytesPerSec } from '../lib/format';
+import { mebibytesPerSec } from '../lib/format';
 import type {
   CloserChoice,
   ComparisonChoices,
@@ -215,7 +215,7 @@ export function resultFromJob(base: ComparisonResult, job: TransferJob): Compari
     systemCpuMs: d.systemCpuMs,
     bytes: d.bytes,
     files: d.files,
-    mbPerSec: megabytesPerSec(d.bytes, d.wallMs),
+    mibPerSec: mebibytesPerSec(d.bytes, d.wallMs),
     samples: job.samples,
     ...(d.close ? { close: d.close } : {}),
     ...(d.peakRssBytes !== undefined ? { peakRssBytes: d.peakRssBytes } : {}),
@@ -264,7 +264,7 @@ const CSV_COLUMNS = [
   'system_cpu_ms',
   'bytes',
   'files',
-  'mb_per_s',
+  'mib_per_s',
   'background_close',
   'close_threads',
   'writer_wait_ms',
@@ -288,7 +288,7 @@ export function comparisonToCsv(run: ComparisonRun): string {
       r.systemCpuMs,
       r.bytes,
       r.files,
-      r.mbPerSec,
+      r.mibPerSec,
       r.close ? String(r.close.background) : undefined,
       r.close?.threads,
       r.close?.writerWaitMs,

@@ -136,14 +136,14 @@ describe('comparison plan', () => {
           systemCpuMs: 200,
           bytes: 3_000_000,
           files: 10,
-          mbPerSec: 2,
+          mibPerSec: 2,
         },
       ],
       state: 'done' as const,
     };
     const csv = comparisonToCsv(run).split('\n');
     expect(csv[0]).toBe(
-      'label,state,wall_ms,user_cpu_ms,system_cpu_ms,bytes,files,mb_per_s,background_close,close_threads,writer_wait_ms,peak_rss_bytes,error',
+      'label,state,wall_ms,user_cpu_ms,system_cpu_ms,bytes,files,mib_per_s,background_close,close_threads,writer_wait_ms,peak_rss_bytes,error',
     );
     expect(csv[1]).toBe('"closer off, ""quoted""",done,1500,700,200,3000000,10,2,,,,,');
     const json = JSON.parse(comparisonToJson(run));
@@ -211,9 +211,9 @@ describe('comparisons slice', () => {
     await tick();
     const run = store.getState().comparisons.find((r) => r.id === id)!;
     expect(run.state).toBe('done');
-    expect(run.results.map((r) => [r.state, r.wallMs, r.mbPerSec])).toEqual([
-      ['done', 1000, 2],
-      ['done', 500, 4],
+    expect(run.results.map((r) => [r.state, r.wallMs, r.mibPerSec])).toEqual([
+      ['done', 1000, 2_000_000 / 1048576],
+      ['done', 500, 4_000_000 / 1048576],
     ]);
     expect(run.results[0]!.userCpuMs).toBe(400);
     expect(run.results[0]!.samples).toEqual([[500, 1_000_000]]);

@@ -13,6 +13,8 @@ import type {
   TransferJob,
 } from './types';
 
+import { mebibytesPerSec } from '../lib/format';
+
 export const COMPARISONS_KEY = 'sluice.comparisons.v1';
 const KEEP_FINISHED = 12;
 
@@ -21,9 +23,18 @@ function readPersisted(storage: StoreDeps['storage']): ComparisonRun[] {
     const raw = storage?.getItem(COMPARISONS_KEY);
     if (!raw) return [];
     const runs = JSON.parse(raw) as ComparisonRun[];
-    return Array.isArray(runs)
-      ? runs.filter((r) => r && typeof r.id === 'string' && Array.isArray(r.results))
-      : [];
+    if (!Array.isArray(runs)) return [];
+    // runs saved before the unit became MiB/s carry 10^6-byte MB/s: derive MiB/s from their bytes and time
+    return runs
+      .filter((r) => r && typeof r.id === 'string' && Array.isArray(r.results))
+      .map((r) => ({
+        ...r,
+        results: r.results.map((x) => {
+          if (x.mibPerSec !== undefined || x.bytes === undefined || !x.wallMs) return x;
+          const { mbPerSec: _old, ...rest } = x as typeof x & { mbPerSec?: number };
+          return { ...rest, mibPerSec: mebibytesPerSec(x.bytes, x.wallMs) };
+        }),
+      }));
   } catch {
     return [];
   }

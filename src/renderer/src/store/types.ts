@@ -159,7 +159,8 @@ export interface ComparisonResult {
   systemCpuMs?: number;
   bytes?: number;
   files?: number;
-  mbPerSec?: number;
+  /** MiB/s (the app's unit everywhere) */
+  mibPerSec?: number;
   samples?: [number, number][];
   close?: CloseStats;
   peakRssBytes?: number;
