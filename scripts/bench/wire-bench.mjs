@@ -2,6 +2,9 @@
 //   1. clients on the same `hg serve`: `sluice clone` vs `hg clone --stream -U`
 //   2. servers for the same client: `hg clone --stream -U` against `sluice serve` vs `hg serve`
 //   3. sluice serve with 4 KiB vs 32 KiB bundle2 payload chunks
+//   4. the same clones over ssh through a private local sshd (scripts/sshd-harness.mjs): hg and
+//      sluice clients against `hg serve --stdio` and `sluice -R REPO serve --stdio` (server CPU is
+//      not shown: each ssh clone starts its own server process)
 // Columns: wall, client CPU (user/sys, from wait4), MB/s of store data, client peak RSS, server CPU
 // for that clone (utime+stime delta from /proc/PID/stat) and server peak RSS (VmHWM).
 //
@@ -10,10 +13,21 @@
 // Clones go to new directories under workDir (tmpfs) and are deleted after each measurement.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fmtTable, measure } from './measure.mjs';
+import { startSshd } from '../sshd-harness.mjs';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
 const SLUICE = join(ROOT, 'out', 'cli', 'sluice.mjs');
@@ -104,17 +118,28 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
     servers.hg = await startServer('hg', corpus);
     servers.sl32 = await startServer('sluice', corpus);
     servers.sl4 = await startServer('sluice', corpus, ['--chunk-size', '4096']);
+    const sshd = existsSync('/usr/sbin/sshd') ? await startSshd() : null;
+    if (sshd) {
+      servers.sshd = { stop: () => void sshd.stop() };
+      const remote = join(work, 'sluice-remote');
+      writeFileSync(remote, `#!/bin/sh\nexec '${process.execPath}' '${SLUICE}' "$@"\n`);
+      chmodSync(remote, 0o755);
+      const url = sshd.url(corpus); // //abs/path
+      servers.sshHg = { url, ssh: sshd.sshCommand, remotecmd: 'hg', pid: null, stop: () => {} };
+      servers.sshSl = { url, ssh: sshd.sshCommand, remotecmd: remote, pid: null, stop: () => {} };
+    } else say('(no /usr/sbin/sshd: the ssh rows are skipped)');
 
     /** one clone: client rusage from measure(), server CPU delta from /proc */
     const once = async (client, server) => {
       const dest = join(work, `clone-${++n}`);
+      const ssh = server.ssh ? ['--ssh', server.ssh, '--remotecmd', server.remotecmd] : [];
       const args =
         client === 'hg'
-          ? ['hg', ['clone', '-q', '--stream', '-U', server.url, dest]]
-          : [process.execPath, [SLUICE, 'clone', server.url, dest, '-q', '--stream', 'v2']];
-      const before = cpuMs(server.pid);
+          ? ['hg', ['clone', '-q', '--stream', '-U', ...ssh, server.url, dest]]
+          : [process.execPath, [SLUICE, 'clone', server.url, dest, '-q', '-U', '--stream', 'v2', ...ssh]];
+      const before = server.pid ? cpuMs(server.pid) : 0;
       const r = await measure(args[0], args[1], { env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' } });
-      const serverCpu = cpuMs(server.pid) - before;
+      const serverCpu = server.pid ? cpuMs(server.pid) - before : NaN;
       rmSync(dest, { recursive: true, force: true });
       if (r.code !== 0) throw new Error(`${client} clone from ${server.url} failed: ${r.stderr}`);
       return { ...r, serverCpu };
@@ -127,13 +152,21 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
       ['sluice', servers.sl32],
       ['hg', servers.sl4],
       ['sluice', servers.sl4],
+      ...(servers.sshHg
+        ? [
+            ['hg', servers.sshHg],
+            ['sluice', servers.sshHg],
+            ['hg', servers.sshSl],
+            ['sluice', servers.sshSl],
+          ]
+        : []),
     ];
     for (const [c, s] of configs) await once(c, s); // warm-up (page cache, server snapshot)
     const results = configs.map(() => []);
     for (let i = 0; i < reps; i++)
       for (const [k, [c, s]] of configs.entries()) results[k].push(await once(c, s));
     const med = results.map((rs) => rs.sort((a, b) => a.wallMs - b.wallMs)[Math.floor(rs.length / 2)]);
-    const [hgOnHg, slOnHg, hgOnSl, slOnSl, hgOnSl4, slOnSl4] = med;
+    const [hgOnHg, slOnHg, hgOnSl, slOnSl, hgOnSl4, slOnSl4, sshHgHg, sshSlHg, sshHgSl, sshSlSl] = med;
     const add = (label, client, server, r) =>
       rows.push([
         label,
@@ -144,7 +177,7 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
         (r.sysMs / 1000).toFixed(3),
         (bytes / 1e6 / (r.wallMs / 1000)).toFixed(1),
         (r.maxRssKb / 1024).toFixed(0),
-        (r.serverCpu / 1000).toFixed(3),
+        Number.isNaN(r.serverCpu) ? '-' : (r.serverCpu / 1000).toFixed(3),
       ]);
     add('1. clients, same server', 'hg clone --stream -U', 'hg serve', hgOnHg);
     add('', 'sluice clone', 'hg serve', slOnHg);
@@ -152,6 +185,12 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
     add('', 'sluice clone', 'sluice serve (32 KiB)', slOnSl);
     add('3. chunk size', 'hg clone --stream -U', 'sluice serve (4 KiB)', hgOnSl4);
     add('', 'sluice clone', 'sluice serve (4 KiB)', slOnSl4);
+    if (sshHgHg) {
+      add('4. over ssh (local sshd)', 'hg clone --stream -U', 'hg serve --stdio', sshHgHg);
+      add('', 'sluice clone', 'hg serve --stdio', sshSlHg);
+      add('', 'hg clone --stream -U', 'sluice serve --stdio', sshHgSl);
+      add('', 'sluice clone', 'sluice serve --stdio', sshSlSl);
+    }
 
     const text = [
       `\n## wire: stream clone over loopback, ${corpus} (${(bytes / 1e6).toFixed(1)} MB store), median of ${reps}`,
@@ -174,6 +213,12 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
         `sluice serve (4 KiB) ${peakRssMb(servers.sl4.pid).toFixed(0)} MB`,
       `client on hg serve: sluice ${(hgOnHg.wallMs / slOnHg.wallMs).toFixed(2)}x hg's speed; ` +
         `hg client on sluice serve vs hg serve: ${(hgOnHg.wallMs / hgOnSl.wallMs).toFixed(2)}x throughput, server CPU ${(hgOnSl.serverCpu / 1000).toFixed(3)} s vs ${(hgOnHg.serverCpu / 1000).toFixed(3)} s`,
+      ...(sshHgHg
+        ? [
+            `over ssh: sluice client on hg ${(sshHgHg.wallMs / sshSlHg.wallMs).toFixed(2)}x hg's speed; ` +
+              `hg client on sluice serve --stdio vs hg serve --stdio: ${(sshHgHg.wallMs / sshHgSl.wallMs).toFixed(2)}x`,
+          ]
+        : []),
     ].join('\n');
     say(text);
     return undefined;
