@@ -25,16 +25,24 @@ import { runJob } from '../../src/main/engine/job/run-job';
 import { startHgServe } from './wire-support';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/job/job-context';
-import { hasHg, hgSync, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import {
+  HG_PYTHON,
+  MAKE_CORPUS,
+  hgSync,
+  missing,
+  removeDir,
+  skipNote,
+  tempDirMaker,
+} from '../../src/main/engine/test-support';
 import type { SluiceEvent } from '../../src/shared/events';
 
-const HG_PYTHON = '/usr/bin/python3';
-const MAKE_CORPUS = '/work/shared/bench/make-corpus.sh';
-const hasHgPython = hasHg && spawnSync(HG_PYTHON, ['-c', 'import mercurial']).status === 0;
-const hasCorpus = hasHg && existsSync(MAKE_CORPUS);
-const skipNoHg = hasHg ? '' : ' (skipped: hg not installed)';
-const skipNoPy = hasHgPython ? '' : ' (skipped: hg or its Python modules not installed)';
-const skipNoCorpus = hasCorpus ? '' : ` (skipped: needs hg and ${MAKE_CORPUS})`;
+// test-support's probes: locally a missing tool skips (named in the title), under CI=true it fails
+const hasHg = !missing('hg');
+const hasHgPython = !missing('hg', 'hg-python');
+const hasCorpus = !missing('hg', 'make-corpus');
+const skipNoHg = skipNote('hg');
+const skipNoPy = skipNote('hg', 'hg-python');
+const skipNoCorpus = skipNote('hg', 'make-corpus');
 
 const makeTempDir = tempDirMaker('checkout');
 let work: string;
