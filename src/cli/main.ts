@@ -10,6 +10,7 @@ import { EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, type CliCommand, typ
  */
 const COMMAND_MODULES: Readonly<Record<string, () => Promise<{ command: CliCommand }>>> = {
   clone: () => import('./commands/clone'),
+  pull: () => import('./commands/pull'),
   apply: () => import('./commands/apply'),
   bundle: () => import('./commands/bundle'),
   inspect: () => import('./commands/inspect'),

@@ -45,7 +45,7 @@ export const command: CliCommand = {
   name: 'clone',
   summary: 'stream-clone a repository served over http(s) or ssh by hg, sluice serve or any hg server',
   usage:
-    'sluice clone URL DEST [--stream auto|v1|v2] [--ssh CMD] [--remotecmd CMD] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [-U | -u REV] [--json] [--debug] [--verify]',
+    'sluice clone URL DEST [--stream auto|v1|v2] [--ssh CMD] [--remotecmd CMD] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [--pull] [-U | -u REV] [--json] [--debug] [--verify]',
   help: `Clones URL into DEST (which must not exist or be an empty directory) with a stream clone, as
 'hg clone --stream -U URL DEST' does: the repository files are copied as they are on the server,
 then bookmarks and phases. DEST is written beside itself and renamed into place at the end; on
@@ -62,6 +62,10 @@ interactive ssh runs with BatchMode=yes. The remote's messages are shown as 'rem
                                   auto (default) takes what the server offers best
   --ca-file PEM                   an extra CA certificate for https (added to the system ones)
   --no-clone-bundles              ignore clone bundles the server advertises
+  --pull                          clone with the pull protocol (discovery and a changegroup, as
+                                  hg clone --pull); a server that offers no stream clone is
+                                  pulled from anyway. Changegroup clone bundles (gzip-v2,
+                                  zstd-v2, bzip2-v2) are applied first, then what they lack pulled
   --obsmarkers                    take the server's obsolescence markers (as hg with evolution
                                   on does; stream v2 only). Without it a server that has markers
                                   refuses a v2 stream, as it refuses hg by default
@@ -90,6 +94,7 @@ ${OUTPUT_HELP}`,
         obsmarkers: { type: 'boolean' },
         noupdate: { type: 'boolean', short: 'U' },
         updaterev: { type: 'string', short: 'u' },
+        pull: { type: 'boolean' },
         'connect-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         ...CLOSER_OPTIONS,
@@ -116,6 +121,7 @@ ${OUTPUT_HELP}`,
         ...(values.obsmarkers ? { obsmarkers: true } : {}),
         update: !values.noupdate,
         ...(values.updaterev !== undefined ? { updateRev: values.updaterev } : {}),
+        ...(values.pull ? { pull: true } : {}),
         ...(values.verify ? { verify: true } : {}),
         ...(connect ? { connectTimeoutMs: connect * 1000 } : {}),
         ...(idle ? { idleTimeoutMs: idle * 1000 } : {}),

@@ -9,6 +9,7 @@ import type {
   BundleRequest,
   CloneRequest,
   JobRequest,
+  PullRequest,
   UpdateRequest,
   VerifyRequest,
 } from '../../../shared/jobs';
@@ -16,6 +17,7 @@ import { resolve } from 'node:path';
 import { applyBundleFile } from '../apply/apply-bundle';
 import { updateWorkingCopy } from '../checkout/update';
 import { applyChangegroupBundleFile, bundleKindOf, isRepository } from '../apply/apply-changegroup';
+import { pullFromUrl } from '../wire/pull';
 import { writeStreamBundle } from '../generate/stream-bundle';
 import { SluiceError, toSluiceError } from '../errors';
 import type { JobContext } from './job-context';
@@ -69,6 +71,8 @@ async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult
       return runBundle(request, ctx);
     case 'clone':
       return runClone(request, ctx);
+    case 'pull':
+      return runPull(request, ctx);
     case 'verify':
       return runVerify(request, ctx);
     case 'update':
@@ -150,6 +154,11 @@ async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResu
     ...(stats?.close ? { close: stats.close } : {}),
     result: stats?.dest ?? request.dest,
   };
+}
+
+async function runPull(request: PullRequest, ctx: JobContext): Promise<JobResult> {
+  const out = await pullFromUrl(request, ctx);
+  return { bytes: out.bytes, files: out.files, result: out.repo };
 }
 
 async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobResult> {

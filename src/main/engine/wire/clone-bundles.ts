@@ -2,8 +2,9 @@
 // filterclonebundleentries; exchange.py _maybeapplyclonebundle) and the download of the chosen
 // bundle with resume (HTTP Range + If-Range) into a temporary file.
 //
-// Sluice only stream-clones, so only stream specs qualify: `none-packed1` and `<comp>-v2;stream=v2`
-// (hg takes only `none` for v2; Sluice can apply compressed stream bundles too, so it accepts them).
+// A stream clone takes stream specs: `none-packed1` and `<comp>-v2;stream=v2` (hg takes only
+// `none` for v2; Sluice can apply compressed stream bundles too, so it accepts them). A pull clone
+// takes changegroup specs (`gzip-v2`, `zstd-v2`, `bzip2-v2`, `none-v2`, `*-v1`), then pulls the rest.
 
 import { open } from 'node:fs/promises';
 import { totalmem } from 'node:os';
@@ -100,7 +101,7 @@ export interface CloneBundleChoice {
  */
 export function chooseCloneBundle(
   entries: ManifestEntry[],
-  want: 'auto' | 'v1' | 'v2',
+  want: 'auto' | 'v1' | 'v2' | 'changegroup',
   log?: (m: string) => void,
 ): CloneBundleChoice | null {
   const fits: CloneBundleChoice[] = [];
@@ -118,7 +119,12 @@ export function chooseCloneBundle(
       log?.(`filtering ${url} because unsupported bundle spec: ${(e as Error).message}`);
       continue;
     }
-    if (!spec.stream) {
+    if (want === 'changegroup') {
+      if (spec.stream) {
+        log?.(`filtering ${url} because stream clone bundle not requested`);
+        continue;
+      }
+    } else if (!spec.stream) {
       log?.(`filtering ${url} because not a stream clone`);
       continue;
     }

@@ -14,11 +14,13 @@
 // server's view instead (draft roots computed from PHASE-HEADS), which is what a v2 clone of the
 // same server gives; for a publishing server (the default) both are "all public".
 
-import { writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CloneRequest, ServerInfo } from '../../../shared/jobs';
 import { applyStream, type ApplyStats } from '../apply/apply-stream';
-import { checkDestination, createScratchBeside } from '../apply/destination';
+import { checkDestination, createScratchBeside, createTempDestination } from '../apply/destination';
+import { applyBundleBytesToRepo, createEmptyRepository } from '../changegroup';
 import { SluiceError, toSluiceError } from '../errors';
 import { Bundle2Reader, type Bundle2Part } from '../format/bundle2';
 import { decodeBinaryBookmarks, decodePhaseHeads } from '../format/bundle2-marks';
@@ -28,7 +30,11 @@ import { readStreamOut } from '../format/stream-v1';
 import { STREAM2_PARAMS, STREAM2_PART, readStream2Part } from '../format/stream2';
 import type { StreamReader } from '../format/stream-reader';
 import type { ConnectOptions, JobContext } from '../job/job-context';
-import { unsupportedRequirements } from '../store/requirements';
+import {
+  DEFAULT_NEW_REPO_REQUIREMENTS,
+  locateRepository,
+  unsupportedRequirements,
+} from '../store/requirements';
 import { Capabilities, clientBundleCaps } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
 import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from './clone-bundles';
@@ -41,6 +47,8 @@ import {
 } from './http-client';
 import { openPeer, splitPeerUrl } from './open-peer';
 import type { WirePeer } from './peer';
+import { pullFromPeer } from './pull';
+import { readBookmarks } from './repo-state';
 import { NULL_HEX, decodeKeys } from './wire-encoding';
 
 export interface CloneOptions extends ConnectOptions {
@@ -60,7 +68,7 @@ export interface CloneOptions extends ConnectOptions {
 
 export interface CloneResult extends ApplyStats {
   /** how the data came: the server's stream (v1/v2) or a clone bundle */
-  via: 'stream-v1' | 'stream-v2' | 'clone-bundle';
+  via: 'stream-v1' | 'stream-v2' | 'clone-bundle' | 'pull';
   /** URL after redirects */
   url: string;
   bookmarks: number;
@@ -256,6 +264,30 @@ function sessionFor(
   return new HttpSession(http);
 }
 
+/**
+ * The HTTP session of a clone or pull job: timeouts from the request unless given explicitly,
+ * credentials asked through the job context (the CLI's prompt, the app's dialog), and those of
+ * the URL itself set aside (never written to hgrc).
+ */
+export function openSession(
+  rawUrl: string,
+  req: { caFile?: string; connectTimeoutMs?: number; idleTimeoutMs?: number },
+  ctx: JobContext,
+  explicit: CloneOptions = {},
+): { session: HttpSession; url: string; opts: CloneOptions } {
+  const opts: CloneOptions = { ...ctx.connect, ...explicit };
+  if (opts.connectTimeoutMs === undefined && req.connectTimeoutMs !== undefined)
+    opts.connectTimeoutMs = req.connectTimeoutMs;
+  if (opts.idleTimeoutMs === undefined && req.idleTimeoutMs !== undefined)
+    opts.idleTimeoutMs = req.idleTimeoutMs;
+  const ask = ctx.askCredentials;
+  if (!opts.credentials && ask) opts.credentials = (realm, url) => ask({ url, realm });
+  const { url, credentials } = splitPeerUrl(rawUrl);
+  const session = sessionFor(req, ctx, ctx.signal, opts);
+  if (credentials) session.setUrlCredentials(url, credentials);
+  return { session, url, opts };
+}
+
 /** The follow-up pull of v1 and clone bundles: bookmarks and phases for what is now local. */
 async function fetchMarks(
   peer: WirePeer,
@@ -317,19 +349,9 @@ export async function cloneFromUrl(
   ctx: JobContext,
   explicit: CloneOptions = {},
 ): Promise<CloneResult> {
-  const opts: CloneOptions = { ...ctx.connect, ...explicit };
-  if (opts.connectTimeoutMs === undefined && req.connectTimeoutMs !== undefined)
-    opts.connectTimeoutMs = req.connectTimeoutMs;
-  if (opts.idleTimeoutMs === undefined && req.idleTimeoutMs !== undefined)
-    opts.idleTimeoutMs = req.idleTimeoutMs;
-  // The app's engine worker asks through the job context (its dialog answers over IPC).
-  const ask = ctx.askCredentials;
-  if (!opts.credentials && ask) opts.credentials = (realm, url) => ask({ url, realm });
-  const { url, credentials } = splitPeerUrl(req.url);
   const dest = resolve(req.dest);
   await checkDestination(dest);
-  const session = sessionFor(req, ctx, ctx.signal, opts);
-  if (credentials) session.setUrlCredentials(url, credentials);
+  const { session, url, opts } = openSession(req.url, req, ctx, explicit);
   const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
   let opened: WirePeer | null = null;
   try {
@@ -337,6 +359,11 @@ export async function cloneFromUrl(
     const peer = await openPeer(url, { ...opts, session, signal: ctx.signal, log });
     opened = peer;
     log('debug', `capabilities: ${peer.caps.raw}`);
+    // hg clone --pull, or a server that allows no stream clone: clone with the pull protocol
+    if (req.pull || peer.caps.streamRequirements() === null) {
+      if (!req.pull) log('info', 'the server offers no stream clone: cloning with the pull protocol');
+      return await pullClone(req, peer, session, dest, ctx, opts);
+    }
     const plan = planStream(peer.caps, req.stream ?? 'auto');
     const source = url; // credentials already split off; never written to hgrc
     const applyOpts = {
@@ -439,6 +466,83 @@ export async function cloneFromUrl(
   }
 }
 
+/**
+ * hg clone --pull: a new repository (hg's default requirements) in a temporary beside DEST, a
+ * changegroup clone bundle applied first when the server lists one, then a pull of everything
+ * (or of what the bundle lacks); renamed into place at the end.
+ */
+async function pullClone(
+  req: CloneRequest,
+  peer: WirePeer,
+  session: HttpSession,
+  dest: string,
+  ctx: JobContext,
+  opts: CloneOptions,
+): Promise<CloneResult> {
+  const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
+  const tmp = await createTempDestination(dest);
+  try {
+    ctx.emit({
+      type: 'start',
+      kind: 'clone',
+      format: 'changegroup',
+      files: 0,
+      bytes: 0,
+      requirements: [...DEFAULT_NEW_REPO_REQUIREMENTS],
+      source: peer.url,
+      dest,
+    });
+    await createEmptyRepository(tmp.root, { defaultPath: peer.url });
+    let via: CloneResult['via'] = 'pull';
+    if (req.cloneBundles !== false && peer.caps.has('clonebundles')) {
+      const choice = chooseCloneBundle(
+        parseCloneBundlesManifest(await peer.clonebundles()),
+        'changegroup',
+        (m) => log('debug', m),
+      );
+      if (choice) {
+        const scratch = await createScratchBeside(dest);
+        try {
+          const file = join(scratch.dir, 'clone-bundle.hg');
+          if (await downloadCloneBundle(session, choice.url, file, ctx, opts)) {
+            await applyBundleBytesToRepo(tmp.root, createReadStream(file), ctx, { bookmarks: 'records' });
+            log('info', 'finished applying clone bundle');
+            via = 'clone-bundle';
+          }
+        } finally {
+          await scratch.remove();
+        }
+      }
+    }
+    log('info', via === 'clone-bundle' ? 'searching for changes' : 'requesting all changes');
+    const pulled = await pullFromPeer(tmp.root, peer, ctx, { isDefaultPath: true });
+    ctx.phase('finalize');
+    const loc = await locateRepository(tmp.root);
+    const draftRoots = (await readFile(join(loc.storeDir, 'phaseroots'), 'latin1').catch(() => ''))
+      .split('\n')
+      .filter((l) => l.startsWith('1 ')).length;
+    const bookmarks = (await readBookmarks(loc)).length;
+    await tmp.commit();
+    return {
+      format: 'changegroup',
+      dest,
+      files: pulled.files,
+      bytes: pulled.bytes,
+      requirements: [...loc.requirements].sort(),
+      close: { background: false, threads: 0, backgroundClosed: 0, syncClosed: 0, writerWaitMs: 0 },
+      via,
+      url: peer.url,
+      bookmarks,
+      draftRoots,
+      requests: peer.requests,
+    };
+  } catch (e) {
+    ctx.phase('cleanup');
+    await tmp.discard();
+    throw e;
+  }
+}
+
 /** The first part of a stream reply; the abort hg sends for a refused stream becomes NO_STREAM. */
 async function nextPartOrNoStream(bundle: Bundle2Reader): Promise<Bundle2Part | null> {
   try {
@@ -480,37 +584,7 @@ async function tryCloneBundle(
   const scratch = await createScratchBeside(dest);
   const tmpFile = join(scratch.dir, 'clone-bundle.hg');
   try {
-    log('info', `applying clone bundle from ${redactUrl(choice.url)}`);
-    ctx.phase('download');
-    const started = Date.now();
-    let lastEmit = 0;
-    try {
-      await downloadWithResume(session, choice.url, tmpFile, {
-        signal: ctx.signal,
-        ...(opts.downloadRetries !== undefined ? { retries: opts.downloadRetries } : {}),
-        log: (m) => log('warn', m),
-        onProgress: (bytes, total) => {
-          const now = Date.now();
-          if (now - lastEmit < ctx.progressIntervalMs && bytes !== total) return;
-          lastEmit = now;
-          const elapsedMs = now - started;
-          ctx.emit({
-            type: 'progress',
-            bytes,
-            files: 0,
-            totalBytes: total ?? 0,
-            totalFiles: 0,
-            bytesPerSec: elapsedMs > 0 ? (bytes * 1000) / elapsedMs : 0,
-            elapsedMs,
-          });
-        },
-      });
-    } catch (e) {
-      const se = toSluiceError(e);
-      if (se.code === 'CANCELLED') throw se;
-      log('warn', `error fetching bundle: ${se.message}; falling back to the server's stream clone`);
-      return null;
-    }
+    if (!(await downloadCloneBundle(session, choice.url, tmpFile, ctx, opts))) return null;
     const reader = await openStreamBundleFile(tmpFile);
     let result = { bookmarks: 0, draftRoots: 0 };
     try {
@@ -553,6 +627,52 @@ async function tryCloneBundle(
   } finally {
     await scratch.remove();
   }
+}
+
+/**
+ * Downloads a clone bundle (resumable) into `file` with progress events; false when it cannot be
+ * had (hg then falls back to the server), CANCELLED passes through.
+ */
+async function downloadCloneBundle(
+  session: HttpSession,
+  url: string,
+  file: string,
+  ctx: JobContext,
+  opts: CloneOptions,
+): Promise<boolean> {
+  const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
+  log('info', `applying clone bundle from ${redactUrl(url)}`);
+  ctx.phase('download');
+  const started = Date.now();
+  let lastEmit = 0;
+  try {
+    await downloadWithResume(session, url, file, {
+      signal: ctx.signal,
+      ...(opts.downloadRetries !== undefined ? { retries: opts.downloadRetries } : {}),
+      log: (m) => log('warn', m),
+      onProgress: (bytes, total) => {
+        const now = Date.now();
+        if (now - lastEmit < ctx.progressIntervalMs && bytes !== total) return;
+        lastEmit = now;
+        const elapsedMs = now - started;
+        ctx.emit({
+          type: 'progress',
+          bytes,
+          files: 0,
+          totalBytes: total ?? 0,
+          totalFiles: 0,
+          bytesPerSec: elapsedMs > 0 ? (bytes * 1000) / elapsedMs : 0,
+          elapsedMs,
+        });
+      },
+    });
+  } catch (e) {
+    const se = toSluiceError(e);
+    if (se.code === 'CANCELLED') throw se;
+    log('warn', `error fetching bundle: ${se.message}; falling back to the server`);
+    return false;
+  }
+  return true;
 }
 
 /** "Test connection": what the server offers, without cloning. */

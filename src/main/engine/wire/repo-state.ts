@@ -6,7 +6,7 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError } from '../errors';
-import { STREAM_FIXED_REQUIREMENTS, locateRepository } from '../store/requirements';
+import { STREAM_FIXED_REQUIREMENTS, locateRepository, type RepoLocation } from '../store/requirements';
 import { readRepoConfig } from '../store/hgrc';
 import {
   ChangelogGraph,
@@ -271,20 +271,12 @@ export class ServedRepo {
       denyRead: hgrc.getList('web', 'deny_read'),
       allowRead: hgrc.getList('web', 'allow_read'),
     };
-    const hg = loc.hgDir;
     const storeDir = loc.storeDir;
     const graph = await ChangelogGraph.read(storeDir);
     const phaseRoots = parsePhaseRoots(
       (await readOptional(join(storeDir, 'phaseroots')))?.toString('latin1') ?? '',
     );
-    const bmPath = requirements.has('bookmarksinstore') ? join(storeDir, 'bookmarks') : join(hg, 'bookmarks');
-    const bookmarks: [string, string][] = [];
-    for (const line of lines(await readOptional(bmPath))) {
-      const l = line.replace(/\r$/, '').trim();
-      const sp = l.indexOf(' ');
-      if (sp !== 40 || !/^[0-9a-f]{40}$/.test(l.slice(0, 40))) continue; // bmstore skips malformed lines
-      bookmarks.push([l.slice(41), l.slice(0, 40)]);
-    }
+    const bookmarks = await readBookmarks(loc);
     const obs = await stat(join(storeDir, 'obsstore')).catch(() => null);
     const obsstoreVersion = obs && obs.size > 1 ? await firstByte(join(storeDir, 'obsstore')) : null;
     return new RepoSnapshot(
@@ -298,6 +290,21 @@ export class ServedRepo {
       obsstoreVersion,
     );
   }
+}
+
+/** bmstore: the repository's bookmarks as [name, hex] (malformed lines skipped, as hg does). */
+export async function readBookmarks(loc: RepoLocation): Promise<[string, string][]> {
+  const bmPath = loc.requirements.has('bookmarksinstore')
+    ? join(loc.storeDir, 'bookmarks')
+    : join(loc.hgDir, 'bookmarks');
+  const bookmarks: [string, string][] = [];
+  for (const line of lines(await readOptional(bmPath))) {
+    const l = line.replace(/\r$/, '').trim();
+    const sp = l.indexOf(' ');
+    if (sp !== 40 || !/^[0-9a-f]{40}$/.test(l.slice(0, 40))) continue;
+    bookmarks.push([l.slice(41), l.slice(0, 40)]);
+  }
+  return bookmarks;
 }
 
 async function firstByte(path: string): Promise<number | null> {

@@ -1,0 +1,74 @@
+// sluice pull REPO [SOURCE]: what SOURCE has that REPO lacks, with phases and bookmarks, as hg pull
+// (wire/pull.ts); --incoming only counts what a pull would bring.
+import {
+  OUTPUT_HELP,
+  OUTPUT_OPTIONS,
+  parseCommandArgs,
+  positiveInt,
+  UsageError,
+  type CliCommand,
+} from '../command';
+import { runJobForCli } from '../job-output';
+import { promptCredentials } from './clone';
+
+export const command: CliCommand = {
+  name: 'pull',
+  summary: 'pull changes from a repository served over http(s) or ssh into a local repository (like hg pull)',
+  usage:
+    'sluice pull REPO [SOURCE] [-u|--update] [--incoming] [--ca-file PEM] [--ssh CMD] [--remotecmd CMD] [--json] [--debug]',
+  help: `Finds what SOURCE has that REPO lacks (hg's discovery: heads, then samples of known) and adds
+it in one transaction: changesets, manifests and files, then phases (they only advance) and
+bookmarks (new ones added, ones the remote moved forward advanced, diverged ones kept as
+NAME@default). SOURCE defaults to REPO's paths.default. An error or Ctrl-C leaves REPO as it was.
+
+  -u, --update                    update a clean working copy to the new head afterwards
+  --incoming                      only report how many changesets a pull would bring
+  --ca-file PEM                   an extra CA certificate for https
+  --ssh CMD, --remotecmd CMD      for ssh:// sources, as hg's -e and --remotecmd
+  --connect-timeout SECONDS       default 30
+  --idle-timeout SECONDS          default 60
+${OUTPUT_HELP}`,
+  async run(argv, io) {
+    const { values, positionals } = parseCommandArgs(
+      argv,
+      {
+        ...OUTPUT_OPTIONS,
+        update: { type: 'boolean', short: 'u' },
+        incoming: { type: 'boolean' },
+        'ca-file': { type: 'string' },
+        ssh: { type: 'string' },
+        remotecmd: { type: 'string' },
+        'connect-timeout': { type: 'string' },
+        'idle-timeout': { type: 'string' },
+      },
+      { min: 1, max: 2 },
+    );
+    const source = positionals[1];
+    if (source !== undefined && !/^(https?|ssh):\/\//i.test(source))
+      throw new UsageError(`SOURCE must start with http://, https:// or ssh:// (got '${source}')`);
+    const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
+    const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
+    return runJobForCli(
+      {
+        kind: 'pull',
+        repo: positionals[0]!,
+        ...(source ? { source } : {}),
+        ...(values.update ? { update: true } : {}),
+        ...(values.incoming ? { incoming: true } : {}),
+        ...(values['ca-file'] ? { caFile: values['ca-file'] } : {}),
+        ...(connect ? { connectTimeoutMs: connect * 1000 } : {}),
+        ...(idle ? { idleTimeoutMs: idle * 1000 } : {}),
+      },
+      values,
+      io,
+      {
+        askCredentials: ({ realm, url }) => promptCredentials(realm, url, io),
+        connect: {
+          ...(values.ssh ? { sshCommand: values.ssh } : {}),
+          ...(values.remotecmd ? { remoteCommand: values.remotecmd } : {}),
+          interactive: Boolean(process.stdin.isTTY && io.stderr.isTTY),
+        },
+      },
+    );
+  },
+};

@@ -1,0 +1,262 @@
+// `sluice pull REPO [SOURCE]`: bring a repository up to date with a server as hg 6.3.2's pull
+// does (exchange.pull → _pulldiscovery (setdiscovery), _pullbundle2 → getbundle with common/heads,
+// changegroup + phase-heads + bookmarks parts, bookmarks.updatefromremote). The changegroup is
+// applied in one transaction by changegroup/index.ts; phases only ever advance (phase-heads);
+// bookmarks follow hg's rules: new ones are added, one whose remote target descends from the
+// local one advances, a diverged one is kept as NAME@default (or NAME@1…).
+//
+// `incoming` runs discovery and reads only the changegroup part's header (its nbchanges) before
+// hanging up: what a pull would bring, without bringing it.
+
+import { resolve } from 'node:path';
+import type { PullRequest } from '../../../shared/jobs';
+import { updateWorkingCopy } from '../checkout/update';
+import { applyBundle2ToRepo, type ApplyToRepoResult } from '../changegroup';
+import { SluiceError, toSluiceError } from '../errors';
+import { Bundle2Reader } from '../format/bundle2';
+import { ByteSource } from '../format/byte-source';
+import type { JobContext } from '../job/job-context';
+import { readRepoConfig } from '../store/hgrc';
+import { RepoWriteSession } from '../repo/write-session';
+import { locateRepository } from '../store/requirements';
+import { clientBundleCaps } from './capabilities';
+import { openSession, type CloneOptions } from './clone';
+import { redactUrl } from './http-client';
+import { openPeer } from './open-peer';
+import { ChangelogGraph, binNode } from './changelog-graph';
+import { findCommonHeads } from './discovery';
+import type { WirePeer } from './peer';
+import { readBookmarks } from './repo-state';
+
+export interface PullOutcome {
+  /** URL pulled from (after redirects) */
+  url: string;
+  changesets: number;
+  manifests: number;
+  files: number;
+  revisions: number;
+  /** bytes of the getbundle reply consumed */
+  bytes: number;
+  /** the remote had nothing new */
+  upToDate: boolean;
+  /** incoming mode: changesets the remote would send (its nbchanges) */
+  incoming?: number;
+  /** bookmarks added, advanced or stored as divergent */
+  bookmarksChanged: number;
+  newHeads: string[];
+}
+
+/** exchange.pull's SOURCE: the argument, else the repository's paths.default. */
+export async function pullSource(req: Pick<PullRequest, 'repo' | 'source'>): Promise<string> {
+  if (req.source) return req.source;
+  const config = await readRepoConfig(resolve(req.repo));
+  const dflt = config.get('paths', 'default');
+  if (!dflt)
+    throw new SluiceError('USAGE', 'default repository not configured!', {
+      hint: "see 'hg help config.paths'",
+    });
+  return dflt;
+}
+
+/**
+ * bookmarks.updatefromremote for a pull of every remote head: the changes to make to the local
+ * bookmarks, with the lines hg prints.
+ */
+export function bookmarkChanges(
+  local: ReadonlyMap<string, string>,
+  remote: readonly [string, string | null][],
+  g: ChangelogGraph,
+  divergentSuffix: string,
+  log: (message: string) => void,
+): Map<string, string> {
+  const changes = new Map<string, string>();
+  const revOf = (hex: string): number | undefined => g.rev(binNode(hex));
+  for (const [name, hex] of remote) {
+    if (hex === null) continue; // a deletion is never pulled
+    const r = revOf(hex);
+    if (r === undefined) continue;
+    const mine = local.get(name);
+    if (mine === undefined) {
+      changes.set(name, hex);
+      log(`adding remote bookmark ${name}`);
+      continue;
+    }
+    if (mine === hex) continue;
+    const m = revOf(mine);
+    if (m !== undefined && g.ancestors([r])[m]) {
+      changes.set(name, hex);
+      log(`updating bookmark ${name}`);
+    } else if (m !== undefined && g.ancestors([m])[r]) {
+      // the local bookmark is ahead of the remote one: keep it
+    } else {
+      // bookmarks._diverge: @alias of the path pulled from, else the first free @1..@99
+      const b = name === '@' ? '' : name;
+      let div: string | undefined = divergentSuffix ? `${b}@${divergentSuffix}` : undefined;
+      for (let i = 1; !div && i < 100; i++) {
+        const n = `${b}@${i}`;
+        if (!local.has(n) || local.get(n) === hex) div = n;
+      }
+      if (!div || local.get(div) === hex) continue;
+      changes.set(div, hex);
+      log(`divergent bookmark ${name} stored as ${div}`);
+    }
+  }
+  return changes;
+}
+
+/** Pulls everything `peer` has into the repository at repoRoot. */
+export async function pullFromPeer(
+  repoRoot: string,
+  peer: WirePeer,
+  ctx: JobContext,
+  opts: { incoming?: boolean; isDefaultPath?: boolean } = {},
+): Promise<PullOutcome> {
+  const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
+  const loc = await locateRepository(repoRoot);
+  const local = await ChangelogGraph.read(loc.storeDir);
+  ctx.phase('discovery');
+  const disco = await findCommonHeads(local, peer, { log });
+  const base = { url: peer.url, changesets: 0, manifests: 0, files: 0, revisions: 0, bytes: 0 };
+  if (!disco.anyIncoming) log('info', 'no changes found');
+  const b2 = peer.caps.bundle2();
+  if (!peer.caps.has('getbundle') || !b2.has('changegroup'))
+    throw new SluiceError('PROTOCOL', 'the server speaks no bundle2 getbundle (hg 3.2 or later is needed)');
+  const binaryPhases = (b2.get('phases') ?? []).includes('heads');
+  const args = {
+    bundlecaps: clientBundleCaps(),
+    common: disco.common,
+    heads: disco.remoteHeads,
+    cg: disco.anyIncoming,
+    ...(binaryPhases ? { phases: true } : {}),
+    ...(b2.has('bookmarks') ? { bookmarks: true } : {}),
+    listkeys: b2.has('listkeys') ? [...(binaryPhases ? [] : ['phases']), 'bookmarks'] : [],
+  };
+
+  if (opts.incoming) {
+    if (!disco.anyIncoming)
+      return { ...base, upToDate: true, incoming: 0, bookmarksChanged: 0, newHeads: [] };
+    const resp = await peer.getbundle({ ...args, phases: false, bookmarks: false, listkeys: [] });
+    const bundle = await Bundle2Reader.open(new ByteSource(resp.body), {
+      knownParts: { changegroup: ['version', 'nbchanges'] },
+    });
+    try {
+      const part = await bundle.nextPart();
+      const n = Number(part?.params.get('nbchanges') ?? NaN);
+      if (!part || part.type !== 'changegroup' || !Number.isInteger(n))
+        throw new SluiceError(
+          'PROTOCOL',
+          'the server did not say how many changesets it would send (nbchanges)',
+        );
+      log('info', `${n} incoming changesets`);
+      return { ...base, upToDate: n === 0, incoming: n, bookmarksChanged: 0, newHeads: [] };
+    } finally {
+      resp.discard();
+      await bundle.close().catch(() => undefined);
+    }
+  }
+
+  if (disco.anyIncoming) log('info', 'adding changesets');
+  const resp = await peer.getbundle(args);
+  let applied: ApplyToRepoResult;
+  try {
+    applied = await applyBundle2ToRepo(repoRoot, resp.body, ctx, { bookmarks: 'records' });
+  } catch (e) {
+    resp.discard();
+    throw e;
+  }
+  if (applied.changesets)
+    log(
+      'info',
+      `added ${applied.changesets} changesets with ${applied.revisions - applied.changesets - applied.manifests} changes to ${applied.files} files${applied.headsAfter > applied.headsBefore ? ` (+${applied.headsAfter - applied.headsBefore} heads)` : ''}`,
+    );
+
+  // bookmarks.updatefromremote, in a second transaction of its own
+  let bookmarksChanged = 0;
+  if (applied.bookmarks.length) {
+    const g = await ChangelogGraph.read(loc.storeDir);
+    const localMarks = new Map(await readBookmarks(loc));
+    const changes = bookmarkChanges(
+      localMarks,
+      applied.bookmarks,
+      g,
+      opts.isDefaultPath ? 'default' : '',
+      (m) => log('info', m),
+    );
+    if (changes.size) {
+      const session = await RepoWriteSession.open(repoRoot, { signal: ctx.signal, log });
+      try {
+        session.setBookmarks(changes);
+        await session.commit();
+      } catch (e) {
+        await session.abort();
+        throw e;
+      }
+      bookmarksChanged = changes.size;
+    }
+  }
+  return {
+    ...base,
+    changesets: applied.changesets,
+    manifests: applied.manifests,
+    files: applied.files,
+    revisions: applied.revisions,
+    bytes: applied.bytes,
+    upToDate: !disco.anyIncoming,
+    bookmarksChanged,
+    newHeads: applied.newHeads,
+  };
+}
+
+/**
+ * The pull job: SOURCE (default paths.default) into REPO, then `-u` (the checkout's update of a
+ * clean working copy when changesets came in). Every error is a SluiceError.
+ */
+export async function pullFromUrl(
+  req: PullRequest,
+  ctx: JobContext,
+  explicit: CloneOptions = {},
+): Promise<PullOutcome & { repo: string }> {
+  const repo = resolve(req.repo);
+  const rawSource = await pullSource(req);
+  if (!/^(https?|ssh):\/\//i.test(rawSource))
+    throw new SluiceError(
+      'USAGE',
+      `sluice pull takes http(s) and ssh sources (got '${redactUrl(rawSource)}')`,
+    );
+  const config = await readRepoConfig(repo);
+  const isDefaultPath = !req.source || req.source === config.get('paths', 'default');
+  const { session, url, opts } = openSession(rawSource, req, ctx, explicit);
+  try {
+    const loc = await locateRepository(repo);
+    ctx.emit({
+      type: 'start',
+      kind: 'pull',
+      format: 'changegroup',
+      files: 0,
+      bytes: 0,
+      requirements: [...loc.requirements].sort(),
+      source: url,
+      dest: repo,
+    });
+    ctx.phase('connect');
+    ctx.log('info', `pulling from ${redactUrl(url)}`);
+    const peer = await openPeer(url, {
+      ...opts,
+      session,
+      signal: ctx.signal,
+      log: (level, m) => ctx.log(level, m),
+      repo,
+    });
+    try {
+      const out = await pullFromPeer(repo, peer, ctx, { incoming: req.incoming === true, isDefaultPath });
+      if (req.update && !req.incoming && out.changesets > 0) await updateWorkingCopy(repo, {}, ctx);
+      return { ...out, repo };
+    } finally {
+      await peer.close();
+    }
+  } catch (e) {
+    throw toSluiceError(e);
+  } finally {
+    session.close();
+  }
+}
