@@ -52,6 +52,7 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
   // hg clone checks out a working copy unless -U; -u REV picks the revision
   const [checkout, setCheckout] = useState(initial?.update ?? true);
   const [updateRev, setUpdateRev] = useState(initial?.updateRev ?? '');
+  const [pull, setPull] = useState(initial?.pull ?? false);
   const [options, setOptions] = useState<TransferOptionValues>({
     backgroundClose: initial?.closer?.backgroundClose ?? defaults.backgroundClose,
     closeThreads: initial?.closer?.closeThreads ?? defaults.closeThreads,
@@ -109,6 +110,7 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
     ...(obsmarkers ? { obsmarkers: true } : {}),
     update: checkout,
     ...(checkout && updateRev.trim() !== '' ? { updateRev: updateRev.trim() } : {}),
+    ...(pull ? { pull: true } : {}),
   });
 
   const submit = async (e: FormEvent) => {
@@ -246,6 +248,12 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
               label="Take obsolescence markers (for evolve users; stream v2 only)"
               checked={obsmarkers}
               onChange={setObsmarkers}
+            />
+            <CheckboxField
+              id="clone-pull"
+              label="Use pull protocol (like hg clone --pull; servers without stream clones are pulled from anyway)"
+              checked={pull}
+              onChange={setPull}
             />
           </div>
         </details>
