@@ -3,7 +3,7 @@
 // every run writes to a new directory, deleted as soon as it is measured on tmpfs, else at the end.
 //
 //   npm run bench                       medium corpus, all sections
-//   npm run bench -- --presets medium,large --reps 3 --sections apply,generate,wire,verify,checkout,app,unbundle
+//   npm run bench -- --presets medium,large --reps 3 --sections apply,generate,wire,pull,verify,checkout,app,unbundle
 //   npm run bench -- --sections history   real-history corpus: verify, tip reads, update (vs hg)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ const { values: opt } = parseArgs({
   options: {
     presets: { type: 'string', default: 'medium' },
     reps: { type: 'string', default: '3' },
-    sections: { type: 'string', default: 'apply,generate,wire,verify,checkout,app,unbundle' },
+    sections: { type: 'string', default: 'apply,generate,wire,pull,verify,checkout,app,unbundle' },
     'latency-us': { type: 'string', default: '1000' },
     out: { type: 'string' },
   },
@@ -233,6 +233,7 @@ try {
     if (sections.has('apply')) await applySection(preset, corpus);
     if (sections.has('generate')) await generateSection(preset, corpus);
     if (sections.has('wire')) await optionalSection('wire', 'wire-bench.mjs', preset, corpus);
+    if (sections.has('pull')) await optionalSection('pull', 'pull-bench.mjs', preset, corpus);
     if (sections.has('verify')) await optionalSection('verify', 'verify-bench.mjs', preset, corpus);
     if (sections.has('checkout')) await optionalSection('checkout', 'checkout-bench.mjs', preset, corpus);
     if (sections.has('app')) await optionalSection('app', 'app-bench.mjs', preset, corpus);

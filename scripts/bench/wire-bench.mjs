@@ -33,7 +33,7 @@ const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
 const SLUICE = join(ROOT, 'out', 'cli', 'sluice.mjs');
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-function storeBytes(repo) {
+export function storeBytes(repo) {
   let bytes = 0;
   const walk = (d) => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
@@ -47,13 +47,13 @@ function storeBytes(repo) {
 }
 
 /** utime + stime of a process, in ms */
-function cpuMs(pid) {
+export function cpuMs(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
 }
 
-function peakRssMb(pid) {
+export function peakRssMb(pid) {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : 0;
 }
@@ -84,7 +84,7 @@ async function freePort() {
   });
 }
 
-async function startServer(kind, corpus, extra = []) {
+export async function startServer(kind, corpus, extra = []) {
   const port = await freePort();
   const env = { ...process.env, HGPLAIN: '1', HGRCPATH: '' };
   const proc =
