@@ -76,7 +76,7 @@ export class EventRenderer {
     };
     switch (e.type) {
       case 'start':
-        if (e.kind === 'apply' || e.kind === 'clone') {
+        if ((e.kind === 'apply' || e.kind === 'clone') && e.format !== 'changegroup') {
           status(`${e.files} files to transfer, ${formatHgBytes(e.bytes)} of data`);
         } else if (e.kind === 'bundle') {
           status(`writing ${e.bytes} bytes for ${e.files} files`);

@@ -104,6 +104,12 @@ export function bookmarkChanges(
   return changes;
 }
 
+/** changegroup.apply's `(+N heads)`: an empty repository counts as one head (the null revision). */
+function headsNote(before: number, after: number): string {
+  const dh = after - Math.max(1, before);
+  return dh > 0 ? ` (+${dh} heads)` : dh < 0 ? ` (${dh} heads)` : '';
+}
+
 /** Pulls everything `peer` has into the repository at repoRoot. */
 export async function pullFromPeer(
   repoRoot: string,
@@ -167,7 +173,7 @@ export async function pullFromPeer(
   if (applied.changesets)
     log(
       'info',
-      `added ${applied.changesets} changesets with ${applied.revisions - applied.changesets - applied.manifests} changes to ${applied.files} files${applied.headsAfter > applied.headsBefore ? ` (+${applied.headsAfter - applied.headsBefore} heads)` : ''}`,
+      `added ${applied.changesets} changesets with ${applied.revisions} changes to ${applied.files} files${headsNote(applied.headsBefore, applied.headsAfter)}`,
     );
 
   // bookmarks.updatefromremote, in a second transaction of its own
