@@ -25,13 +25,21 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
   const corpus = resolve(corpusDir ?? '/dev/shm/corpus-medium');
   if (!existsSync(join(corpus, '.hg', 'store', '00changelog.i')))
     throw new Error(`pull-bench: no repository at ${corpus}`);
-  if (!existsSync(SLUICE)) spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { stdio: 'inherit' });
+  if (!existsSync(SLUICE))
+    spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { stdio: 'inherit' });
   const work = workDir ?? mkdtempSync('/dev/shm/sluice-pull-bench-');
   mkdirSync(work, { recursive: true });
-  const count = Number(spawnSync('hg', ['-R', corpus, 'log', '-r', 'tip', '-T', '{rev}'], { env: ENV, encoding: 'utf8' }).stdout) + 1;
+  const count =
+    Number(
+      spawnSync('hg', ['-R', corpus, 'log', '-r', 'tip', '-T', '{rev}'], { env: ENV, encoding: 'utf8' })
+        .stdout,
+    ) + 1;
   const baseRev = String(Math.max(0, count - 101));
   const base = join(work, 'base');
-  const r0 = spawnSync('hg', ['clone', '-q', '-U', '-r', baseRev, corpus, base], { env: ENV, encoding: 'utf8' });
+  const r0 = spawnSync('hg', ['clone', '-q', '-U', '-r', baseRev, corpus, base], {
+    env: ENV,
+    encoding: 'utf8',
+  });
   if (r0.status !== 0) throw new Error(`pull-bench: hg clone -r ${baseRev}: ${r0.stderr}`);
   const servers = {};
   let n = 0;
@@ -62,7 +70,8 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
       const serverCpu = cpuMs(server.pid) - before;
       const size = r.code === 0 ? storeBytes(j.dest) : 0;
       rmSync(j.dest, { recursive: true, force: true });
-      if (r.code !== 0) throw new Error(`${client} ${kind} from ${server.url} failed: ${r.stderr.slice(-2000)}`);
+      if (r.code !== 0)
+        throw new Error(`${client} ${kind} from ${server.url} failed: ${r.stderr.slice(-2000)}`);
       return { ...r, serverCpu, size };
     };
     const configs = [
@@ -75,7 +84,8 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
     ];
     for (const [c, k, s] of configs) await once(c, k, s); // warm-up
     const results = configs.map(() => []);
-    for (let i = 0; i < reps; i++) for (const [k, [c, kind, s]] of configs.entries()) results[k].push(await once(c, kind, s));
+    for (let i = 0; i < reps; i++)
+      for (const [k, [c, kind, s]] of configs.entries()) results[k].push(await once(c, kind, s));
     const med = results.map((rs) => rs.sort((a, b) => a.wallMs - b.wallMs)[Math.floor(rs.length / 2)]);
     const rows = configs.map(([, , , label, server], i) => {
       const r = med[i];
@@ -93,7 +103,19 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
     const [hgClone, slClone, hgCloneSl, hgPull, slPull, hgPullSl] = med;
     const text = [
       `\n## pull: changegroups over loopback, ${corpus} (${count} changesets, ${(storeBytes(corpus) / 1e6).toFixed(1)} MB store), median of ${reps}`,
-      fmtTable(['', 'server', 'wall s', 'client user s', 'client sys s', 'client RSS MB', 'server CPU s', 'store MB'], rows),
+      fmtTable(
+        [
+          '',
+          'server',
+          'wall s',
+          'client user s',
+          'client sys s',
+          'client RSS MB',
+          'server CPU s',
+          'store MB',
+        ],
+        rows,
+      ),
       '',
       `pull clone on hg serve: sluice takes ${(slClone.wallMs / hgClone.wallMs).toFixed(2)}x hg's time (target 0.7x); ` +
         `hg clone --pull from sluice serve takes ${(hgCloneSl.wallMs / hgClone.wallMs).toFixed(2)}x of from hg serve (target 0.9x), server CPU ${(hgCloneSl.serverCpu / 1000).toFixed(2)} s vs ${(hgClone.serverCpu / 1000).toFixed(2)} s`,
