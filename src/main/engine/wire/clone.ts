@@ -21,6 +21,7 @@ import type { CloneRequest, ServerInfo } from '../../../shared/jobs';
 import { applyStream, type ApplyStats } from '../apply/apply-stream';
 import { checkDestination, createScratchBeside, createTempDestination } from '../apply/destination';
 import { applyBundleBytesToRepo, createEmptyRepository } from '../changegroup';
+import { checkoutAfterClone } from '../checkout/update';
 import { SluiceError, toSluiceError } from '../errors';
 import { Bundle2Reader, type Bundle2Part } from '../format/bundle2';
 import { decodeBinaryBookmarks, decodePhaseHeads } from '../format/bundle2-marks';
@@ -516,6 +517,16 @@ async function pullClone(
     }
     log('info', via === 'clone-bundle' ? 'searching for changes' : 'requesting all changes');
     const pulled = await pullFromPeer(tmp.root, peer, ctx, { isDefaultPath: true });
+    // hg clone without -U: the working copy, before the rename (as applyStream does it)
+    if (req.update === true)
+      await checkoutAfterClone(
+        tmp.root,
+        {
+          ...(req.updateRev !== undefined ? { rev: req.updateRev } : {}),
+          ...(req.closer ? { closer: req.closer } : {}),
+        },
+        ctx,
+      );
     ctx.phase('finalize');
     const loc = await locateRepository(tmp.root);
     const draftRoots = (await readFile(join(loc.storeDir, 'phaseroots'), 'latin1').catch(() => ''))
