@@ -66,14 +66,7 @@ export function createLibrarySlice(deps: StoreDeps): StateCreator<SluiceState, [
       }
     },
 
-    openRepositoryFolder: async (path) => {
-      // A browser page cannot open the file manager: say where the folder is and offer its path.
-      if (get().appInfo?.host === 'web') {
-        get().openDialog({ type: 'reveal', path, what: 'folder' });
-        return;
-      }
-      await get().openPath(path);
-    },
+    openRepositoryFolder: (path) => get().openPath(path),
 
     openRepositoryTerminal: async (path) => {
       try {

@@ -123,6 +123,11 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
       },
 
       openPath: async (path) => {
+        // A browser page cannot open the file manager: say where the folder is and offer its path.
+        if (get().appInfo?.host === 'web') {
+          get().openDialog({ type: 'reveal', path, what: 'folder' });
+          return;
+        }
         try {
           await deps.api.invoke('shell:openPath', path);
         } catch (e) {
