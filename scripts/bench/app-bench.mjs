@@ -48,17 +48,32 @@ function waitForLine(child, re, what, timeoutMs = 30_000) {
 }
 
 async function startWebHost(dir, env) {
-  const child = spawn(process.execPath, [WEB_HOST, '--port', '0', '--data-dir', join(dir, 'data'), '--clone-dir', join(dir, 'clones'), '--no-sample'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      WEB_HOST,
+      '--port',
+      '0',
+      '--data-dir',
+      join(dir, 'data'),
+      '--clone-dir',
+      join(dir, 'clones'),
+      '--no-sample',
+    ],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const m = await waitForLine(child, /^SLUICE_WEB_URL=(\S+)$/m, 'the web host');
   return { url: m[1], child };
 }
 
 async function startHgServe(repo) {
-  const child = spawn('hg', ['serve', '-R', repo, '-a', '127.0.0.1', '-p', '0', '--print-url'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('hg', ['serve', '-R', repo, '-a', '127.0.0.1', '-p', '0', '--print-url'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const m = await waitForLine(child, /^(http:\/\/\S+)$/m, 'hg serve');
   return { url: m[1].replace(/\/$/, ''), child };
 }
@@ -120,7 +135,9 @@ function processCpuMs(pid) {
 
 /** The renderer's main-thread time (Chrome's Performance metrics, seconds -> ms). */
 async function rendererMs(cdp) {
-  const m = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]));
+  const m = Object.fromEntries(
+    (await cdp.send('Performance.getMetrics')).metrics.map((x) => [x.name, x.value]),
+  );
   return { script: m.ScriptDuration * 1000, task: m.TaskDuration * 1000 };
 }
 
@@ -133,7 +150,10 @@ async function clickToDone(page, button, dest) {
     ({ dest }) => {
       window.__appBench = new Promise((resolvePromise) => {
         const t0 = { at: 0 };
-        document.addEventListener('click', () => (t0.at ||= performance.now()), { capture: true, once: true });
+        document.addEventListener('click', () => (t0.at ||= performance.now()), {
+          capture: true,
+          once: true,
+        });
         const check = () => {
           for (const row of document.querySelectorAll('[data-testid="transfer"]')) {
             if (!row.textContent.includes(dest)) continue;
@@ -145,7 +165,12 @@ async function clickToDone(page, button, dest) {
           }
         };
         const obs = new MutationObserver(check);
-        obs.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-state'] });
+        obs.observe(document.body, {
+          subtree: true,
+          childList: true,
+          attributes: true,
+          attributeFilter: ['data-state'],
+        });
       });
     },
     { dest },
@@ -232,13 +257,19 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
   const env = { ...process.env };
   delete env.NODE_EXTRA_CA_CERTS; // as the other sections: no TLS anywhere here
   const bundle = join(workDir, 'packed1.hg');
-  spawnSync('node', [SLUICE, 'bundle', '-q', corpusDir, bundle, '--type', 'packed1'], { stdio: 'inherit', env });
+  spawnSync('node', [SLUICE, 'bundle', '-q', corpusDir, bundle, '--type', 'packed1'], {
+    stdio: 'inherit',
+    env,
+  });
   let n = 0;
   const fresh = (tag) => join(workDir, `${String(++n).padStart(3, '0')}-${tag}`);
 
   const hgServe = await startHgServe(corpusDir);
   const host = await startWebHost(workDir, env);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
   const rows = { app: { apply: [], clone: [] }, cli: { apply: [], clone: [] }, hg: { apply: [], clone: [] } };
   try {
     const page = await browser.newPage();
@@ -261,7 +292,9 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
     for (let i = 0; i < reps; i++) {
       for (const kind of ['apply', 'clone']) {
         const d = fresh(`app-${kind}`);
-        rows.app[kind].push(kind === 'apply' ? await appApply(page, bundle, d) : await appClone(page, hgServe.url, d));
+        rows.app[kind].push(
+          kind === 'apply' ? await appApply(page, bundle, d) : await appClone(page, hgServe.url, d),
+        );
         rmSync(d, { recursive: true, force: true });
         const c = fresh(`cli-${kind}`);
         const args = kind === 'apply' ? ['apply', bundle, c] : ['clone', hgServe.url, c];
@@ -310,9 +343,33 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
     const cliCpu = median(rows.cli[kind].map((r) => r.cpuMs));
     const what = kind === 'apply' ? 'apply medium packed1' : 'clone medium from hg serve';
     const first = rows.app[`${kind}First`];
-    table.push([`${what}: app, click to Done`, fmt(appClick), fmt(appEngine), `${msgs} (${entries} file entries)`, (appClick / cliWall).toFixed(2) + 'x', (appEngine / cliEngine).toFixed(2) + 'x', (hgWall / appClick).toFixed(2) + 'x']);
-    table.push([`${what}: app, first job of the session`, fmt(first.clickToDoneMs), fmt(first.engineMs), String(first.bridge.jobEvents), '', '', '']);
-    table.push([`${what}: sluice process`, fmt(cliWall), fmt(cliEngine), '', '1.00x', '1.00x', (hgWall / cliWall).toFixed(2) + 'x']);
+    table.push([
+      `${what}: app, click to Done`,
+      fmt(appClick),
+      fmt(appEngine),
+      `${msgs} (${entries} file entries)`,
+      (appClick / cliWall).toFixed(2) + 'x',
+      (appEngine / cliEngine).toFixed(2) + 'x',
+      (hgWall / appClick).toFixed(2) + 'x',
+    ]);
+    table.push([
+      `${what}: app, first job of the session`,
+      fmt(first.clickToDoneMs),
+      fmt(first.engineMs),
+      String(first.bridge.jobEvents),
+      '',
+      '',
+      '',
+    ]);
+    table.push([
+      `${what}: sluice process`,
+      fmt(cliWall),
+      fmt(cliEngine),
+      '',
+      '1.00x',
+      '1.00x',
+      (hgWall / cliWall).toFixed(2) + 'x',
+    ]);
     table.push([`${what}: hg process`, fmt(hgWall), '', '', '', '', '1.00x']);
     summary.push(
       `${kind}: per job, ${msgs} job:events messages and ${kb.toFixed(0)} KB over the bridge (${entries} file entries), renderer main thread ${rScript.toFixed(0)} ms of script / ${rTask.toFixed(0)} ms of tasks, host main thread ${hostCpu.toFixed(0)} ms CPU; the whole host process ${appCpu.toFixed(0)} ms CPU against ${cliCpu.toFixed(0)} ms for the sluice process (${(appCpu / cliCpu).toFixed(2)}x; CPU, unlike wall time, barely moves with the machine's load)`,
@@ -321,15 +378,37 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
       `${kind}: click-to-Done ${(appClick / cliWall).toFixed(2)}x the CLI process (target <= 1.2x), the row's Elapsed ${(appEngine / cliEngine).toFixed(2)}x the CLI's engine time (target <= 1.05x), ${(hgWall / appClick).toFixed(2)}x faster than hg`,
     );
   }
-  say(`\n### App (web host in Chromium, the engine worker Electron main also runs) vs processes, ${reps} runs each, medians`);
-  say(fmtTable(['', 'wall s', 'engine s (Elapsed)', 'job:events messages', 'vs sluice process wall', 'engine vs CLI engine', 'hg / this'], table));
+  say(
+    `\n### App (web host in Chromium, the engine worker Electron main also runs) vs processes, ${reps} runs each, medians`,
+  );
+  say(
+    fmtTable(
+      [
+        '',
+        'wall s',
+        'engine s (Elapsed)',
+        'job:events messages',
+        'vs sluice process wall',
+        'engine vs CLI engine',
+        'hg / this',
+      ],
+      table,
+    ),
+  );
   for (const s of summary) say(s);
   return { rows };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { reps: { type: 'string', default: '5' } } });
-  const corpusDir = positionals[0] ?? (existsSync('/dev/shm/sluice-bench/corpus-medium') ? '/dev/shm/sluice-bench/corpus-medium' : '/dev/shm/corpus-medium');
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { reps: { type: 'string', default: '5' } },
+  });
+  const corpusDir =
+    positionals[0] ??
+    (existsSync('/dev/shm/sluice-bench/corpus-medium')
+      ? '/dev/shm/sluice-bench/corpus-medium'
+      : '/dev/shm/corpus-medium');
   const workDir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'sluice-app-bench-'));
   try {
     const r = await run({ corpusDir, workDir, reps: Number(values.reps) });
@@ -338,4 +417,3 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     rmSync(workDir, { recursive: true, force: true });
   }
 }
-

@@ -9,6 +9,7 @@ import { LogView } from '../components/LogView';
 import { KIND_LABEL } from '../components/labels';
 import { baseName } from '../lib/paths';
 import { useSluice, useSluiceShallow } from '../store/react';
+import { describeRequest } from '../store/transfers';
 
 export function LogDialog({ jobId }: { jobId: string }) {
   const { closeDialog, exportJobLog } = useSluiceShallow((s) => ({
@@ -17,13 +18,11 @@ export function LogDialog({ jobId }: { jobId: string }) {
   }));
   const job = useSluiceShallow((s) => {
     const j = s.jobs[jobId];
-    return {
-      kind: j?.kind ?? 'apply',
-      source: j?.source ?? '',
-      dest: j?.dest,
-      label: j?.label,
-      state: j?.state,
-    };
+    if (j) return { kind: j.kind, source: j.source, dest: j.dest, label: j.label, state: j.state };
+    // a job of an earlier session, opened from the history: the host still has its log
+    const r = s.history.find((h) => h.jobId === jobId);
+    const d = r ? describeRequest(r.request) : undefined;
+    return { kind: d?.kind ?? 'apply', source: d?.source ?? '', dest: d?.dest, label: r?.label, state: r?.state };
   });
   const running = useSluice((s) => {
     const st = s.jobs[jobId]?.state;

@@ -152,10 +152,11 @@ export function HistoryScreen() {
 }
 
 function HistoryRow({ record: r }: { record: HistoryRecord }) {
-  const { startJob, openPath, setScreen } = useSluiceShallow((s) => ({
+  const { startJob, openPath, setScreen, openDialog } = useSluiceShallow((s) => ({
     startJob: s.startJob,
     openPath: s.openPath,
     setScreen: s.setScreen,
+    openDialog: s.openDialog,
   }));
   const notify = useSluice((s) => s.notify);
   const d = describeRequest(r.request);
@@ -198,6 +199,15 @@ function HistoryRow({ record: r }: { record: HistoryRecord }) {
         ) : null}
       </td>
       <td className="row-actions">
+        <button
+          type="button"
+          className="icon-button"
+          onClick={() => openDialog({ type: 'log', jobId: r.jobId })}
+          aria-label={`Show log of ${r.label ?? d.dest ?? d.source}`}
+          title="Debug log (kept by the host, also from earlier sessions)"
+        >
+          <Icon name="log" />
+        </button>
         {r.state === 'done' && (done?.result ?? d.dest) ? (
           <button
             type="button"
