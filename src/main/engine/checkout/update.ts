@@ -20,10 +20,8 @@ import {
   readlinkSync,
   rmSync,
   rmdirSync,
-  symlinkSync,
   unlinkSync,
 } from 'node:fs';
-import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { CloseStats } from '../../../shared/events';
 import type { CloserOptions } from '../../../shared/jobs';
@@ -32,6 +30,7 @@ import { SluiceError, toSluiceError } from '../errors';
 import type { JobContext } from '../job/job-context';
 import { ProgressTracker } from '../job/progress';
 import { LocalRepo } from '../repo/local-repo';
+import { acquireLock } from '../repo/lock';
 import { changesetBranch, RevisionResolver, type ResolvedRevision } from '../repo/revsymbol';
 import { NULL_REV } from '../revlog/constants';
 import type { Revlog } from '../revlog/revlog';
@@ -97,11 +96,17 @@ export async function updateWorkingCopy(
       `cannot update a working copy that requires ${bad.join(', ')}`,
       { unsupported: bad },
     );
-  const unlock = acquireWlock(repo.hgDir);
+  // hg's wlock (repo/lock.ts: waited for, stale locks broken, honoured by hg both ways)
+  const wlock = await acquireLock(join(repo.hgDir, 'wlock'), {
+    signal: ctx.signal,
+    description: `working directory of ${root}`,
+    onWait: (holder) =>
+      ctx.log('warn', `waiting for lock on working directory of ${root} held by '${holder}'`),
+  });
   try {
     return await updateLocked(repo, opts, ctx);
   } finally {
-    unlock();
+    wlock.release();
   }
 }
 
@@ -115,37 +120,6 @@ export async function checkoutAfterClone(
   ctx: JobContext,
 ): Promise<UpdateStats> {
   return updateWorkingCopy(root, { ...opts, announce: true }, ctx);
-}
-
-/** lock.lock on `.hg/wlock` (util.makelock: a symlink holding `host:pid`, created atomically). */
-function acquireWlock(hgDir: string): () => void {
-  const path = join(hgDir, 'wlock');
-  try {
-    symlinkSync(`${hostname()}:${process.pid}`, path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') {
-      let holder = '';
-      try {
-        holder = readlinkSync(path);
-      } catch {
-        holder = '?';
-      }
-      throw new SluiceError('IO', `working directory of ${join(hgDir, '..')} is locked by '${holder}'`, {
-        holder,
-      });
-    }
-    // no symlinks here: hg falls back to an exclusive plain file
-    const fd = openSync(path, 'wx');
-    closeSync(fd);
-  }
-  return () => {
-    try {
-      unlinkSync(path);
-    } catch {
-      // already gone
-    }
-  };
 }
 
 interface Target extends ResolvedRevision {
