@@ -311,7 +311,8 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
           spawnSync('hg', ['init', h]);
           r = await measure('hg', ['-R', h, 'debugapplystreamclonebundle', bundle]);
         } else {
-          r = await measure('hg', ['clone', '--stream', '-U', '-q', hgServe.url, h]);
+          // with a working copy, as the app's clone (and `sluice clone`) makes one
+          r = await measure('hg', ['clone', '--stream', '-q', hgServe.url, h]);
         }
         rmSync(h, { recursive: true, force: true });
         rows.hg[kind].push({ wallMs: r.wallMs });
