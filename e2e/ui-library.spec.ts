@@ -65,9 +65,6 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await expect(row.getByTestId('repo-tip')).toContainText(newTip);
     await expect(row.getByTestId('repo-parent')).toContainText(newTip);
 
-    // Pull waits for its engine job; until then it says so
-    await expect(row.getByRole('button', { name: 'Pull…' })).toBeDisabled();
-    await expect(page.locator('#library-unavailable')).toContainText('does not have yet');
 
     await row.getByRole('button', { name: 'Verify' }).click();
     await expect(row.getByTestId('repo-verify-state')).toHaveText('passed', { timeout: 30_000 });
@@ -145,8 +142,25 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await expect(destField).toHaveValue(join(tempDir, 'other-name'));
   });
 
-  test('pull after the served repository gains changesets shows the new tip', async () => {
-    test.skip(true, 'skipped: the pull job (helper "pull") is not on main yet, so the row cannot pull');
+  test('pull after the served repository gains changesets shows the new tip', async ({ sluicePage: page, tempDir }) => {
+    const served = await repoFromFixture(tempDir);
+    server = await startHgServe(served);
+    const dest = join(tempDir, 'to-pull');
+    await cloneThroughDialog(page, server.url, dest);
+    // the served repository gains a changeset
+    hg(served, 'update', '-q', '-r', 'tip');
+    writeFileSync(join(served, 'upstream.txt'), 'new\n');
+    hg(served, 'commit', '-q', '-A', '-m', 'upstream change');
+    const upstreamTip = hg(served, 'log', '-r', 'tip', '-T', '{rev}:{node|short}');
+    await page.getByRole('button', { name: 'Repositories' }).click();
+    const row = page.locator(`[data-testid="repo-row"][data-path="${dest}"]`);
+    await expect(row.getByTestId('repo-tip')).not.toContainText(upstreamTip);
+    await row.getByRole('button', { name: 'Pull…' }).click();
+    await expect(row.getByTestId('repo-pull-state')).toHaveText('incoming check done', { timeout: 30_000 });
+    await row.getByRole('button', { name: 'Pull now' }).click();
+    await expect(row.getByTestId('repo-pull-state')).toHaveText('pull done', { timeout: 30_000 });
+    await expect(row.getByTestId('repo-tip')).toContainText(upstreamTip);
+    await expect(row.getByTestId('repo-tip')).toContainText('upstream change');
   });
 
   test('update to a revision from the row', async ({ sluicePage: page, tempDir }) => {

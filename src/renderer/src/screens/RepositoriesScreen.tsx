@@ -26,7 +26,7 @@ const SORTS: { value: LibrarySort; label: string }[] = [
  * build the buttons stay visible, disabled, with the reason.
  */
 export const ENGINE_ACTIONS: Record<'pull' | 'update', { available: boolean; reason: string }> = {
-  pull: { available: false, reason: 'Pull needs the engine’s pull job, which this build does not have yet.' },
+  pull: { available: true, reason: '' },
   update: { available: true, reason: '' },
 };
 
@@ -125,6 +125,15 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
   }));
   const verify = useSluice((s) => latestJob(s.jobs, s.jobOrder, 'verify', r.path));
   const update = useSluice((s) => latestJob(s.jobs, s.jobOrder, 'update', r.path));
+  const pull = useSluice((s) => latestJob(s.jobs, s.jobOrder, 'pull', r.path));
+  const pullIsCheck = pull?.request?.kind === 'pull' && pull.request.incoming === true;
+  const [pullOffered, setPullOffered] = useState(false);
+  const startPull = (incoming: boolean) => {
+    setPullOffered(incoming);
+    startJob({ kind: 'pull', repo: r.path, ...(incoming ? { incoming: true } : {}) }, `${incoming ? 'Incoming for' : 'Pull'} ${r.name}`).catch((err: unknown) =>
+      notify(errorNotice(`Could not pull into ${r.name}`, err)),
+    );
+  };
   const startJob = useSluice((s) => s.startJob);
   const notify = useSluice((s) => s.notify);
   const [confirm, setConfirm] = useState<'remove' | 'delete' | null>(null);
@@ -240,6 +249,25 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
           </div>
         ) : null}
       </dl>
+      {pull ? (
+        <p className="repo-pull" data-testid="repo-pull">
+          <span className={`state-badge state-${pull.state}`} data-testid="repo-pull-state">
+            {pullIsCheck ? 'incoming check' : 'pull'} {JOB_STATE_TEXT[pull.state]}
+          </span>{' '}
+          {pull.state === 'failed' && pull.error ? <span className="muted">{pull.error.message}</span> : null}
+          {pullIsCheck && pull.state === 'done' && pullOffered ? (
+            <>
+              <span className="muted">Checked {r.source}; the count is in the job’s log (Transfers).</span>{' '}
+              <button type="button" className="button small primary" onClick={() => startPull(false)}>
+                Pull now
+              </button>
+              <button type="button" className="button small" onClick={() => setPullOffered(false)}>
+                Not now
+              </button>
+            </>
+          ) : null}
+        </p>
+      ) : null}
       {updating ? (
         <form className="repo-update" onSubmit={submitUpdate} aria-label={`Update ${r.name}`}>
           <label htmlFor={`update-rev-${r.path}`}>Revision</label>
@@ -265,9 +293,10 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
         <button
           type="button"
           className="button small"
-          disabled={!ENGINE_ACTIONS.pull.available || !reachable}
+          disabled={!ENGINE_ACTIONS.pull.available || !reachable || !r.source || busy(pull)}
           title={ENGINE_ACTIONS.pull.available ? 'Check for incoming changesets, then pull them' : ENGINE_ACTIONS.pull.reason}
           aria-describedby={ENGINE_ACTIONS.pull.available ? undefined : 'library-unavailable'}
+          onClick={() => startPull(true)}
         >
           <Icon name="download" /> Pull…
         </button>
