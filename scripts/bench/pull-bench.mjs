@@ -53,7 +53,7 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
         const args =
           client === 'hg'
             ? ['hg', ['clone', '-q', '--pull', '-U', server.url, dest]]
-            : [process.execPath, [SLUICE, 'clone', server.url, dest, '-q', '--pull']];
+            : [process.execPath, [SLUICE, 'clone', server.url, dest, '-q', '--pull', '-U']];
         return { dest, args, prepare: () => undefined };
       }
       const args =
