@@ -2,6 +2,7 @@
 // bookmarks), working-copy parent, paths.default, for inline and split changelogs, a merge in
 // progress, `hg update null` and dirstate-v2.
 import { afterAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRepoSummary } from '../../src/main/host/repo-summary';
@@ -32,7 +33,14 @@ function commit(repo: string, file: string, text: string, message: string, date 
 
 /** hg's own view of the tip, in the row's terms. */
 function hgTip(repo: string) {
-  const out = hg(repo, 'log', '-r', 'tip', '-T', '{rev}\\n{node|short}\\n{date|hgdate}\\n{desc|firstline}\\n{branch}\\n{bookmarks}\\n{author}');
+  const out = hg(
+    repo,
+    'log',
+    '-r',
+    'tip',
+    '-T',
+    '{rev}\\n{node|short}\\n{date|hgdate}\\n{desc|firstline}\\n{branch}\\n{bookmarks}\\n{author}',
+  );
   const [rev, node, date, summary, branch, bookmarks, user] = out.split('\n');
   const [secs, tz] = date!.split(' ');
   return {
@@ -59,7 +67,11 @@ describe.skipIf(missing('hg'))(`repository summary against hg${skipNote('hg')}`,
     writeFileSync(join(repo, '.hg', 'hgrc'), '[paths]\ndefault = https://user:secret@example.com/repo\n');
     const s = await readRepoSummary(repo);
     expect({ ...s.tip, bookmarks: [...s.tip!.bookmarks].sort() }).toEqual(hgTip(repo));
-    expect(s.parent).toEqual({ node: hg(repo, 'log', '-r', '.', '-T', '{node|short}'), rev: 2, merging: false });
+    expect(s.parent).toEqual({
+      node: hg(repo, 'log', '-r', '.', '-T', '{node|short}'),
+      rev: 2,
+      merging: false,
+    });
     expect(s.source).toBe('https://example.com/repo');
     expect(s.storeFiles).toBeGreaterThan(3);
     expect(s.storeBytes).toBeGreaterThan(0);
@@ -67,14 +79,20 @@ describe.skipIf(missing('hg'))(`repository summary against hg${skipNote('hg')}`,
 
   it('reads a split changelog (past 128 KiB) and a parent below the tip', async () => {
     const repo = newRepo('split');
-    // big descriptions push the changelog over revlog._maxinline
-    for (let i = 0; i < 4; i++) commit(repo, 'f.txt', `v${i}\n`, `change ${i}\n\n${'x'.repeat(40_000)}`);
+    // big incompressible descriptions push the changelog over revlog._maxinline (zlib would fold
+    // repeated characters into almost nothing)
+    for (let i = 0; i < 6; i++)
+      commit(repo, 'f.txt', `v${i}\n`, `change ${i}\n\n${randomBytes(30_000).toString('base64')}`);
     expect(existsSync(join(repo, '.hg', 'store', '00changelog.d'))).toBe(true);
     const s = await readRepoSummary(repo);
     expect(s.tip).toEqual(hgTip(repo));
     hg(repo, 'update', '-r', '1');
     const u = await readRepoSummary(repo);
-    expect(u.parent).toEqual({ node: hg(repo, 'log', '-r', '1', '-T', '{node|short}'), rev: 1, merging: false });
+    expect(u.parent).toEqual({
+      node: hg(repo, 'log', '-r', '1', '-T', '{node|short}'),
+      rev: 1,
+      merging: false,
+    });
   });
 
   it('says "no working copy" after hg update null and sees a merge in progress', async () => {

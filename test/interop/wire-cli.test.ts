@@ -64,12 +64,18 @@ describe('sluice clone (CLI)', () => {
     expect(v.status, v.stderr).toBe(0);
   });
 
-  it('a server that allows no stream clone: exit 1, a clear message, nothing at DEST', async () => {
+  it('a server that allows no stream clone: the clone falls back to the pull protocol and says so', async () => {
     const dest = join(work, 'nostream');
-    const r = await sluice(['clone', closed.url, dest]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^abort: the server allows no stream clone/m);
-    expect(existsSync(dest)).toBe(false);
+    const r = await sluice(['clone', '-U', closed.url, dest]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/pull protocol/);
+    expect(existsSync(join(dest, '.hg', 'store', '00changelog.i'))).toBe(true);
+    expect(readFileSync(join(dest, '.hg', 'bookmarks'), 'utf8')).toMatch(/^[0-9a-f]{40} mybook\n$/);
+  });
+
+  it.skipIf(missing('hg'))(`the pull-protocol fallback clone passes hg verify${skipNote('hg')}`, async () => {
+    const v = await hgAsync(['-R', join(work, 'nostream'), 'verify', '-q']);
+    expect(v.status, v.stderr).toBe(0);
   });
 
   it.skipIf(missing('hg'))(

@@ -12,6 +12,7 @@ import { startSshd, type Sshd } from '../../scripts/sshd-harness.mjs';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext, type ConnectOptions } from '../../src/main/engine/job/job-context';
 import { cloneFromUrl } from '../../src/main/engine/wire/clone';
+import { pullFromUrl } from '../../src/main/engine/wire/pull';
 import {
   ROOT,
   describeClone,
@@ -68,6 +69,7 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
     connect: ConnectOptions,
     opts: {
       stream?: 'v1' | 'v2';
+      pull?: boolean;
       signal?: AbortSignal;
       idleTimeoutMs?: number;
       onEvent?: (e: { type: string }) => void;
@@ -90,6 +92,7 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
           url,
           dest,
           stream: opts.stream ?? 'auto',
+          ...(opts.pull ? { pull: true, update: false } : {}),
           ...(opts.idleTimeoutMs ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
         },
         ctx,
@@ -155,6 +158,42 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
       await expectSameAsSource(dest);
     }, 60_000);
   }
+
+  for (const [label, remote] of [
+    ['hg serve --stdio', () => 'hg'],
+    ['sluice -R REPO serve --stdio', () => sluiceCmd],
+  ] as const) {
+    it(`Sluice clones with the pull protocol (discovery, getbundle changegroup) from ${label}`, async () => {
+      const c = await sluiceClone(sshd.url('default'), { remoteCommand: remote() }, { pull: true });
+      expect(c.error).toBeNull();
+      expect(c.result!.via).not.toMatch(/^stream/);
+      await expectSameAsSource(c.dest);
+    }, 60_000);
+
+    it(`sluice pull brings a partial clone up to date over ssh from ${label}`, async () => {
+      const dest = join(work, `partial-${++n}`);
+      const r = await hgAsync(['clone', '-U', '-r', '1', join(sshd.home, 'default'), dest]);
+      expect(r.status, r.stderr).toBe(0);
+      const ctx = new JobContext({ connect: { sshCommand: sshd.sshCommand, remoteCommand: remote() } });
+      const out = await pullFromUrl({ kind: 'pull', repo: dest, source: sshd.url('default') }, ctx);
+      expect(out.changesets).toBeGreaterThan(0);
+      await expectSameAsSource(dest);
+      const again = await pullFromUrl({ kind: 'pull', repo: dest, source: sshd.url('default') }, ctx);
+      expect(again.upToDate).toBe(true);
+    }, 60_000);
+  }
+
+  it('hg clone (pull protocol) and hg pull from sluice -R REPO serve --stdio via --remotecmd', async () => {
+    const dest = join(work, `hg-pull-${++n}`);
+    const ssh = ['--ssh', sshd.sshCommand, '--remotecmd', sluiceCmd];
+    const c = await hgAsync(['clone', '-U', '-r', '1', ...ssh, sshd.url('default'), dest]);
+    expect(c.status, c.stderr).toBe(0);
+    expect(c.stdout).not.toMatch(/streaming all changes/);
+    const p = await hgAsync(['-R', dest, 'pull', ...ssh, sshd.url('default')]);
+    expect(p.status, p.stderr).toBe(0);
+    expect(p.stdout).toMatch(/added \d+ changesets/);
+    await expectSameAsSource(dest);
+  }, 60_000);
 
   it('login-banner noise on stdout (the remote shell rc) is skipped, and stderr comes back as remote: lines', async () => {
     sshd.setBanner('echo "Welcome to the test host"\necho 1\necho "rc says hi" >&2\n');

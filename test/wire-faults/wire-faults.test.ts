@@ -341,7 +341,7 @@ describe('wire client against a scripted server', () => {
     await cloneFails(forbidden.url, 'NO_STREAM', { stream: 'v1' });
   });
 
-  it('a server that allows no stream clone: NO_STREAM before any data', async () => {
+  it('a server that allows no stream clone: the clone falls back to the pull protocol (hg clone does too)', async () => {
     const s = await serve(
       mutate('capabilities', (b, res, headers) => {
         res.writeHead(200, headers);
@@ -353,9 +353,23 @@ describe('wire client against a scripted server', () => {
         );
       }),
     );
-    const e = await cloneFails(s.url, 'NO_STREAM');
-    expect(e.message).toMatch(/no stream clone/);
-    expect(s.hits.map((h) => h.cmd)).toEqual(['capabilities']);
+    const { dest } = newDest();
+    const res = await cloneFromUrl(
+      { kind: 'clone', url: s.url, dest },
+      new JobContext({ fileEvents: false }),
+      {
+        idleTimeoutMs: 5000,
+      },
+    );
+    expect(res.via).toBe('pull');
+    expect(res.files).toBeGreaterThan(0);
+    const cmds = s.hits.map((h) => h.cmd);
+    expect(cmds).toContain('getbundle');
+    expect(cmds).not.toContain('stream_out');
+    clones.push(dest);
+  });
+
+  it('a v1-only server asked for stream v2: NO_STREAM before any data', async () => {
     const v1only = await serve(() => false, { v1: true });
     await cloneFails(v1only.url, 'NO_STREAM', { stream: 'v2' });
   });

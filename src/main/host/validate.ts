@@ -101,7 +101,11 @@ function expectOneOf<const T extends string>(v: unknown, where: string, values: 
  * never sees), NUL bytes truncate paths in C APIs, and control characters are never typed by a
  * person, so all are refused. `pathIsAbsolute` is the platform's rule (win32 on Windows).
  */
-export function expectAbsolutePath(v: unknown, where: string, pathIsAbsolute: (p: string) => boolean = isAbsolute): string {
+export function expectAbsolutePath(
+  v: unknown,
+  where: string,
+  pathIsAbsolute: (p: string) => boolean = isAbsolute,
+): string {
   const p = expectString(v, where, LIMITS.pathChars);
   if (p === '') fail(where, 'empty path');
   if (hasControlChars(p)) fail(where, 'control characters in path');
@@ -109,7 +113,7 @@ export function expectAbsolutePath(v: unknown, where: string, pathIsAbsolute: (p
   return p;
 }
 
-/** An http(s) URL. Other schemes (file:, javascript:, ssh:...) are refused: the engine speaks HTTP only. */
+/** An http(s) URL (clone bundles, proxies); repository URLs that may be ssh:// go through expectRepoUrl. */
 export function expectHttpUrl(v: unknown, where: string): string {
   const s = expectString(v, where, LIMITS.urlChars);
   let url: URL;
@@ -118,7 +122,8 @@ export function expectHttpUrl(v: unknown, where: string): string {
   } catch {
     fail(where, `not a valid URL: ${JSON.stringify(s.slice(0, 200))}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(where, `only http and https URLs are allowed, not ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    fail(where, `only http and https URLs are allowed, not ${url.protocol}`);
   if (!url.hostname) fail(where, 'URL without a host');
   if (hasControlChars(s) || /\s/.test(s)) fail(where, 'whitespace or control characters in URL');
   return s;
@@ -155,28 +160,54 @@ function expectRev(v: unknown, where: string): string {
 }
 
 function expectCloser(v: unknown, where: string): Partial<CloserOptions> {
-  const o = expectObject(v, where, ['backgroundClose', 'closeThreads', 'minFileCount', 'maxQueue', 'simulateCloseMs']);
+  const o = expectObject(v, where, [
+    'backgroundClose',
+    'closeThreads',
+    'minFileCount',
+    'maxQueue',
+    'simulateCloseMs',
+  ]);
   const out: Partial<CloserOptions> = {};
-  if (o.backgroundClose !== undefined) out.backgroundClose = expectOneOf(o.backgroundClose, `${where}.backgroundClose`, ['on', 'off', 'auto']);
-  if (o.closeThreads !== undefined) out.closeThreads = expectInt(o.closeThreads, `${where}.closeThreads`, LIMITS.closeThreads);
-  if (o.minFileCount !== undefined) out.minFileCount = expectInt(o.minFileCount, `${where}.minFileCount`, LIMITS.minFileCount);
+  if (o.backgroundClose !== undefined)
+    out.backgroundClose = expectOneOf(o.backgroundClose, `${where}.backgroundClose`, ['on', 'off', 'auto']);
+  if (o.closeThreads !== undefined)
+    out.closeThreads = expectInt(o.closeThreads, `${where}.closeThreads`, LIMITS.closeThreads);
+  if (o.minFileCount !== undefined)
+    out.minFileCount = expectInt(o.minFileCount, `${where}.minFileCount`, LIMITS.minFileCount);
   if (o.maxQueue !== undefined) out.maxQueue = expectInt(o.maxQueue, `${where}.maxQueue`, LIMITS.maxQueue);
-  if (o.simulateCloseMs !== undefined) out.simulateCloseMs = expectInt(o.simulateCloseMs, `${where}.simulateCloseMs`, LIMITS.simulateCloseMs);
+  if (o.simulateCloseMs !== undefined)
+    out.simulateCloseMs = expectInt(o.simulateCloseMs, `${where}.simulateCloseMs`, LIMITS.simulateCloseMs);
   return out;
 }
 
 /** Copies only the validated fields, so what reaches the engine is exactly what was checked. */
-export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => boolean = isAbsolute, where = 'request'): JobRequest {
+export function validateJobRequest(
+  v: unknown,
+  pathIsAbsolute: (p: string) => boolean = isAbsolute,
+  where = 'request',
+): JobRequest {
   if (!isPlainObject(v)) fail(where, 'expected an object');
   const kind = expectOneOf(v.kind, `${where}.kind`, ['apply', 'clone', 'pull', 'bundle', 'verify', 'update']);
   const timeouts = (o: Record<string, unknown>) => ({
-    ...(o.connectTimeoutMs !== undefined && { connectTimeoutMs: expectInt(o.connectTimeoutMs, `${where}.connectTimeoutMs`, LIMITS.timeoutMs) }),
-    ...(o.idleTimeoutMs !== undefined && { idleTimeoutMs: expectInt(o.idleTimeoutMs, `${where}.idleTimeoutMs`, LIMITS.timeoutMs) }),
+    ...(o.connectTimeoutMs !== undefined && {
+      connectTimeoutMs: expectInt(o.connectTimeoutMs, `${where}.connectTimeoutMs`, LIMITS.timeoutMs),
+    }),
+    ...(o.idleTimeoutMs !== undefined && {
+      idleTimeoutMs: expectInt(o.idleTimeoutMs, `${where}.idleTimeoutMs`, LIMITS.timeoutMs),
+    }),
   });
   const abs = (x: unknown, field: string) => expectAbsolutePath(x, `${where}.${field}`, pathIsAbsolute);
   switch (kind) {
     case 'apply': {
-      const o = expectObject(v, where, ['kind', 'bundlePath', 'dest', 'closer', 'verify', 'update', 'updateRev']);
+      const o = expectObject(v, where, [
+        'kind',
+        'bundlePath',
+        'dest',
+        'closer',
+        'verify',
+        'update',
+        'updateRev',
+      ]);
       return {
         kind,
         bundlePath: abs(o.bundlePath, 'bundlePath'),
@@ -188,16 +219,35 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
       };
     }
     case 'clone': {
-      const o = expectObject(v, where, ['kind', 'url', 'dest', 'stream', 'closer', 'verify', 'caFile', 'cloneBundles', 'obsmarkers', 'pull', 'connectTimeoutMs', 'idleTimeoutMs', 'update', 'updateRev']);
+      const o = expectObject(v, where, [
+        'kind',
+        'url',
+        'dest',
+        'stream',
+        'closer',
+        'verify',
+        'caFile',
+        'cloneBundles',
+        'obsmarkers',
+        'pull',
+        'connectTimeoutMs',
+        'idleTimeoutMs',
+        'update',
+        'updateRev',
+      ]);
       return {
         kind,
         url: expectRepoUrl(o.url, `${where}.url`),
         dest: abs(o.dest, 'dest'),
-        ...(o.stream !== undefined && { stream: expectOneOf(o.stream, `${where}.stream`, ['auto', 'v1', 'v2']) }),
+        ...(o.stream !== undefined && {
+          stream: expectOneOf(o.stream, `${where}.stream`, ['auto', 'v1', 'v2']),
+        }),
         ...(o.closer !== undefined && { closer: expectCloser(o.closer, `${where}.closer`) }),
         ...(o.verify !== undefined && { verify: expectBoolean(o.verify, `${where}.verify`) }),
         ...(o.caFile !== undefined && { caFile: abs(o.caFile, 'caFile') }),
-        ...(o.cloneBundles !== undefined && { cloneBundles: expectBoolean(o.cloneBundles, `${where}.cloneBundles`) }),
+        ...(o.cloneBundles !== undefined && {
+          cloneBundles: expectBoolean(o.cloneBundles, `${where}.cloneBundles`),
+        }),
         ...(o.obsmarkers !== undefined && { obsmarkers: expectBoolean(o.obsmarkers, `${where}.obsmarkers`) }),
         ...(o.pull !== undefined && { pull: expectBoolean(o.pull, `${where}.pull`) }),
         ...(o.update !== undefined && { update: expectBoolean(o.update, `${where}.update`) }),
@@ -206,7 +256,16 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
       };
     }
     case 'pull': {
-      const o = expectObject(v, where, ['kind', 'repo', 'source', 'update', 'incoming', 'caFile', 'connectTimeoutMs', 'idleTimeoutMs']);
+      const o = expectObject(v, where, [
+        'kind',
+        'repo',
+        'source',
+        'update',
+        'incoming',
+        'caFile',
+        'connectTimeoutMs',
+        'idleTimeoutMs',
+      ]);
       return {
         kind,
         repo: abs(o.repo, 'repo'),
@@ -224,8 +283,12 @@ export function validateJobRequest(v: unknown, pathIsAbsolute: (p: string) => bo
         repo: abs(o.repo, 'repo'),
         out: abs(o.out, 'out'),
         ...(o.type !== undefined && { type: expectOneOf(o.type, `${where}.type`, ['packed1', 'v2']) }),
-        ...(o.compression !== undefined && { compression: expectOneOf(o.compression, `${where}.compression`, ['none', 'gzip', 'zstd']) }),
-        ...(o.chunkSize !== undefined && { chunkSize: expectInt(o.chunkSize, `${where}.chunkSize`, LIMITS.chunkSize) }),
+        ...(o.compression !== undefined && {
+          compression: expectOneOf(o.compression, `${where}.compression`, ['none', 'gzip', 'zstd']),
+        }),
+        ...(o.chunkSize !== undefined && {
+          chunkSize: expectInt(o.chunkSize, `${where}.chunkSize`, LIMITS.chunkSize),
+        }),
       };
     }
     case 'verify': {
@@ -261,14 +324,21 @@ function expectCredentialsAnswer(v: unknown, where: string): { user: string; pas
 }
 
 type ArgsOf<C extends InvokeChannel> = InvokeMap[C]['args'];
-type ArgValidators = { [C in InvokeChannel]: (args: unknown[], pathIsAbsolute: (p: string) => boolean) => ArgsOf<C> };
+type ArgValidators = {
+  [C in InvokeChannel]: (args: unknown[], pathIsAbsolute: (p: string) => boolean) => ArgsOf<C>;
+};
 
 function arity(channel: string, args: unknown[], min: number, max: number): void {
   // Trailing undefined is what an omitted optional argument looks like after structured clone.
   let n = args.length;
   while (n > min && args[n - 1] === undefined) n--;
   if (n < min || n > max) {
-    fail(channel, min === max ? `expected ${min} argument(s), got ${args.length}` : `expected ${min} to ${max} arguments, got ${args.length}`);
+    fail(
+      channel,
+      min === max
+        ? `expected ${min} argument(s), got ${args.length}`
+        : `expected ${min} to ${max} arguments, got ${args.length}`,
+    );
   }
 }
 
@@ -284,14 +354,25 @@ const VALIDATORS: ArgValidators = {
   'job:list': (a) => (arity('job:list', a, 0, 0), []),
   'job:log': (a) => {
     arity('job:log', a, 3, 4);
-    const page = [expectId(a[0], 'job:log jobId'), expectInt(a[1], 'job:log from', LIMITS.logLine), expectInt(a[2], 'job:log count', LIMITS.logPage)] as const;
+    const page = [
+      expectId(a[0], 'job:log jobId'),
+      expectInt(a[1], 'job:log from', LIMITS.logLine),
+      expectInt(a[2], 'job:log count', LIMITS.logPage),
+    ] as const;
     return a[3] === undefined ? [...page] : [...page, expectString(a[3], 'job:log query', LIMITS.labelChars)];
   },
   'job:exportLog': (a) => {
     arity('job:exportLog', a, 3, 3);
-    return [expectId(a[0], 'job:exportLog jobId'), expectFileName(a[1], 'job:exportLog suggestedName'), expectString(a[2], 'job:exportLog header', LIMITS.pathChars * 2)];
+    return [
+      expectId(a[0], 'job:exportLog jobId'),
+      expectFileName(a[1], 'job:exportLog suggestedName'),
+      expectString(a[2], 'job:exportLog header', LIMITS.pathChars * 2),
+    ];
   },
-  'bundle:inspect': (a, abs) => (arity('bundle:inspect', a, 1, 1), [expectAbsolutePath(a[0], 'bundle:inspect path', abs)]),
+  'bundle:inspect': (a, abs) => (
+    arity('bundle:inspect', a, 1, 1),
+    [expectAbsolutePath(a[0], 'bundle:inspect path', abs)]
+  ),
   'server:probe': (a) => (arity('server:probe', a, 1, 1), [expectRepoUrl(a[0], 'server:probe url')]),
   'sample:get': (a) => (arity('sample:get', a, 0, 0), []),
   'history:list': (a) => (arity('history:list', a, 0, 0), []),
@@ -301,8 +382,14 @@ const VALIDATORS: ArgValidators = {
     return a[0] === undefined ? [] : [expectAbsolutePath(a[0], 'dialog:pickDirectory defaultPath', abs)];
   },
   'dialog:pickBundle': (a) => (arity('dialog:pickBundle', a, 0, 0), []),
-  'shell:openPath': (a, abs) => (arity('shell:openPath', a, 1, 1), [expectAbsolutePath(a[0], 'shell:openPath path', abs)]),
-  'shell:openExternal': (a) => (arity('shell:openExternal', a, 1, 1), [expectHttpUrl(a[0], 'shell:openExternal url')]),
+  'shell:openPath': (a, abs) => (
+    arity('shell:openPath', a, 1, 1),
+    [expectAbsolutePath(a[0], 'shell:openPath path', abs)]
+  ),
+  'shell:openExternal': (a) => (
+    arity('shell:openExternal', a, 1, 1),
+    [expectHttpUrl(a[0], 'shell:openExternal url')]
+  ),
   'file:writeText': (a) => {
     arity('file:writeText', a, 2, 2);
     const name = expectFileName(a[0], 'file:writeText suggestedName');
@@ -311,7 +398,10 @@ const VALIDATORS: ArgValidators = {
   },
   'credentials:answer': (a) => {
     arity('credentials:answer', a, 2, 3);
-    const answer: [string, { user: string; password: string } | null] = [expectId(a[0], 'credentials:answer requestId'), expectCredentialsAnswer(a[1], 'credentials:answer answer')];
+    const answer: [string, { user: string; password: string } | null] = [
+      expectId(a[0], 'credentials:answer requestId'),
+      expectCredentialsAnswer(a[1], 'credentials:answer answer'),
+    ];
     return a[2] === undefined ? answer : [...answer, expectBoolean(a[2], 'credentials:answer remember')];
   },
   'credentials:list': (a) => (arity('credentials:list', a, 0, 0), []),
@@ -331,18 +421,44 @@ const VALIDATORS: ArgValidators = {
 };
 
 const libraryPath =
-  <C extends 'library:add' | 'library:remove' | 'library:trash' | 'library:openTerminal' | 'library:copySource' | 'dest:check'>(channel: C) =>
-  (a: unknown[], abs: (p: string) => boolean): [string] => (arity(channel, a, 1, 1), [expectAbsolutePath(a[0], `${channel} path`, abs)]);
+  <
+    C extends
+      | 'library:add'
+      | 'library:remove'
+      | 'library:trash'
+      | 'library:openTerminal'
+      | 'library:copySource'
+      | 'dest:check',
+  >(
+    channel: C,
+  ) =>
+  (a: unknown[], abs: (p: string) => boolean): [string] => (
+    arity(channel, a, 1, 1),
+    [expectAbsolutePath(a[0], `${channel} path`, abs)]
+  );
 
 export function isInvokeChannel(channel: unknown): channel is InvokeChannel {
   return typeof channel === 'string' && (INVOKE_CHANNELS as readonly string[]).includes(channel);
 }
 
 /** Checks a call's channel and arguments; returns the arguments rebuilt from validated values only. */
-export function validateInvoke<C extends InvokeChannel>(channel: C, args: unknown, pathIsAbsolute?: (p: string) => boolean): ArgsOf<C>;
-export function validateInvoke(channel: unknown, args: unknown, pathIsAbsolute?: (p: string) => boolean): unknown[];
-export function validateInvoke(channel: unknown, args: unknown, pathIsAbsolute: (p: string) => boolean = isAbsolute): unknown[] {
-  if (!isInvokeChannel(channel)) fail('invoke', `unknown channel ${JSON.stringify(String(channel).slice(0, 100))}`);
+export function validateInvoke<C extends InvokeChannel>(
+  channel: C,
+  args: unknown,
+  pathIsAbsolute?: (p: string) => boolean,
+): ArgsOf<C>;
+export function validateInvoke(
+  channel: unknown,
+  args: unknown,
+  pathIsAbsolute?: (p: string) => boolean,
+): unknown[];
+export function validateInvoke(
+  channel: unknown,
+  args: unknown,
+  pathIsAbsolute: (p: string) => boolean = isAbsolute,
+): unknown[] {
+  if (!isInvokeChannel(channel))
+    fail('invoke', `unknown channel ${JSON.stringify(String(channel).slice(0, 100))}`);
   if (!Array.isArray(args)) fail(channel, 'arguments must be an array');
   return VALIDATORS[channel](args, pathIsAbsolute) as unknown[];
 }
