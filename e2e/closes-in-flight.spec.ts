@@ -5,8 +5,9 @@
 // `threads + THREADPOOL_RESERVE`; a plan for fewer threads than the pool has is held to its count. Counted at the
 // OS boundary by e2e/fixtures/inflight-close.c (an LD_PRELOAD shim that holds each close of a
 // file under a prefix for a few ms and records how many overlapped), never by what the closer
-// believes. Without the bootstrap an ES module entry gets libuv's default 4 threads: the control
-// shows the counter sees that.
+// believes. Whether an ES module entry that sets UV_THREADPOOL_SIZE itself is stuck at libuv's
+// default 4 depends on whether the runtime's loader touched the pool first (Node 20 here: only
+// sometimes), so no test asserts it; the 4-thread web-host case shows the counter sees a cap.
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -228,14 +229,5 @@ test.describe('closes in flight', () => {
     expect(closes).toBe(64);
     // the app's pool: 48 close threads plus the reserve, all closing at once
     expect(max).toBe(threadpoolSizeFor(48));
-  });
-
-  test('control: an ES module entry that sets UV_THREADPOOL_SIZE itself still closes on 4 threads', async () => {
-    const { out, stats, env } = await area();
-    const probe = join(dir.path, `late-${n}.mjs`);
-    await writeProbe(probe, out, true);
-    const r = spawnSync(process.execPath, [probe], { env, encoding: 'utf8' });
-    expect(r.stdout + r.stderr).toContain('closed');
-    expect(await maxInFlight(stats)).toEqual({ closes: 64, max: 4 });
   });
 });

@@ -42,8 +42,12 @@ test.describe(`clone with checkout${skipNote('hg')}`, () => {
     expect(tracked).toBeGreaterThan(0);
     await row.getByRole('button', { name: /Show log/ }).click();
     const log = page.getByRole('dialog', { name: /Debug log/ });
+    // the view renders only the lines on screen: filter to the ones asserted
+    await log.getByLabel('Filter lines').fill('files updated');
     await expect(log.getByTestId('logview')).toContainText(`${tracked} files updated, 0 files merged`);
+    await log.getByLabel('Filter lines').fill('getting ');
     await expect(log.getByTestId('logview')).toContainText('getting ');
+    await log.getByLabel('Filter lines').fill('');
     await screenshot(page, 'clone-checkout-log');
     await page.keyboard.press('Escape');
 

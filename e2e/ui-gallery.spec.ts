@@ -81,9 +81,9 @@ test('keyboard: skip link, focus moves into a dialog and back, Esc closes; theme
   await expect(dialog).toBeVisible();
   await expect(dialog.getByLabel('Repository URL')).toBeFocused();
   // invalid input is explained, not silently ignored
-  await page.keyboard.type('ssh://hg@example.org/repo');
+  await page.keyboard.type('ftp://hg.example.org/repo');
   await page.keyboard.press('Enter');
-  await expect(dialog.getByText('ssh:// is not supported')).toBeVisible();
+  await expect(dialog.getByText('Only http://, https:// and ssh:// URLs are supported.')).toBeVisible();
   await expect(dialog.getByLabel('Repository URL')).toHaveAttribute('aria-invalid', 'true');
   await page.keyboard.press('Escape');
   await expect(dialog).toBeHidden();
