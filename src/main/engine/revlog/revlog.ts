@@ -8,6 +8,7 @@
 // once (hg's mpatch_fold), into a reused buffer that also holds the sorted parents in front of
 // the text, so the node check is one SHA-1 call over one buffer. Reading revisions in order
 // (verify, export) costs one decompress + one patch + one hash per revision.
+import { TextCache } from './text-cache';
 import { hash } from 'node:crypto';
 import { SluiceError } from '../errors';
 import { chunkNeedsPreparation, decompressChunk } from './chunk';
@@ -201,38 +202,6 @@ function partialRead(label: string, pos: number, len: number, got: number): Slui
   );
 }
 
-/** LRU of reconstructed texts keyed by rev, bounded in bytes. */
-class TextCache {
-  private readonly map = new Map<number, Uint8Array>();
-  private bytes = 0;
-  constructor(private readonly budget: number) {}
-  get(rev: number): Uint8Array | undefined {
-    const t = this.map.get(rev);
-    if (t !== undefined) {
-      this.map.delete(rev);
-      this.map.set(rev, t);
-    }
-    return t;
-  }
-  set(rev: number, text: Uint8Array): void {
-    if (text.length > this.budget / 4 || this.map.has(rev)) return;
-    this.map.set(rev, text);
-    this.bytes += text.length;
-    for (const [r, t] of this.map) {
-      if (this.bytes <= this.budget) break;
-      this.map.delete(r);
-      this.bytes -= t.length;
-    }
-  }
-  peek(rev: number): Uint8Array | undefined {
-    return this.map.get(rev);
-  }
-  clear(): void {
-    this.map.clear();
-    this.bytes = 0;
-  }
-}
-
 /** Bytes in front of a text in the build buffers: the sorted parents, hashed with the text in one call. */
 const PARENTS = 40;
 /** A chain's chunks are read as one span while the gap between two is at most this (hg: 256 KiB). */
@@ -263,7 +232,7 @@ export class Revlog {
     readonly dataPath: string,
     cacheBytes: number,
   ) {
-    this.cache = new TextCache(cacheBytes);
+    this.cache = new TextCache(cacheBytes, 4);
   }
 
   get length(): number {

@@ -10,6 +10,7 @@
 // (and inline data) stay in memory until the transaction closes, so a reader never sees a
 // changeset whose manifest or files are missing.
 
+import { TextCache } from './text-cache';
 import {
   closeSync,
   openSync,
@@ -117,31 +118,6 @@ function short(node: Uint8Array): string {
   return Buffer.from(node).toString('hex').slice(0, 12);
 }
 
-/** Bounded LRU of full texts by rev. */
-class TextCache {
-  private readonly map = new Map<number, Uint8Array>();
-  private bytes = 0;
-  constructor(private readonly budget: number) {}
-  get(rev: number): Uint8Array | undefined {
-    const t = this.map.get(rev);
-    if (t !== undefined) {
-      this.map.delete(rev);
-      this.map.set(rev, t);
-    }
-    return t;
-  }
-  set(rev: number, text: Uint8Array): void {
-    if (text.length > this.budget / 2 || this.map.has(rev)) return;
-    this.map.set(rev, text);
-    this.bytes += text.length;
-    for (const [r, t] of this.map) {
-      if (this.bytes <= this.budget) break;
-      this.map.delete(r);
-      this.bytes -= t.length;
-    }
-  }
-}
-
 export class RevlogWriter {
   readonly radix: string;
   private readonly tx: Transaction;
@@ -208,7 +184,7 @@ export class RevlogWriter {
         `index is shorter than its entries (${this.oldBytes.length} < ${this.iSize})`,
       );
     }
-    this.cache = new TextCache(opts.cacheBytes ?? 64 << 20);
+    this.cache = new TextCache(opts.cacheBytes ?? 64 << 20, 2);
   }
 
   /** Opens NAME.i (reading it whole: index entries, and inline data) for appending. */
