@@ -1,6 +1,6 @@
 // The renderer against a simulated host (src/renderer/src/testing/demo-host.ts served in place of
 // the web host's bridge.js): states the real engine rarely produces on demand — a 250,000-line
-// debug log, a stalled transfer, a network failure — checked for behaviour and speed.
+// debug log, a stalled transfer, a network failure — checked for behaviour (speed is printed, benchmarks measure it).
 import { build } from 'esbuild';
 import { join } from 'node:path';
 import { test, expect, PROJECT_ROOT } from './fixtures';
@@ -29,7 +29,7 @@ async function openWithDemoHost(page: Page, origin: string, url: string, speed: 
   await expect(page.getByRole('heading', { name: 'Transfers' })).toBeVisible();
 }
 
-test('a 250,000-line debug log stays virtualized, scrolls quickly, filters and exports in full', async ({
+test('a 250,000-line debug log stays virtualized, draws the lines under every scroll position, filters and exports in full', async ({
   page,
   webHost,
 }) => {
@@ -51,24 +51,37 @@ test('a 250,000-line debug log stays virtualized, scrolls quickly, filters and e
   expect(total).toBeLessThan(250_010);
   expect(await view.locator('.log-line').count()).toBeLessThan(150);
 
-  // jump through the whole log: every jump renders within a frame budget a person would not notice
-  const timings = await view.evaluate(async (el) => {
-    const frame = () => new Promise<number>((r) => requestAnimationFrame(() => r(performance.now())));
-    const out: number[] = [];
-    for (let i = 0; i <= 40; i++) {
-      const t0 = performance.now();
-      el.scrollTop = ((el.scrollHeight - el.clientHeight) * i) / 40;
-      await frame();
-      out.push((await frame()) - t0);
-    }
-    return out;
-  });
-  const sorted = [...timings].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)]!;
-  console.log(
-    `log jump timings (ms): median ${median.toFixed(1)}, max ${sorted[sorted.length - 1]!.toFixed(1)}`,
-  );
-  expect(median).toBeLessThan(100);
+  // jump through the whole log: at every position the rows drawn are the ones under the viewport
+  // (their line numbers follow the scroll position, their text has arrived) and only a screenful
+  // of them exists. How fast a jump renders is printed, not asserted (speed is for benchmarks).
+  const timings: number[] = [];
+  for (let i = 0; i <= 8; i++) {
+    const t0 = Date.now();
+    const expected = await view.evaluate((el, at) => {
+      el.scrollTop = ((el.scrollHeight - el.clientHeight) * at) / 8;
+      const row = (el.querySelector('.log-line') as HTMLElement | null)?.offsetHeight || 1;
+      return Math.floor(el.scrollTop / row) + 1;
+    }, i);
+    await expect
+      .poll(
+        () =>
+          view.evaluate((el, want) => {
+            const top = el.getBoundingClientRect().top;
+            const rows = [...el.querySelectorAll<HTMLElement>('.log-line')];
+            const under = rows.find((r) => r.getBoundingClientRect().bottom > top + 1);
+            return {
+              pending: rows.some((r) => r.classList.contains('log-pending')),
+              // the line under the viewport's top edge (off by one at most where a row is cut)
+              atScroll: Math.abs(Number(under?.querySelector('.log-number')?.textContent) - want) <= 1,
+            };
+          }, expected),
+        { timeout: 10_000 },
+      )
+      .toEqual({ pending: false, atScroll: true });
+    timings.push(Date.now() - t0);
+    expect(await view.locator('.log-line').count()).toBeLessThan(150);
+  }
+  console.log(`log jumps drawn and filled within (ms, polled): ${timings.join(', ')}`);
   await expect(view).toContainText('data/src/module124999.py.i');
   expect(await view.locator('.log-line').count()).toBeLessThan(150);
   await screenshot(page, 'log-250k');
