@@ -152,6 +152,8 @@ interface OneShotWasm {
 }
 let oneShot: OneShotWasm | undefined;
 let oneShotLoading: Promise<void> | undefined;
+/** the wasm decoder could not load where node:zlib has zstd: small frames stay native */
+let oneShotFailed = false;
 
 function loadOneShot(): Promise<void> {
   oneShotLoading ??= (async () => {
@@ -237,12 +239,12 @@ function decoderPath(info: ZstdFrameInfo, limit: number): DecoderPath {
 
 /** True when a frame can be decompressed right now (maxOutput: the caller's bound) without awaiting anything. */
 export function zstdReadyFor(info: ZstdFrameInfo, maxOutput: number): boolean {
-  const path = decoderPath(info, Math.min(maxOutput, info.maxOutput));
-  if (path === 'native') {
-    // small frames decode faster through the wasm decoder: start loading it for the next ones
-    if (!oneShot) loadOneShot().catch(() => undefined);
-    return true;
-  }
+  const limit = Math.min(maxOutput, info.maxOutput);
+  const path = decoderPath(info, limit);
+  // A small frame goes native only while the wasm decoder is not loaded: have the caller load it
+  // (prepareZstd, once per thread) rather than pay node:zlib's 30-40 µs per call on every chunk
+  // (a loop that never yields to the event loop would never see a background load finish).
+  if (path === 'native') return limit > WASM_ONESHOT_MAX || oneShotFailed;
   if (path === 'wasm') return oneShot !== undefined;
   return path === 'codec-stream' ? frameCodec !== undefined : bigCodec !== undefined;
 }
@@ -253,7 +255,12 @@ export function zstdReadyFor(info: ZstdFrameInfo, maxOutput: number): boolean {
  */
 export async function prepareZstd(info?: ZstdFrameInfo, maxOutput = 0): Promise<void> {
   // the one-shot decoder always: any smaller bound the caller passes later decodes through it
-  await loadOneShot();
+  try {
+    await loadOneShot();
+  } catch (e) {
+    if (!nativeZstd()) throw e;
+    oneShotFailed = true; // node:zlib decodes everything
+  }
   const path = info ? decoderPath(info, Math.min(maxOutput, info.maxOutput)) : 'wasm';
   if (path === 'codec-stream') {
     frameCodecLoading ??= newCodec(CODEC_WASM).then((b) => {
