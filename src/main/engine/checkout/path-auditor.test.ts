@@ -43,6 +43,9 @@ describe('PathAuditor.checkName (pathauditor.__call__)', () => {
     'a//b',
     './x',
     '',
+    'a\rb', // scmutil.checkfilename / manifest._checkforbidden: hg never stores these
+    'dir/x\r',
+    'nul\0byte',
   ])('refuses %j, naming it', (p) => {
     const e = refusal(() => a.checkName(p));
     if (p)

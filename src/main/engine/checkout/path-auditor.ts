@@ -118,6 +118,10 @@ export class PathAuditor {
   checkName(path: string): void {
     if (path.length === 0) throw unsafe(path, 'empty path in manifest');
     if (path.includes('\0')) throw unsafe(path, `path contains NUL: ${displayPath(path)}`);
+    // scmutil.checkfilename / manifest._checkforbidden: hg never stores such a name (only a forged
+    // manifest has one), and a line break would split dirstate and log lines
+    if (path.includes('\n') || path.includes('\r'))
+      throw unsafe(path, `'\\n' and '\\r' disallowed in filenames: ${JSON.stringify(displayPath(path))}`);
     if (this.windows) {
       const problem = checkWinFilename(path);
       if (problem) throw unsafe(path, `${problem}: ${displayPath(path)}`, { reason: problem });
