@@ -485,6 +485,57 @@ describe('hostile repositories are refused before anything is written' + skipNoP
     }
   });
 
+  it.skipIf(!hasHgPython)(
+    'between revisions: a symlink, then a directory of that name, then a file again (never written through, as hg)',
+    async () => {
+      const dir = makeTempDir('hostile');
+      try {
+        const src = join(dir, 'src');
+        hg(['init', src]);
+        const outside = join(dir, 'outside');
+        mkdirSync(outside);
+        const r0 = memcommit(src, [
+          ['d', outside, 'l'],
+          ['f', 'x', ''],
+        ]);
+        const r1 = memcommit(
+          src,
+          [
+            ['d', '\0REMOVED', ''],
+            ['d/x', 'inside\n', ''],
+            ['f', 'x', ''],
+          ],
+          r0,
+        );
+        memcommit(
+          src,
+          [
+            ['d/x', '\0REMOVED', ''],
+            ['d', 'a file again\n', ''],
+            ['f', 'x', ''],
+          ],
+          r1,
+        );
+        const repo = join(dir, 'repo');
+        hg(['clone', '-q', '-U', src, repo]);
+        for (const rev of ['0', '1', '2', '1', '0']) {
+          await update(repo, { rev });
+          expect(readdirSync(outside)).toEqual([]);
+          expect(hg(['status'], repo)).toBe('');
+          expect(hg(['id', '-n'], repo).trim()).toBe(rev);
+        }
+        // an untracked file inside the directory still refuses the file that would replace it
+        await update(repo, { rev: '1' });
+        writeFileSync(join(repo, 'd', 'untracked'), 'mine');
+        expect((await refusal(repo, { rev: '2' })).code).toBe('DEST_EXISTS');
+        expect(readFileSync(join(repo, 'd', 'x'), 'utf8')).toBe('inside\n');
+        expect(hg(['id', '-n'], repo).trim()).toBe('1');
+      } finally {
+        removeDir(dir);
+      }
+    },
+  );
+
   it.skipIf(!hasHgPython)('a symlink already on disk is not followed', async () => {
     const dir = makeTempDir('hostile');
     try {

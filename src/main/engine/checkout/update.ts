@@ -16,6 +16,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   readlinkSync,
   rmSync,
@@ -226,7 +227,7 @@ async function checkout(
     for (const g of gets) {
       const path = g.entry.path;
       auditExistingParents(auditor, path, removing, seen);
-      if (!sourceMap.has(path) && lexists(auditor.fsPath(path)))
+      if (!sourceMap.has(path) && inTheWay(auditor, path, removing))
         throw new SluiceError(
           'DEST_EXISTS',
           `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
@@ -399,6 +400,31 @@ function lexists(p: string | Buffer): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * merge._checkunknownfiles: something untracked at `path`. A directory is not in the way when all
+ * it holds are tracked files this update removes first (removeTracked then drops the emptied
+ * directory, as hg's unlinkpath does): a directory replaced by a file between revisions.
+ */
+function inTheWay(auditor: PathAuditor, path: string, removing: ReadonlySet<string>): boolean {
+  let st;
+  try {
+    st = lstatSync(auditor.fsPath(path));
+  } catch {
+    return false;
+  }
+  if (!st.isDirectory()) return true;
+  // an empty directory stays (only the removed files' parents are pruned): in the way too
+  const onlyRemoved = (dir: string): boolean => {
+    const ents = readdirSync(auditor.fsPath(dir), { withFileTypes: true, encoding: 'buffer' });
+    for (const ent of ents) {
+      const child = `${dir}/${ent.name.toString('latin1')}`;
+      if (ent.isDirectory() ? !onlyRemoved(child) : !removing.has(child)) return false;
+    }
+    return ents.length > 0;
+  };
+  return !onlyRemoved(path);
 }
 
 /** Audits the existing parents of `path`, except ones that are files this update removes first. */
