@@ -149,6 +149,8 @@ export function nativeZstd(): NativeZstd | null {
 interface OneShotWasm {
   init(): Promise<void>;
   decompress(buf: Uint8Array, opts: { defaultHeapSize: number }): Uint8Array;
+  createCCtx(): number;
+  compressUsingDict(cctx: number, buf: Uint8Array, dict: Uint8Array, level: number): Uint8Array;
 }
 let oneShot: OneShotWasm | undefined;
 let oneShotLoading: Promise<void> | undefined;
@@ -185,6 +187,48 @@ function wasmOneShot(data: Uint8Array, limit: number): Uint8Array {
     const m = /code (-?\d+)/.exec(e instanceof Error ? e.message : '');
     const code = m ? Math.abs(Number(m[1])) : NaN;
     throw zerr(ZSTD_ERRORS[code] ?? `corrupt zstd frame (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+
+// --- one-shot compression (revlog chunks) ------------------------------------------------------
+//
+// One frame with its content size, like python-zstandard's ZstdCompressor.compress (hg's
+// zstdrevlogcompressor). The same wasm build, with one compression context kept for every call:
+// measured on 4000 texts of the medium corpus (4.9 KB average), 51 µs per text on Node 24 and
+// 85 µs on Node 20, against 130 µs for node:zlib's zstdCompressSync (a stream object and a native
+// context per call) and 137 µs for a fresh context per call; the frames are byte-identical.
+
+/** Inputs up to this size take the wasm encoder (its heap grows to input + bound + context). */
+export const ZSTD_WASM_COMPRESS_MAX = 16 << 20;
+let cctx: number | undefined;
+const NO_DICT = new Uint8Array(0);
+
+/** True when zstdCompressChunk can run now (prepareZstd() loads the encoder). */
+export function zstdCompressReady(): boolean {
+  return oneShot !== undefined;
+}
+
+/**
+ * One zstd frame of data (at most ZSTD_WASM_COMPRESS_MAX bytes) at `level`. Synchronous: call
+ * prepareZstd() first. Errors are SluiceError('COMPRESSION').
+ */
+export function zstdCompressChunk(data: Uint8Array, level: number): Uint8Array {
+  if (!oneShot)
+    throw new SluiceError('UNSUPPORTED_COMPRESSION', 'zstd encoder not loaded (call prepareZstd first)');
+  if (data.length > ZSTD_WASM_COMPRESS_MAX)
+    throw new SluiceError(
+      'COMPRESSION',
+      `zstd chunk of ${data.length} bytes is beyond the wasm encoder's bound`,
+    );
+  try {
+    cctx ??= oneShot.createCCtx();
+    return oneShot.compressUsingDict(cctx, data, NO_DICT, level);
+  } catch (e) {
+    cctx = undefined; // a failed call may leave the context in any state: the next one makes a new one
+    throw new SluiceError(
+      'COMPRESSION',
+      `zstd compression failed: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
 }
 

@@ -9,6 +9,8 @@ export class TextCache {
   constructor(
     private readonly budget: number,
     private readonly maxShare: number,
+    /** told about each text the budget pushes out (the writer recycles its large buffers) */
+    private readonly onEvict?: (text: Uint8Array) => void,
   ) {}
   get(rev: number): Uint8Array | undefined {
     const t = this.map.get(rev);
@@ -26,6 +28,7 @@ export class TextCache {
       if (this.bytes <= this.budget) break;
       this.map.delete(r);
       this.bytes -= t.length;
+      this.onEvict?.(t);
     }
   }
   /** without touching the LRU order */
