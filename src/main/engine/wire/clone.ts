@@ -30,7 +30,7 @@ import { ByteSource } from '../format/byte-source';
 import { readStreamOut } from '../format/stream-v1';
 import { STREAM2_PARAMS, STREAM2_PART, readStream2Part } from '../format/stream2';
 import type { StreamReader } from '../format/stream-reader';
-import type { ConnectOptions, JobContext } from '../job/job-context';
+import type { JobContext } from '../job/job-context';
 import {
   DEFAULT_NEW_REPO_REQUIREMENTS,
   locateRepository,
@@ -39,28 +39,14 @@ import {
 import { Capabilities, clientBundleCaps } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
 import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from './clone-bundles';
-import {
-  HttpSession,
-  redactUrl,
-  type CredentialsCallback,
-  type HttpOptions,
-  type ProxyConfig,
-} from './http-client';
-import { openPeer, splitPeerUrl } from './open-peer';
+import { redactUrl, type HttpSession } from './http-client';
+import { openPeer, openSession, sessionFor, splitPeerUrl, type SessionOptions } from './open-peer';
 import type { WirePeer } from './peer';
 import { pullFromPeer } from './pull';
 import { readBookmarks } from './repo-state';
 import { NULL_HEX, decodeKeys } from './wire-encoding';
 
-export interface CloneOptions extends ConnectOptions {
-  /** asked for a user name and password when the server answers 401 */
-  credentials?: CredentialsCallback;
-  /** HTTP connect, and the ssh handshake when not interactive (default 30 s) */
-  connectTimeoutMs?: number;
-  /** no data for this long aborts (default 60 s) */
-  idleTimeoutMs?: number;
-  /** undefined: http_proxy / https_proxy / no_proxy from the environment; null: no proxy */
-  proxy?: ProxyConfig | null;
+export interface CloneOptions extends SessionOptions {
   /** clone-bundle download retries after a cut connection (default 5) */
   downloadRetries?: number;
   /** tests: passed to applyStream */
@@ -245,48 +231,6 @@ export function planStream(caps: Capabilities, want: 'auto' | 'v1' | 'v2'): Stre
   if (want === 'v2' && !v2)
     throw new SluiceError('NO_STREAM', 'the server does not offer stream clone v2 (bundle2 stream=v2)');
   return { version: want === 'v1' || !v2 ? 'v1' : 'v2', requirements };
-}
-
-function sessionFor(
-  req: { caFile?: string },
-  ctx: JobContext | null,
-  signal: AbortSignal | undefined,
-  opts: CloneOptions,
-): HttpSession {
-  const http: HttpOptions = {
-    ...(signal ? { signal } : {}),
-    ...(req.caFile ? { caFile: req.caFile } : {}),
-    ...(opts.credentials ? { credentials: opts.credentials } : {}),
-    ...(opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
-    ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
-    ...(opts.proxy !== undefined ? { proxy: opts.proxy } : {}),
-    ...(ctx ? { log: (m: string) => ctx.log('debug', m) } : {}),
-  };
-  return new HttpSession(http);
-}
-
-/**
- * The HTTP session of a clone or pull job: timeouts from the request unless given explicitly,
- * credentials asked through the job context (the CLI's prompt, the app's dialog), and those of
- * the URL itself set aside (never written to hgrc).
- */
-export function openSession(
-  rawUrl: string,
-  req: { caFile?: string; connectTimeoutMs?: number; idleTimeoutMs?: number },
-  ctx: JobContext,
-  explicit: CloneOptions = {},
-): { session: HttpSession; url: string; opts: CloneOptions } {
-  const opts: CloneOptions = { ...ctx.connect, ...explicit };
-  if (opts.connectTimeoutMs === undefined && req.connectTimeoutMs !== undefined)
-    opts.connectTimeoutMs = req.connectTimeoutMs;
-  if (opts.idleTimeoutMs === undefined && req.idleTimeoutMs !== undefined)
-    opts.idleTimeoutMs = req.idleTimeoutMs;
-  const ask = ctx.askCredentials;
-  if (!opts.credentials && ask) opts.credentials = (realm, url) => ask({ url, realm });
-  const { url, credentials } = splitPeerUrl(rawUrl);
-  const session = sessionFor(req, ctx, ctx.signal, opts);
-  if (credentials) session.setUrlCredentials(url, credentials);
-  return { session, url, opts };
 }
 
 /** The follow-up pull of v1 and clone bundles: bookmarks and phases for what is now local. */

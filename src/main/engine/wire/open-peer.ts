@@ -1,9 +1,15 @@
 // The peer for a URL (hg.peer → schemes): ssh:// through the ssh command, http(s):// through an
 // HTTP session. Clone and pull start here; everything after works on the WirePeer interface.
 
-import type { ConnectOptions } from '../job/job-context';
+import type { ConnectOptions, JobContext } from '../job/job-context';
 import { HttpPeer } from './http-peer';
-import { HttpSession, splitUrlCredentials } from './http-client';
+import {
+  HttpSession,
+  splitUrlCredentials,
+  type CredentialsCallback,
+  type HttpOptions,
+  type ProxyConfig,
+} from './http-client';
 import type { WirePeer } from './peer';
 import { isSshUrl, resolveSshSettings } from './ssh-command';
 import { SshPeer } from './ssh-peer';
@@ -54,4 +60,59 @@ export async function openPeer(url: string, o: OpenPeerOptions): Promise<WirePee
  */
 export function splitPeerUrl(raw: string): ReturnType<typeof splitUrlCredentials> {
   return isSshUrl(raw) ? { url: raw } : splitUrlCredentials(raw);
+}
+
+/** How a clone, pull or probe connects (the job's ConnectOptions plus what the HTTP session takes). */
+export interface SessionOptions extends ConnectOptions {
+  /** asked for a user name and password when the server answers 401 */
+  credentials?: CredentialsCallback;
+  /** HTTP connect, and the ssh handshake when not interactive (default 30 s) */
+  connectTimeoutMs?: number;
+  /** no data for this long aborts (default 60 s) */
+  idleTimeoutMs?: number;
+  /** undefined: http_proxy / https_proxy / no_proxy from the environment; null: no proxy */
+  proxy?: ProxyConfig | null;
+}
+
+/** An HTTP session for a job (ctx: its debug log) or a probe (null). */
+export function sessionFor(
+  req: { caFile?: string },
+  ctx: JobContext | null,
+  signal: AbortSignal | undefined,
+  opts: SessionOptions,
+): HttpSession {
+  const http: HttpOptions = {
+    ...(signal ? { signal } : {}),
+    ...(req.caFile ? { caFile: req.caFile } : {}),
+    ...(opts.credentials ? { credentials: opts.credentials } : {}),
+    ...(opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
+    ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
+    ...(opts.proxy !== undefined ? { proxy: opts.proxy } : {}),
+    ...(ctx ? { log: (m: string) => ctx.log('debug', m) } : {}),
+  };
+  return new HttpSession(http);
+}
+
+/**
+ * The HTTP session of a clone or pull job: timeouts from the request unless given explicitly,
+ * credentials asked through the job context (the CLI's prompt, the app's dialog), and those of
+ * the URL itself set aside (never written to hgrc).
+ */
+export function openSession<O extends SessionOptions>(
+  rawUrl: string,
+  req: { caFile?: string; connectTimeoutMs?: number; idleTimeoutMs?: number },
+  ctx: JobContext,
+  explicit: O = {} as O,
+): { session: HttpSession; url: string; opts: O } {
+  const opts: O = { ...ctx.connect, ...explicit };
+  if (opts.connectTimeoutMs === undefined && req.connectTimeoutMs !== undefined)
+    opts.connectTimeoutMs = req.connectTimeoutMs;
+  if (opts.idleTimeoutMs === undefined && req.idleTimeoutMs !== undefined)
+    opts.idleTimeoutMs = req.idleTimeoutMs;
+  const ask = ctx.askCredentials;
+  if (!opts.credentials && ask) opts.credentials = (realm, url) => ask({ url, realm });
+  const { url, credentials } = splitPeerUrl(rawUrl);
+  const session = sessionFor(req, ctx, ctx.signal, opts);
+  if (credentials) session.setUrlCredentials(url, credentials);
+  return { session, url, opts };
 }

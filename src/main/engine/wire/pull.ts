@@ -20,9 +20,8 @@ import { readRepoConfig } from '../store/hgrc';
 import { RepoWriteSession } from '../repo/write-session';
 import { locateRepository } from '../store/requirements';
 import { clientBundleCaps } from './capabilities';
-import { openSession, type CloneOptions } from './clone';
 import { redactUrl } from './http-client';
-import { openPeer } from './open-peer';
+import { openPeer, openSession, type SessionOptions } from './open-peer';
 import { ChangelogGraph, binNode } from './changelog-graph';
 import { findCommonHeads } from './discovery';
 import type { WirePeer } from './peer';
@@ -220,7 +219,7 @@ export async function pullFromPeer(
 export async function pullFromUrl(
   req: PullRequest,
   ctx: JobContext,
-  explicit: CloneOptions = {},
+  explicit: SessionOptions = {},
 ): Promise<PullOutcome & { repo: string }> {
   const repo = resolve(req.repo);
   const rawSource = await pullSource(req);
