@@ -49,6 +49,22 @@ describe('Transaction (hg journal format)', () => {
     expect(existsSync(join(vfs.storeDir, 'journal.backup.phaseroots'))).toBe(false);
   });
 
+  it('abort removes the store directories the transaction created (a first file under data/x/), not older ones', async () => {
+    const vfs = repo();
+    mkdirSync(join(vfs.storeDir, 'data', 'empty-before'));
+    const tx = Transaction.open(vfs);
+    for (const f of ['data/new/deep/a.i', 'data/new/b.i', 'data/empty-before/c.i']) {
+      tx.add(f, 0);
+      const p = join(vfs.storeDir, encodeStorePath(f));
+      mkdirSync(join(p, '..'), { recursive: true });
+      writeFileSync(p, 'x');
+    }
+    await tx.abort();
+    expect(existsSync(join(vfs.storeDir, 'data', 'new'))).toBe(false);
+    expect(existsSync(join(vfs.storeDir, 'data', 'empty-before'))).toBe(true);
+    expect(existsSync(join(vfs.storeDir, 'data'))).toBe(true);
+  });
+
   it('close runs finalizers in category order and removes the journal', async () => {
     const vfs = repo();
     const tx = Transaction.open(vfs);

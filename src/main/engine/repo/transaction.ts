@@ -14,6 +14,7 @@ import {
   ftruncateSync,
   openSync,
   readFileSync,
+  rmdirSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
@@ -52,6 +53,8 @@ export class Transaction {
   private readonly backupMap = new Set<string>();
   private readonly finalizers = new Map<string, Finalizer>();
   private readonly cleanups: (() => void)[] = [];
+  /** store directories missing when a new file was journaled: abort removes them again */
+  private readonly newDirs: string[] = [];
   private state: 'open' | 'closed' | 'aborted' = 'open';
 
   private constructor(
@@ -102,6 +105,20 @@ export class Transaction {
     if (this.offsets.has(file) || this.backupMap.has(file)) return;
     this.offsets.set(file, offset);
     writeSync(this.journalFd, Buffer.from(`${file}\0${offset}\n`, 'latin1'));
+    if (offset === 0) this.noteNewDirs(file);
+  }
+
+  /**
+   * The directories a new file's writer will have to create (hg leaves them behind on abort;
+   * Sluice removes them, so an aborted apply leaves the store as it was, empty folders included).
+   */
+  private noteNewDirs(file: string): void {
+    const missing: string[] = [];
+    for (let d = dirname(vfsPath(this.vfs, file)); d.length > this.vfs.storeDir.length; d = dirname(d)) {
+      if (existsSync(d)) break;
+      missing.push(d);
+    }
+    this.newDirs.push(...missing);
   }
 
   /** transaction.replace: a new truncation point for a journaled file (a revlog split). */
@@ -174,6 +191,14 @@ export class Transaction {
       [...this.offsets],
       this.backups.map((b) => [b.location, b.file, b.backup]),
     );
+    // deepest first; one still holding something (another writer's file) stays
+    for (const d of this.newDirs.sort((a, b) => b.length - a.length)) {
+      try {
+        rmdirSync(d);
+      } catch {
+        // not empty, or already gone
+      }
+    }
   }
 
   private runCleanups(): void {
