@@ -124,6 +124,28 @@ describe('JobRegistry', () => {
     expect(w.started).toEqual([jobId, next.jobId]);
   });
 
+  it('a URL with a password reaches the engine only: job list, pushes and the history file show it without credentials', async () => {
+    const url = 'https://user:s3cret-token@hg.example/repo';
+    const { jobId } = registry.start({ kind: 'clone', url, dest: '/c' });
+    const pull = registry.start({ kind: 'pull', repo: '/p', source: 'http://tok3n@hg.example/repo' });
+    const w = workers[0]!;
+    expect(w.received.filter((m) => m.type === 'start').map((m) => m.type === 'start' && m.request)).toEqual([
+      { kind: 'clone', url, dest: '/c' },
+      { kind: 'pull', repo: '/p', source: 'http://tok3n@hg.example/repo' },
+    ]);
+    for (const id of [jobId, pull.jobId]) {
+      w.emit({ type: 'error', jobId: id, time: t(), code: 'AUTH', message: 'authorization failed' });
+      w.say({ type: 'finished', jobId: id, ok: false, error: { code: 'AUTH', message: 'authorization failed' } });
+      await registry.whenEnded(id);
+    }
+    await history.flushed();
+    const { readFile } = await import('node:fs/promises');
+    for (const seen of [JSON.stringify(pushes), JSON.stringify(registry.list()), await readFile(join(dir, 'history.json'), 'utf8')]) {
+      expect(seen).not.toMatch(/s3cret|tok3n/);
+      expect(seen).toContain('https://hg.example/repo');
+    }
+  });
+
   it('queues jobs beyond the concurrency limit and starts them on the same worker as others end', async () => {
     const a = registry.start({ kind: 'verify', repo: '/a' });
     const b = registry.start({ kind: 'verify', repo: '/b' });

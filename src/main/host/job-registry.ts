@@ -18,6 +18,7 @@ import { SluiceError } from '../engine/errors';
 import { EventBatcher } from './event-batcher';
 import { ThroughputSampler, type HistoryStore } from './history-store';
 import { JobLogLines } from '../../shared/job-log-lines';
+import { withoutCredentials } from '../../shared/urls';
 import type { JobLogStore } from './job-log-store';
 import { TypedEmitter } from './typed-emitter';
 import type { EngineWorkerLike } from './engine-worker-host';
@@ -74,6 +75,9 @@ interface WorkerSlot {
 }
 
 interface JobEntry {
+  /** what the worker runs: the request as given, credentials in its URL included */
+  request: JobRequest;
+  /** what the renderer and the history see: the request without URL credentials */
   summary: JobSummary;
   label?: string;
   slot?: WorkerSlot;
@@ -144,7 +148,8 @@ export class JobRegistry {
     let resolveEnded!: () => void;
     const ended = new Promise<void>((r) => (resolveEnded = r));
     const entry: JobEntry = {
-      summary: { jobId, request, state: 'queued', startedAt: this.now() },
+      request,
+      summary: { jobId, request: withoutUrlCredentials(request), state: 'queued', startedAt: this.now() },
       ...(label !== undefined && { label }),
       batcher: new EventBatcher((events) => this.pushEvents(jobId, events), { intervalMs: this.options.batchIntervalMs ?? 50 }),
       sampler: new ThroughputSampler(),
@@ -263,7 +268,7 @@ export class JobRegistry {
         const slot = this.workerForJobs();
         slot.jobs.add(jobId);
         entry.slot = slot;
-        slot.worker.send({ type: 'start', jobId, request: entry.summary.request });
+        slot.worker.send({ type: 'start', jobId, request: entry.request });
       } catch (e) {
         entry.error = { code: 'IO', message: `cannot start the engine worker: ${(e as Error).message}` };
         void this.finish(entry, 'failed');
@@ -455,6 +460,13 @@ function originOf(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** A password (or token) typed into a URL goes to the engine only, never to a screen or a file. */
+function withoutUrlCredentials(request: JobRequest): JobRequest {
+  if (request.kind === 'clone') return { ...request, url: withoutCredentials(request.url) };
+  if (request.kind === 'pull' && request.source !== undefined) return { ...request, source: withoutCredentials(request.source) };
+  return request;
 }
 
 export function destinationOf(request: JobRequest): string | undefined {

@@ -8,6 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors.js';
 import { writeRequirements } from './requirements.js';
+import { withoutCredentials } from '../../../shared/urls';
 
 /**
  * localrepo.createrepository's `.hg/00changelog.i`: a revlog header with version 0xFFFF (which
@@ -38,18 +39,7 @@ export function clonedHgrc(defaultPath: string): string {
   return process.platform === 'win32' ? text.replaceAll('\n', '\r\n') : text;
 }
 
-/**
- * The URL to record as `paths.default`: without any user info. hg.clone drops only the password;
- * Sluice also drops the user name because access tokens are commonly passed in that field. An
- * ssh:// URL keeps its user: it is the login name ssh needs to pull again, and it carries no
- * password (refused when the URL is opened).
- */
-export function withoutCredentials(url: string): string {
-  const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*@)?(.*)$/s.exec(url);
-  if (!m || !m[2]) return url;
-  if (/^ssh:\/\//i.test(url) && !m[2].includes(':')) return url;
-  return m[1]! + m[3]!;
-}
+export { withoutCredentials };
 
 export interface RepoSkeletonOptions {
   /** Full requirement set of the new repository (e.g. cloneRequirements(streamed)). */

@@ -39,4 +39,12 @@ describe('settings: clone folder and recent clones', () => {
     expect(JSON.parse(storage.getItem(SETTINGS_KEY)!)).toMatchObject({ recentCloneDirs: ['/other', '/src'] });
     expect(createSluiceStore(deps).getState().recentUrls[0]).toBe('https://h/r3');
   });
+
+  it('a password or token typed into a URL is not kept among the recent URLs (local storage)', () => {
+    const storage = memoryStorage();
+    const s = createSluiceStore({ api: new FakeHost(), schedule: new ManualScheduler().schedule, now: () => 0, storage });
+    s.getState().rememberClone('https://user:s3cret@h/r', '/src');
+    expect(s.getState().recentUrls).toEqual(['https://h/r']);
+    expect(storage.getItem(SETTINGS_KEY)).not.toContain('s3cret');
+  });
 });

@@ -4,6 +4,7 @@
 import type { StateCreator } from 'zustand/vanilla';
 import type { SettingsSlice, SluiceState, StoreDeps, ThemeChoice, TransferDefaults } from './types';
 import { DEFAULT_CLOSER_OPTIONS } from '../../../shared/jobs';
+import { withoutCredentials } from '../../../shared/urls';
 
 export const SETTINGS_KEY = 'sluice.settings.v1';
 export const DEFAULT_STALL_SECONDS = 15;
@@ -146,7 +147,7 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
       },
       rememberClone: (url, destParent) => {
         set({
-          recentUrls: mostRecent(get().recentUrls, url, MAX_RECENT_URLS),
+          recentUrls: mostRecent(get().recentUrls, withoutCredentials(url), MAX_RECENT_URLS),
           recentCloneDirs: mostRecent(get().recentCloneDirs, destParent, MAX_RECENT_DIRS),
         });
         save();
