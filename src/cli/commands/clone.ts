@@ -15,6 +15,7 @@ import {
   type CliIO,
 } from '../command';
 import { runJobForCli } from '../job-output';
+import { withoutCredentials } from '../../shared/urls';
 
 /** hg's ui.getpass-like prompt on the terminal: user name echoed, password not. */
 export async function promptCredentials(realm: string, url: string, io: CliIO): Promise<Credentials | null> {
@@ -105,7 +106,7 @@ ${OUTPUT_HELP}`,
     const stream = choice('stream', values.stream, ['auto', 'v1', 'v2'] as const) ?? 'auto';
     const url = positionals[0]!;
     if (!/^(https?|ssh):\/\//i.test(url))
-      throw new UsageError(`URL must start with http://, https:// or ssh:// (got '${url}')`);
+      throw new UsageError(`URL must start with http://, https:// or ssh:// (got '${withoutCredentials(url)}')`);
     const closer = closerOptions(values);
     const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
     const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);

@@ -10,6 +10,7 @@ import {
 } from '../command';
 import { runJobForCli } from '../job-output';
 import { promptCredentials } from './clone';
+import { withoutCredentials } from '../../shared/urls';
 
 export const command: CliCommand = {
   name: 'pull',
@@ -45,7 +46,7 @@ ${OUTPUT_HELP}`,
     );
     const source = positionals[1];
     if (source !== undefined && !/^(https?|ssh):\/\//i.test(source))
-      throw new UsageError(`SOURCE must start with http://, https:// or ssh:// (got '${source}')`);
+      throw new UsageError(`SOURCE must start with http://, https:// or ssh:// (got '${withoutCredentials(source)}')`);
     const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
     const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
     return runJobForCli(

@@ -14,6 +14,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync } from 'node:fs';
 import { SluiceError, cancelled } from '../errors';
+import { withoutCredentials } from '../../../shared/urls';
 import {
   DigestSession,
   basicAuthorization,
@@ -83,7 +84,7 @@ export function splitUrlCredentials(raw: string): { url: string; credentials?: C
   try {
     u = new URL(raw);
   } catch {
-    throw new SluiceError('USAGE', `not a valid URL: ${raw}`);
+    throw new SluiceError('USAGE', `not a valid URL: ${withoutCredentials(raw)}`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
     throw new SluiceError('USAGE', `unsupported URL scheme ${u.protocol} (only http and https)`);

@@ -10,6 +10,7 @@
 
 import { resolve } from 'node:path';
 import type { PullRequest } from '../../../shared/jobs';
+import { withoutCredentials } from '../../../shared/urls';
 import { updateWorkingCopy } from '../checkout/update';
 import { applyBundle2ToRepo, type ApplyToRepoResult } from '../changegroup';
 import { SluiceError, toSluiceError } from '../errors';
@@ -226,7 +227,7 @@ export async function pullFromUrl(
   if (!/^(https?|ssh):\/\//i.test(rawSource))
     throw new SluiceError(
       'USAGE',
-      `sluice pull takes http(s) and ssh sources (got '${redactUrl(rawSource)}')`,
+      `sluice pull takes http(s) and ssh sources (got '${withoutCredentials(rawSource)}')`,
     );
   const config = await readRepoConfig(repo);
   const isDefaultPath = !req.source || req.source === config.get('paths', 'default');

@@ -2,6 +2,7 @@
 // bundle specs and clone-bundle manifests, the changelog graph and phases, branch extras.
 
 import { describe, expect, it } from 'vitest';
+import { SluiceError } from '../errors';
 import { Capabilities, clientBundleCaps, decodeBundle2Caps, encodeBundle2Caps } from './capabilities';
 import { ChangelogGraph, computePhases, draftRootsText } from './changelog-graph';
 import { chooseCloneBundle, parseBundleSpec, parseCloneBundlesManifest, sizeToInt } from './clone-bundles';
@@ -266,6 +267,11 @@ describe('URLs and proxies', () => {
       credentials: { user: 'u@x', password: 'p:w' },
     });
     expect(() => splitUrlCredentials('ssh://host/repo')).toThrow(/scheme/);
+    // the error (an event, a history record) never repeats what was typed before the '@'
+    for (const bad of ['http://tok:s3cret@host:99999/x', 'http://tok:s3cret@exa mple/x', 'ftp://tok:s3cret@h/x']) {
+      expect(() => splitUrlCredentials(bad)).toThrow(SluiceError);
+      expect(() => splitUrlCredentials(bad)).not.toThrow(/s3cret|tok/);
+    }
   });
 
   it('environment proxies like hg: localhost and 127.0.0.1 always bypass, no_proxy patterns', () => {
