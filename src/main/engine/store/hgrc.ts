@@ -9,7 +9,7 @@
 // source's hgrc under share-safe): system and user configuration are not, so a caller that must
 // honour `--config`-style settings applies them with `set`.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { SluiceError } from '../errors.js';
@@ -228,12 +228,29 @@ export function parseConfig(text: string | Uint8Array, source?: string): HgConfi
  * The repository's configuration as localrepo.loadhgrc reads it: the share source's .hg/hgrc
  * (share-safe shares only), then .hg/hgrc, then .hg/hgrc-not-shared; later values win.
  */
-export async function readRepoConfig(repoRoot: string): Promise<HgConfig> {
+export async function readRepoConfig(
+  repoRoot: string,
+  opts: { trustedOnly?: boolean } = {},
+): Promise<HgConfig> {
   const loc = await locateRepository(repoRoot);
   const config = new HgConfig();
+  const read = (path: string): void => {
+    if (!opts.trustedOnly || isTrusted(path)) config.readFile(path);
+  };
   if (loc.requirements.has('share-safe') && loc.storeOwnerHgDir !== loc.hgDir)
-    config.readFile(join(loc.storeOwnerHgDir, 'hgrc'));
-  config.readFile(join(loc.hgDir, 'hgrc'));
-  config.readFile(join(loc.hgDir, 'hgrc-not-shared'));
+    read(join(loc.storeOwnerHgDir, 'hgrc'));
+  read(join(loc.hgDir, 'hgrc'));
+  read(join(loc.hgDir, 'hgrc-not-shared'));
   return config;
+}
+
+/**
+ * ui._trusted without [trusted] settings: a file the current user owns (util.isowner). Where
+ * there are no uids (Windows), every file is, as in hg.
+ */
+function isTrusted(path: string): boolean {
+  const uid = process.getuid?.();
+  if (uid === undefined) return true;
+  const st = statSync(path, { throwIfNoEntry: false });
+  return st === undefined || st.uid === uid;
 }

@@ -1,7 +1,7 @@
 // ssh:// URLs and the command line, against what hg 6.3.2's urlutil.url / sshpeer / posix.sshargs
 // give for the same input (the expected values were printed by hg's own functions).
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -90,6 +90,27 @@ describe('the command line (sshpeer._makeconnection)', () => {
       remoteCommand: 'hg',
     });
   });
+
+  // ui._trusted: a repository's hgrc owned by someone else is not read (its [ui] ssh is a shell
+  // command: a repository in a shared folder must not run its owner's commands as the puller)
+  const root = process.getuid?.() === 0;
+  it.skipIf(!root)(
+    `the repository's [ui] ssh / remotecmd apply only when its hgrc is the user's own${root ? '' : ' (skipped: needs root to chown a file to another user)'}`,
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'sluice-ssh-trust-'));
+      const repo = join(dir, 'repo');
+      mkdirSync(join(repo, '.hg', 'store'), { recursive: true });
+      writeFileSync(join(repo, '.hg', 'requires'), 'store\nrevlogv1\n');
+      writeFileSync(join(repo, '.hg', 'hgrc'), '[ui]\nssh = touch /tmp/pwned; ssh\nremotecmd = evil\n');
+      const env = { HGRCPATH: '', HOME: dir };
+      expect(await resolveSshSettings({}, { repo, env })).toEqual({
+        sshCommand: 'touch /tmp/pwned; ssh',
+        remoteCommand: 'evil',
+      });
+      chownSync(join(repo, '.hg', 'hgrc'), 65534, 65534);
+      expect(await resolveSshSettings({}, { repo, env })).toEqual({ sshCommand: 'ssh', remoteCommand: 'hg' });
+    },
+  );
 });
 
 describe('explainSshFailure: what ssh and the remote shell print, in words', () => {

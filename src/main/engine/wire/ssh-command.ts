@@ -152,7 +152,8 @@ export async function resolveSshSettings(
 ): Promise<Required<SshSettings>> {
   const env = opts.env ?? process.env;
   const user = readUserConfig(env);
-  const repo = opts.repo ? await readRepoConfig(opts.repo).catch(() => null) : null;
+  // a shell command: only from a repository hgrc the user owns (hg ignores untrusted files)
+  const repo = opts.repo ? await readRepoConfig(opts.repo, { trustedOnly: true }).catch(() => null) : null;
   const pick = (key: string): string | undefined => repo?.get('ui', key) ?? user.get('ui', key);
   return {
     sshCommand: explicit.sshCommand || env.SLUICE_SSH || pick('ssh') || 'ssh',
