@@ -16,6 +16,7 @@ import {
   readFileSync,
   readlinkSync,
   symlinkSync,
+  unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -344,6 +345,60 @@ describe(
         expect(readFileSync(join(ours, '.hg', 'dirstate'))).toEqual(Buffer.alloc(40));
       },
     );
+
+    it.skipIf(!hasHg)('worker threads write the same checkout as the main thread alone', async () => {
+      for (const workers of [0, 1, 2]) {
+        const ours = join(work, `crafted-workers-${workers}`);
+        const theirs = join(work, 'crafted-hg-workers');
+        if (!existsSync(theirs)) hg(['clone', '-q', src, theirs]);
+        hg(['clone', '-q', '-U', src, ours]);
+        const events = await update(ours, { workers, mainShare: workers === 0 });
+        expectSameAsHg(ours, theirs);
+        const files = events.flatMap((e) => (e.type === 'files' ? e.entries : []));
+        expect(files.map((f) => f.name).sort()).toEqual([...tree(theirs).keys()].sort());
+      }
+    });
+
+    it.skipIf(!hasHg)(
+      'a corrupt filelog fails the checkout on any thread, leaving no new file and the dirstate as it was',
+      async () => {
+        for (const workers of [0, 2]) {
+          const ours = join(work, `crafted-corrupt-${workers}`);
+          hg(['clone', '-q', '-U', '--config', 'format.usestore=true', src, ours]);
+          // flip the last byte of run.sh's stored text: its node check fails
+          const log = join(ours, '.hg', 'store', 'data', 'run.sh.i');
+          const bytes = readFileSync(log);
+          bytes[bytes.length - 1]! ^= 0xff;
+          unlinkSync(log); // the clone hardlinks the source's store: write a file of its own
+          writeFileSync(log, bytes);
+          const e = await refusal(ours, { workers, mainShare: workers === 0 });
+          expect(e.code).toBe('REVLOG');
+          expect(readdirSync(ours)).toEqual(['.hg']);
+          expect(readFileSync(join(ours, '.hg', 'dirstate'))).toEqual(Buffer.alloc(40));
+        }
+      },
+    );
+
+    it.skipIf(!hasHg)('a cancel as the checkout starts leaves no new file, on any thread', async () => {
+      for (const workers of [0, 2]) {
+        const ours = join(work, `crafted-cancel-${workers}`);
+        hg(['clone', '-q', '-U', src, ours]);
+        const ac = new AbortController();
+        const ctx = new JobContext({
+          signal: ac.signal,
+          sink: (ev) => {
+            if (ev.type === 'phase' && ev.phase === 'checkout') ac.abort();
+          },
+        });
+        const e = await updateWorkingCopy(ours, { workers, mainShare: workers === 0 }, ctx).catch(
+          (x: unknown) => x,
+        );
+        expect(e).toBeInstanceOf(SluiceError);
+        expect((e as SluiceError).code).toBe('CANCELLED');
+        expect(readdirSync(ours)).toEqual(['.hg']);
+        expect(readFileSync(join(ours, '.hg', 'dirstate'))).toEqual(Buffer.alloc(40));
+      }
+    });
 
     it.skipIf(!hasHg)(
       'writes plain files holding the target where symlinks cannot be made (hg fallback)',

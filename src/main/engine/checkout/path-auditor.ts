@@ -84,6 +84,13 @@ export function isCaseSensitive(dir: string): boolean {
   }
 }
 
+/** The filesystem path of working-copy path `path` (a latin1 byte string) under root: bytes kept as they are. */
+export function workingPath(root: string, path: string, rootPrefix?: Buffer): string | Buffer {
+  // eslint-disable-next-line no-control-regex
+  if (!/[^\x00-\x7f]/.test(path)) return root + '/' + path;
+  return Buffer.concat([rootPrefix ?? Buffer.from(root + '/', 'utf8'), Buffer.from(path, 'latin1')]);
+}
+
 export class PathAuditor {
   readonly windows: boolean;
   readonly caseInsensitive: boolean;
@@ -101,9 +108,7 @@ export class PathAuditor {
 
   /** The filesystem path of a working-copy path (bytes kept as they are). */
   fsPath(path: string): string | Buffer {
-    // eslint-disable-next-line no-control-regex
-    if (!/[^\x00-\x7f]/.test(path)) return this.root + '/' + path;
-    return Buffer.concat([this.rootPrefix, Buffer.from(path, 'latin1')]);
+    return workingPath(this.root, path, this.rootPrefix);
   }
 
   private norm(path: string): string {

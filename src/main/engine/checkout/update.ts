@@ -26,7 +26,7 @@ import {
 import { join, resolve } from 'node:path';
 import type { CloseStats } from '../../../shared/events';
 import type { CloserOptions } from '../../../shared/jobs';
-import { BackgroundCloser, planCloser, type CloseImpl } from '../closer/background-closer';
+import { planCloser, type CloseImpl } from '../closer/background-closer';
 import { SluiceError, toSluiceError } from '../errors';
 import type { JobContext } from '../job/job-context';
 import { ProgressTracker } from '../job/progress';
@@ -46,17 +46,22 @@ import {
   type Dirstate,
 } from './dirstate';
 import { readDirstateV2, writeDirstateV2 } from './dirstate-v2';
+import { batchTarget, FILE_PENDING, newBatchShared, type FileBatch } from './file-batch';
 import { FileTextReader } from './file-texts';
-import { readRevisionFolded } from './folded-text';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
 import { currentUmask, WorkingCopyWriter, type WrittenFile } from './wc-writer';
+import { writeBatch } from './write-pool';
 
 export interface UpdateOptions {
   /** hg's REV; default: hg.clone's pick (`@`, tip of default, tip) */
   rev?: string;
   closer?: Partial<CloserOptions>;
-  /** tests: a slow or failing close */
+  /** tests: a slow or failing close (the main thread then writes every file) */
   closeImpl?: CloseImpl;
+  /** worker threads writing files beside the main thread (default: one per other core, at most 3) */
+  workers?: number;
+  /** tests: false leaves every file to the worker threads */
+  mainShare?: boolean;
   /** tests: Windows name rules, case-insensitive collisions */
   auditor?: PathAuditorOptions;
   /** false: write symlink targets as plain files (hg where symlinks cannot be made) */
@@ -139,7 +144,7 @@ async function readManifestOf(cl: Revlog, mf: Revlog, rev: number): Promise<Mani
       'REVLOG',
       `manifest ${Buffer.from(entry.manifest).toString('hex')} of revision ${rev} is missing`,
     );
-  parseManifest(await readRevisionFolded(mf, mrev), (e) => out.push(e));
+  parseManifest(await mf.revision(mrev), (e) => out.push(e));
   return out;
 }
 
@@ -257,17 +262,24 @@ async function checkout(
   ctx.phase('checkout');
   ctx.throwIfCancelled();
 
-  const closer = new BackgroundCloser(planCloser(opts.closer, gets.length), opts.closeImpl);
-  if (closer.background) ctx.log('debug', `starting ${closer.threads} threads for background file closing`);
+  const plan = planCloser(opts.closer, gets.length);
+  if (plan.background) ctx.log('debug', `starting ${plan.threads} threads for background file closing`);
   const progress = new ProgressTracker(ctx, { bytes: 0, files: gets.length });
-  const writer = new WorkingCopyWriter(
-    auditor,
-    closer,
-    opts.symlinks === undefined ? {} : { symlinks: opts.symlinks },
-  );
+  const writer = new WorkingCopyWriter(auditor);
   const scratch = fresh
     ? undefined
     : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
+  // the manifest's order (sorted paths): neighbours share directories and are claimed together
+  const batch: FileBatch = {
+    loc: repo.loc,
+    paths: gets.map((g) => g.entry.path),
+    nodes: gets.map((g) => g.entry.nodeHex),
+    flags: gets.map((g) => g.entry.flag),
+    ...(scratch !== undefined ? { scratch } : {}),
+    ...(opts.symlinks !== undefined ? { symlinks: opts.symlinks } : {}),
+    closer: plan,
+  };
+  const shared = newBatchShared(gets.length);
   const written = new Map<string, WrittenFile>();
   const newDs: Dirstate = {
     p1: Buffer.from(target.nodeHex, 'hex'),
@@ -277,28 +289,32 @@ async function checkout(
   let committed = false;
   try {
     if (scratch) mkdirSync(scratch);
-    let i = 0;
-    for (const g of gets) {
-      ctx.throwIfCancelled();
-      const { path, nodeHex, flag } = g.entry;
-      const data = await reader.read(path, nodeHex);
-      const w = scratch
-        ? await writer.writeAt(scratch + '/' + i++, data, flag)
-        : await writer.write(path, data, flag);
-      written.set(path, w);
-      progress.addBytes(data.length);
-      progress.fileDone('w', path, data.length);
-    }
-    const close = await closer.drain();
+    const close = await writeBatch(
+      batch,
+      shared,
+      ctx,
+      progress,
+      () => {
+        if (!scratch) writer.ensureParents(batch.paths);
+      },
+      {
+        ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
+        ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
+        ...(opts.mainShare !== undefined ? { mainShare: opts.mainShare } : {}),
+      },
+    );
     progress.finish();
     ctx.throwIfCancelled();
+    for (let i = 0; i < gets.length; i++) {
+      const st = shared.stats;
+      written.set(batch.paths[i]!, { mode: st[i * 3]!, size: st[i * 3 + 1]!, mtimeSec: st[i * 3 + 2]! });
+    }
 
     if (scratch) {
       // the point of no return: removed files go, new contents are renamed into place
       committed = true;
       for (const path of removes) removeTracked(auditor, path);
-      i = 0;
-      for (const g of gets) writer.moveInto(scratch + '/' + i++, g.entry.path);
+      for (let i = 0; i < gets.length; i++) writer.moveInto(batchTarget(batch, i), batch.paths[i]!);
       for (const e of execs) setExecFlag(auditor.fsPath(e.path), e.flag === 'x');
     }
     const now = fsNowSeconds(repo.hgDir);
@@ -357,10 +373,13 @@ async function checkout(
     };
   } catch (e) {
     const err = toSluiceError(e);
-    await closer.drain().catch(() => undefined);
     if (!committed) {
       ctx.phase('cleanup');
-      writer.undo();
+      // every thread has stopped and closed what it wrote (writeBatch settles only then)
+      const created: (string | Buffer)[] = [];
+      for (let i = 0; i < gets.length; i++)
+        if (Atomics.load(shared.status, i) !== FILE_PENDING) created.push(batchTarget(batch, i));
+      writer.undo(created);
     }
     throw err;
   } finally {

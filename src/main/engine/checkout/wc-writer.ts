@@ -2,8 +2,8 @@
 // created with 0666 & ~umask (exec files: +x for every +r bit, minus the umask), symlinks for the
 // `l` flag (a plain file holding the target where the filesystem or the OS cannot make one), and
 // every fd handed to the BackgroundCloser (merge.batchget writes under wvfs.backgroundclosing).
-// Each file and directory it creates is remembered so a failed or cancelled checkout can remove
-// exactly those (nothing it did not create is ever removed).
+// Each file and directory a checkout creates is remembered so a failed or cancelled checkout can
+// remove exactly those (nothing it did not create is ever removed).
 import {
   closeSync,
   fstatSync,
@@ -49,25 +49,16 @@ export interface WorkingCopyWriterOptions {
   symlinks?: boolean;
 }
 
+/**
+ * The working copy's directories for a checkout (its files are written by FileCreator, on
+ * several threads): made before any file, remembered so a failed checkout removes exactly those.
+ */
 export class WorkingCopyWriter {
-  /** fs paths this writer created, files then directories, in creation order */
-  readonly createdFiles: (string | Buffer)[] = [];
+  /** fs paths of the directories this writer created, in creation order */
   readonly createdDirs: (string | Buffer)[] = [];
   private readonly madeDirs = new Set<string>();
-  private readonly fileMode: number;
-  private readonly exeMode: number;
-  private symlinks: boolean;
 
-  constructor(
-    private readonly auditor: PathAuditor,
-    private readonly closer: BackgroundCloser,
-    opts: WorkingCopyWriterOptions = {},
-  ) {
-    const umask = currentUmask();
-    this.fileMode = 0o666;
-    this.exeMode = execMode(umask);
-    this.symlinks = opts.symlinks ?? process.platform !== 'win32';
-  }
+  constructor(private readonly auditor: PathAuditor) {}
 
   /**
    * Creates the parent directories of `path`, remembering the ones it made. A directory mkdir
@@ -101,59 +92,22 @@ export class WorkingCopyWriter {
   }
 
   /**
-   * Writes one file (flag '', 'x' or 'l') at `path`, which must not exist (exclusive create).
-   * The caller has passed every target path through auditPathSet first.
-   * Returns its mode, size and mtime as lstat reports them after the write.
+   * Makes the parent directories of every path now, before any file is written there. The caller
+   * has passed every target path through auditPathSet first.
    */
-  async write(path: string, data: Uint8Array, flag: string): Promise<WrittenFile> {
-    this.ensureParent(path);
-    try {
-      return await this.writeAt(this.auditor.fsPath(path), data, flag);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw exists(path);
-      throw e;
-    }
+  ensureParents(paths: Iterable<string>): void {
+    for (const p of paths) this.ensureParent(p);
   }
 
-  /** Moves a file written with writeAt into the working copy at `path` (replacing a file there). */
+  /** Moves a file written elsewhere (a scratch file) into the working copy at `path` (replacing a file there). */
   moveInto(from: string | Buffer, path: string): void {
     this.ensureParent(path);
     renameSync(from, this.auditor.fsPath(path));
   }
 
-  /** write() at a filesystem path (a scratch file that moveInto puts in place later). */
-  async writeAt(fsPath: string | Buffer, data: Uint8Array, flag: string): Promise<WrittenFile> {
-    if (flag === 'l' && this.symlinks) {
-      try {
-        symlinkSync(Buffer.from(Buffer.from(data).toString('latin1'), 'latin1'), fsPath);
-        this.createdFiles.push(fsPath);
-        const st = lstatSync(fsPath);
-        return { mode: st.mode, size: st.size, mtimeSec: Math.floor(st.mtimeMs / 1000) };
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (!code || !SYMLINK_UNSUPPORTED.has(code)) throw e;
-        this.symlinks = false; // util.checklink failed: plain files from now on, as hg
-      }
-    }
-    const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
-    this.createdFiles.push(fsPath);
-    let st;
-    try {
-      let off = 0;
-      while (off < data.length) off += writeSync(fd, data, off, data.length - off);
-      st = fstatSync(fd);
-    } catch (e) {
-      closeSync(fd);
-      throw e;
-    }
-    const full = this.closer.close(fd);
-    if (full) await full;
-    return { mode: st.mode, size: st.size, mtimeSec: Math.floor(st.mtimeMs / 1000) };
-  }
-
-  /** Removes what this writer created: files first, then directories deepest first. */
-  undo(): void {
-    for (const f of this.createdFiles.splice(0).reverse()) {
+  /** Removes `files` (those the checkout created), then the directories made here, deepest first. */
+  undo(files: Iterable<string | Buffer>): void {
+    for (const f of files) {
       try {
         unlinkSync(f);
       } catch {
@@ -170,7 +124,62 @@ export class WorkingCopyWriter {
   }
 }
 
-function exists(path: string): SluiceError {
+/**
+ * Creates one working-copy file (flag '', 'x' or 'l') exclusively at a filesystem path and hands
+ * its fd to the closer; used by the writer on the main thread and by checkout's file writers on
+ * worker threads. `onCreated` runs once the file exists (whatever happens next), so a failed
+ * checkout can remove it.
+ */
+export class FileCreator {
+  private readonly fileMode = 0o666;
+  private readonly exeMode: number;
+  private symlinks: boolean;
+
+  constructor(
+    private readonly closer: BackgroundCloser,
+    opts: WorkingCopyWriterOptions = {},
+  ) {
+    this.exeMode = execMode(currentUmask());
+    this.symlinks = opts.symlinks ?? process.platform !== 'win32';
+  }
+
+  async create(
+    fsPath: string | Buffer,
+    data: Uint8Array,
+    flag: string,
+    onCreated: () => void,
+  ): Promise<WrittenFile> {
+    if (flag === 'l' && this.symlinks) {
+      try {
+        symlinkSync(Buffer.from(Buffer.from(data).toString('latin1'), 'latin1'), fsPath);
+        onCreated();
+        const st = lstatSync(fsPath);
+        return { mode: st.mode, size: st.size, mtimeSec: Math.floor(st.mtimeMs / 1000) };
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (!code || !SYMLINK_UNSUPPORTED.has(code)) throw e;
+        this.symlinks = false; // util.checklink failed: plain files from now on, as hg
+      }
+    }
+    const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
+    onCreated();
+    let st;
+    try {
+      let off = 0;
+      while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+      st = fstatSync(fd);
+    } catch (e) {
+      closeSync(fd);
+      throw e;
+    }
+    const full = this.closer.close(fd);
+    if (full) await full;
+    return { mode: st.mode, size: st.size, mtimeSec: Math.floor(st.mtimeMs / 1000) };
+  }
+}
+
+/** The error for a file that exists where the checkout creates one (hg's message). */
+export function exists(path: string): SluiceError {
   return new SluiceError(
     'DEST_EXISTS',
     `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,

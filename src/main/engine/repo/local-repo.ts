@@ -31,6 +31,11 @@ export class LocalRepo {
     return new LocalRepo(loc);
   }
 
+  /** The same repository from a location another thread opened (checkout's file writers). */
+  static fromLocation(loc: RepoLocation): LocalRepo {
+    return new LocalRepo(loc);
+  }
+
   get root(): string {
     return this.loc.root;
   }

@@ -5,9 +5,8 @@
 // Workers stay at most a budget of index bytes ahead of what the main thread consumed: memory does
 // not grow with the repository.
 import { availableParallelism } from 'node:os';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { locateWorkerScript, type WorkerScript } from '../job/worker-script';
 import type { FilelogScan, FilelogScanRequest } from './filelog-scan';
 import {
   CTL_CONSUMED,
@@ -29,24 +28,8 @@ export function defaultScanWorkers(): number {
  * this module may sit in a chunks/ folder below), or the TypeScript source run through tsx (tests,
  * dev). null: not found (verify then reads every filelog on its own thread).
  */
-export function scanWorkerScript(): { script: URL; bootstrap?: URL } | null {
-  const here = import.meta.url;
-  if (/\.ts$/.test(here)) {
-    return {
-      script: new URL('./filelog-worker.ts', here),
-      bootstrap: new URL('../../host/tsx-worker-bootstrap.mjs', here),
-    };
-  }
-  for (const rel of [
-    './verify-worker.mjs',
-    '../verify-worker.mjs',
-    './verify-worker.js',
-    '../verify-worker.js',
-  ]) {
-    const u = new URL(rel, here);
-    if (u.protocol === 'file:' && existsSync(fileURLToPath(u))) return { script: u };
-  }
-  return null;
+export function scanWorkerScript(): WorkerScript | null {
+  return locateWorkerScript(import.meta.url, './filelog-worker.ts', 'verify-worker');
 }
 
 export interface ScanItem {
@@ -71,7 +54,7 @@ export class ScanPool {
   private broken = false;
 
   constructor(
-    script: { script: URL; bootstrap?: URL },
+    script: WorkerScript,
     count: number,
     items: readonly ScanItem[],
     /** bytes of scan results workers may hold ahead of consumption */

@@ -1,0 +1,27 @@
+// Worker thread entry of checkout's file writers (file-batch.ts): waits until the main thread
+// has made the working directories, writes its share of the batch, and reports once, with its
+// closer's stats and the first error. Built as out/cli/checkout-worker.mjs and
+// out/main/checkout-worker.js.
+import { parentPort, workerData } from 'node:worker_threads';
+import {
+  CHECKOUT_WORKER_KIND,
+  CTL_GO,
+  CTL_STOP,
+  postError,
+  writeShare,
+  type CheckoutWorkerData,
+  type CheckoutWorkerMessage,
+} from './file-batch';
+
+async function run(port: NonNullable<typeof parentPort>, d: CheckoutWorkerData): Promise<void> {
+  const ctl = d.shared.control;
+  while (!Atomics.load(ctl, CTL_GO) && !Atomics.load(ctl, CTL_STOP)) Atomics.wait(ctl, CTL_GO, 0, 100);
+  const r = await writeShare(d.batch, d.shared);
+  const msg: CheckoutWorkerMessage = { close: r.close, files: r.files };
+  if (r.error) msg.error = postError(r.error);
+  port.postMessage(msg);
+}
+
+// only as checkout's worker (a bundle may load this module elsewhere)
+const data = workerData as CheckoutWorkerData | undefined;
+if (parentPort && data?.kind === CHECKOUT_WORKER_KIND) void run(parentPort, data);

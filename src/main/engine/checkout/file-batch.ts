@@ -1,0 +1,162 @@
+// The files of a checkout as one batch that several threads write together (merge.batchget,
+// which hg spreads over forked workers). Every thread, the main one and checkout's worker threads
+// (checkout-worker.ts), runs the same loop: claim the next run of files from a shared counter,
+// and for each read its filelog revision, create the file exclusively, write it, fstat it and
+// hand its fd to that thread's background closer. What a file became (created, done; its mode,
+// size and mtime) goes to shared arrays, so nothing crosses threads per file: the main thread
+// reads those arrays for progress, the dirstate, and the undo of a failed or cancelled checkout.
+// Memory: a thread holds one file's chain (compressed span, decoded chunks, one text) at a time.
+import type { CloseStats } from '../../../shared/events';
+import { BackgroundCloser, type CloseImpl, type CloserPlan } from '../closer/background-closer';
+import { SluiceError, toSluiceError } from '../errors';
+import { LocalRepo } from '../repo/local-repo';
+import type { RepoLocation } from '../store/requirements';
+import { FileTextReader, stripFilelogMeta } from './file-texts';
+import { workingPath } from './path-auditor';
+import { exists, FileCreator } from './wc-writer';
+
+export const CHECKOUT_WORKER_KIND = 'sluice-checkout-files';
+
+/** What every thread needs to write the batch (structured-cloned to the workers). */
+export interface FileBatch {
+  loc: RepoLocation;
+  /** manifest paths (latin1 byte strings), sorted: neighbours share filelog and working directories */
+  paths: string[];
+  nodes: string[];
+  flags: string[];
+  /** set: file i is written at `${scratch}/${i}` (moved into place later), else at its path */
+  scratch?: string;
+  symlinks?: boolean;
+  closer: CloserPlan;
+}
+
+/** control words (Int32Array over a SharedArrayBuffer) */
+export const CTL_NEXT = 0;
+/** 1: stop claiming (an error or a cancel) */
+export const CTL_STOP = 1;
+/** 1: the main thread made the directories, files may be written */
+export const CTL_GO = 2;
+const CTL_SIZE = 3;
+
+/** per-file status */
+export const FILE_PENDING = 0;
+/** the file exists (maybe partly written): an undo removes it */
+export const FILE_CREATED = 1;
+export const FILE_DONE = 2;
+
+/** Files claimed at once: runs of neighbours keep one directory's creates on one thread. */
+const CLAIM = 16;
+
+export interface BatchShared {
+  control: Int32Array;
+  status: Int32Array;
+  /** per file: st_mode, size, mtime (whole seconds) */
+  stats: Float64Array;
+}
+
+export function newBatchShared(files: number): BatchShared {
+  return {
+    control: new Int32Array(new SharedArrayBuffer(CTL_SIZE * 4)),
+    status: new Int32Array(new SharedArrayBuffer(Math.max(1, files) * 4)),
+    stats: new Float64Array(new SharedArrayBuffer(Math.max(1, files) * 3 * 8)),
+  };
+}
+
+/** Where file i goes. */
+export function batchTarget(batch: FileBatch, i: number): string | Buffer {
+  return batch.scratch !== undefined ? `${batch.scratch}/${i}` : workingPath(batch.loc.root, batch.paths[i]!);
+}
+
+export interface ShareResult {
+  close: CloseStats;
+  /** files this thread wrote */
+  files: number;
+  error?: SluiceError;
+}
+
+/**
+ * One thread's share of the batch: claims files until none are left or CTL_STOP is set; the first
+ * error sets CTL_STOP and is returned once this thread's closer has closed everything.
+ * `tick` runs after each file (the main thread's progress and cancel checks).
+ */
+export async function writeShare(
+  batch: FileBatch,
+  shared: BatchShared,
+  opts: { closeImpl?: CloseImpl; tick?: () => void } = {},
+): Promise<ShareResult> {
+  const { control, status, stats } = shared;
+  const repo = LocalRepo.fromLocation(batch.loc);
+  const reader = new FileTextReader(repo);
+  const closer = new BackgroundCloser(batch.closer, opts.closeImpl);
+  const creator = new FileCreator(closer, batch.symlinks === undefined ? {} : { symlinks: batch.symlinks });
+  const n = batch.paths.length;
+  let error: SluiceError | undefined;
+  let files = 0;
+  try {
+    claims: for (;;) {
+      const first = Atomics.add(control, CTL_NEXT, CLAIM);
+      if (first >= n) break;
+      for (let i = first; i < Math.min(n, first + CLAIM); i++) {
+        if (Atomics.load(control, CTL_STOP)) break claims;
+        const path = batch.paths[i]!;
+        const { revlog, rev } = await reader.open(path, batch.nodes[i]!);
+        let text: Uint8Array;
+        try {
+          text = stripFilelogMeta(await revlog.revisionView(rev));
+        } finally {
+          await revlog.close();
+        }
+        let w;
+        try {
+          w = await creator.create(batchTarget(batch, i), text, batch.flags[i]!, () =>
+            Atomics.store(status, i, FILE_CREATED),
+          );
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw exists(path);
+          throw e;
+        }
+        stats[i * 3] = w.mode;
+        stats[i * 3 + 1] = w.size;
+        stats[i * 3 + 2] = w.mtimeSec;
+        Atomics.store(status, i, FILE_DONE);
+        files++;
+        opts.tick?.();
+      }
+    }
+  } catch (e) {
+    error = toSluiceError(e);
+    Atomics.store(control, CTL_STOP, 1);
+  }
+  let close: CloseStats;
+  try {
+    close = await closer.drain();
+  } catch (e) {
+    error ??= toSluiceError(e);
+    Atomics.store(control, CTL_STOP, 1);
+    close = closer.stats();
+  }
+  return error ? { close, files, error } : { close, files };
+}
+
+/** A SluiceError as a worker posts it (structured clone drops the class). */
+export interface PostedError {
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+export function postError(e: SluiceError): PostedError {
+  return { code: e.code, message: e.message, ...(e.details !== undefined ? { details: e.details } : {}) };
+}
+
+export function fromPosted(p: PostedError): SluiceError {
+  return new SluiceError(p.code as SluiceError['code'], p.message, p.details as never);
+}
+
+export interface CheckoutWorkerData {
+  kind: typeof CHECKOUT_WORKER_KIND;
+  batch: FileBatch;
+  shared: BatchShared;
+}
+
+export type CheckoutWorkerMessage = { close: CloseStats; files: number; error?: PostedError };

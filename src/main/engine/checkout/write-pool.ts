@@ -1,0 +1,202 @@
+// Writes a checkout's files on every core (merge.batchget over hg's workers): worker threads
+// (checkout-worker.ts) and the main thread claim runs of files from one shared counter
+// (file-batch.ts). The main thread also makes the working directories first (workers wait for
+// them), turns the shared per-file status into progress and file events at the tracker's pace,
+// and stops everyone on a cancel or the first error. No message crosses threads per file.
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import type { CloseStats } from '../../../shared/events';
+import type { CloseImpl } from '../closer/background-closer';
+import { cancelled, SluiceError, type SluiceError as SluiceErrorType } from '../errors';
+import type { JobContext } from '../job/job-context';
+import type { ProgressTracker } from '../job/progress';
+import { locateWorkerScript } from '../job/worker-script';
+import {
+  CHECKOUT_WORKER_KIND,
+  CTL_GO,
+  CTL_NEXT,
+  CTL_STOP,
+  FILE_DONE,
+  fromPosted,
+  writeShare,
+  type BatchShared,
+  type CheckoutWorkerData,
+  type CheckoutWorkerMessage,
+  type FileBatch,
+  type ShareResult,
+} from './file-batch';
+
+const NO_CLOSES: CloseStats = {
+  background: false,
+  threads: 0,
+  backgroundClosed: 0,
+  syncClosed: 0,
+  writerWaitMs: 0,
+};
+
+/** A worker thread costs ~30-50 ms to start (module load): not worth it for fewer files per thread. */
+const MIN_FILES_PER_THREAD = 500;
+
+/**
+ * Worker threads beside the main thread: one per other core, at most 3
+ * (SLUICE_CHECKOUT_WORKERS=N overrides it: benchmarks).
+ */
+export function defaultCheckoutWorkers(): number {
+  const env = Number(process.env.SLUICE_CHECKOUT_WORKERS);
+  if (process.env.SLUICE_CHECKOUT_WORKERS && Number.isInteger(env) && env >= 0) return env;
+  return Math.max(0, Math.min(3, availableParallelism() - 1));
+}
+
+export interface WritePoolOptions {
+  /**
+   * worker threads (default: defaultCheckoutWorkers(), fewer for a small checkout; 0: the main
+   * thread writes every file)
+   */
+  workers?: number;
+  /** tests: a slow or failing close (main thread only: no workers then) */
+  closeImpl?: CloseImpl;
+  /** tests: false leaves every file to the workers (when there are any) */
+  mainShare?: boolean;
+}
+
+/**
+ * Writes every file of the batch. `prepare` runs on the main thread before any file is written
+ * (the directories). Resolves with the closers' merged stats once every file is written and
+ * closed; rejects with the first error (or CANCELLED) once every thread has stopped and closed
+ * what it wrote, leaving the shared status to say which files exist.
+ */
+export async function writeBatch(
+  batch: FileBatch,
+  shared: BatchShared,
+  ctx: JobContext,
+  progress: ProgressTracker,
+  prepare: () => void,
+  opts: WritePoolOptions = {},
+): Promise<CloseStats> {
+  const n = batch.paths.length;
+  const { control, status, stats } = shared;
+  const script = opts.closeImpl
+    ? null
+    : locateWorkerScript(import.meta.url, './checkout-worker.ts', 'checkout-worker');
+  const count = !script
+    ? 0
+    : opts.workers !== undefined
+      ? Math.min(opts.workers, n)
+      : Math.min(defaultCheckoutWorkers(), Math.floor(n / MIN_FILES_PER_THREAD));
+
+  const workers: Worker[] = [];
+  const results: Promise<CheckoutWorkerMessage>[] = [];
+  for (let w = 0; w < count; w++) {
+    const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND, batch, shared };
+    const worker = new Worker(script!.bootstrap ?? script!.script, {
+      workerData: script!.bootstrap ? { ...data, __entry: script!.script.href } : data,
+      stdout: false,
+      stderr: false,
+    });
+    workers.push(worker);
+    results.push(
+      new Promise<CheckoutWorkerMessage>((resolve) => {
+        let settled = false;
+        const fail = (why: string): void => {
+          if (settled) return;
+          settled = true;
+          Atomics.store(control, CTL_STOP, 1);
+          resolve({
+            close: NO_CLOSES,
+            files: 0,
+            error: { code: 'IO', message: `checkout worker failed: ${why}` },
+          });
+        };
+        worker.on('message', (m: CheckoutWorkerMessage) => {
+          settled = true;
+          resolve(m);
+        });
+        worker.on('error', (e) => fail(e.message));
+        worker.on('exit', (code) => fail(`exited with code ${code}`));
+      }),
+    );
+  }
+
+  // progress: files whose status turned DONE, in claim order (a window of at most the claimed ones)
+  let low = 0;
+  const reported = new Uint8Array(n);
+  const report = (): void => {
+    const hi = Math.min(n, Atomics.load(control, CTL_NEXT));
+    for (let i = low; i < hi; i++) {
+      if (reported[i] || Atomics.load(status, i) !== FILE_DONE) continue;
+      reported[i] = 1;
+      const size = stats[i * 3 + 1]!;
+      progress.addBytes(size);
+      progress.fileDone('w', batch.paths[i]!, size);
+    }
+    while (low < hi && reported[low]) low++;
+  };
+  const stop = (): void => {
+    Atomics.store(control, CTL_STOP, 1);
+    Atomics.notify(control, CTL_GO);
+  };
+  const onAbort = (): void => stop();
+  ctx.signal.addEventListener('abort', onAbort);
+  if (ctx.signal.aborted) stop();
+
+  let mainError: SluiceErrorType | undefined;
+  let mainClose: CloseStats | undefined;
+  try {
+    try {
+      prepare();
+    } catch (e) {
+      stop();
+      throw e;
+    }
+    Atomics.store(control, CTL_GO, 1);
+    Atomics.notify(control, CTL_GO);
+    let next = performance.now() + ctx.progressIntervalMs;
+    const r: ShareResult =
+      opts.mainShare === false && count > 0
+        ? { close: NO_CLOSES, files: 0 }
+        : await writeShare(batch, shared, {
+            ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
+            tick: () => {
+              if (ctx.signal.aborted) stop();
+              const now = performance.now();
+              if (now < next) return;
+              next = now + ctx.progressIntervalMs;
+              report();
+            },
+          });
+    mainClose = r.close;
+    mainError = r.error;
+    // the workers' last files
+    const timer = setInterval(report, ctx.progressIntervalMs);
+    let posted: CheckoutWorkerMessage[];
+    try {
+      posted = await Promise.all(results);
+    } finally {
+      clearInterval(timer);
+    }
+    report();
+    ctx.log(
+      'debug',
+      `checkout: ${r.files} files written on the main thread, ${posted.map((m) => m.files).join(' + ') || 'none'} on workers`,
+    );
+    const closes = [mainClose, ...posted.map((m) => m.close)];
+    const firstError = mainError ?? posted.map((m) => m.error).find((e) => e !== undefined);
+    if (ctx.signal.aborted) throw cancelled();
+    if (firstError) throw firstError instanceof SluiceError ? firstError : fromPosted(firstError);
+    return mergeCloseStats(closes);
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
+
+function mergeCloseStats(all: CloseStats[]): CloseStats {
+  return {
+    background: all.some((c) => c.background),
+    threads: Math.max(...all.map((c) => c.threads)),
+    backgroundClosed: all.reduce((s, c) => s + c.backgroundClosed, 0),
+    syncClosed: all.reduce((s, c) => s + c.syncClosed, 0),
+    writerWaitMs: Math.round(all.reduce((s, c) => s + c.writerWaitMs, 0) * 10) / 10,
+  };
+}
