@@ -49,6 +49,13 @@ export async function checkDestination(dest: string): Promise<{ emptyDir: boolea
     throw toSluiceError(e);
   }
   if (st.isDirectory() && (await fsp.readdir(dest)).length === 0) return { emptyDir: true };
+  // the repository is renamed into place: never through (or over) a link to somewhere else
+  if (st.isSymbolicLink())
+    throw new SluiceError(
+      'DEST_EXISTS',
+      `destination '${dest}' is a symbolic link: give the folder it points to instead`,
+      { dest },
+    );
   throw new SluiceError('DEST_EXISTS', `destination '${dest}' is not empty`, { dest });
 }
 
