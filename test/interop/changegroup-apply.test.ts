@@ -2,7 +2,7 @@
 // existing one (hg clone -r of a middle revision): the result passes `hg verify` and `hg log`
 // (nodes, phases, bookmarks) equals what `hg unbundle` of the same bundle gives. Hostile
 // changegroups fail with a typed error and leave the repository byte-identical.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -308,5 +308,20 @@ describe.skipIf(missing('hg'))(`hostile changegroups${skipNote('hg')}`, () => {
     expect((err as SluiceError).code).toBe('BAD_MAGIC');
     expect((err as Error).message).toMatch(/stream clone bundle/);
     expect(treeHash(dest)).toBe(before);
+  });
+
+  it('a store directory that is a symbolic link is not written through (hg: "traverses symbolic link")', async () => {
+    const dest = copyRepo(repo, join(work, 'hostile-symlink'));
+    const outside = join(work, 'hostile-symlink-outside');
+    // data/ moved out of the store, a link left in its place
+    renameSync(join(dest, '.hg', 'store', 'data'), outside);
+    symlinkSync(outside, join(dest, '.hg', 'store', 'data'));
+    const before = treeHash(dest) + treeHash(outside);
+    const b = serializeHg10un(cg);
+    const err = await applyBundleBytesToRepo(dest, bytes(b), new JobContext()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SluiceError);
+    expect((err as SluiceError).code, (err as Error).message).toBe('UNSAFE_PATH');
+    expect((err as Error).message).toMatch(/symbolic link/);
+    expect(treeHash(dest) + treeHash(outside)).toBe(before);
   });
 });

@@ -4,7 +4,7 @@
 // bookmarks and fncache (each backed up in the journal first), the changelog made visible last but
 // one step (changelog._finalize), caches hg would find stale removed.
 
-import { existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors';
 import { RevlogWriter, revlogFormatFor, type RevlogFormat } from '../revlog/writer';
@@ -40,6 +40,8 @@ export class RepoWriteSession {
   /** writers with open files, closed at the end whatever happens */
   private readonly openWriters = new Set<RevlogWriter>();
   private fncache: Set<string> | undefined;
+  /** store directories already checked not to be symbolic links */
+  private readonly auditedDirs = new Set<string>();
   private fncacheDirty = false;
   private clStart = 0;
   private targetPhase = PHASE_DRAFT;
@@ -156,6 +158,7 @@ export class RepoWriteSession {
           );
       }
       const radix = dir === '' ? '00manifest' : `meta/${dir}00manifest`;
+      if (dir !== '') this.checkNoSymlink(`${radix}.i`);
       w = this.track(RevlogWriter.open({ ...this.writerOptions(), radix }));
       this.manifests.set(dir, w);
     }
@@ -165,7 +168,31 @@ export class RepoWriteSession {
   /** A filelog writer for tracked path `path` (checked: nothing reaches `.hg/` or leaves the store). Close it when done. */
   filelog(path: string): RevlogWriter {
     checkTrackedPath(path, 'file');
+    this.checkNoSymlink(`data/${path}.i`);
     return this.track(RevlogWriter.open({ ...this.writerOptions(), radix: `data/${path}` }));
+  }
+
+  /**
+   * The store vfs's pathauditor (_checkfs): no directory between the store and the encoded file is
+   * a symbolic link, so a revlog is never created outside the store through one. Each directory
+   * is looked at once.
+   */
+  private checkNoSymlink(storePath: string): void {
+    const parts = this.vfs.encode(storePath).split('/');
+    let dir = '';
+    for (const part of parts.slice(0, -1)) {
+      dir = dir ? `${dir}/${part}` : part;
+      if (this.auditedDirs.has(dir)) continue;
+      const st = lstatSync(join(this.vfs.storeDir, dir), { throwIfNoEntry: false });
+      if (st?.isSymbolicLink())
+        throw new SluiceError(
+          'UNSAFE_PATH',
+          `path '${storePath}' traverses symbolic link '${dir}' in the store`,
+          { name: storePath, through: dir },
+        );
+      if (st === undefined) return; // created by the writer below here: nothing to traverse
+      this.auditedDirs.add(dir);
+    }
   }
 
   private noteNewFile(storePath: string): void {
