@@ -2,7 +2,9 @@
 // prints, on the same streams (status on stdout, problems on stderr); --json prints the job's
 // events as NDJSON. Exit 0 when no integrity error was found (warnings allowed, as hg), 1 otherwise.
 import { resolve } from 'node:path';
+import { subscribe } from 'node:diagnostics_channel';
 import { setFlagsFromString } from 'node:v8';
+import type { Worker } from 'node:worker_threads';
 import { isSluiceError, toSluiceError } from '../../main/engine/errors';
 import { JobContext, type JobEventInput } from '../../main/engine/job/job-context';
 import { verifyRepository } from '../../main/engine/verify/verify';
@@ -15,7 +17,7 @@ import {
   positiveInt,
   type CliCommand,
 } from '../command';
-import { ProgressBar } from '../job-output';
+import { ProgressBar } from '../progress-bar';
 
 export const command: CliCommand = {
   name: 'verify',
@@ -45,11 +47,7 @@ integrity error was found.
       },
       { min: 0, max: 1 },
     );
-    // Verify's garbage is short-lived (decoded chunks, manifest lines): V8's young generation
-    // growing to its 16 MiB semi-spaces only costs memory (measured on the history corpus: peak
-    // RSS 182 -> 137 MB, same CPU time). Later heap growth of this process and its workers keeps
-    // the initial 1 MiB.
-    setFlagsFromString('--semi-space-growth-factor=1');
+    keepYoungGenerationSmall();
     const repo = resolve(positionals[0] ?? '.');
     const json = Boolean(values.json);
     const quiet = Boolean(values.quiet);
@@ -125,4 +123,23 @@ function jobFrame(
     files,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
   };
+}
+
+/**
+ * Verify's garbage is short-lived (decoded chunks, manifest lines): V8's young generation growing
+ * to its 16 MiB (Node 20) or 64 MiB (Node 24) semi-spaces only costs memory (measured on the
+ * history corpus: peak RSS 182 -> 137 MB, same CPU time). Later heap growth of this process keeps
+ * the initial 1 MiB. Node 20's V8 puts the factor back to 2 whenever an isolate starts (measured:
+ * the main thread's new space reached 32 MiB once verify's worker thread was up), so it is set
+ * again as each worker comes online.
+ */
+let youngGenerationKept = false;
+function keepYoungGenerationSmall(): void {
+  const flag = '--semi-space-growth-factor=1';
+  setFlagsFromString(flag);
+  if (youngGenerationKept) return;
+  youngGenerationKept = true;
+  subscribe('worker_threads', (m) => {
+    (m as { worker: Worker }).worker.once('online', () => setFlagsFromString(flag));
+  });
 }

@@ -59,6 +59,8 @@ interface ByteSource {
   read(pos: number, len: number): Promise<Uint8Array>;
   /** Makes the following reads inside [pos, pos + len) memory hits (one large read). */
   prefetch(pos: number, len: number): Promise<void>;
+  /** Drops the read window (the next read reads the file again). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -81,6 +83,7 @@ class MemorySource implements ByteSource {
     return data.subarray(pos, pos + len);
   }
   async prefetch(): Promise<void> {}
+  release(): void {}
   async close(): Promise<void> {}
 }
 
@@ -163,11 +166,16 @@ class FileSource implements ByteSource {
     this.winPos = from;
   }
 
+  release(): void {
+    this.win = new Uint8Array(0);
+    this.winPos = 0;
+  }
+
   async close(): Promise<void> {
     const f = this.file;
     this.file = undefined;
     this.opening = undefined;
-    this.win = new Uint8Array(0);
+    this.release();
     if (f) await f.close();
   }
 }
@@ -212,6 +220,28 @@ const SPAN_MAX = 8 << 20;
 const DEFAULT_WHOLE_FILE = 4 << 20;
 /** see Revlog.chunk */
 const CHUNK_SLACK = 1 << 20;
+
+/**
+ * Build buffers of Revlogs closed (or cleared) on this thread, for the next ones to reuse: verify
+ * and checkout read thousands of revlogs one after another, and fresh buffers for each left ~1 GB
+ * of garbage on the history corpus, freed only by full GCs (the allocator kept the high water).
+ */
+const spare: Buffer[] = [];
+const SPARE_COUNT = 2;
+const SPARE_MAX_BYTES = 8 << 20;
+
+function takeSpare(min: number): Buffer | undefined {
+  // smallest first: the largest stays for the texts that need it
+  for (let i = spare.length - 1; i >= 0; i--) if (spare[i]!.length >= min) return spare.splice(i, 1)[0];
+  return undefined;
+}
+
+function giveSpare(b: Buffer): void {
+  if (b.length > SPARE_MAX_BYTES) return;
+  spare.push(b);
+  spare.sort((x, y) => y.length - x.length);
+  spare.length = Math.min(spare.length, SPARE_COUNT);
+}
 
 export class Revlog {
   private readonly cache: TextCache;
@@ -388,7 +418,7 @@ export class Revlog {
 
   /**
    * Like revision(), but the text may live in a buffer the reader reuses: it is valid until the
-   * next call on this Revlog. For readers that look at each text once (verify, hashing, writing
+   * next call on this Revlog, its clearCache() or close(). For readers that look at each text once (verify, hashing, writing
    * it out): no allocation per revision.
    */
   async revisionView(rev: number, opts: RevisionOptions = {}): Promise<Uint8Array> {
@@ -455,9 +485,11 @@ export class Revlog {
       into = baseIn === 0 ? 1 : 0;
       let b = this.bufs[into];
       if (b === undefined || b.length < PARENTS + size) {
-        b = Buffer.allocUnsafe(
-          Math.max(PARENTS + size, Math.min(2 * (b?.length ?? 0), PARENTS + 2 * size), 4096),
-        );
+        b =
+          takeSpare(PARENTS + size) ??
+          Buffer.allocUnsafe(
+            Math.max(PARENTS + size, Math.min(2 * (b?.length ?? 0), PARENTS + 2 * size), 4096),
+          );
         this.bufs[into] = b;
       }
       buf = b;
@@ -569,11 +601,14 @@ export class Revlog {
     });
   }
 
+  /** Drops cached texts, build buffers and the read window (a later read reads the file again). */
   clearCache(): void {
+    this.data.release();
     this.cache.clear();
     this.lastRev = NULL_REV;
     this.lastText = undefined;
     this.lastIn = -1;
+    for (const b of this.bufs) if (b) giveSpare(b);
     this.bufs[0] = this.bufs[1] = undefined;
   }
 

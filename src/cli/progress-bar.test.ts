@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProgressBar, formatDuration } from './job-output';
+import { ProgressBar, formatDuration } from './progress-bar';
 
 function tty(columns = 80) {
   const writes: string[] = [];
