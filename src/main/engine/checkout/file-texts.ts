@@ -1,10 +1,11 @@
 // File contents for the working copy: a filelog revision with its copy metadata stripped
 // (filelog.read / storageutil.filtermetadata), node id checked as hg's filectx.data() does.
 // The text comes from the revlog reader (Revlog.revision: the chain folded at once, as mpatch).
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { SluiceError } from '../errors';
 import type { LocalRepo } from '../repo/local-repo';
 import type { RevlogIndex } from '../revlog/index';
-import type { Revlog } from '../revlog/revlog';
+import { Revlog } from '../revlog/revlog';
 import { parseFilelogMeta } from '../revlog/texts';
 import { displayPath } from './path-auditor';
 
@@ -24,13 +25,63 @@ function findRev(index: RevlogIndex, node: Buffer): number | undefined {
   return undefined;
 }
 
+/** A filelog file up to this size is read into the reader's reused buffer, larger ones through Revlog.open's windows. */
+const WHOLE_FILE_MAX = 4 << 20;
+
 export class FileTextReader {
+  /** one per thread: every filelog is read into it (the texts built from it are copies) */
+  private scratch: Buffer = Buffer.allocUnsafe(256 << 10);
+
   constructor(private readonly repo: LocalRepo) {}
+
+  /**
+   * A small store file whole, in one read into the reused buffer (no fstat unless it fills the
+   * buffer); null when missing, undefined when larger than WHOLE_FILE_MAX. Valid until the next call.
+   */
+  private readWhole(path: string | Buffer): Uint8Array | null | undefined {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+    try {
+      let got = readSync(fd, this.scratch, 0, this.scratch.length, 0);
+      if (got < this.scratch.length) return this.scratch.subarray(0, got);
+      const size = fstatSync(fd).size;
+      if (size > WHOLE_FILE_MAX) return undefined;
+      const grown = Buffer.allocUnsafe(size + 1);
+      grown.set(this.scratch);
+      this.scratch = grown;
+      for (let n; got < grown.length && (n = readSync(fd, grown, got, grown.length - got, got)) > 0;)
+        got += n;
+      return grown.subarray(0, got);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** `path`'s filelog, from the reused buffer when small (the caller closes it). */
+  private async openFilelog(path: string): Promise<Revlog> {
+    const radix = 'data/' + path;
+    const indexPath = this.repo.storePath(radix + '.i');
+    const index = this.readWhole(indexPath);
+    // inline (every small filelog): NAME.i holds the chunks too
+    if (index && index.length >= 4 && index[1]! & 1)
+      return Revlog.fromBytes(radix, index, undefined, { cacheBytes: 0 });
+    if (index !== undefined && index !== null) {
+      const indexCopy = Buffer.from(index); // the data file is read into the same buffer
+      const data = this.readWhole(this.repo.storePath(radix + '.d'));
+      if (data !== undefined) return Revlog.fromBytes(radix, indexCopy, data ?? undefined, { cacheBytes: 0 });
+    }
+    if (index === null) return Revlog.fromBytes(radix, new Uint8Array(0), undefined, { cacheBytes: 0 });
+    return this.repo.openRevlog(radix, 'sync', { cacheBytes: 0 });
+  }
 
   /** Opens `path`'s filelog and finds the revision of `nodeHex` in it (the caller closes it). */
   async open(path: string, nodeHex: string): Promise<{ revlog: Revlog; rev: number }> {
-    // one revision per filelog: no text cache, and small indexes read whole
-    const revlog = await this.repo.openRevlog('data/' + path, 'sync', { cacheBytes: 0 });
+    const revlog = await this.openFilelog(path);
     const rev = findRev(revlog.index, Buffer.from(nodeHex, 'hex'));
     if (rev === undefined) {
       await revlog.close();

@@ -35,6 +35,8 @@ const NO_CLOSES: CloseStats = {
   writerWaitMs: 0,
 };
 
+const YOUNG_GENERATION_MB = Number(process.env.SLUICE_YG ?? 4);
+
 /** A worker thread costs ~30-50 ms to start (module load): not worth it for fewer files per thread. */
 const MIN_FILES_PER_THREAD = 500;
 
@@ -91,6 +93,8 @@ export async function writeBatch(
     const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND, batch, shared };
     const worker = new Worker(script!.bootstrap ?? script!.script, {
       workerData: script!.bootstrap ? { ...data, __entry: script!.script.href } : data,
+      // a file's garbage is short-lived: a small young generation keeps RSS (and page faults) down
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
       stdout: false,
       stderr: false,
     });
