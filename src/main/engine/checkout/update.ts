@@ -50,7 +50,7 @@ import { batchTarget, FILE_PENDING, newBatchShared, type FileBatch } from './fil
 import { FileTextReader } from './file-texts';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
 import { currentUmask, WorkingCopyWriter, type WrittenFile } from './wc-writer';
-import { writeBatch } from './write-pool';
+import { startFileWriters } from './write-pool';
 
 export interface UpdateOptions {
   /** hg's REV; default: hg.clone's pick (`@`, tip of default, tip) */
@@ -222,50 +222,7 @@ async function checkout(
   const execPaths = new Set(execs.map((e) => e.path));
   const removes = source.filter((e) => !targetMap.has(e.path)).map((e) => e.path);
 
-  // Every name is checked before the first write (pathauditor, _checkcollision).
-  auditPathSet(auditor, targetMap.keys());
-  if (!fresh) {
-    // existing directories on the way (a fresh checkout's writer audits what mkdir finds) and
-    // untracked files in the way (a fresh checkout's exclusive creates refuse those)
-    const removing = new Set(removes);
-    const seen = new Set<string>();
-    for (const g of gets) {
-      const path = g.entry.path;
-      auditExistingParents(auditor, path, removing, seen);
-      if (!sourceMap.has(path) && inTheWay(auditor, path, removing))
-        throw new SluiceError(
-          'DEST_EXISTS',
-          `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
-          { path: displayPath(path) },
-        );
-    }
-  }
-
-  if (opts.emitStart)
-    ctx.emit({
-      type: 'start',
-      kind: 'update',
-      files: gets.length,
-      bytes: 0,
-      requirements: [...repo.requirements].sort(),
-      source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
-      dest: root,
-    });
-  if (opts.announce)
-    ctx.log(
-      'info',
-      target.bookmark !== undefined
-        ? `updating to bookmark ${target.bookmark}` +
-            (target.branch !== 'default' ? ` on branch ${target.branch}` : '')
-        : `updating to branch ${target.branch}`,
-    );
-  ctx.phase('checkout');
-  ctx.throwIfCancelled();
-
   const plan = planCloser(opts.closer, gets.length);
-  if (plan.background) ctx.log('debug', `starting ${plan.threads} threads for background file closing`);
-  const progress = new ProgressTracker(ctx, { bytes: 0, files: gets.length });
-  const writer = new WorkingCopyWriter(auditor);
   const scratch = fresh
     ? undefined
     : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
@@ -280,6 +237,60 @@ async function checkout(
     closer: plan,
   };
   const shared = newBatchShared(gets.length);
+  // the worker threads load while the paths are audited
+  const writers = startFileWriters(batch, shared, {
+    ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
+    ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
+    ...(opts.mainShare !== undefined ? { mainShare: opts.mainShare } : {}),
+  });
+  try {
+    // Every name is checked before the first write (pathauditor, _checkcollision).
+    auditPathSet(auditor, targetMap.keys());
+    if (!fresh) {
+      // existing directories on the way (a fresh checkout's writer audits what mkdir finds) and
+      // untracked files in the way (a fresh checkout's exclusive creates refuse those)
+      const removing = new Set(removes);
+      const seen = new Set<string>();
+      for (const g of gets) {
+        const path = g.entry.path;
+        auditExistingParents(auditor, path, removing, seen);
+        if (!sourceMap.has(path) && inTheWay(auditor, path, removing))
+          throw new SluiceError(
+            'DEST_EXISTS',
+            `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
+            { path: displayPath(path) },
+          );
+      }
+    }
+
+    if (opts.emitStart)
+      ctx.emit({
+        type: 'start',
+        kind: 'update',
+        files: gets.length,
+        bytes: 0,
+        requirements: [...repo.requirements].sort(),
+        source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
+        dest: root,
+      });
+    if (opts.announce)
+      ctx.log(
+        'info',
+        target.bookmark !== undefined
+          ? `updating to bookmark ${target.bookmark}` +
+              (target.branch !== 'default' ? ` on branch ${target.branch}` : '')
+          : `updating to branch ${target.branch}`,
+      );
+    ctx.phase('checkout');
+    ctx.throwIfCancelled();
+  } catch (e) {
+    await writers.terminate();
+    throw e;
+  }
+  if (plan.background) ctx.log('debug', `starting ${plan.threads} threads for background file closing`);
+  const progress = new ProgressTracker(ctx, { bytes: 0, files: gets.length });
+  const writer = new WorkingCopyWriter(auditor);
+
   const written = new Map<string, WrittenFile>();
   const newDs: Dirstate = {
     p1: Buffer.from(target.nodeHex, 'hex'),
@@ -289,20 +300,9 @@ async function checkout(
   let committed = false;
   try {
     if (scratch) mkdirSync(scratch);
-    const close = await writeBatch(
-      batch,
-      shared,
-      ctx,
-      progress,
-      () => {
-        if (!scratch) writer.ensureParents(batch.paths);
-      },
-      {
-        ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
-        ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
-        ...(opts.mainShare !== undefined ? { mainShare: opts.mainShare } : {}),
-      },
-    );
+    const close = await writers.run(ctx, progress, () => {
+      if (!scratch) writer.ensureParents(batch.paths);
+    });
     progress.finish();
     ctx.throwIfCancelled();
     for (let i = 0; i < gets.length; i++) {
@@ -373,6 +373,7 @@ async function checkout(
     };
   } catch (e) {
     const err = toSluiceError(e);
+    await writers.terminate(); // stopped already unless the failure came before they ran
     if (!committed) {
       ctx.phase('cleanup');
       // every thread has stopped and closed what it wrote (writeBatch settles only then)

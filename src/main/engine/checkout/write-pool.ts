@@ -63,135 +63,160 @@ export interface WritePoolOptions {
 }
 
 /**
- * Writes every file of the batch. `prepare` runs on the main thread before any file is written
- * (the directories). Resolves with the closers' merged stats once every file is written and
- * closed; rejects with the first error (or CANCELLED) once every thread has stopped and closed
- * what it wrote, leaving the shared status to say which files exist.
+ * Starts the worker threads for a batch (they load while the main thread audits the paths; none
+ * writes before run() says so). terminate() when the checkout stops before run().
  */
-export async function writeBatch(
+export function startFileWriters(
   batch: FileBatch,
   shared: BatchShared,
-  ctx: JobContext,
-  progress: ProgressTracker,
-  prepare: () => void,
   opts: WritePoolOptions = {},
-): Promise<CloseStats> {
-  const n = batch.paths.length;
-  const { control, status, stats } = shared;
-  const script = opts.closeImpl
-    ? null
-    : locateWorkerScript(import.meta.url, './checkout-worker.ts', 'checkout-worker');
-  const count = !script
-    ? 0
-    : opts.workers !== undefined
-      ? Math.min(opts.workers, n)
-      : Math.min(defaultCheckoutWorkers(), Math.floor(n / MIN_FILES_PER_THREAD));
+): FileWriters {
+  return new FileWriters(batch, shared, opts);
+}
 
-  const workers: Worker[] = [];
-  const results: Promise<CheckoutWorkerMessage>[] = [];
-  for (let w = 0; w < count; w++) {
-    const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND, batch, shared };
-    const worker = new Worker(script!.bootstrap ?? script!.script, {
-      workerData: script!.bootstrap ? { ...data, __entry: script!.script.href } : data,
-      // a file's garbage is short-lived: a small young generation keeps RSS (and page faults) down
-      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-      stdout: false,
-      stderr: false,
-    });
-    workers.push(worker);
-    results.push(
-      new Promise<CheckoutWorkerMessage>((resolve) => {
-        let settled = false;
-        const fail = (why: string): void => {
-          if (settled) return;
-          settled = true;
-          Atomics.store(control, CTL_STOP, 1);
-          resolve({
-            close: NO_CLOSES,
-            files: 0,
-            error: { code: 'IO', message: `checkout worker failed: ${why}` },
+export class FileWriters {
+  private readonly workers: Worker[] = [];
+  private readonly results: Promise<CheckoutWorkerMessage>[] = [];
+
+  constructor(
+    private readonly batch: FileBatch,
+    private readonly shared: BatchShared,
+    private readonly opts: WritePoolOptions,
+  ) {
+    const n = batch.paths.length;
+    const { control } = shared;
+    const script = opts.closeImpl
+      ? null
+      : locateWorkerScript(import.meta.url, './checkout-worker.ts', 'checkout-worker');
+    const count = !script
+      ? 0
+      : opts.workers !== undefined
+        ? Math.min(opts.workers, n)
+        : Math.min(defaultCheckoutWorkers(), Math.floor(n / MIN_FILES_PER_THREAD));
+    for (let w = 0; w < count; w++) {
+      const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND, batch, shared };
+      const worker = new Worker(script!.bootstrap ?? script!.script, {
+        workerData: script!.bootstrap ? { ...data, __entry: script!.script.href } : data,
+        // a file's garbage is short-lived: a small young generation keeps RSS (and page faults) down
+        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+        stdout: false,
+        stderr: false,
+      });
+      this.workers.push(worker);
+      this.results.push(
+        new Promise<CheckoutWorkerMessage>((resolve) => {
+          let settled = false;
+          const fail = (why: string): void => {
+            if (settled) return;
+            settled = true;
+            Atomics.store(control, CTL_STOP, 1);
+            resolve({
+              close: NO_CLOSES,
+              files: 0,
+              error: { code: 'IO', message: `checkout worker failed: ${why}` },
+            });
+          };
+          worker.on('message', (m: CheckoutWorkerMessage) => {
+            settled = true;
+            resolve(m);
           });
-        };
-        worker.on('message', (m: CheckoutWorkerMessage) => {
-          settled = true;
-          resolve(m);
-        });
-        worker.on('error', (e) => fail(e.message));
-        worker.on('exit', (code) => fail(`exited with code ${code}`));
-      }),
-    );
+          worker.on('error', (e) => fail(e.message));
+          worker.on('exit', (code) => fail(`exited with code ${code}`));
+        }),
+      );
+    }
   }
 
-  // progress: files whose status turned DONE, in claim order (a window of at most the claimed ones)
-  let low = 0;
-  const reported = new Uint8Array(n);
-  const report = (): void => {
-    const hi = Math.min(n, Atomics.load(control, CTL_NEXT));
-    for (let i = low; i < hi; i++) {
-      if (reported[i] || Atomics.load(status, i) !== FILE_DONE) continue;
-      reported[i] = 1;
-      const size = stats[i * 3 + 1]!;
-      progress.addBytes(size);
-      progress.fileDone('w', batch.paths[i]!, size);
-    }
-    while (low < hi && reported[low]) low++;
-  };
-  const stop = (): void => {
-    Atomics.store(control, CTL_STOP, 1);
-    Atomics.notify(control, CTL_GO);
-  };
-  const onAbort = (): void => stop();
-  ctx.signal.addEventListener('abort', onAbort);
-  if (ctx.signal.aborted) stop();
+  /** Stops the workers (before run(): none has written anything). */
+  async terminate(): Promise<void> {
+    Atomics.store(this.shared.control, CTL_STOP, 1);
+    Atomics.notify(this.shared.control, CTL_GO);
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
 
-  let mainError: SluiceErrorType | undefined;
-  let mainClose: CloseStats | undefined;
-  try {
+  /**
+   * Writes every file of the batch. `prepare` runs on the main thread before any file is written
+   * (the directories). Resolves with the closers' merged stats once every file is written and
+   * closed; rejects with the first error (or CANCELLED) once every thread has stopped and closed
+   * what it wrote, leaving the shared status to say which files exist.
+   */
+  async run(ctx: JobContext, progress: ProgressTracker, prepare: () => void): Promise<CloseStats> {
+    const { batch, shared, opts } = this;
+    const n = batch.paths.length;
+    const { control, status, stats } = shared;
+    const count = this.workers.length;
+    const results = this.results;
+    // progress: files whose status turned DONE, in claim order (a window of at most the claimed ones)
+    let low = 0;
+    const reported = new Uint8Array(n);
+    const report = (): void => {
+      const hi = Math.min(n, Atomics.load(control, CTL_NEXT));
+      for (let i = low; i < hi; i++) {
+        if (reported[i] || Atomics.load(status, i) !== FILE_DONE) continue;
+        reported[i] = 1;
+        const size = stats[i * 3 + 1]!;
+        progress.addBytes(size);
+        progress.fileDone('w', batch.paths[i]!, size);
+      }
+      while (low < hi && reported[low]) low++;
+    };
+    const stop = (): void => {
+      Atomics.store(control, CTL_STOP, 1);
+      Atomics.notify(control, CTL_GO);
+    };
+    const onAbort = (): void => stop();
+    ctx.signal.addEventListener('abort', onAbort);
+    if (ctx.signal.aborted) stop();
+
+    let mainError: SluiceErrorType | undefined;
+    let mainClose: CloseStats | undefined;
     try {
-      prepare();
-    } catch (e) {
-      stop();
-      throw e;
-    }
-    Atomics.store(control, CTL_GO, 1);
-    Atomics.notify(control, CTL_GO);
-    let next = performance.now() + ctx.progressIntervalMs;
-    const r: ShareResult =
-      opts.mainShare === false && count > 0
-        ? { close: NO_CLOSES, files: 0 }
-        : await writeShare(batch, shared, {
-            ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
-            tick: () => {
-              if (ctx.signal.aborted) stop();
-              const now = performance.now();
-              if (now < next) return;
-              next = now + ctx.progressIntervalMs;
-              report();
-            },
-          });
-    mainClose = r.close;
-    mainError = r.error;
-    // the workers' last files
-    const timer = setInterval(report, ctx.progressIntervalMs);
-    let posted: CheckoutWorkerMessage[];
-    try {
-      posted = await Promise.all(results);
+      try {
+        prepare();
+      } catch (e) {
+        stop();
+        throw e;
+      }
+      Atomics.store(control, CTL_GO, 1);
+      Atomics.notify(control, CTL_GO);
+      let next = performance.now() + ctx.progressIntervalMs;
+      const r: ShareResult =
+        opts.mainShare === false && count > 0
+          ? { close: NO_CLOSES, files: 0 }
+          : await writeShare(batch, shared, {
+              ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
+              tick: () => {
+                if (ctx.signal.aborted) stop();
+                const now = performance.now();
+                if (now < next) return;
+                next = now + ctx.progressIntervalMs;
+                report();
+              },
+            });
+      mainClose = r.close;
+      mainError = r.error;
+      // the workers' last files
+      const timer = setInterval(report, ctx.progressIntervalMs);
+      let posted: CheckoutWorkerMessage[];
+      try {
+        posted = await Promise.all(results);
+      } finally {
+        clearInterval(timer);
+      }
+      report();
+      ctx.log(
+        'debug',
+        `checkout: ${r.files} files written on the main thread, ${posted.map((m) => m.files).join(' + ') || 'none'} on workers`,
+      );
+      const closes = [mainClose, ...posted.map((m) => m.close)];
+      const firstError = mainError ?? posted.map((m) => m.error).find((e) => e !== undefined);
+      if (ctx.signal.aborted) throw cancelled();
+      if (firstError) throw firstError instanceof SluiceError ? firstError : fromPosted(firstError);
+      return mergeCloseStats(closes);
     } finally {
-      clearInterval(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      await this.terminate();
     }
-    report();
-    ctx.log(
-      'debug',
-      `checkout: ${r.files} files written on the main thread, ${posted.map((m) => m.files).join(' + ') || 'none'} on workers`,
-    );
-    const closes = [mainClose, ...posted.map((m) => m.close)];
-    const firstError = mainError ?? posted.map((m) => m.error).find((e) => e !== undefined);
-    if (ctx.signal.aborted) throw cancelled();
-    if (firstError) throw firstError instanceof SluiceError ? firstError : fromPosted(firstError);
-    return mergeCloseStats(closes);
-  } finally {
-    ctx.signal.removeEventListener('abort', onAbort);
-    await Promise.all(workers.map((w) => w.terminate()));
   }
 }
 
