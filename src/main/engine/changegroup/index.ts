@@ -131,15 +131,8 @@ async function inTransaction(
       phaseHeads: res.phaseHeads,
     };
   } catch (e) {
-    // a revision hashed in the background before the failing one may be the first problem
-    const first: unknown = session
-      ? await session.checks.settle().then(
-          () => e,
-          (m: unknown) => m,
-        )
-      : e;
     await session?.abort();
-    throw first;
+    throw e;
   } finally {
     await src.close();
   }

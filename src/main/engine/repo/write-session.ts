@@ -7,7 +7,6 @@
 import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors';
-import { NodeChecks } from '../revlog/node-checks';
 import { RevlogWriter, revlogFormatFor, type RevlogFormat } from '../revlog/writer';
 import { storePathEncoder } from '../store/encoding';
 import { parseFncache, serializeFncache } from '../store/fncache';
@@ -36,8 +35,6 @@ export type BookmarkChanges = Map<string, string | null>;
 export class RepoWriteSession {
   readonly tx: Transaction;
   readonly format: RevlogFormat;
-  /** node checks of large texts still running on the threadpool (settled before commit) */
-  readonly checks = new NodeChecks();
   private cl: RevlogWriter | undefined;
   private readonly manifests = new Map<string, RevlogWriter>();
   /** writers with open files, closed at the end whatever happens */
@@ -69,7 +66,6 @@ export class RepoWriteSession {
     return {
       tx: this.tx,
       format: this.format,
-      checks: this.checks,
       onNewFile: (p: string) => this.noteNewFile(p),
       onClose: (w: RevlogWriter) => this.openWriters.delete(w),
     };
@@ -258,7 +254,6 @@ export class RepoWriteSession {
   async commit(): Promise<void> {
     if (this.done) throw new SluiceError('IO', 'write session already finished');
     try {
-      await this.checks.settle();
       this.writePhases();
       this.writeBookmarks();
       // the changelog goes last but fncache (hg: finalize categories `cl-…` < `flush-fncache`)

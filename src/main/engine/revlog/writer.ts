@@ -44,8 +44,7 @@ import {
   NULL_REV,
   REVLOGV1,
 } from './constants';
-import { isNullNode, parseRevlogIndex, type RevlogIndex } from './index';
-import { ASYNC_HASH_MIN, NodeChecks, PARENTS, putParents } from './node-checks';
+import { isNullNode, parseRevlogIndex, revisionNode, type RevlogIndex } from './index';
 import { applyDeltaInto, applyDeltas, patchedSize } from './mpatch';
 
 /** revlog._maxinline: an inline revlog is split once its data reaches this size. */
@@ -53,7 +52,7 @@ export const MAX_INLINE = 131072;
 /** revlogutils/constants SPARSE_REVLOG_MAX_CHAIN_LENGTH (format.maxchainlen's sparse-revlog default). */
 export const SPARSE_MAX_CHAIN_LENGTH = 1000;
 /** Texts from this size up are built into recycled buffers (textBuffer). */
-const RECYCLE_MIN = ASYNC_HASH_MIN;
+const RECYCLE_MIN = 256 << 10;
 const MAX_SPARE = 2;
 /** deltas.LIMIT_DELTA2TEXT: a chain may read at most this many times the text size. */
 const LIMIT_DELTA2TEXT = 2;
@@ -97,8 +96,6 @@ export interface RevlogWriterOptions {
   onNewFile?: (storePath: string) => void;
   /** budget of rebuilt texts kept for later deltas (default 64 MiB) */
   cacheBytes?: number;
-  /** node checks in flight, shared by the writers of a session (default: this writer's own) */
-  checks?: NodeChecks;
   /** called by close() (the session forgets the writer) */
   onClose?: (w: RevlogWriter) => void;
 }
@@ -160,7 +157,6 @@ export class RevlogWriter {
   /** buffers of large texts this writer allocated, and the evicted ones ready for reuse */
   private readonly owned = new WeakSet<ArrayBufferLike>();
   private readonly spare: Uint8Array[] = [];
-  readonly checks: NodeChecks;
   private journaled = false;
   private readonly existedIndex: boolean;
 
@@ -198,7 +194,6 @@ export class RevlogWriter {
         `index is shorter than its entries (${this.oldBytes.length} < ${this.iSize})`,
       );
     }
-    this.checks = opts.checks ?? new NodeChecks();
     this.cache = new TextCache(opts.cacheBytes ?? 64 << 20, 2, (t) => this.recycle(t));
   }
 
@@ -368,16 +363,6 @@ export class RevlogWriter {
    * text hashes to the node, then stores it. Returns the rev and whether it was new.
    */
   async add(r: IncomingRevision): Promise<{ rev: number; added: boolean }> {
-    try {
-      return await this.addChecked(r);
-    } catch (e) {
-      // a revision hashed in the background before this one may be the first problem
-      await this.checks.settle();
-      throw e;
-    }
-  }
-
-  private async addChecked(r: IncomingRevision): Promise<{ rev: number; added: boolean }> {
     const existing = this.rev(r.node);
     if (existing !== undefined && existing !== NULL_REV) return { rev: existing, added: false };
     if (r.node.length !== NODE_SIZE || isNullNode(r.node))
@@ -404,10 +389,10 @@ export class RevlogWriter {
     if (!Number.isInteger(r.linkRev) || r.linkRev < 0)
       throw revlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
     const baseText = await this.text(baseRev);
-    let whole: Uint8Array;
+    let text: Uint8Array;
     try {
-      whole = this.textBuffer(patchedSize(baseText.length, r.delta));
-      applyDeltaInto(baseText, r.delta, whole, PARENTS);
+      text = this.textBuffer(patchedSize(baseText.length, r.delta));
+      applyDeltaInto(baseText, r.delta, text, 0);
     } catch (e) {
       throw revlogError(
         this.radix,
@@ -415,9 +400,13 @@ export class RevlogWriter {
         `delta for ${short(r.node)} does not apply: ${(e as Error).message}`,
       );
     }
-    putParents(whole, r.p1, r.p2);
-    await this.checks.check(this.radix, whole, r.node);
-    const text = whole.subarray(PARENTS);
+    const computed = revisionNode(text, r.p1, r.p2);
+    if (Buffer.compare(computed, r.node) !== 0)
+      throw revlogError(
+        this.radix,
+        'node-mismatch',
+        `integrity check failed on ${short(r.node)}: content hashes to ${short(computed)}`,
+      );
     const rev = this.length;
     const stored = await this.chooseStorage(rev, text, p1, p2, baseRev, r.delta);
     this.append(
@@ -440,24 +429,23 @@ export class RevlogWriter {
   }
 
   /**
-   * A buffer for a text of `size` bytes with PARENTS bytes in front (node-checks.ts). Large texts (manifests) are built into buffers the text
+   * A buffer for a text of `size` bytes. Large texts (manifests) are built into buffers the text
    * cache let go of: a fresh megabyte-sized allocation per revision costs page faults and garbage
    * collection (measured: 6 ms per 1.6 MB manifest, against 0.5 ms into a reused buffer).
    */
   private textBuffer(size: number): Uint8Array {
-    const want = PARENTS + size;
-    if (size < RECYCLE_MIN) return Buffer.allocUnsafe(want);
+    if (size < RECYCLE_MIN) return Buffer.allocUnsafe(size);
     for (let i = 0; i < this.spare.length; i++) {
       const b = this.spare[i]!;
-      if (b.length >= want) {
+      if (b.length >= size) {
         this.spare.splice(i, 1);
-        return b.subarray(0, want);
+        return b.subarray(0, size);
       }
     }
     // room for the next revision, usually a little larger
-    const whole = new Uint8Array(want + (size >> 3));
+    const whole = new Uint8Array(size + (size >> 3));
     this.owned.add(whole.buffer);
-    return whole.subarray(0, want);
+    return whole.subarray(0, size);
   }
 
   /** A text the cache evicted: its buffer is reused when this writer allocated it (no one else holds it). */
