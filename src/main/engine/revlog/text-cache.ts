@@ -20,8 +20,10 @@ export class TextCache {
     }
     return t;
   }
-  set(rev: number, text: Uint8Array): void {
-    if (text.length > this.budget / this.maxShare || this.map.has(rev)) return;
+  /** Keeps text for rev; false when it is too large to keep (it was not taken). */
+  set(rev: number, text: Uint8Array): boolean {
+    if (this.map.has(rev)) return true;
+    if (text.length > this.budget / this.maxShare) return false;
     this.map.set(rev, text);
     this.bytes += text.length;
     for (const [r, t] of this.map) {
@@ -30,6 +32,7 @@ export class TextCache {
       this.bytes -= t.length;
       this.onEvict?.(t);
     }
+    return true;
   }
   /** without touching the LRU order */
   peek(rev: number): Uint8Array | undefined {

@@ -23,6 +23,7 @@ import {
   constants as fsConstants,
 } from 'node:fs';
 import { dirname } from 'node:path';
+import { hash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import { SluiceError, toSluiceError } from '../errors';
 import {
@@ -44,16 +45,20 @@ import {
   NULL_REV,
   REVLOGV1,
 } from './constants';
-import { isNullNode, parseRevlogIndex, revisionNode, type RevlogIndex } from './index';
+import { isNullNode, parseRevlogIndex, type RevlogIndex } from './index';
 import { applyDeltaInto, applyDeltas, patchedSize } from './mpatch';
 
 /** revlog._maxinline: an inline revlog is split once its data reaches this size. */
 export const MAX_INLINE = 131072;
 /** revlogutils/constants SPARSE_REVLOG_MAX_CHAIN_LENGTH (format.maxchainlen's sparse-revlog default). */
 export const SPARSE_MAX_CHAIN_LENGTH = 1000;
+/** Room in front of a text for its sorted parents (the node hashes both). */
+const PARENTS = 2 * NODE_SIZE;
 /** Texts from this size up are built into recycled buffers (textBuffer). */
 const RECYCLE_MIN = 256 << 10;
 const MAX_SPARE = 2;
+/** A delta chain's chunks are read in one piece up to this span (chainChunks). */
+const SPAN_READ_MAX = 8 << 20;
 /** deltas.LIMIT_DELTA2TEXT: a chain may read at most this many times the text size. */
 const LIMIT_DELTA2TEXT = 2;
 
@@ -94,7 +99,7 @@ export interface RevlogWriterOptions {
   changelog?: boolean;
   /** told about each store file this writer creates (fncache) */
   onNewFile?: (storePath: string) => void;
-  /** budget of rebuilt texts kept for later deltas (default 64 MiB) */
+  /** budget of texts kept for later deltas besides the last one (default 16 MiB) */
   cacheBytes?: number;
   /** called by close() (the session forgets the writer) */
   onClose?: (w: RevlogWriter) => void;
@@ -110,6 +115,13 @@ interface PendingEntry {
   p1: number;
   p2: number;
   node: Buffer;
+}
+
+/** hg's _chaininfo: deltas to apply and compressed bytes to read to rebuild a rev. */
+interface ChainInfo {
+  chainLen: number;
+  chainSize: number;
+  chainBase: number;
 }
 
 function revlogError(radix: string, problem: string, message: string, extra: Record<string, unknown> = {}) {
@@ -157,6 +169,10 @@ export class RevlogWriter {
   /** buffers of large texts this writer allocated, and the evicted ones ready for reuse */
   private readonly owned = new WeakSet<ArrayBufferLike>();
   private readonly spare: Uint8Array[] = [];
+  /** the last text added or rebuilt, kept whatever its size (the next revision's usual base) */
+  private last: { rev: number; text: Uint8Array } | undefined;
+  /** revlog._chaininfocache */
+  private readonly chainInfos = new Map<number, ChainInfo>();
   private journaled = false;
   private readonly existedIndex: boolean;
 
@@ -194,7 +210,7 @@ export class RevlogWriter {
         `index is shorter than its entries (${this.oldBytes.length} < ${this.iSize})`,
       );
     }
-    this.cache = new TextCache(opts.cacheBytes ?? 64 << 20, 2, (t) => this.recycle(t));
+    this.cache = new TextCache(opts.cacheBytes ?? 16 << 20, 2, (t) => this.recycle(t));
   }
 
   /** Opens NAME.i (reading it whole: index entries, and inline data) for appending. */
@@ -270,20 +286,33 @@ export class RevlogWriter {
   }
 
   /** hg's _chaininfo: (number of deltas, compressed bytes read) to rebuild rev. */
-  private chainInfo(rev: number): { chainLen: number; chainSize: number; chainBase: number } {
-    let chainLen = 0;
-    let chainSize = 0;
-    let r = rev;
-    for (;;) {
+  private chainInfo(rev: number): ChainInfo {
+    const known = this.chainInfos.get(rev);
+    if (known) return known;
+    // walk down to a rev whose chain is known (or the chain's base), then memoize on the way up
+    const walk: number[] = [];
+    let below: ChainInfo | undefined;
+    for (let r = rev; ;) {
       const e = this.entry(r);
-      chainSize += e.clen;
-      if (e.base === r) return { chainLen, chainSize, chainBase: r };
-      chainLen++;
+      walk.push(r);
+      if (e.base === r) break;
       const next = this.generalDelta ? e.base : r - 1;
       if (next < 0 || next >= r)
         throw revlogError(this.radix, 'base-out-of-range', `rev ${r}: bad delta base ${e.base}`);
+      below = this.chainInfos.get(next);
+      if (below) break;
       r = next;
     }
+    let info = below;
+    for (let i = walk.length - 1; i >= 0; i--) {
+      const r = walk[i]!;
+      const clen = this.entry(r).clen;
+      info = info
+        ? { chainLen: info.chainLen + 1, chainSize: info.chainSize + clen, chainBase: info.chainBase }
+        : { chainLen: 0, chainSize: clen, chainBase: r };
+      this.chainInfos.set(r, info);
+    }
+    return info!;
   }
 
   /** revlog.issnapshot for sparse revlogs. */
@@ -318,8 +347,31 @@ export class RevlogWriter {
     return all.subarray(pos, pos + len);
   }
 
-  private async decompressed(rev: number): Promise<Uint8Array> {
-    const raw = this.chunkBytes(rev);
+  /**
+   * The stored chunks of revs (a delta chain): from NAME.d in one read when they lie close
+   * together (hg's sparse read, `_chunks`), else one by one.
+   */
+  private chainChunks(revs: readonly number[]): Uint8Array[] {
+    if (this.inline || revs.length < 2) return revs.map((r) => this.chunkBytes(r));
+    let start = Infinity;
+    let end = 0;
+    let total = 0;
+    for (const r of revs) {
+      const e = this.entry(r);
+      start = Math.min(start, e.offset);
+      end = Math.max(end, e.offset + e.clen);
+      total += e.clen;
+    }
+    const span = end - start;
+    if (span > SPAN_READ_MAX || span > 4 * total + (64 << 10)) return revs.map((r) => this.chunkBytes(r));
+    const all = readAt(this.dataFd(), start, span, this.radix + '.d');
+    return revs.map((r) => {
+      const e = this.entry(r);
+      return all.subarray(e.offset - start, e.offset - start + e.clen);
+    });
+  }
+
+  private async decompressed(rev: number, raw = this.chunkBytes(rev)): Promise<Uint8Array> {
     const prep = chunkNeedsPreparation(raw);
     if (prep) await prep;
     try {
@@ -329,15 +381,29 @@ export class RevlogWriter {
     }
   }
 
-  /** Full text of a stored revision, along its delta chain, stopping at a cached text. */
+  private cached(rev: number): Uint8Array | undefined {
+    return this.last?.rev === rev ? this.last.text : this.cache.get(rev);
+  }
+
+  /** rev's text becomes the last one; the one before goes to the cache, or back to the spare buffers. */
+  private keep(rev: number, text: Uint8Array): void {
+    const prev = this.last;
+    this.last = { rev, text };
+    if (prev && prev.rev !== rev && !this.cache.set(prev.rev, prev.text)) this.recycle(prev.text);
+  }
+
+  /**
+   * Full text of a stored revision, along its delta chain, stopping at a cached text. Valid until
+   * the next add() (its buffer may be reused).
+   */
   async text(rev: number): Promise<Uint8Array> {
     if (rev === NULL_REV) return new Uint8Array(0);
-    const hit = this.cache.get(rev);
+    const hit = this.cached(rev);
     if (hit) return hit;
     const chain: number[] = [];
     let base: Uint8Array | undefined;
     for (let r = rev; ;) {
-      const c = this.cache.get(r);
+      const c = this.cached(r);
       if (c && r !== rev) {
         base = c;
         break;
@@ -349,12 +415,13 @@ export class RevlogWriter {
       r = dp;
     }
     // the chain folded into one patch and the text built once (mpatch_fold), as the reader does
+    const raws = this.chainChunks(chain);
     let i = chain.length - 1;
-    base ??= await this.decompressed(chain[i--]!);
+    base ??= await this.decompressed(chain[i]!, raws[i--]);
     const deltas: Uint8Array[] = [];
-    for (; i >= 0; i--) deltas.push(await this.decompressed(chain[i]!));
+    for (; i >= 0; i--) deltas.push(await this.decompressed(chain[i]!, raws[i]));
     const out = applyDeltas(base, deltas);
-    this.cache.set(rev, out);
+    this.keep(rev, out);
     return out;
   }
 
@@ -389,10 +456,10 @@ export class RevlogWriter {
     if (!Number.isInteger(r.linkRev) || r.linkRev < 0)
       throw revlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
     const baseText = await this.text(baseRev);
-    let text: Uint8Array;
+    let whole: Uint8Array;
     try {
-      text = this.textBuffer(patchedSize(baseText.length, r.delta));
-      applyDeltaInto(baseText, r.delta, text, 0);
+      whole = this.textBuffer(patchedSize(baseText.length, r.delta));
+      applyDeltaInto(baseText, r.delta, whole, PARENTS);
     } catch (e) {
       throw revlogError(
         this.radix,
@@ -400,7 +467,12 @@ export class RevlogWriter {
         `delta for ${short(r.node)} does not apply: ${(e as Error).message}`,
       );
     }
-    const computed = revisionNode(text, r.p1, r.p2);
+    // storageutil.hashrevisionsha1: sha1(min(p1, p2) + max(p1, p2) + text), in one call
+    const swap = Buffer.compare(r.p1, r.p2) > 0;
+    whole.set(swap ? r.p2 : r.p1, 0);
+    whole.set(swap ? r.p1 : r.p2, NODE_SIZE);
+    const computed = hash('sha1', whole, 'buffer');
+    const text = whole.subarray(PARENTS);
     if (Buffer.compare(computed, r.node) !== 0)
       throw revlogError(
         this.radix,
@@ -424,28 +496,30 @@ export class RevlogWriter {
       stored.chunk,
     );
     this.newNodes.set(nodeKey(r.node), rev);
-    this.cache.set(rev, text);
+    this.keep(rev, text);
     return { rev, added: true };
   }
 
   /**
-   * A buffer for a text of `size` bytes. Large texts (manifests) are built into buffers the text
+   * A buffer for a text of `size` bytes behind PARENTS bytes for its sorted parents (one SHA-1
+   * call per node, as the reader does). Large texts (manifests) are built into buffers the text
    * cache let go of: a fresh megabyte-sized allocation per revision costs page faults and garbage
    * collection (measured: 6 ms per 1.6 MB manifest, against 0.5 ms into a reused buffer).
    */
   private textBuffer(size: number): Uint8Array {
-    if (size < RECYCLE_MIN) return Buffer.allocUnsafe(size);
+    const want = PARENTS + size;
+    if (size < RECYCLE_MIN) return Buffer.allocUnsafe(want);
     for (let i = 0; i < this.spare.length; i++) {
       const b = this.spare[i]!;
-      if (b.length >= size) {
+      if (b.length >= want) {
         this.spare.splice(i, 1);
-        return b.subarray(0, size);
+        return b.subarray(0, want);
       }
     }
     // room for the next revision, usually a little larger
-    const whole = new Uint8Array(size + (size >> 3));
+    const whole = new Uint8Array(want + (size >> 3));
     this.owned.add(whole.buffer);
-    return whole.subarray(0, size);
+    return whole.subarray(0, want);
   }
 
   /** A text the cache evicted: its buffer is reused when this writer allocated it (no one else holds it). */
@@ -468,17 +542,18 @@ export class RevlogWriter {
     const full = async () => ({ chunk: await this.compress(text), base: rev });
     if (this.delayed || rev === 0) return full(); // changelog: _storedeltachains = False
     const textLen = text.length;
-    const candidates: { base: number; delta: () => Uint8Array }[] = [];
+    const candidates: { base: number; delta: () => Promise<Uint8Array> }[] = [];
+    const computed = (base: number) => async () => this.simpleDelta(await this.text(base), text);
     if (this.generalDelta) {
-      if (receivedBase !== NULL_REV) candidates.push({ base: receivedBase, delta: () => receivedDelta });
+      if (receivedBase !== NULL_REV)
+        candidates.push({ base: receivedBase, delta: async () => receivedDelta });
       for (const p of [p1, p2]) {
-        if (p !== NULL_REV && p !== receivedBase)
-          candidates.push({ base: p, delta: () => this.simpleDelta(p, text) });
+        if (p !== NULL_REV && p !== receivedBase) candidates.push({ base: p, delta: computed(p) });
       }
     } else {
       const prev = rev - 1;
-      if (receivedBase === prev) candidates.push({ base: prev, delta: () => receivedDelta });
-      else candidates.push({ base: prev, delta: () => this.simpleDelta(prev, text) });
+      if (receivedBase === prev) candidates.push({ base: prev, delta: async () => receivedDelta });
+      else candidates.push({ base: prev, delta: computed(prev) });
     }
     for (const c of candidates) {
       if (this.generalDelta && this.entry(c.base).clen === 0 && this.deltaParent(c.base) !== NULL_REV)
@@ -486,8 +561,7 @@ export class RevlogWriter {
       const info = this.chainInfo(c.base);
       if (this.format.sparse && info.chainLen + 1 > SPARSE_MAX_CHAIN_LENGTH) continue;
       if (textLen * LIMIT_DELTA2TEXT < info.chainSize) continue;
-      await this.text(c.base); // simpleDelta needs it cached
-      const delta = c.delta();
+      const delta = await c.delta();
       const chunk = await this.compress(delta);
       if (this.isGoodDelta(c.base, chunk.length, info, textLen, p1, p2)) {
         return { chunk, base: this.generalDelta ? c.base : info.chainBase };
@@ -521,9 +595,8 @@ export class RevlogWriter {
     return true;
   }
 
-  /** A one-hunk delta: common prefix and suffix kept, the middle replaced (the base text is cached). */
-  private simpleDelta(baseRev: number, text: Uint8Array): Uint8Array {
-    const base = this.cache.get(baseRev) ?? new Uint8Array(0);
+  /** A one-hunk delta from base to text: common prefix and suffix kept, the middle replaced. */
+  private simpleDelta(base: Uint8Array, text: Uint8Array): Uint8Array {
     let start = 0;
     const max = Math.min(base.length, text.length);
     while (start < max && base[start] === text[start]) start++;
