@@ -1,5 +1,5 @@
 // Bundle2 core compression (utils/compression.py engines, by bundle type key): UN none, GZ zlib
-// stream (not gzip: `78 9c`), BZ bzip2 (decode only), ZS zstd. Corrupt compressed input is
+// stream (not gzip: `78 9c`), BZ bzip2 (decode only, ./bzip2.ts), ZS zstd. Corrupt compressed input is
 // SluiceError('COMPRESSION'); errors of the input iterable pass through unchanged.
 //
 // zstd: node:zlib's where present (Node >= 22.15, Electron), else zstd-codec's streaming wasm build,
@@ -8,14 +8,12 @@
 // zlib: level -1 (= 6) like hg's zlib engine. Outputs differ byte-wise from hg's (other
 // compressor builds); decompressed cores are identical.
 
-import { createRequire } from 'node:module';
-import { PassThrough, Readable, type Transform } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { SluiceError, toSluiceError } from '../errors';
 import type { CompressionKey } from './stream-reader';
+import { bunzip2 } from './bzip2';
 import { nativeZstd, zstdCodecStream } from './zstd';
-
-const require = createRequire(import.meta.url);
 
 export type { CompressionKey };
 
@@ -31,7 +29,7 @@ export function decompressStream(
     case 'GZ':
       return viaTransform(() => zlib.createInflate({ chunkSize: OUTPUT_CHUNK }), src, 'zlib');
     case 'BZ':
-      return viaTransform(() => (require('unbzip2-stream') as () => Transform)(), src, 'bzip2');
+      return bunzip2(src);
     case 'ZS': {
       const native = nativeZstd();
       if (native)
@@ -98,7 +96,7 @@ async function* withoutTrailingEmptyFrame(src: AsyncIterable<Uint8Array>): Async
     yield held;
 }
 
-// --- node:zlib / unbzip2-stream transforms ---------------------------------------------------
+// --- node:zlib transforms --------------------------------------------------------------------
 
 /**
  * Pumps `src` through a Node transform. Errors of `src` are rethrown as they are; anything the
@@ -123,16 +121,8 @@ async function* viaTransform(
   const transform = make();
   input.on('error', (e) => transform.destroy(e));
   input.pipe(transform);
-  // unbzip2-stream is a classic (through) stream: wrap its output side to iterate it
-  let output: AsyncIterable<Buffer> = transform;
-  if (!(Symbol.asyncIterator in transform)) {
-    const classic = transform as NodeJS.ReadWriteStream;
-    const pass = new PassThrough();
-    classic.on('error', (e: Error) => pass.destroy(e));
-    output = classic.pipe(pass);
-  }
   try {
-    for await (const out of output) {
+    for await (const out of transform as AsyncIterable<Buffer>) {
       if (out.length) yield out;
     }
   } catch (e) {
