@@ -88,7 +88,8 @@ export async function* bunzip2(src: AsyncIterable<Uint8Array>): AsyncGenerator<U
       queue.push(chunk);
       received += chunk.length;
       bits ??= bitIterator(() => queue.shift());
-      while (received - bits.bytesRead + 1 >= need()) {
+      // bytesRead counts a byte from its first bit read: at most one byte more is left than this says
+      while (received - bits.bytesRead >= need()) {
         const block = step(bits);
         if (block) yield block;
       }
