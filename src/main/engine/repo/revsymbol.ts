@@ -59,7 +59,7 @@ async function readOptional(path: string): Promise<string | null> {
 }
 
 export class RevisionResolver {
-  private branches: { branch: string[]; closed: boolean[] } | undefined;
+  private readonly branches = new Map<number, { branch: string; closed: boolean }>();
   private tags: Map<string, string> | undefined;
   private bookmarks: Map<string, string> | undefined;
 
@@ -93,32 +93,39 @@ export class RevisionResolver {
     return map;
   }
 
-  /** Branch and close flag of every changeset (what hg's branchmap cache holds), read once. */
-  private async branchInfo(): Promise<{ branch: string[]; closed: boolean[] }> {
-    if (this.branches) return this.branches;
-    const branch: string[] = [];
-    const closed: boolean[] = [];
-    for (let r = 0; r < this.changelog.length; r++) {
-      const info = changesetBranch(await this.changelog.revision(r, { check: false }));
-      branch.push(info.branch);
-      closed.push(info.closed);
+  /** Branch and close flag of a changeset, each read once. */
+  private async branchInfo(rev: number): Promise<{ branch: string; closed: boolean }> {
+    let info = this.branches.get(rev);
+    if (!info) {
+      info = changesetBranch(await this.changelog.revision(rev, { check: false }));
+      this.branches.set(rev, info);
     }
-    this.branches = { branch, closed };
-    return this.branches;
+    return info;
   }
 
-  /** branchmap.branchtip: the tip-most open head of the branch, else its tip-most head. */
+  /**
+   * branchmap.branchtip: the tip-most open head of the branch, else its tip-most head. Read from
+   * the tip down, stopping at the first open head (usually the tip itself, instead of every
+   * changeset as a branchmap rebuild would): a changeset is a head of its branch when no child
+   * is on that branch, and its children are above it, so they were read first.
+   */
   async branchTip(name: string): Promise<number | undefined> {
-    const { branch, closed } = await this.branchInfo();
     const index = this.changelog.index;
-    const notHead = new Uint8Array(branch.length);
-    for (let r = 0; r < branch.length; r++) {
-      for (const p of [index.p1(r), index.p2(r)]) if (p >= 0 && branch[p] === branch[r]) notHead[p] = 1;
-    }
+    /** per rev, the branches of its children read so far */
+    const childBranches = new Map<number, Set<string>>();
     let closedTip: number | undefined;
-    for (let r = branch.length - 1; r >= 0; r--) {
-      if (branch[r] !== name || notHead[r]) continue;
-      if (!closed[r]) return r;
+    for (let r = this.changelog.length - 1; r >= 0; r--) {
+      const { branch, closed } = await this.branchInfo(r);
+      for (const p of [index.p1(r), index.p2(r)]) {
+        if (p < 0 || p >= r) continue;
+        let set = childBranches.get(p);
+        if (!set) childBranches.set(p, (set = new Set()));
+        set.add(branch);
+      }
+      const childrenOn = childBranches.get(r);
+      childBranches.delete(r);
+      if (branch !== name || childrenOn?.has(branch)) continue;
+      if (!closed) return r;
       closedTip ??= r;
     }
     return closedTip;
