@@ -2,7 +2,15 @@
 // existing one (hg clone -r of a middle revision): the result passes `hg verify` and `hg log`
 // (nodes, phases, bookmarks) equals what `hg unbundle` of the same bundle gives. Hostile
 // changegroups fail with a typed error and leave the repository byte-identical.
-import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,13 +105,47 @@ describe.skipIf(missing('hg'))(`changegroup bundles from hg applied by Sluice${s
       const v = verifyOk(dest);
       expect(v.ok, v.out).toBe(true);
       expect(logOf(dest)).toBe(refLog.get(refKey('old', spec)));
-      // applying it again adds nothing and changes nothing
-      const tree = treeHash(dest);
+      // applying it again adds nothing and changes nothing (but what `hg rollback` would undo)
+      const tree = treeHash(dest, /^undo/);
       const again = await applyChangegroupBundleFile(bundle, dest, new JobContext());
       expect(again.changesets).toBe(0);
-      expect(treeHash(dest)).toBe(tree);
+      expect(treeHash(dest, /^undo/)).toBe(tree);
     },
   );
+
+  it('hg rollback undoes an apply, as after hg unbundle: the same undo files, the repository as before', async () => {
+    const bundle = bundles.get('gzip-v2;phases=true')!;
+    const ours = copyRepo(base, join(work, 'rollback-sluice'));
+    const theirs = copyRepo(base, join(work, 'rollback-hg'));
+    await applyChangegroupBundleFile(bundle, ours, new JobContext());
+    hg(['unbundle', '-q', bundle], theirs);
+    const undoFiles = (repo: string): string[] =>
+      [
+        ...readdirSync(join(repo, '.hg')).filter((n) => n.startsWith('undo')),
+        ...readdirSync(join(repo, '.hg', 'store')).map((n) => `store/${n}`),
+      ]
+        .filter((n) => /(^|\/)undo/.test(n))
+        .sort();
+    expect(undoFiles(ours)).toEqual(undoFiles(theirs));
+    for (const f of [
+      'undo.desc',
+      'undo.branch',
+      'undo.dirstate',
+      'store/undo.backupfiles',
+      'store/undo.phaseroots',
+    ])
+      expect(readFileSync(join(ours, '.hg', f), 'latin1'), f).toBe(
+        readFileSync(join(theirs, '.hg', f), 'latin1'),
+      );
+    expect(hg(['rollback'], ours)).toMatch(/repository tip rolled back to revision 1 \(undo unbundle\)/);
+    expect(logOf(ours)).toBe(logOf(base));
+    const v = verifyOk(ours);
+    expect(v.ok, v.out).toBe(true);
+    // what the journal kept is back byte for byte (but the undo files hg's rollback consumes)
+    expect(treeHash(join(ours, '.hg', 'store'), /^undo|^fncache$/)).toBe(
+      treeHash(join(base, '.hg', 'store'), /^undo|^fncache$/),
+    );
+  });
 
   it('bookmarks and phase-heads parts land as hg unbundle lands them', async () => {
     // the cg2 payload of hg's bundle, re-wrapped with the parts hg's pull sends

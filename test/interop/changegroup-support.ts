@@ -106,11 +106,12 @@ export function verifyOk(repo: string): { ok: boolean; out: string } {
   return { ok: r.status === 0, out: r.stdout + r.stderr };
 }
 
-/** sha256 of every path (files by content, symlinks by target) under dir. */
-export function treeHash(dir: string): string {
+/** sha256 of every path (files by content, symlinks by target) under dir, but names `skip` matches. */
+export function treeHash(dir: string, skip?: RegExp): string {
   const h = createHash('sha256');
   const walk = (d: string) => {
     for (const name of readdirSync(d).sort()) {
+      if (skip?.test(name)) continue;
       const p = join(d, name);
       const st = lstatSync(p);
       const rel = relative(dir, p);

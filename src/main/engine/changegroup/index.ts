@@ -59,6 +59,8 @@ export interface ApplyToRepoOptions {
   bookmarks?: 'apply' | 'records';
   /** the source's size when known (progress total) */
   totalBytes?: number;
+  /** what `hg rollback` calls the transaction (default `unbundle`; a pull: `pull\nURL`) */
+  desc?: string;
 }
 
 export interface ApplyToRepoResult extends ChangegroupCounts {
@@ -108,6 +110,7 @@ async function inTransaction(
       ...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}),
       signal: ctx.signal,
       log: (l, m) => ctx.log(l, m),
+      ...(opts.desc !== undefined ? { desc: opts.desc } : {}),
     });
     session.setTargetPhase(opts.targetPhase ?? 1);
     const g0 = session.graph();

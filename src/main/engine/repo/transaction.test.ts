@@ -76,6 +76,32 @@ describe('Transaction (hg journal format)', () => {
     expect(existsSync(join(vfs.storeDir, 'journal'))).toBe(false);
   });
 
+  it('close leaves undo files as hg (undo, undo.backupfiles, undo.backup.*, journal.* renamed); undo:false keeps the earlier ones', async () => {
+    const vfs = repo();
+    writeFileSync(join(vfs.storeDir, 'phaseroots'), 'old');
+    writeFileSync(join(vfs.hgDir, 'journal.desc'), '3\nunbundle\n');
+    const tx = Transaction.open(vfs);
+    tx.add('data/x.i', 0);
+    tx.addBackup('phaseroots');
+    writeFileSync(join(vfs.storeDir, 'phaseroots'), 'new');
+    await tx.close();
+    expect(readFileSync(join(vfs.storeDir, 'undo'), 'latin1')).toBe('data/x.i\x000\n');
+    expect(readFileSync(join(vfs.storeDir, 'undo.backupfiles'), 'latin1')).toBe(
+      '2\n\x00phaseroots\x00undo.backup.phaseroots\x000\n',
+    );
+    expect(readFileSync(join(vfs.storeDir, 'undo.backup.phaseroots'), 'latin1')).toBe('old');
+    expect(readFileSync(join(vfs.hgDir, 'undo.desc'), 'latin1')).toBe('3\nunbundle\n');
+    for (const f of ['journal', 'journal.backupfiles', 'journal.backup.phaseroots'])
+      expect(existsSync(join(vfs.storeDir, f)), f).toBe(false);
+    expect(existsSync(join(vfs.hgDir, 'journal.desc'))).toBe(false);
+
+    const follow = Transaction.open(vfs, { undo: false });
+    follow.add('data/y.i', 0);
+    await follow.close();
+    expect(readFileSync(join(vfs.storeDir, 'undo'), 'latin1')).toBe('data/x.i\x000\n');
+    expect(existsSync(join(vfs.storeDir, 'journal'))).toBe(false);
+  });
+
   it('refuses to start over an abandoned journal; rollbackJournal plays it back', () => {
     const vfs = repo();
     const f = join(vfs.storeDir, 'data/f.i');

@@ -14,8 +14,10 @@ import {
   ftruncateSync,
   openSync,
   readFileSync,
+  renameSync,
   rmdirSync,
   unlinkSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -25,6 +27,24 @@ import type { StorePathEncoder } from '../store/encoding';
 /** transaction.version: the first line of journal.backupfiles. */
 const BACKUP_VERSION = 2;
 export const JOURNAL = 'journal';
+
+/**
+ * localrepo._journalfiles after the store journal itself: what localrepo._writejournal saves when
+ * a transaction starts (the dirstate, branch, a description, bookmarks and phaseroots as they were)
+ * and aftertrans renames to `undo.*` at close, so `hg rollback` can undo the transaction. Names
+ * are vfs-relative: 'plain' = `.hg/`, '' = the store (bookmarks live in either).
+ */
+export const REPO_JOURNAL_FILES: readonly [VfsLocation, string][] = [
+  ['', 'journal.narrowspec'],
+  ['plain', 'journal.narrowspec.dirstate'],
+  ['plain', 'journal.dirstate'],
+  ['plain', 'journal.dirstate.v2-data'],
+  ['plain', 'journal.branch'],
+  ['plain', 'journal.desc'],
+  ['plain', 'journal.bookmarks'],
+  ['', 'journal.bookmarks'],
+  ['', 'journal.phaseroots'],
+];
 
 /** Where a file lives: '' = the store (paths encoded), 'plain' = `.hg/` itself. */
 export type VfsLocation = '' | 'plain';
@@ -56,6 +76,8 @@ export class Transaction {
   /** store directories missing when a new file was journaled: abort removes them again */
   private readonly newDirs: string[] = [];
   private state: 'open' | 'closed' | 'aborted' = 'open';
+  /** close leaves undo.* for `hg rollback` (false: a follow-up transaction keeps the previous ones) */
+  private undo = true;
 
   private constructor(
     readonly vfs: RepoVfs,
@@ -70,7 +92,7 @@ export class Transaction {
    * Starts a transaction; the caller holds the store lock and has rolled back any journal left
    * by a crash (an existing journal is ABANDONED_TRANSACTION, as hg's "abandoned transaction found").
    */
-  static open(vfs: RepoVfs): Transaction {
+  static open(vfs: RepoVfs, opts: { undo?: boolean } = {}): Transaction {
     const journal = join(vfs.storeDir, JOURNAL);
     let jfd: number;
     try {
@@ -92,7 +114,9 @@ export class Transaction {
       unlinkQuiet(journal);
       throw toSluiceError(e);
     }
-    return new Transaction(vfs, jfd, bfd);
+    const tx = new Transaction(vfs, jfd, bfd);
+    tx.undo = opts.undo ?? true;
+    return tx;
   }
 
   get active(): boolean {
@@ -173,10 +197,32 @@ export class Transaction {
     this.runCleanups();
     closeSync(this.journalFd);
     closeSync(this.backupFd);
-    // the journal goes first: from here on the transaction is committed
+    if (this.undo) {
+      this.writeUndo();
+      // the journal goes first (renamed to `undo`): from here on the transaction is committed
+      renameOver(join(this.vfs.storeDir, JOURNAL), join(this.vfs.storeDir, 'undo'));
+    } else unlinkQuiet(join(this.vfs.storeDir, JOURNAL));
     unlinkQuiet(join(this.vfs.storeDir, JOURNAL + '.backupfiles'));
-    unlinkQuiet(join(this.vfs.storeDir, JOURNAL));
+    for (const [location, name] of REPO_JOURNAL_FILES) {
+      const journal = plainOrStore(this.vfs, name, location);
+      if (this.undo) renameOver(journal, plainOrStore(this.vfs, undoName(name), location));
+      else unlinkQuiet(journal);
+    }
     for (const b of this.backups) if (b.backup) unlinkQuiet(vfsPath(this.vfs, b.backup, b.location));
+  }
+
+  /** transaction._writeundo: `undo.backupfiles`, each backup copied to its `undo.backup.*` name. */
+  private writeUndo(): void {
+    let text = `${BACKUP_VERSION}\n`;
+    for (const b of this.backups) {
+      let u = '';
+      if (b.backup) {
+        u = undoName(b.backup);
+        copyFileSync(vfsPath(this.vfs, b.backup, b.location), vfsPath(this.vfs, u, b.location));
+      }
+      text += `${b.location}\0${b.file}\0${u}\0${0}\n`;
+    }
+    writeFileSync(join(this.vfs.storeDir, 'undo.backupfiles'), text, 'latin1');
   }
 
   /** Plays the journal back; the repository is as it was before the transaction. */
@@ -213,6 +259,27 @@ export class Transaction {
 
   private checkOpen(): void {
     if (this.state !== 'open') throw new SluiceError('IO', `transaction already ${this.state}`);
+  }
+}
+
+/** A journal file's name in its vfs, not store-encoded (journal.* are plain names in both). */
+function plainOrStore(vfs: RepoVfs, name: string, location: VfsLocation): string {
+  return join(location === 'plain' ? vfs.hgDir : vfs.storeDir, name);
+}
+
+/** localrepo.undoname: `journal…` → `undo…` in the file name (not the directory). */
+function undoName(file: string): string {
+  const slash = file.lastIndexOf('/');
+  return file.slice(0, slash + 1) + file.slice(slash + 1).replace(JOURNAL, 'undo');
+}
+
+/** aftertrans: the old `undo` file goes, then `src` takes its name (nothing when src is absent). */
+function renameOver(src: string, dest: string): void {
+  unlinkQuiet(dest);
+  try {
+    renameSync(src, dest);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
 }
 
@@ -265,6 +332,8 @@ function playback(
   unlinkQuiet(join(vfs.storeDir, JOURNAL + '.backupfiles'));
   unlinkQuiet(join(vfs.storeDir, JOURNAL));
   for (const [location, , backup] of backups) if (backup) unlinkQuiet(vfsPath(vfs, backup, location));
+  // what _writejournal saved for undo: hg leaves it behind on abort; Sluice leaves nothing
+  for (const [location, name] of REPO_JOURNAL_FILES) unlinkQuiet(plainOrStore(vfs, name, location));
   // a changelog diverted to 00changelog.i.a by an interrupted first transaction (changelog._divert)
   unlinkQuiet(join(vfs.storeDir, '00changelog.i.a'));
 }

@@ -27,6 +27,10 @@ export interface WriteSessionOptions {
   lockTimeoutMs?: number;
   signal?: AbortSignal;
   log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
+  /** the transaction's description for `hg rollback` (undo.desc): `unbundle`, `pull\nURL`… */
+  desc?: string;
+  /** false: no undo.* at close (a follow-up transaction: `hg rollback` still undoes the one before) */
+  undo?: boolean;
 }
 
 /** Bookmark changes as bundle2's `bookmarks` part carries them: null deletes. */
@@ -54,9 +58,10 @@ export class RepoWriteSession {
     readonly vfs: RepoVfs,
     private readonly locks: HeldLock[],
     private readonly log: (level: 'debug' | 'info' | 'warn', message: string) => void,
+    private readonly undo: boolean,
   ) {
     this.format = revlogFormatFor(location.requirements);
-    this.tx = Transaction.open(vfs);
+    this.tx = Transaction.open(vfs, { undo });
     this.tx.addCleanup(() => {
       for (const w of [...this.openWriters]) w.close();
     });
@@ -100,6 +105,7 @@ export class RepoWriteSession {
       encode: storePathEncoder(reqs),
     };
     const locks: HeldLock[] = [];
+    let session: RepoWriteSession;
     try {
       const lockOpts = (path: string, description: string) => ({
         ...(opts.lockTimeoutMs !== undefined ? { timeoutMs: opts.lockTimeoutMs } : {}),
@@ -119,11 +125,18 @@ export class RepoWriteSession {
         await acquireLock(join(location.storeDir, 'lock'), lockOpts('lock', `repository ${repoRoot}`)),
       );
       if (rollbackJournal(vfs, (m) => log('warn', m))) log('warn', 'rolled back an interrupted transaction');
-      return new RepoWriteSession(location, vfs, locks, log);
+      session = new RepoWriteSession(location, vfs, locks, log, opts.undo ?? true);
     } catch (e) {
       for (const l of locks.reverse()) l.release();
       throw toSluiceError(e);
     }
+    try {
+      if (session.undo) writeJournal(location, session.changelog().length, opts.desc ?? 'unbundle');
+    } catch (e) {
+      await session.abort();
+      throw toSluiceError(e);
+    }
+    return session;
   }
 
   get requirements(): ReadonlySet<string> {
@@ -394,6 +407,34 @@ export class RepoWriteSession {
     // branch and tag heads caches are keyed by the old tip; rbc-* and hgtagsfnodes are per rev and stay valid
     for (const n of names) if (/^(branch2|tags2)(-|$)/.test(n)) rmSync(join(cacheDir, n), { force: true });
   }
+}
+
+/**
+ * localrepo._writejournal: what `hg rollback` restores (as undo.*, once the transaction closed):
+ * the dirstate (v1; a dirstate-v2 one is not saved, so hg's rollback leaves it), the branch, the
+ * changelog length with the description, bookmarks and phaseroots as they are now.
+ */
+function writeJournal(location: RepoLocation, revs: number, desc: string): void {
+  const { hgDir, storeDir, requirements } = location;
+  const read = (path: string): Buffer => {
+    try {
+      return readFileSync(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
+      throw toSluiceError(e);
+    }
+  };
+  if (!requirements.has('dirstate-v2')) {
+    const ds = read(join(hgDir, 'dirstate'));
+    // dirstate.savebackup writes the (empty) dirstate first when there is none
+    writeFileSync(join(hgDir, 'journal.dirstate'), ds.length ? ds : Buffer.alloc(40));
+  }
+  const branch = read(join(hgDir, 'branch')).toString('latin1').trim() || 'default';
+  writeFileSync(join(hgDir, 'journal.branch'), branch, 'latin1');
+  writeFileSync(join(hgDir, 'journal.desc'), `${revs}\n${desc}\n`, 'latin1');
+  const marksDir = requirements.has('bookmarksinstore') ? storeDir : hgDir;
+  writeFileSync(join(marksDir, 'journal.bookmarks'), read(join(marksDir, 'bookmarks')));
+  writeFileSync(join(storeDir, 'journal.phaseroots'), read(join(storeDir, 'phaseroots')));
 }
 
 /** atomictemp: the old file or the new one, never half of one. */

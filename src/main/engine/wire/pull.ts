@@ -165,7 +165,10 @@ export async function pullFromPeer(
   const resp = await peer.getbundle(args);
   let applied: ApplyToRepoResult;
   try {
-    applied = await applyBundle2ToRepo(repoRoot, resp.body, ctx, { bookmarks: 'records' });
+    applied = await applyBundle2ToRepo(repoRoot, resp.body, ctx, {
+      bookmarks: 'records',
+      desc: `pull\n${redactUrl(peer.url)}`,
+    });
   } catch (e) {
     resp.discard();
     throw e;
@@ -189,7 +192,8 @@ export async function pullFromPeer(
       (m) => log('info', m),
     );
     if (changes.size) {
-      const session = await RepoWriteSession.open(repoRoot, { signal: ctx.signal, log });
+      // part of the pull for `hg rollback`: the changegroup's undo files (bookmarks as before) stay
+      const session = await RepoWriteSession.open(repoRoot, { signal: ctx.signal, log, undo: false });
       try {
         session.setBookmarks(changes);
         await session.commit();
