@@ -50,7 +50,9 @@ export function storeBytes(repo) {
 export function cpuMs(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  // utime + stime, plus cutime + cstime: hg serve forks a child per request (ForkingMixIn) and
+  // reaps it, so a request's CPU lands in the children's fields
+  return ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK;
 }
 
 export function peakRssMb(pid) {

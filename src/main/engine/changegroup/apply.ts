@@ -130,9 +130,11 @@ export async function addChangegroup(
       const g = await addGroup(fl);
       if (g.received === 0) throw new SluiceError('MALFORMED', 'received file revlog group is empty');
       counts.revisions += g.added;
-    } finally {
-      fl.close();
+    } catch (e) {
+      fl.abandon(); // the transaction rolls back: its queued bytes need not be written
+      throw e;
     }
+    fl.close();
     progress?.tracker.fileDone('s', `data/${name}.i`, 0);
   }
   return counts;

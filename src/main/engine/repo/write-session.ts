@@ -62,8 +62,9 @@ export class RepoWriteSession {
   ) {
     this.format = revlogFormatFor(location.requirements);
     this.tx = Transaction.open(vfs, { undo });
+    // after commit every writer was flushed; after an error what is queued is rolled back anyway
     this.tx.addCleanup(() => {
-      for (const w of [...this.openWriters]) w.close();
+      for (const w of [...this.openWriters]) w.abandon();
     });
   }
 
@@ -267,6 +268,8 @@ export class RepoWriteSession {
   async commit(): Promise<void> {
     if (this.done) throw new SluiceError('IO', 'write session already finished');
     try {
+      // the revlogs' queued bytes reach their files before anything makes the changesets visible
+      for (const w of this.openWriters) w.flush();
       this.writePhases();
       this.writeBookmarks();
       // the changelog goes last but fncache (hg: finalize categories `cl-…` < `flush-fncache`)

@@ -57,6 +57,8 @@ const PARENTS = 2 * NODE_SIZE;
 /** Texts from this size up are built into recycled buffers (textBuffer). */
 const RECYCLE_MIN = 256 << 10;
 const MAX_SPARE = 2;
+/** Appended bytes are written once this many are queued (and at close, before reads, at a split). */
+const WRITE_BATCH = 1 << 20;
 /** A delta chain's chunks are read in one piece up to this span (chainChunks). */
 const SPAN_READ_MAX = 8 << 20;
 /** deltas.LIMIT_DELTA2TEXT: a chain may read at most this many times the text size. */
@@ -159,6 +161,8 @@ export class RevlogWriter {
   private dataEnd: number;
   private ifd = -1;
   private dfd = -1;
+  /** appended bytes not yet written to NAME.i / NAME.d (they follow what is on disk) */
+  private unwritten = { i: new WriteQueue(), d: new WriteQueue() };
   /** delayed changelog: entries (+ inline data) not yet in NAME.i */
   private delayBuf: Buffer[] = [];
   private delayLen = 0;
@@ -330,6 +334,7 @@ export class RevlogWriter {
   private chunkBytes(rev: number): Uint8Array {
     const e = this.entry(rev);
     if (e.clen === 0) return new Uint8Array(0);
+    if (rev >= this.origLength) this.flush();
     if (this.inline) {
       const pos = e.offset + (rev + 1) * ENTRY_SIZE;
       if (pos + e.clen <= this.oldBytes.length && rev < this.origLength)
@@ -362,6 +367,7 @@ export class RevlogWriter {
       end = Math.max(end, e.offset + e.clen);
       total += e.clen;
     }
+    if (revs.some((r) => r >= this.origLength)) this.flush();
     const span = end - start;
     if (span > SPAN_READ_MAX || span > 4 * total + (64 << 10)) return revs.map((r) => this.chunkBytes(r));
     const all = readAt(this.dataFd(), start, span, this.radix + '.d');
@@ -670,18 +676,28 @@ export class RevlogWriter {
     const entry = this.packEntry(rev, e);
     this.dataEnd += chunk.length;
     if (this.inline) {
-      const piece = chunk.length ? Buffer.concat([entry, chunk]) : entry;
+      const piece = chunk.length ? Buffer.concat([entry, chunk], ENTRY_SIZE + chunk.length) : entry;
       if (this.delayed) this.delay(piece);
-      else writeAll(this.indexFd(), piece, this.iSize);
+      else this.unwritten.i.push(piece, this.iSize);
       this.iSize += piece.length;
       if (!this.delayed) this.enforceInlineSize();
     } else {
-      if (chunk.length) writeAll(this.dataFd(), chunk, this.dSize);
+      if (chunk.length) this.unwritten.d.push(chunk, this.dSize);
       this.dSize += chunk.length;
       if (this.delayed) this.delay(entry);
-      else writeAll(this.indexFd(), entry, this.iSize);
+      else this.unwritten.i.push(entry, this.iSize);
       this.iSize += ENTRY_SIZE;
     }
+    if (this.unwritten.i.bytes + this.unwritten.d.bytes >= WRITE_BATCH) this.flush();
+  }
+
+  /**
+   * Writes what append() queued: one write per file per batch instead of one per revision (the
+   * transaction recorded each file's length before its first byte was queued).
+   */
+  flush(): void {
+    if (this.unwritten.d.bytes) this.unwritten.d.writeTo(this.dataFd());
+    if (this.unwritten.i.bytes) this.unwritten.i.writeTo(this.indexFd());
   }
 
   private delay(piece: Buffer): void {
@@ -691,6 +707,7 @@ export class RevlogWriter {
 
   /** changelog._finalize: the delayed entries go to NAME.i (a new changelog by rename, like _divert). */
   finalize(): void {
+    this.flush();
     if (!this.delayed || this.delayLen === 0) return;
     const all = Buffer.concat(this.delayBuf, this.delayLen);
     this.delayBuf = [];
@@ -718,6 +735,7 @@ export class RevlogWriter {
       throw revlogError(this.radix, 'transaction', `${iname} not found in the transaction`);
     this.tx.add(dname, 0);
     this.onNewFile?.(dname);
+    this.flush();
     const whole = readFileSync(this.indexPath);
     const n = this.length;
     const data = Buffer.allocUnsafe(this.dataEnd);
@@ -769,6 +787,20 @@ export class RevlogWriter {
 
   /** Closes the file handles (the changelog's delayed entries stay until finalize()). */
   close(): void {
+    try {
+      this.flush();
+    } finally {
+      this.closeAll();
+    }
+  }
+
+  /** Closes the file handles, dropping what was not written yet (the transaction is rolling back). */
+  abandon(): void {
+    this.unwritten = { i: new WriteQueue(), d: new WriteQueue() };
+    this.closeAll();
+  }
+
+  private closeAll(): void {
     this.closeIndexFd();
     this.closeDataFd();
     this.onClose?.(this);
@@ -789,6 +821,28 @@ function openForWrite(path: string): number {
   }
   mkdirSync(dirname(path), { recursive: true });
   return openSync(path, flags, 0o666);
+}
+
+/** Bytes appended to a file but not written yet: contiguous from `at`. */
+class WriteQueue {
+  private pieces: Uint8Array[] = [];
+  bytes = 0;
+  private at = 0;
+
+  push(piece: Uint8Array, position: number): void {
+    if (this.bytes === 0) this.at = position;
+    else if (position !== this.at + this.bytes) throw new SluiceError('IO', 'revlog writes out of order');
+    this.pieces.push(piece);
+    this.bytes += piece.length;
+  }
+
+  writeTo(fd: number): void {
+    const all = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.bytes);
+    const at = this.at;
+    this.pieces = [];
+    this.bytes = 0;
+    writeAll(fd, all, at);
+  }
 }
 
 function writeAll(fd: number, data: Uint8Array, position: number): void {
