@@ -161,6 +161,8 @@ export async function readSmallPayload(part: Bundle2Part, limit = SMALL_PART_LIM
 export interface Bundle2ApplyOptions {
   /** bookmarks part: 'apply' writes them (hg unbundle), 'records' returns them (hg pull). Default 'apply'. */
   bookmarks?: 'apply' | 'records';
+  /** obsmarkers part: 'merge' into .hg/store/obsstore (obsolescence enabled), else ignored */
+  obsmarkers?: 'merge' | 'ignore';
 }
 
 export interface Bundle2ApplyOutcome extends ChangegroupCounts {
@@ -231,11 +233,19 @@ export async function applyBundle2Parts(
         if ((opts.bookmarks ?? 'apply') === 'apply') session.setBookmarks(new Map(marks));
         break;
       }
-      case 'obsmarkers':
-        // hg without evolution enabled ignores them too (bundle2.handleobsmarker)
-        out.obsmarkerBytes += (await readSmallPayload(part)).length;
-        ctx.log('debug', `obsmarker-exchange: ${out.obsmarkerBytes} bytes received (not applied)`);
+      case 'obsmarkers': {
+        const data = await readSmallPayload(part);
+        out.obsmarkerBytes += data.length;
+        if (opts.obsmarkers === 'merge') {
+          // bundle2.handleobsmarker → obsstore.mergemarkers
+          const added = session.addObsmarkers(data);
+          if (added) ctx.log('info', `${added} new obsolescence markers`);
+        } else {
+          // hg without evolution enabled ignores them too (bundle2.handleobsmarker)
+          ctx.log('debug', `obsmarker-exchange: ${out.obsmarkerBytes} bytes received (not applied)`);
+        }
         break;
+      }
       case 'stream2':
         throw new SluiceError(
           'BAD_MAGIC',

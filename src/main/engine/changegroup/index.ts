@@ -61,6 +61,8 @@ export interface ApplyToRepoOptions {
   totalBytes?: number;
   /** what `hg rollback` calls the transaction (default `unbundle`; a pull: `pull\nURL`) */
   desc?: string;
+  /** obsmarkers part: 'merge' (a pull into a repository with obsolescence enabled) or 'ignore' */
+  obsmarkers?: 'merge' | 'ignore';
 }
 
 export interface ApplyToRepoResult extends ChangegroupCounts {
@@ -155,7 +157,7 @@ export function applyBundle2ToRepo(
         session,
         bundle,
         ctx,
-        { bookmarks: opts.bookmarks ?? 'apply' },
+        { bookmarks: opts.bookmarks ?? 'apply', obsmarkers: opts.obsmarkers ?? 'ignore' },
         progress,
       );
       return { counts: out, bookmarks: out.bookmarks, phaseHeads: out.phaseHeads };

@@ -20,6 +20,7 @@ import {
   parsePhaseRoots,
 } from '../wire/changelog-graph';
 import { acquireLock, type HeldLock } from './lock';
+import { mergeObsmarkers } from './obsstore';
 import { Transaction, rollbackJournal, type RepoVfs } from './transaction';
 
 export interface WriteSessionOptions {
@@ -225,6 +226,11 @@ export class RepoWriteSession {
       this.fncache.add(storePath);
       this.fncacheDirty = true;
     }
+  }
+
+  /** obsstore.mergemarkers: the part's markers the store lacks, appended in this transaction. */
+  addObsmarkers(payload: Uint8Array): number {
+    return mergeObsmarkers(this.vfs.storeDir, this.tx, payload);
   }
 
   /** Phase of the changesets added (hg cg.apply's targetphase: draft unless told otherwise). */

@@ -18,6 +18,7 @@ import { Bundle2Reader } from '../format/bundle2';
 import { ByteSource } from '../format/byte-source';
 import type { JobContext } from '../job/job-context';
 import { readRepoConfig } from '../store/hgrc';
+import { obsolescenceEnabled } from '../repo/obsstore';
 import { RepoWriteSession } from '../repo/write-session';
 import { locateRepository } from '../store/requirements';
 import { clientBundleCaps } from './capabilities';
@@ -128,8 +129,14 @@ export async function pullFromPeer(
   if (!peer.caps.has('getbundle') || !b2.has('changegroup'))
     throw new SluiceError('PROTOCOL', 'the server speaks no bundle2 getbundle (hg 3.2 or later is needed)');
   const binaryPhases = (b2.get('phases') ?? []).includes('heads');
+  // exchange._pullbundle2: markers only with evolution's exchange on and a format both speak
+  const obsmarkers =
+    !opts.incoming &&
+    (b2.get('obsmarkers') ?? []).includes('V1') &&
+    (await obsolescenceEnabled(repoRoot, 'exchange'));
   const args = {
-    bundlecaps: clientBundleCaps(),
+    bundlecaps: clientBundleCaps({ obsmarkers }),
+    ...(obsmarkers ? { obsmarkers: true } : {}),
     common: disco.common,
     heads: disco.remoteHeads,
     cg: disco.anyIncoming,
@@ -168,6 +175,7 @@ export async function pullFromPeer(
     applied = await applyBundle2ToRepo(repoRoot, resp.body, ctx, {
       bookmarks: 'records',
       desc: `pull\n${redactUrl(peer.url)}`,
+      obsmarkers: obsmarkers ? 'merge' : 'ignore',
     });
   } catch (e) {
     resp.discard();

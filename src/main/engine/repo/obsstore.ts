@@ -1,0 +1,125 @@
+// Obsolescence markers a pull brings (bundle2 `obsmarkers` part, bundle2.handleobsmarker →
+// obsstore.mergemarkers): appended to `.hg/store/obsstore` in hg's format 1 (obsolete.py
+// `_fm1*`), only the markers the store does not hold yet, inside the pull's transaction, and only
+// when the repository has obsolescence enabled (obsolete.isenabled: `experimental.evolution`).
+//
+// A format-1 marker: `>IdhHBBB` (size, date, tz in minutes, flags, successors, parents, metadata
+// pairs), the predecessor (20 bytes, or 32 with the sha256 flag), the successors, the parents
+// (count 3: none recorded), the metadata key/value lengths (`BB` each), then the keys and values.
+// A decoded marker re-encodes to the same bytes, so markers are compared as byte strings.
+
+import { closeSync, fstatSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { SluiceError } from '../errors';
+import { HgConfig, parseBool, readRepoConfig } from '../store/hgrc';
+import { readUserConfig } from '../wire/ssh-command';
+import type { Transaction } from './transaction';
+
+const FM1_VERSION = 1;
+const FM1_FIXED = 19;
+const FLAG_SHA256 = 32; // usingsha256
+const PARENTS_NONE = 3;
+
+function malformed(message: string): SluiceError {
+  return new SluiceError('MALFORMED', `obsolescence markers: ${message}`);
+}
+
+/** obsolete._fm1readmarkers, reduced to each marker's bytes (checked to be self-consistent). */
+export function splitMarkersV1(data: Uint8Array, offset: number): Buffer[] {
+  const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const out: Buffer[] = [];
+  let at = offset;
+  while (at < b.length) {
+    if (b.length - at < FM1_FIXED) throw malformed('truncated marker header');
+    const size = b.readUInt32BE(at);
+    if (size < FM1_FIXED || size > b.length - at) throw malformed(`marker of ${size} bytes at ${at}`);
+    const flags = b.readUInt16BE(at + 14);
+    const nodeLen = flags & FLAG_SHA256 ? 32 : 20;
+    const numSuc = b[at + 16]!;
+    const numPar = b[at + 17]!;
+    const numMeta = b[at + 18]!;
+    if (numPar > PARENTS_NONE) throw malformed(`${numPar} parents`);
+    const nodes = 1 + numSuc + (numPar === PARENTS_NONE ? 0 : numPar);
+    const metaAt = at + FM1_FIXED + nodes * nodeLen;
+    let need = metaAt + 2 * numMeta - at;
+    if (need > size) throw malformed(`marker at ${at} shorter than its fields`);
+    for (let i = 0; i < numMeta; i++) need += b[metaAt + 2 * i]! + b[metaAt + 2 * i + 1]!;
+    if (need !== size) throw malformed(`marker at ${at}: ${size} bytes announced, ${need} used`);
+    out.push(b.subarray(at, at + size));
+    at += size;
+  }
+  return out;
+}
+
+/**
+ * obsolete.isenabled(repo, createmarkersopt / exchangeopt): `experimental.evolution.<option>`,
+ * else `experimental.evolution` as a boolean, else as a list (`all`, or naming the option).
+ */
+export async function obsolescenceEnabled(
+  repoRoot: string,
+  option: 'createmarkers' | 'exchange',
+): Promise<boolean> {
+  const user = readUserConfig();
+  const repo = await readRepoConfig(repoRoot).catch(() => new HgConfig());
+  const get = (key: string): string | undefined =>
+    repo.get('experimental', key) ?? user.get('experimental', key);
+  const value = (opt: string): boolean => {
+    const own = get(`evolution.${opt}`);
+    if (own !== undefined) return parseBool(own) ?? false;
+    const generic = get('evolution');
+    if (generic === undefined) return false;
+    const b = parseBool(generic);
+    if (b !== null) return b;
+    const list = new Set(generic.split(/[,\s]+/).filter(Boolean));
+    if (get('evolution.createmarkers')) list.add('createmarkers');
+    return list.has('all') || list.has(opt);
+  };
+  // isenabled: the other options need createmarkers
+  return value(option) && value('createmarkers');
+}
+
+/**
+ * obsstore.mergemarkers: appends the markers of a part payload (version byte, then markers) that
+ * `.hg/store/obsstore` lacks, journaled in `tx`; returns how many were new.
+ */
+export function mergeObsmarkers(storeDir: string, tx: Transaction, payload: Uint8Array): number {
+  if (payload.length === 0) return 0;
+  const version = payload[0]!;
+  if (version !== FM1_VERSION)
+    throw new SluiceError(
+      'UNSUPPORTED_COMPRESSION',
+      `obsolescence markers in format ${version} (Sluice reads format 1)`,
+    );
+  const incoming = splitMarkersV1(payload, 1);
+  const path = join(storeDir, 'obsstore');
+  let existing: Buffer = Buffer.alloc(0);
+  try {
+    existing = readFileSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  if (existing.length && existing[0] !== FM1_VERSION)
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      `the repository's obsstore is in format ${existing[0]} (Sluice writes format 1)`,
+    );
+  const known = new Set(existing.length ? splitMarkersV1(existing, 1).map((m) => m.toString('latin1')) : []);
+  const fresh: Buffer[] = [];
+  for (const m of incoming) {
+    const key = m.toString('latin1');
+    if (known.has(key)) continue;
+    known.add(key);
+    fresh.push(m);
+  }
+  if (!fresh.length) return 0;
+  const fd = openSync(path, 'a');
+  try {
+    const offset = fstatSync(fd).size;
+    tx.add('obsstore', offset);
+    const data = Buffer.concat([offset === 0 ? Buffer.of(FM1_VERSION) : Buffer.alloc(0), ...fresh]);
+    for (let done = 0; done < data.length;) done += writeSync(fd, data, done);
+  } finally {
+    closeSync(fd);
+  }
+  return fresh.length;
+}

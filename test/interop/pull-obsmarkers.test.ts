@@ -1,0 +1,142 @@
+// `sluice pull` of a repository with obsolescence markers (exchange._pullbundle2 asking
+// `obsmarkers=1`, bundle2.handleobsmarker → obsstore.mergemarkers): with evolution enabled in the
+// pulling repository, the markers land in .hg/store/obsstore byte for byte as `hg pull` writes
+// them (format 1, only the new ones, journaled: `hg rollback` removes them again); without it,
+// none are asked for and none are written, as with hg.
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobContext } from '../../src/main/engine/job/job-context';
+import { pullFromUrl } from '../../src/main/engine/wire/pull';
+import { SluiceError } from '../../src/main/engine/errors';
+import { mergeObsmarkers, splitMarkersV1 } from '../../src/main/engine/repo/obsstore';
+import {
+  HG_ENV,
+  hgAsync,
+  missing,
+  removeDir,
+  skipNote,
+  startHgServe,
+  tempDir,
+  type HgServer,
+} from './wire-support';
+
+const EVOLVE = ['--config', 'experimental.evolution=all'];
+
+describe.skipIf(missing('hg'))(`sluice pull brings obsolescence markers${skipNote('hg')}`, () => {
+  let work = '';
+  let src = '';
+  let server: HgServer | undefined;
+  let lastObsstore = Buffer.alloc(0);
+  const hg = (repo: string, ...args: string[]): string => {
+    const r = spawnSync('hg', ['-R', repo, ...args], { env: HG_ENV, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`hg ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+
+  beforeAll(async () => {
+    work = tempDir('pull-obsmarkers');
+    src = join(work, 'src');
+    mkdirSync(src);
+    spawnSync('hg', ['init', src], { env: HG_ENV });
+    writeFileSync(join(src, '.hg', 'hgrc'), '[experimental]\nevolution = all\n[phases]\npublish = False\n');
+    for (const text of ['a', 'b', 'c', 'd']) {
+      writeFileSync(join(src, 'f'), text);
+      hg(src, 'commit', '-q', '-A', '-m', text, '-u', 't', '-d', '0 0');
+    }
+    // markers: the tip amended (a successor), and a prune with metadata
+    writeFileSync(join(src, 'f'), 'd2');
+    hg(src, 'commit', '-q', '--amend', '-m', 'd2', '-u', 't', '-d', '0 0');
+    hg(src, 'debugobsolete', '-d', '0 0', '-u', 't', hg(src, 'log', '-r', '2', '-T', '{node}'));
+    server = await startHgServe(src, ['experimental.evolution=all']);
+  }, 60_000);
+  afterAll(() => {
+    server?.stop();
+    if (work) removeDir(work);
+  });
+
+  async function clientPair(label: string, evolve: boolean): Promise<[string, string]> {
+    const out: string[] = [];
+    for (const who of ['sluice', 'hg']) {
+      const dest = join(work, `${label}-${who}`);
+      const r = await hgAsync(['clone', '-q', '-U', '-r', '0', ...EVOLVE, server!.url, dest]);
+      expect(r.status, r.stderr).toBe(0);
+      writeFileSync(join(dest, '.hg', 'hgrc'), evolve ? '[experimental]\nevolution = all\n' : '');
+      out.push(dest);
+    }
+    return out as [string, string];
+  }
+
+  it('evolution on: the obsstore is what hg pull writes, and hg rollback takes it back', async () => {
+    const [ours, theirs] = await clientPair('on', true);
+    expect(existsSync(join(ours, '.hg', 'store', 'obsstore'))).toBe(false);
+    await pullFromUrl({ kind: 'pull', repo: ours, source: server!.url }, new JobContext());
+    expect((await hgAsync(['-R', theirs, 'pull', '-q', server!.url])).status).toBe(0);
+    const obsstore = readFileSync(join(ours, '.hg', 'store', 'obsstore'));
+    expect(obsstore).toEqual(readFileSync(join(theirs, '.hg', 'store', 'obsstore')));
+    expect(splitMarkersV1(obsstore, 1)).toHaveLength(2);
+    expect(hg(ours, 'debugobsolete')).toBe(hg(theirs, 'debugobsolete'));
+    expect(hg(ours, 'log', '--hidden', '-T', '{node} {phase}\n')).toBe(
+      hg(theirs, 'log', '--hidden', '-T', '{node} {phase}\n'),
+    );
+    expect(hg(ours, 'log', '-T', '{node}\n')).toBe(hg(theirs, 'log', '-T', '{node}\n'));
+    expect(spawnSync('hg', ['-R', ours, 'verify', '-q'], { env: HG_ENV }).status).toBe(0);
+    // the markers were part of the pull's transaction
+    hg(ours, 'rollback', '-q');
+    expect(existsSync(join(ours, '.hg', 'store', 'obsstore'))).toBe(false);
+    expect(hg(ours, 'log', '--hidden', '-T', '{rev}\n')).toBe('0\n');
+    // pulled again, then once more: no marker is added twice
+    for (let i = 0; i < 2; i++) {
+      await pullFromUrl({ kind: 'pull', repo: ours, source: server!.url }, new JobContext());
+      expect(readFileSync(join(ours, '.hg', 'store', 'obsstore'))).toEqual(obsstore);
+    }
+    lastObsstore = obsstore;
+  });
+
+  it('evolution off: no markers asked for, none written (as hg)', async () => {
+    const [ours, theirs] = await clientPair('off', false);
+    await pullFromUrl({ kind: 'pull', repo: ours, source: server!.url }, new JobContext());
+    expect((await hgAsync(['-R', theirs, 'pull', '-q', server!.url])).status).toBe(0);
+    expect(existsSync(join(theirs, '.hg', 'store', 'obsstore'))).toBe(false);
+    expect(existsSync(join(ours, '.hg', 'store', 'obsstore'))).toBe(false);
+    expect(hg(ours, 'log', '-T', '{node}\n')).toBe(hg(theirs, 'log', '-T', '{node}\n'));
+  });
+
+  it('hostile marker data (lying sizes, field counts past the end, another format) is refused before anything is written', () => {
+    expect(lastObsstore.length).toBeGreaterThan(1);
+    const [first] = splitMarkersV1(lastObsstore, 1);
+    const dir = join(work, 'hostile');
+    mkdirSync(dir);
+    const mutants: Buffer[] = [];
+    for (const [at, value, width] of [
+      [0, 0xffffffff, 4], // size past the end
+      [0, 18, 4], // shorter than the fixed part
+      [0, first!.length - 1, 4], // one byte short of its fields
+      [16, 200, 1], // successors past the size
+      [17, 2, 1], // parents past the size
+      [18, 9, 1], // metadata pairs past the size
+    ] as const) {
+      const m = Buffer.from(first!);
+      m.writeUIntBE(value, at, width);
+      mutants.push(Buffer.concat([Buffer.of(1), m]));
+    }
+    mutants.push(
+      Buffer.concat([Buffer.of(0), first!]),
+      Buffer.concat([Buffer.of(1), first!.subarray(0, 10)]),
+    );
+    for (const bad of mutants) {
+      const err = (() => {
+        try {
+          mergeObsmarkers(dir, null as never, bad);
+        } catch (e) {
+          return e;
+        }
+        return null;
+      })();
+      expect(err).toBeInstanceOf(SluiceError);
+      expect(existsSync(join(dir, 'obsstore'))).toBe(false);
+    }
+  });
+});
