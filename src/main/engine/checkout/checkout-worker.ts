@@ -18,6 +18,7 @@ async function run(port: NonNullable<typeof parentPort>, d: CheckoutWorkerData):
   while (!Atomics.load(ctl, CTL_GO) && !Atomics.load(ctl, CTL_STOP)) Atomics.wait(ctl, CTL_GO, 0, 100);
   const r = await writeShare(d.batch, d.shared);
   const msg: CheckoutWorkerMessage = { close: r.close, files: r.files };
+  if (r.cpuMs !== undefined) msg.cpuMs = r.cpuMs;
   if (r.error) msg.error = postError(r.error);
   port.postMessage(msg);
 }

@@ -71,6 +71,8 @@ export interface ShareResult {
   close: CloseStats;
   /** files this thread wrote */
   files: number;
+  /** this thread's CPU time so far (ms; runtimes with process.threadCpuUsage, Node >= 23.9) */
+  cpuMs?: number;
   error?: SluiceError;
 }
 
@@ -135,7 +137,17 @@ export async function writeShare(
     Atomics.store(control, CTL_STOP, 1);
     close = closer.stats();
   }
-  return error ? { close, files, error } : { close, files };
+  const cpu = threadCpuMs();
+  const r: ShareResult = cpu === undefined ? { close, files } : { close, files, cpuMs: cpu };
+  if (error) r.error = error;
+  return r;
+}
+
+function threadCpuMs(): number | undefined {
+  const f = (process as { threadCpuUsage?: () => { user: number; system: number } }).threadCpuUsage;
+  if (!f) return undefined;
+  const u = f.call(process);
+  return Math.round((u.user + u.system) / 1000);
 }
 
 /** A SluiceError as a worker posts it (structured clone drops the class). */
@@ -159,4 +171,4 @@ export interface CheckoutWorkerData {
   shared: BatchShared;
 }
 
-export type CheckoutWorkerMessage = { close: CloseStats; files: number; error?: PostedError };
+export type CheckoutWorkerMessage = { close: CloseStats; files: number; cpuMs?: number; error?: PostedError };

@@ -207,7 +207,8 @@ export class FileWriters {
       report();
       ctx.log(
         'debug',
-        `checkout: ${r.files} files written on the main thread, ${posted.map((m) => m.files).join(' + ') || 'none'} on workers`,
+        `checkout: ${r.files} files written on the main thread${cpu(r.cpuMs)}, ` +
+          `${posted.map((m) => `${m.files}${cpu(m.cpuMs)}`).join(' + ') || 'none'} on workers`,
       );
       const closes = [mainClose, ...posted.map((m) => m.close)];
       const firstError = mainError ?? posted.map((m) => m.error).find((e) => e !== undefined);
@@ -219,6 +220,11 @@ export class FileWriters {
       await this.terminate();
     }
   }
+}
+
+/** ' (N ms CPU)' where the runtime measures a thread's CPU */
+function cpu(ms: number | undefined): string {
+  return ms === undefined ? '' : ` (${ms} ms CPU)`;
 }
 
 function mergeCloseStats(all: CloseStats[]): CloseStats {
