@@ -8,6 +8,7 @@ import {
   parseCommandArgs,
   type CliCommand,
 } from '../command';
+import { tuneHeapForMemory } from '../heap-tuning';
 import { runJobForCli } from '../job-output';
 
 export const command: CliCommand = {
@@ -33,6 +34,7 @@ ${OUTPUT_HELP}`,
       { min: 1, max: 2 },
     );
     const rev = values.rev ?? positionals[1];
+    tuneHeapForMemory();
     return runJobForCli(
       {
         kind: 'update',

@@ -2,9 +2,6 @@
 // prints, on the same streams (status on stdout, problems on stderr); --json prints the job's
 // events as NDJSON. Exit 0 when no integrity error was found (warnings allowed, as hg), 1 otherwise.
 import { resolve } from 'node:path';
-import { subscribe } from 'node:diagnostics_channel';
-import { setFlagsFromString } from 'node:v8';
-import type { Worker } from 'node:worker_threads';
 import { isSluiceError, toSluiceError } from '../../main/engine/errors';
 import { JobContext, type JobEventInput } from '../../main/engine/job/job-context';
 import { verifyRepository } from '../../main/engine/verify/verify';
@@ -17,6 +14,7 @@ import {
   positiveInt,
   type CliCommand,
 } from '../command';
+import { tuneHeapForMemory } from '../heap-tuning';
 import { ProgressBar } from '../progress-bar';
 
 export const command: CliCommand = {
@@ -123,25 +121,4 @@ function jobFrame(
     files,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
   };
-}
-
-/**
- * V8 tuned for memory in this process (the verify CLI: nothing else runs here). Verify's garbage
- * is short-lived (decoded chunks, manifest lines): the young generation growing to its 16 MiB
- * (Node 20) or 64 MiB (Node 24) semi-spaces only costs memory, so later growth keeps the initial
- * 1 MiB (history corpus: peak RSS 182 -> 137 MB, same CPU time). Node 20's V8 puts that factor
- * back to 2 whenever an isolate starts (the main thread's new space reached 32 MiB once verify's
- * worker thread was up), so it is set again as each worker comes online. --optimize-for-size
- * (smaller heap growth steps, more eager memory reduction) took the same run from ~140 to ~118 MB
- * (Node 20) and from ~145 to ~132 MB (Node 24) without a measurable CPU cost.
- */
-let heapTuned = false;
-function tuneHeapForMemory(): void {
-  const flags = '--semi-space-growth-factor=1 --optimize-for-size';
-  setFlagsFromString(flags);
-  if (heapTuned) return;
-  heapTuned = true;
-  subscribe('worker_threads', (m) => {
-    (m as { worker: Worker }).worker.once('online', () => setFlagsFromString(flags));
-  });
 }

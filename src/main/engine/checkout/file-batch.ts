@@ -102,20 +102,18 @@ export async function writeShare(
         if (Atomics.load(control, CTL_STOP)) break claims;
         const path = batch.paths[i]!;
         const { revlog, rev } = await reader.open(path, batch.nodes[i]!);
-        let text: Uint8Array;
-        try {
-          text = stripFilelogMeta(await revlog.revisionView(rev));
-        } finally {
-          await revlog.close();
-        }
         let w;
         try {
+          // the text lives in the reader's reused buffer until the revlog is closed
+          const text = stripFilelogMeta(await revlog.revisionView(rev));
           w = await creator.create(batchTarget(batch, i), text, batch.flags[i]!, () =>
             Atomics.store(status, i, FILE_CREATED),
           );
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw exists(path);
           throw e;
+        } finally {
+          await revlog.close();
         }
         stats[i * 3] = w.mode;
         stats[i * 3 + 1] = w.size;
