@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -39,6 +39,21 @@ describe('store lock (hg lock.py protocol)', () => {
     const l = await acquireLock(p, { timeoutMs: 0 });
     expect(readlinkSync(p)).toBe(lockName());
     l.release();
+  });
+
+  it('a hostile lock file (a FIFO, a huge file) is refused as held, never read to its end', async () => {
+    const fifo = join(work, 'lock4');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0); // opening it to read would block forever
+    const huge = join(work, 'lock5');
+    writeFileSync(huge, `${lockHostPrefix()}:1`.padEnd(8 << 20, 'x'));
+    for (const p of [fifo, huge]) {
+      const held: string[] = [];
+      const err = await acquireLock(p, { timeoutMs: 50, onWait: (h) => held.push(h) }).catch(
+        (e: unknown) => e,
+      );
+      expect((err as SluiceError).code).toBe('LOCKED');
+      expect(held[0]!.length).toBeLessThanOrEqual(1024);
+    }
   });
 });
 

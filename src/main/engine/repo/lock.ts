@@ -6,8 +6,10 @@
 // exactly as hg does, so hg and Sluice exclude each other both ways.
 
 import {
+  closeSync,
   lstatSync,
-  readFileSync,
+  openSync,
+  readSync,
   readlinkSync,
   statSync,
   symlinkSync,
@@ -72,6 +74,9 @@ function makeLock(info: string, path: string): void {
   writeFileSync(path, info, { flag: 'wx' }); // O_CREAT|O_EXCL like util.makelock's fallback
 }
 
+/** A locker is `host:pid` (a few dozen bytes); a lock file's content beyond this is not read. */
+const LOCK_INFO_MAX = 1024;
+
 /** util.readlock: the symlink target, or the file content; null when there is no lock. */
 export function readLock(path: string): string | null {
   try {
@@ -81,11 +86,22 @@ export function readLock(path: string): string | null {
     if (code === 'ENOENT') return null;
     if (code !== 'EINVAL' && code !== 'UNKNOWN') throw e;
   }
+  let fd: number;
   try {
-    return readFileSync(path, 'latin1');
+    // a FIFO or device there would block or never end: such a lock names no locker (held, by nobody
+    // Sluice may break), and a huge regular file is read only as far as a locker can reach
+    if (!lstatSync(path).isFile()) return '';
+    fd = openSync(path, 'r');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
+  }
+  try {
+    const buf = Buffer.alloc(LOCK_INFO_MAX);
+    const n = readSync(fd, buf, 0, LOCK_INFO_MAX, null);
+    return buf.toString('latin1', 0, n);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -19,7 +19,8 @@ import { latin1 } from './wire-encoding';
 
 /** the longest command or argument line read (names and decimal lengths) */
 const LINE_LIMIT = 4096;
-/** the largest argument value (hg has no limit; a getbundle with 100k heads is ~4 MB) */
+/** the largest argument value, and of all of one command's values together (hg has no limit; a
+ *  getbundle with 100k heads is ~4 MB) */
 const ARG_LIMIT = 64 << 20;
 /** sshv1protocolhandler.addcapabilities */
 const SSH_CAPS = ['protocaps', 'batch'];
@@ -57,6 +58,7 @@ async function write(out: Writable, data: Uint8Array | string): Promise<void> {
 async function readArgs(reader: PipeReader, spec: string): Promise<Map<string, string>> {
   const keys = spec.split(' ').filter(Boolean);
   const args = new Map<string, string>();
+  let total = 0; // `* 1000` pairs of 64 MiB each would otherwise be 64 GB held for one command
   const header = async (): Promise<[string, number]> => {
     const line = latin1(await reader.readLine(LINE_LIMIT));
     const m = /^(\S+) ([0-9]{1,12})\n$/.exec(line);
@@ -65,6 +67,11 @@ async function readArgs(reader: PipeReader, spec: string): Promise<Map<string, s
     if (n > ARG_LIMIT) throw new BadRequest(`argument ${m[1]} larger than ${ARG_LIMIT} bytes`);
     return [m[1]!, n];
   };
+  const value = async (n: number): Promise<string> => {
+    total += n;
+    if (total > ARG_LIMIT) throw new BadRequest(`arguments larger than ${ARG_LIMIT} bytes in all`);
+    return latin1(await reader.readExact(n));
+  };
   for (let i = 0; i < keys.length; i++) {
     const [name, n] = await header();
     if (!keys.includes(name)) throw new BadRequest(`unexpected parameter ${JSON.stringify(name)}`);
@@ -72,10 +79,10 @@ async function readArgs(reader: PipeReader, spec: string): Promise<Map<string, s
       if (n > 1000) throw new BadRequest(`too many arguments (${n})`);
       for (let k = 0; k < n; k++) {
         const [key, len] = await header();
-        args.set(key, latin1(await reader.readExact(len)));
+        args.set(key, await value(len));
       }
     } else {
-      args.set(name, latin1(await reader.readExact(n)));
+      args.set(name, await value(n));
     }
   }
   return args;
