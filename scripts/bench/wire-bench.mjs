@@ -46,7 +46,7 @@ export function storeBytes(repo) {
   return bytes;
 }
 
-/** utime + stime of a process, in ms */
+/** CPU of a process and of its children it has reaped, in ms */
 export function cpuMs(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
