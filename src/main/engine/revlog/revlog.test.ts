@@ -180,6 +180,30 @@ describe('Revlog: synthetic chains', () => {
   }
 });
 
+describe('Revlog: build buffers reused from one revlog to the next', () => {
+  it("a closed revlog's buffers go to the next one, never those of a revlog still open", async () => {
+    const texts = (tag: string) => Array.from({ length: 6 }, (_, i) => `${tag} ${i} `.repeat(300 + 40 * i));
+    const build = (tag: string) => {
+      const b = buildRevlog(texts(tag).map((text) => ({ text })), { inline: false, generalDelta: true });
+      return Revlog.fromBytes(`data/${tag}`, b.index, b.data);
+    };
+    const a = build('a');
+    const held = await a.revisionView(a.length - 1);
+    const heldText = Buffer.from(held).toString('latin1');
+    expect(heldText).toBe(texts('a').at(-1));
+    // b builds texts into buffers of its own, then hands them on when it closes; c takes them
+    const b = build('b');
+    for (let r = 0; r < b.length; r++) await b.revisionView(r);
+    await b.close();
+    const c = build('c');
+    for (let r = 0; r < c.length; r++)
+      expect(Buffer.from(await c.revisionView(r)).toString('latin1')).toBe(texts('c')[r]);
+    // a's view (valid until a's next call) was not overwritten by c
+    expect(Buffer.from(held).toString('latin1')).toBe(heldText);
+    await a.close();
+  });
+});
+
 describe('Revlog: long chains on disk', () => {
   it('1,000-delta chains fold into one patch and read in dense spans through a small window', async () => {
     const rnd = prng(11);

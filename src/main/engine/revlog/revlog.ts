@@ -223,12 +223,13 @@ const CHUNK_SLACK = 1 << 20;
 
 /**
  * Build buffers of Revlogs closed (or cleared) on this thread, for the next ones to reuse: verify
- * and checkout read thousands of revlogs one after another, and fresh buffers for each left ~1 GB
- * of garbage on the history corpus, freed only by full GCs (the allocator kept the high water).
+ * and checkout read thousands of revlogs one after another: fresh buffers for each were ~1 GB of
+ * allocations on the history corpus (reusing them saves the allocations, not peak RSS).
  */
 const spare: Buffer[] = [];
 const SPARE_COUNT = 2;
-const SPARE_MAX_BYTES = 8 << 20;
+/** larger buffers are not kept: holding two multi-MiB buffers per thread cost ~4 MB of peak RSS */
+const SPARE_MAX_BYTES = 1 << 20;
 
 function takeSpare(min: number): Buffer | undefined {
   // smallest first: the largest stays for the texts that need it
