@@ -52,7 +52,9 @@ export function cpuMs(pid) {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime + stime, plus cutime + cstime: hg serve forks a child per request (ForkingMixIn) and
   // reaps it, so a request's CPU lands in the children's fields
-  return ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK;
+  return (
+    ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / CLK_TCK
+  );
 }
 
 export function peakRssMb(pid) {

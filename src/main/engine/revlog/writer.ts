@@ -13,6 +13,7 @@
 import { TextCache } from './text-cache';
 import {
   closeSync,
+  lstatSync,
   openSync,
   readFileSync,
   readSync,
@@ -220,11 +221,18 @@ export class RevlogWriter {
   /** Opens NAME.i (reading it whole: index entries, and inline data) for appending. */
   static open(opts: RevlogWriterOptions): RevlogWriter {
     let bytes: Buffer | null = null;
+    const path = vfsPath(opts.tx.vfs, opts.radix + '.i');
+    // most filelogs of a clone are new: asking first costs no exception (a failed open throws
+    // one: ~40 µs more, per file)
+    let exists: boolean;
     try {
-      const fd = openSync(
-        vfsPath(opts.tx.vfs, opts.radix + '.i'),
-        fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0),
-      );
+      exists = lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+    } catch (e) {
+      throw toSluiceError(e);
+    }
+    if (!exists) return new RevlogWriter(opts, null);
+    try {
+      const fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0));
       try {
         bytes = readFileSync(fd);
       } finally {
