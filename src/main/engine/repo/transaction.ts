@@ -75,6 +75,8 @@ export class Transaction {
   private readonly cleanups: (() => void)[] = [];
   /** store directories missing when a new file was journaled: abort removes them again */
   private readonly newDirs: string[] = [];
+  /** directories noteNewDirs already looked at (existing, or in newDirs) */
+  private readonly seenDirs = new Set<string>();
   private state: 'open' | 'closed' | 'aborted' = 'open';
   /** close leaves undo.* for `hg rollback` (false: a follow-up transaction keeps the previous ones) */
   private undo = true;
@@ -139,6 +141,9 @@ export class Transaction {
   private noteNewDirs(file: string): void {
     const missing: string[] = [];
     for (let d = dirname(vfsPath(this.vfs, file)); d.length > this.vfs.storeDir.length; d = dirname(d)) {
+      // each directory is asked about once (a clone adds ~20k files in ~1k directories)
+      if (this.seenDirs.has(d)) break;
+      this.seenDirs.add(d);
       if (existsSync(d)) break;
       missing.push(d);
     }
