@@ -253,6 +253,16 @@ describe(
       writeFileSync(join(src, 'run.sh'), '#!/bin/sh\necho hi\n');
       chmodSync(join(src, 'run.sh'), 0o755);
       writeFileSync(join(src, 'empty'), '');
+      // filelogs past the reader's first read buffer (256 KiB) and past its whole-file limit (4 MiB:
+      // read through the revlog's windows); incompressible, so the data file is that large too
+      mkdirSync(join(src, 'big'));
+      const random = Buffer.alloc(5 << 20);
+      for (let i = 0, h = Buffer.alloc(0); i < random.length; i += 64) {
+        h = createHash('sha512').update(h).update(String(i)).digest();
+        h.copy(random, i);
+      }
+      writeFileSync(join(src, 'big', 'mid.bin'), random.subarray(0, 300 << 10));
+      writeFileSync(join(src, 'big', 'large.bin'), random);
       writeFileSync(join(src, 'unicode', 'ünïcödé 日本.txt'), 'non-ascii\n');
       writeFileSync(join(src, 'gone.txt'), 'removed in rev 1\n');
       writeFileSync(join(src, 'old-name.txt'), 'renamed in rev 1\n');
