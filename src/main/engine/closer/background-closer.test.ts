@@ -163,7 +163,7 @@ describe('BackgroundCloser', () => {
     expect(stats).toMatchObject({ background: false, threads: 0, backgroundClosed: 0, syncClosed: 20 });
   });
 
-  it('on: hides close latency behind the writer (40 closes of 20 ms in well under 40 x 20 ms)', async () => {
+  it('on: hides close latency behind the writer (40 closes of 20 ms overlap, 24 at once)', async () => {
     const n = 40;
     const latency = 20;
     const log = { active: 0, maxActive: 0 };
@@ -172,12 +172,10 @@ describe('BackgroundCloser', () => {
       slowClose(latency, log),
     );
     const fds = openFiles(n);
-    const t0 = performance.now();
     await writeAll(closer, fds);
     const stats = await closer.drain();
-    const elapsed = performance.now() - t0;
-    // Serial closing would take n * latency = 800 ms; with up to 8 + 16 outstanding ~2 rounds.
-    expect(elapsed).toBeLessThan((n * latency) / 3);
+    // 8 threads + 16 queued closes in flight at once: the writer never waited for one (serial
+    // closing would show 1). Asserted by overlap, not by elapsed time, which measures the machine.
     expect(log.maxActive).toBe(24);
     expect(stats).toMatchObject({ background: true, threads: 8, backgroundClosed: n, syncClosed: 0 });
     expect(fds.every((fd) => !isOpen(fd))).toBe(true);
