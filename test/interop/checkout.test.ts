@@ -625,3 +625,85 @@ describe('hostile repositories are refused before anything is written' + skipNoP
     }
   });
 });
+
+describe('large files are streamed into place (streamAbove lowered to 64 KiB)' + skipNoHg, () => {
+  const streamAbove = 64 << 10;
+  let src: string;
+  /** deterministic incompressible bytes */
+  function noise(size: number, seed: string): Buffer {
+    const out = Buffer.alloc(size);
+    for (let i = 0, h = Buffer.from(seed); i < size; i += 64) {
+      h = createHash('sha512').update(h).update(String(i)).digest();
+      h.copy(out, i);
+    }
+    return out;
+  }
+  beforeAll(() => {
+    if (!hasHg) return;
+    src = join(work, 'streamed');
+    hg(['init', src]);
+    const big = noise(1 << 20, 'big');
+    writeFileSync(join(src, 'big.bin'), big);
+    writeFileSync(join(src, 'run.bin'), noise(200 << 10, 'run'));
+    chmodSync(join(src, 'run.bin'), 0o755);
+    // data starting with \1\n: hg stores it behind an empty metadata block
+    writeFileSync(
+      join(src, 'meta-like.bin'),
+      Buffer.concat([Buffer.from('\x01\nnot metadata\x01\n'), noise(100 << 10, 'm')]),
+    );
+    hg(['commit', '-q', '-A', '-m', 'rev 0', '-d', '0 0'], src);
+    // a chain of deltas: each revision rewrites, inserts and deletes a few regions
+    for (let r = 1; r <= 5; r++) {
+      noise(3000, `edit${r}`).copy(big, (r * 150_000) % big.length);
+      const grown = Buffer.concat([
+        big.subarray(0, r * 1000),
+        noise(500 * r, `ins${r}`),
+        big.subarray(r * 1000 + 200),
+      ]);
+      writeFileSync(join(src, 'big.bin'), grown);
+      if (r === 2) hg(['cp', '-q', 'big.bin', 'copy.bin'], src); // copy metadata in copy.bin's text
+      hg(['commit', '-q', '-A', '-m', `rev ${r}`, '-d', `${r} 0`], src);
+    }
+  });
+
+  it.skipIf(!hasHg)(
+    'update from null and between revisions equals hg, on the main thread and on workers',
+    async () => {
+      for (const [name, opts] of [
+        ['main', { workers: 0 }],
+        ['workers', { workers: 2, mainShare: false }],
+      ] as const) {
+        const ours = join(work, `streamed-ours-${name}`);
+        const theirs = join(work, `streamed-hg-${name}`);
+        hg(['clone', '-q', '-U', src, ours]);
+        hg(['clone', '-q', src, theirs]);
+        expect(hg(['debugindex', 'big.bin'], ours).trim().split('\n').length).toBe(7);
+        await update(ours, { ...opts, streamAbove });
+        expectSameAsHg(ours, theirs);
+        expect(readFileSync(join(ours, 'copy.bin')).subarray(0, 2)).not.toEqual(Buffer.from('\x01\n'));
+        expect(readFileSync(join(ours, 'meta-like.bin')).subarray(0, 2)).toEqual(Buffer.from('\x01\n'));
+        for (const rev of ['2', '0', '4']) {
+          await update(ours, { ...opts, streamAbove, rev });
+          hg(['update', '-q', rev], theirs);
+          expectSameAsHg(ours, theirs);
+        }
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(!hasHg)('a corrupted delta fails the node check and leaves no file', async () => {
+    const ours = join(work, 'streamed-corrupt');
+    hg(['clone', '-q', '-U', src, ours]);
+    // the tip's delta inserts incompressible bytes (stored uncompressed): flip its last byte
+    const d = join(ours, '.hg', 'store', 'data', 'big.bin.d');
+    const bytes = readFileSync(d);
+    bytes[bytes.length - 1] ^= 0xff;
+    writeFileSync(d, bytes);
+    const e = await refusal(ours, { workers: 0, streamAbove });
+    expect(e.code).toBe('REVLOG');
+    expect((e.details as { problem?: string }).problem).toBe('node-mismatch');
+    expect(existsSync(join(ours, 'big.bin'))).toBe(false);
+    expect(readdirSync(ours)).toEqual(['.hg']);
+  });
+});

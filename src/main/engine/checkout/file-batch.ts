@@ -5,13 +5,18 @@
 // hand its fd to that thread's background closer. What a file became (created, done; its mode,
 // size and mtime) goes to shared arrays, so nothing crosses threads per file: the main thread
 // reads those arrays for progress, the dirstate, and the undo of a failed or cancelled checkout.
-// Memory: a thread holds one file's chain (compressed span, decoded chunks, one text) at a time.
+// Memory: a thread holds one file's chain (compressed span, decoded chunks, one text) at a time,
+// except for texts above STREAM_ABOVE: those are streamed into their file (Revlog.streamRevision:
+// never the whole text, only the base snapshot's decompressed chunk and the chain's deltas), and
+// only one thread at a time streams one (CTL_BIG; a thread finding the lock taken writes its
+// other files first). Peak ~ one large file's base + deltas + STREAM_ABOVE per thread (the
+// small texts) + 8 MiB read spans, whatever the largest file is.
 import type { CloseStats } from '../../../shared/events';
 import { BackgroundCloser, type CloseImpl, type CloserPlan } from '../closer/background-closer';
 import { SluiceError, toSluiceError } from '../errors';
 import { LocalRepo } from '../repo/local-repo';
 import type { RepoLocation } from '../store/requirements';
-import { FileTextReader, stripFilelogMeta } from './file-texts';
+import { FileTextReader, metaStripper, stripFilelogMeta } from './file-texts';
 import { workingPath } from './path-auditor';
 import { exists, FileCreator } from './wc-writer';
 
@@ -27,6 +32,8 @@ export interface FileBatch {
   /** set: file i is written at `${scratch}/${i}` (moved into place later), else at its path */
   scratch?: string;
   symlinks?: boolean;
+  /** tests: stream texts above this size (default STREAM_ABOVE) */
+  streamAbove?: number;
   closer: CloserPlan;
 }
 
@@ -36,7 +43,16 @@ export const CTL_NEXT = 0;
 export const CTL_STOP = 1;
 /** 1: the main thread made the directories, files may be written */
 export const CTL_GO = 2;
-const CTL_SIZE = 3;
+/** 1: a thread is streaming a large file (one at a time: their bases and deltas are what is big) */
+const CTL_BIG = 3;
+const CTL_SIZE = 4;
+
+/**
+ * Texts larger than this are streamed into their file instead of built whole: below it, building
+ * the text is the fast path (one write) and costs at most this much per thread (4 threads: 128 MiB);
+ * above it, a file's cost is its base snapshot and deltas, and one such file is in flight at a time.
+ */
+export const STREAM_ABOVE = 32 << 20;
 
 /** per-file status */
 export const FILE_PENDING = 0;
@@ -94,34 +110,69 @@ export async function writeShare(
   const n = batch.paths.length;
   let error: SluiceError | undefined;
   let files = 0;
+  const streamAbove = batch.streamAbove ?? STREAM_ABOVE;
+  /** large files this thread claimed while another thread streamed one */
+  const deferred: number[] = [];
+  const writeFile = async (i: number, mayDefer: boolean): Promise<boolean> => {
+    const path = batch.paths[i]!;
+    const flag = batch.flags[i]!;
+    const { revlog, rev } = await reader.open(path, batch.nodes[i]!);
+    let w;
+    let locked = false;
+    try {
+      if (flag !== 'l' && revlog.index.rawSize(rev) > streamAbove) {
+        if (Atomics.compareExchange(control, CTL_BIG, 0, 1) !== 0) {
+          if (mayDefer) return false;
+          while (Atomics.compareExchange(control, CTL_BIG, 0, 1) !== 0) {
+            if (Atomics.load(control, CTL_STOP)) return true;
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        }
+        locked = true;
+        w = await creator.createStreamed(
+          batchTarget(batch, i),
+          flag,
+          () => Atomics.store(status, i, FILE_CREATED),
+          async (write) => {
+            const strip = metaStripper(write);
+            await revlog.streamRevision(rev, strip.push);
+            strip.end();
+          },
+        );
+      } else {
+        // the text lives in the reader's reused buffer until the revlog is closed
+        const text = stripFilelogMeta(await revlog.revisionView(rev));
+        w = await creator.create(batchTarget(batch, i), text, flag, () =>
+          Atomics.store(status, i, FILE_CREATED),
+        );
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw exists(path);
+      throw e;
+    } finally {
+      if (locked) Atomics.store(control, CTL_BIG, 0);
+      await revlog.close();
+    }
+    stats[i * 3] = w.mode;
+    stats[i * 3 + 1] = w.size;
+    stats[i * 3 + 2] = w.mtimeSec;
+    Atomics.store(status, i, FILE_DONE);
+    files++;
+    opts.tick?.();
+    return true;
+  };
   try {
     claims: for (;;) {
       const first = Atomics.add(control, CTL_NEXT, CLAIM);
       if (first >= n) break;
       for (let i = first; i < Math.min(n, first + CLAIM); i++) {
         if (Atomics.load(control, CTL_STOP)) break claims;
-        const path = batch.paths[i]!;
-        const { revlog, rev } = await reader.open(path, batch.nodes[i]!);
-        let w;
-        try {
-          // the text lives in the reader's reused buffer until the revlog is closed
-          const text = stripFilelogMeta(await revlog.revisionView(rev));
-          w = await creator.create(batchTarget(batch, i), text, batch.flags[i]!, () =>
-            Atomics.store(status, i, FILE_CREATED),
-          );
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw exists(path);
-          throw e;
-        } finally {
-          await revlog.close();
-        }
-        stats[i * 3] = w.mode;
-        stats[i * 3 + 1] = w.size;
-        stats[i * 3 + 2] = w.mtimeSec;
-        Atomics.store(status, i, FILE_DONE);
-        files++;
-        opts.tick?.();
+        if (!(await writeFile(i, true))) deferred.push(i);
       }
+    }
+    for (const i of deferred) {
+      if (Atomics.load(control, CTL_STOP)) break;
+      await writeFile(i, false);
     }
   } catch (e) {
     error = toSluiceError(e);

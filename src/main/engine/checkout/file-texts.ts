@@ -16,6 +16,55 @@ export function stripFilelogMeta(text: Uint8Array): Uint8Array {
 }
 
 /**
+ * A sink for a filelog text streamed in pieces that passes on the file data only: a leading
+ * `\1\n…\1\n` copy-metadata block (stripFilelogMeta) is held until its end is seen (it holds
+ * copy/copyrev: a few hundred bytes), checked by parseFilelogMeta as today, and dropped.
+ * Call end() after the last piece.
+ */
+export function metaStripper(write: (piece: Uint8Array) => void): {
+  push: (piece: Uint8Array) => void;
+  end: () => void;
+} {
+  // pieces up to the block's end, joined once (each piece is searched once: no quadratic join)
+  let parts: Uint8Array[] | undefined = [];
+  let held = 0;
+  let lastByte = -1;
+  const release = (): void => {
+    const data = stripFilelogMeta(Buffer.concat(parts!)); // throws on an unterminated block, as hg
+    parts = undefined;
+    if (data.length) write(data);
+  };
+  const push = (piece: Uint8Array): void => {
+    if (parts === undefined) return write(piece);
+    if (piece.length === 0) return;
+    const from = held; // where piece starts in the held text
+    parts.push(piece);
+    held += piece.length;
+    if (held < 2) {
+      lastByte = piece[piece.length - 1]!;
+      return;
+    }
+    const first = parts.length === 1 ? piece : Buffer.concat(parts.slice(0, 2));
+    if (first[0] !== 1 || first[1] !== 10) {
+      const all = parts.length === 1 ? piece : Buffer.concat(parts);
+      parts = undefined;
+      return write(all);
+    }
+    // the closing \1\n: after the opening one, maybe across this piece's start
+    const b = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
+    const closes =
+      (from >= 2 && lastByte === 1 && b[0] === 10) ||
+      b.indexOf('\x01\n', Math.max(0, 2 - from), 'latin1') >= 0;
+    lastByte = b[b.length - 1]!;
+    if (closes) release();
+  };
+  const end = (): void => {
+    if (parts !== undefined) release();
+  };
+  return { push, end };
+}
+
+/**
  * rev of a node in a filelog read for one revision: a plain scan (the first occurrence, as
  * index.rev) instead of building the index's node map for a single lookup.
  */

@@ -62,6 +62,8 @@ export interface UpdateOptions {
   workers?: number;
   /** tests: false leaves every file to the worker threads */
   mainShare?: boolean;
+  /** tests: stream texts above this many bytes (default file-batch's STREAM_ABOVE, 32 MiB) */
+  streamAbove?: number;
   /** tests: Windows name rules, case-insensitive collisions */
   auditor?: PathAuditorOptions;
   /** false: write symlink targets as plain files (hg where symlinks cannot be made) */
@@ -234,6 +236,7 @@ async function checkout(
     flags: gets.map((g) => g.entry.flag),
     ...(scratch !== undefined ? { scratch } : {}),
     ...(opts.symlinks !== undefined ? { symlinks: opts.symlinks } : {}),
+    ...(opts.streamAbove !== undefined ? { streamAbove: opts.streamAbove } : {}),
     closer: plan,
   };
   const shared = newBatchShared(gets.length);

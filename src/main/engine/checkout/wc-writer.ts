@@ -176,6 +176,40 @@ export class FileCreator {
     if (full) await full;
     return { mode: st.mode, size: st.size, mtimeSec: Math.floor(st.mtimeMs / 1000) };
   }
+
+  /**
+   * Like create() for a regular file (flag '' or 'x') whose content `fill` hands over in pieces
+   * (a large file streamed from its revlog): each piece is written at its offset as it comes, so
+   * the file is never held whole. The file exists once `onCreated` runs: if `fill` throws (a node
+   * mismatch found after the last piece), the caller's undo removes it.
+   */
+  async createStreamed(
+    fsPath: string | Buffer,
+    flag: string,
+    onCreated: () => void,
+    fill: (write: (piece: Uint8Array) => void) => Promise<void>,
+  ): Promise<WrittenFile> {
+    const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
+    onCreated();
+    let st;
+    try {
+      let pos = 0;
+      await fill((piece) => {
+        for (let off = 0; off < piece.length;) {
+          const n = writeSync(fd, piece, off, piece.length - off, pos);
+          off += n;
+          pos += n;
+        }
+      });
+      st = fstatSync(fd);
+    } catch (e) {
+      closeSync(fd);
+      throw e;
+    }
+    const full = this.closer.close(fd);
+    if (full) await full;
+    return { mode: st.mode, size: st.size, mtimeSec: Math.floor(st.mtimeMs / 1000) };
+  }
 }
 
 /** The error for a file that exists where the checkout creates one (hg's message). */

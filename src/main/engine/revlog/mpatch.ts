@@ -171,6 +171,38 @@ export function applyFolded(
   return patch.size;
 }
 
+/**
+ * The folded text as the slices applyFolded would copy (of the base and of the deltas, in order),
+ * without building it: a reader streams a large text from them. Same checks as applyFolded; the
+ * size check comes after the last slice (the consumer discards what it took on a throw).
+ */
+export function* foldedSlices(base: Uint8Array, patch: FoldedPatch): Generator<Uint8Array, void, undefined> {
+  const f = patch.frags;
+  const sources = patch.sources;
+  let last = 0;
+  let o = 0;
+  for (let i = 0; i < patch.count * FRAG; i += FRAG) {
+    const start = f[i]!;
+    const n = f[i + 2]!;
+    if (start < last || f[i + 1]! > base.length) throw badDelta('invalid patch');
+    if (start > last) {
+      yield base.subarray(last, start);
+      o += start - last;
+    }
+    if (n > 0) {
+      const off = f[i + 4]!;
+      yield sources[f[i + 3]!]!.subarray(off, off + n);
+      o += n;
+    }
+    last = f[i + 1]!;
+  }
+  if (last < base.length) {
+    yield base.subarray(last);
+    o += base.length - last;
+  }
+  if (o !== patch.size) throw badDelta('invalid patch');
+}
+
 /** mpatch_decode of an already validated delta. */
 function decodeFrags(delta: Uint8Array, src: number): FragList {
   const dv = new DataView(delta.buffer, delta.byteOffset, delta.length);

@@ -9,7 +9,7 @@
 // the text, so the node check is one SHA-1 call over one buffer. Reading revisions in order
 // (verify, export) costs one decompress + one patch + one hash per revision.
 import { TextCache } from './text-cache';
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { SluiceError } from '../errors';
 import { chunkNeedsPreparation, decompressChunk } from './chunk';
 import {
@@ -22,7 +22,14 @@ import {
   REVIDX_KNOWN_FLAGS,
 } from './constants';
 import { parseRevlogIndex, readRevlogIndex, revisionNode, type RevlogIndex } from './index';
-import { applyDeltaInto, applyFolded, foldDeltas, patchedSize, type FoldedPatch } from './mpatch';
+import {
+  applyDeltaInto,
+  applyFolded,
+  foldDeltas,
+  foldedSlices,
+  patchedSize,
+  type FoldedPatch,
+} from './mpatch';
 import { openForRead, readUpTo, type OpenedFile, type RevlogIoMode } from './file-io';
 import { revlogError } from './revlog-error';
 import { parseFilelogMeta } from './texts';
@@ -212,6 +219,8 @@ function partialRead(label: string, pos: number, len: number, got: number): Slui
 
 /** Bytes in front of a text in the build buffers: the sorted parents, hashed with the text in one call. */
 const PARENTS = 40;
+/** streamRevision gathers slices smaller than a quarter of this into one write of up to this size */
+const STREAM_PIECE = 1 << 20;
 /** A chain's chunks are read as one span while the gap between two is at most this (hg: 256 KiB). */
 const SPARSE_GAP = 256 << 10;
 /** ... and the span at most this long. */
@@ -428,6 +437,86 @@ export class Revlog {
     const cached = this.cache.get(rev);
     if (cached !== undefined) return cached;
     return this.build(rev, true, opts.check !== false);
+  }
+
+  /**
+   * rev's raw text handed to `sink` in order, in pieces, without ever building it whole (a large
+   * file's checkout): the chain's deltas are folded into one patch (mpatch_fold) and the pieces are
+   * slices of the base text and of the deltas (small ones gathered into one STREAM_PIECE buffer).
+   * Memory: the base chunk decompressed plus the decoded deltas, never the text. The node is
+   * hashed on the way (sha1 of the sorted parents, then the text: revlog.hash) and checked after
+   * the last piece: on a mismatch this throws once the sink has seen every byte, so the caller
+   * must discard what it made of them. Resolves with the text's size.
+   */
+  async streamRevision(rev: number, sink: (piece: Uint8Array) => void): Promise<number> {
+    const index = this.index;
+    index.checkRev(rev);
+    const problem = index.checkEntry(rev);
+    if (problem) {
+      throw revlogError(this.name, problem.problem, `${this.name}: rev ${rev}: ${problem.message}`, {
+        rev,
+        reason: problem.message,
+      });
+    }
+    checkRevisionFlags(this.name, rev, index.revFlags(rev));
+    const p1 = index.p1(rev);
+    const p2 = index.p2(rev);
+    if (p1 < NULL_REV || p1 >= index.length || p2 < NULL_REV || p2 >= index.length) {
+      throw revlogError(this.name, 'parent-out-of-range', `${this.name}: rev ${rev}: parent out of range`, {
+        rev,
+      });
+    }
+    const { chain } = this.deltaChain(rev);
+    const chunks = await this.chainChunks(chain);
+    const base = chunks[0]!;
+    const deltas = chunks.slice(1);
+    let size = base.length;
+    for (let k = 0; k < deltas.length; k++) {
+      try {
+        size = patchedSize(size, deltas[k]!);
+      } catch (e) {
+        throw this.wrap(e, chain[k + 1]!);
+      }
+    }
+    const p1n = p1 === NULL_REV ? NULL_NODE : index.node(p1);
+    const p2n = p2 === NULL_REV ? NULL_NODE : index.node(p2);
+    const sha = createHash('sha1');
+    if (Buffer.compare(p1n, p2n) <= 0) sha.update(p1n).update(p2n);
+    else sha.update(p2n).update(p1n);
+    const gather = Buffer.allocUnsafe(Math.min(STREAM_PIECE, Math.max(size, 1)));
+    let used = 0;
+    const flush = (): void => {
+      if (used === 0) return;
+      sink(gather.subarray(0, used));
+      used = 0;
+    };
+    const take = (piece: Uint8Array): void => {
+      sha.update(piece);
+      if (piece.length >= gather.length >> 2) {
+        flush();
+        sink(piece);
+        return;
+      }
+      if (used + piece.length > gather.length) flush();
+      gather.set(piece, used);
+      used += piece.length;
+    };
+    try {
+      if (deltas.length === 0) take(base);
+      else for (const piece of foldedSlices(base, foldDeltas(base.length, deltas))) take(piece);
+    } catch (e) {
+      throw this.wrap(e, rev);
+    }
+    flush();
+    const computed = sha.digest();
+    if (Buffer.compare(computed, index.node(rev)) !== 0) {
+      throw revlogError(this.name, 'node-mismatch', `integrity check failed on ${this.name}:${rev}`, {
+        rev,
+        expected: index.nodeHex(rev),
+        actual: computed.toString('hex'),
+      });
+    }
+    return size;
   }
 
   private async build(rev: number, reuse: boolean, check: boolean): Promise<Uint8Array> {
