@@ -174,6 +174,13 @@ describe('Revlog: synthetic chains', () => {
             else expect(Buffer.from(await view.revisionView(r)).toString('latin1')).toBe(texts[r]);
           }
           owned.forEach((o, r) => expect(Buffer.from(o).toString('latin1')).toBe(texts[r]));
+          // streamed in pieces (a large file's checkout): the same bytes, the same size
+          for (let r = 0; r < view.length; r++) {
+            const pieces: Buffer[] = [];
+            const size = await view.streamRevision(r, (p) => pieces.push(Buffer.from(p)));
+            expect(Buffer.concat(pieces).toString('latin1')).toBe(texts[r]);
+            expect(size).toBe(texts[r]!.length);
+          }
         });
       }
     }
@@ -184,7 +191,10 @@ describe('Revlog: build buffers reused from one revlog to the next', () => {
   it("a closed revlog's buffers go to the next one, never those of a revlog still open", async () => {
     const texts = (tag: string) => Array.from({ length: 6 }, (_, i) => `${tag} ${i} `.repeat(300 + 40 * i));
     const build = (tag: string) => {
-      const b = buildRevlog(texts(tag).map((text) => ({ text })), { inline: false, generalDelta: true });
+      const b = buildRevlog(
+        texts(tag).map((text) => ({ text })),
+        { inline: false, generalDelta: true },
+      );
       return Revlog.fromBytes(`data/${tag}`, b.index, b.data);
     };
     const a = build('a');
@@ -266,12 +276,14 @@ describe('Revlog: corruption is a typed REVLOG error', () => {
     idx[64 * 2 + 32] ^= 1;
     let rl = Revlog.fromBytes('data/x', idx, built.data);
     expect(await problem(rl.revision(2))).toMatchObject({ problem: 'node-mismatch', rev: 2 });
+    expect(await problem(rl.streamRevision(2, () => {}))).toMatchObject({ problem: 'node-mismatch', rev: 2 });
     // a delta hunk whose end lies past its base
     const data = Buffer.from(built.data);
     const d1 = Revlog.fromBytes('data/x', built.index, built.data).index;
     data.writeInt32BE(1000, d1.chunkStart(1) + 4);
     rl = Revlog.fromBytes('data/x', built.index, data);
     expect(await problem(rl.revision(1))).toMatchObject({ problem: 'bad-delta', rev: 1 });
+    expect(await problem(rl.streamRevision(1, () => {}))).toMatchObject({ problem: 'bad-delta', rev: 1 });
     // revision flags: an unknown bit and an extension's flag
     for (const [flags, msg] of [
       [0x0800, "incompatible revision flag '0x800'"],
