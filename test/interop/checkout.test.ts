@@ -651,6 +651,10 @@ describe('large files are streamed into place (streamAbove lowered to 64 KiB)' +
       join(src, 'meta-like.bin'),
       Buffer.concat([Buffer.from('\x01\nnot metadata\x01\n'), noise(100 << 10, 'm')]),
     );
+    // more than one claim of files (16): the last large file goes to another thread than the first
+    mkdirSync(join(src, 'small'));
+    for (let i = 0; i < 20; i++) writeFileSync(join(src, 'small', `f${i}`), `small ${i}\n`);
+    writeFileSync(join(src, 'zz-late.bin'), noise(100 << 10, 'late'));
     hg(['commit', '-q', '-A', '-m', 'rev 0', '-d', '0 0'], src);
     // a chain of deltas: each revision rewrites, inserts and deletes a few regions
     for (let r = 1; r <= 5; r++) {
@@ -682,7 +686,7 @@ describe('large files are streamed into place (streamAbove lowered to 64 KiB)' +
         expectSameAsHg(ours, theirs);
         expect(readFileSync(join(ours, 'copy.bin')).subarray(0, 2)).not.toEqual(Buffer.from('\x01\n'));
         expect(readFileSync(join(ours, 'meta-like.bin')).subarray(0, 2)).toEqual(Buffer.from('\x01\n'));
-        for (const rev of ['2', '0', '4']) {
+        for (const rev of ['2', '0']) {
           await update(ours, { ...opts, streamAbove, rev });
           hg(['update', '-q', rev], theirs);
           expectSameAsHg(ours, theirs);
