@@ -451,21 +451,8 @@ export class Revlog {
   async streamRevision(rev: number, sink: (piece: Uint8Array) => void): Promise<number> {
     const index = this.index;
     index.checkRev(rev);
-    const problem = index.checkEntry(rev);
-    if (problem) {
-      throw revlogError(this.name, problem.problem, `${this.name}: rev ${rev}: ${problem.message}`, {
-        rev,
-        reason: problem.message,
-      });
-    }
-    checkRevisionFlags(this.name, rev, index.revFlags(rev));
-    const p1 = index.p1(rev);
-    const p2 = index.p2(rev);
-    if (p1 < NULL_REV || p1 >= index.length || p2 < NULL_REV || p2 >= index.length) {
-      throw revlogError(this.name, 'parent-out-of-range', `${this.name}: rev ${rev}: parent out of range`, {
-        rev,
-      });
-    }
+    this.checkReadable(rev);
+    const [lo, hi] = this.sortedParents(rev);
     const { chain } = this.deltaChain(rev);
     const chunks = await this.chainChunks(chain);
     const base = chunks[0]!;
@@ -478,11 +465,7 @@ export class Revlog {
         throw this.wrap(e, chain[k + 1]!);
       }
     }
-    const p1n = p1 === NULL_REV ? NULL_NODE : index.node(p1);
-    const p2n = p2 === NULL_REV ? NULL_NODE : index.node(p2);
-    const sha = createHash('sha1');
-    if (Buffer.compare(p1n, p2n) <= 0) sha.update(p1n).update(p2n);
-    else sha.update(p2n).update(p1n);
+    const sha = createHash('sha1').update(lo).update(hi);
     const gather = Buffer.allocUnsafe(Math.min(STREAM_PIECE, Math.max(size, 1)));
     let used = 0;
     const flush = (): void => {
@@ -509,26 +492,24 @@ export class Revlog {
     }
     flush();
     const computed = sha.digest();
-    if (Buffer.compare(computed, index.node(rev)) !== 0) {
-      throw revlogError(this.name, 'node-mismatch', `integrity check failed on ${this.name}:${rev}`, {
-        rev,
-        expected: index.nodeHex(rev),
-        actual: computed.toString('hex'),
-      });
-    }
+    if (Buffer.compare(computed, index.node(rev)) !== 0) throw this.nodeMismatch(rev, computed);
     return size;
   }
 
-  private async build(rev: number, reuse: boolean, check: boolean): Promise<Uint8Array> {
-    const index = this.index;
-    const problem = index.checkEntry(rev);
+  /** The index entry's own checks and its flags, before any of rev's data is read. */
+  private checkReadable(rev: number): void {
+    const problem = this.index.checkEntry(rev);
     if (problem) {
       throw revlogError(this.name, problem.problem, `${this.name}: rev ${rev}: ${problem.message}`, {
         rev,
         reason: problem.message,
       });
     }
-    checkRevisionFlags(this.name, rev, index.revFlags(rev));
+    checkRevisionFlags(this.name, rev, this.index.revFlags(rev));
+  }
+
+  private async build(rev: number, reuse: boolean, check: boolean): Promise<Uint8Array> {
+    this.checkReadable(rev);
 
     // the chain back to a full text, or to a text at hand (the last one, a cached one)
     const chain: number[] = [];
@@ -651,22 +632,15 @@ export class Revlog {
 
   /** checkNode() for a text built at PARENTS in buf: the parents go in front, one hash call. */
   private checkNodePrefixed(rev: number, buf: Buffer, text: Uint8Array): void {
-    const index = this.index;
-    const p1 = index.p1(rev);
-    const p2 = index.p2(rev);
-    const n = index.length;
-    if (p1 < NULL_REV || p1 >= n || p2 < NULL_REV || p2 >= n) return this.checkNode(rev, text);
-    const p1n = p1 === NULL_REV ? NULL_NODE : index.node(p1);
-    const p2n = p2 === NULL_REV ? NULL_NODE : index.node(p2);
-    const lo = Buffer.compare(p1n, p2n) <= 0;
-    buf.set(lo ? p1n : p2n, 0);
-    buf.set(lo ? p2n : p1n, 20);
+    const [lo, hi] = this.sortedParents(rev);
+    buf.set(lo, 0);
+    buf.set(hi, 20);
     const computed = hash('sha1', buf.subarray(0, PARENTS + text.length), 'buffer');
-    if (Buffer.compare(computed, index.node(rev)) !== 0) this.checkNode(rev, text);
+    if (Buffer.compare(computed, this.index.node(rev)) !== 0) this.checkNode(rev, text);
   }
 
-  /** hg checkhash(): throws 'node-mismatch' unless the text hashes to rev's node ('censored' for tombstones). */
-  checkNode(rev: number, text: Uint8Array): void {
+  /** rev's parent nodes in the order revlog.hash feeds them to SHA-1 (the smaller first). */
+  private sortedParents(rev: number): [Uint8Array, Uint8Array] {
     const index = this.index;
     const p1 = index.p1(rev);
     const p2 = index.p2(rev);
@@ -678,17 +652,28 @@ export class Revlog {
     }
     const p1n = p1 === NULL_REV ? NULL_NODE : index.node(p1);
     const p2n = p2 === NULL_REV ? NULL_NODE : index.node(p2);
-    const computed = revisionNode(text, p1n, p2n);
+    return Buffer.compare(p1n, p2n) <= 0 ? [p1n, p2n] : [p2n, p1n];
+  }
+
+  private nodeMismatch(rev: number, computed: Buffer): Error {
+    return revlogError(this.name, 'node-mismatch', `integrity check failed on ${this.name}:${rev}`, {
+      rev,
+      expected: this.index.nodeHex(rev),
+      actual: computed.toString('hex'),
+    });
+  }
+
+  /** hg checkhash(): throws 'node-mismatch' unless the text hashes to rev's node ('censored' for tombstones). */
+  checkNode(rev: number, text: Uint8Array): void {
+    const index = this.index;
+    const [lo, hi] = this.sortedParents(rev);
+    const computed = revisionNode(text, lo, hi);
     if (Buffer.compare(computed, index.node(rev)) === 0) return;
     if (index.revFlags(rev) & REVIDX_ISCENSORED && isCensoredText(text)) {
       // revlog.checkhash raises CensoredNodeError here; verify reports "censored file data"
       throw revlogError(this.name, 'censored', `${this.name}:${index.nodeHex(rev).slice(0, 12)}`, { rev });
     }
-    throw revlogError(this.name, 'node-mismatch', `integrity check failed on ${this.name}:${rev}`, {
-      rev,
-      expected: index.nodeHex(rev),
-      actual: computed.toString('hex'),
-    });
+    throw this.nodeMismatch(rev, computed);
   }
 
   /** Drops cached texts, build buffers and the read window (a later read reads the file again). */
