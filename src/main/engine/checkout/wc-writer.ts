@@ -161,20 +161,10 @@ export class FileCreator {
         this.symlinks = false; // util.checklink failed: plain files from now on, as hg
       }
     }
-    const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
-    onCreated();
-    let st;
-    try {
+    return this.createRegular(fsPath, flag, onCreated, (fd) => {
       let off = 0;
       while (off < data.length) off += writeSync(fd, data, off, data.length - off);
-      st = fstatSync(fd);
-    } catch (e) {
-      closeSync(fd);
-      throw e;
-    }
-    const full = this.closer.close(fd);
-    if (full) await full;
-    return { mode: st.mode, size: st.size, mtimeSec: Math.floor(st.mtimeMs / 1000) };
+    });
   }
 
   /**
@@ -189,18 +179,34 @@ export class FileCreator {
     onCreated: () => void,
     fill: (write: (piece: Uint8Array) => void) => Promise<void>,
   ): Promise<WrittenFile> {
-    const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
-    onCreated();
-    let st;
-    try {
+    return this.createRegular(fsPath, flag, onCreated, (fd) => {
       let pos = 0;
-      await fill((piece) => {
+      return fill((piece) => {
         for (let off = 0; off < piece.length;) {
           const n = writeSync(fd, piece, off, piece.length - off, pos);
           off += n;
           pos += n;
         }
       });
+    });
+  }
+
+  /**
+   * Creates a regular file exclusively, lets `write` fill it, records its stat and hands the fd to
+   * the closer (closed here on an error, so the caller's undo can remove the file).
+   */
+  private async createRegular(
+    fsPath: string | Buffer,
+    flag: string,
+    onCreated: () => void,
+    write: (fd: number) => void | Promise<void>,
+  ): Promise<WrittenFile> {
+    const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
+    onCreated();
+    let st;
+    try {
+      const pending = write(fd);
+      if (pending) await pending; // the small-file path stays synchronous: no extra await per file
       st = fstatSync(fd);
     } catch (e) {
       closeSync(fd);
