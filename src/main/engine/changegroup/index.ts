@@ -39,6 +39,7 @@ import {
   APPLY_PARTS,
   addChangegroup,
   applyBundle2Parts,
+  type Bundle2ApplyOptions,
   type ChangegroupCounts,
   type ChangegroupProgress,
 } from './apply';
@@ -143,6 +144,18 @@ async function inTransaction(
   }
 }
 
+/** A bundle2 container's parts applied in a transaction's body, and what the result reports of them. */
+async function bundle2Body(
+  session: RepoWriteSession,
+  bundle: Bundle2Reader,
+  ctx: JobContext,
+  opts: Bundle2ApplyOptions,
+  progress: ChangegroupProgress,
+): ReturnType<Body> {
+  const out = await applyBundle2Parts(session, bundle, ctx, opts, progress);
+  return { counts: out, bookmarks: out.bookmarks, phaseHeads: out.phaseHeads };
+}
+
 /** A bundle2 stream into the repository at repoRoot (see the header). */
 export function applyBundle2ToRepo(
   repoRoot: string,
@@ -153,14 +166,13 @@ export function applyBundle2ToRepo(
   return inTransaction(repoRoot, new ByteSource(source), ctx, opts, async (session, src, progress) => {
     const bundle = await Bundle2Reader.open(src, { knownParts: APPLY_PARTS });
     try {
-      const out = await applyBundle2Parts(
+      return await bundle2Body(
         session,
         bundle,
         ctx,
         { bookmarks: opts.bookmarks ?? 'apply', obsmarkers: opts.obsmarkers ?? 'ignore' },
         progress,
       );
-      return { counts: out, bookmarks: out.bookmarks, phaseHeads: out.phaseHeads };
     } finally {
       await bundle.close();
     }
@@ -200,14 +212,13 @@ export function applyBundleBytesToRepo(
           throw new SluiceError('MALFORMED', 'data after the end of the changegroup');
         return { counts, bookmarks: [], phaseHeads: [] };
       }
-      const out = await applyBundle2Parts(
+      return await bundle2Body(
         session,
         opened.bundle,
         ctx,
         { bookmarks: opts.bookmarks ?? 'apply' },
         progress,
       );
-      return { counts: out, bookmarks: out.bookmarks, phaseHeads: out.phaseHeads };
     } finally {
       await opened.close();
     }
