@@ -10,25 +10,17 @@
 // or `npm run bench -- --sections pull` (run({ corpusDir, workDir, reps, say })).
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { fmtTable, measure } from './measure.mjs';
-import { cpuMs, startServer, storeBytes } from './wire-bench.mjs';
+import { SLUICE, cpuMs, prepare, startServer, storeBytes } from './wire-bench.mjs';
 
-const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
-const SLUICE = join(ROOT, 'out', 'cli', 'sluice.mjs');
 const ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '' };
 delete ENV.NODE_EXTRA_CA_CERTS;
 
 export async function run({ corpusDir, workDir, reps = 3, say = console.log } = {}) {
-  const corpus = resolve(corpusDir ?? '/dev/shm/corpus-medium');
-  if (!existsSync(join(corpus, '.hg', 'store', '00changelog.i')))
-    throw new Error(`pull-bench: no repository at ${corpus}`);
-  if (!existsSync(SLUICE))
-    spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { stdio: 'inherit' });
-  const work = workDir ?? mkdtempSync('/dev/shm/sluice-pull-bench-');
-  mkdirSync(work, { recursive: true });
+  const { corpus, work } = prepare('pull-bench', corpusDir, workDir);
   const count =
     Number(
       spawnSync('hg', ['-R', corpus, 'log', '-r', 'tip', '-T', '{rev}'], { env: ENV, encoding: 'utf8' })

@@ -30,7 +30,7 @@ import { fmtTable, measure } from './measure.mjs';
 import { startSshd } from '../sshd-harness.mjs';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
-const SLUICE = join(ROOT, 'out', 'cli', 'sluice.mjs');
+export const SLUICE = join(ROOT, 'out', 'cli', 'sluice.mjs');
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 export function storeBytes(repo) {
@@ -106,14 +106,20 @@ export async function startServer(kind, corpus, extra = []) {
   return { url, pid: proc.pid, proc, stop: () => proc.kill('SIGTERM') };
 }
 
-export async function run({ corpusDir, workDir, reps = 3, say = console.log } = {}) {
+/** The corpus (checked to be a repository), the CLI (built when missing) and the bench's work folder. */
+export function prepare(name, corpusDir, workDir) {
   const corpus = resolve(corpusDir ?? '/dev/shm/corpus-medium');
   if (!existsSync(join(corpus, '.hg', 'store', '00changelog.i')))
-    throw new Error(`wire-bench: no repository at ${corpus}`);
+    throw new Error(`${name}: no repository at ${corpus}`);
   if (!existsSync(SLUICE))
     spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { stdio: 'inherit' });
-  const work = workDir ?? mkdtempSync('/dev/shm/sluice-wire-bench-');
+  const work = workDir ?? mkdtempSync(`/dev/shm/sluice-${name}-`);
   mkdirSync(work, { recursive: true });
+  return { corpus, work };
+}
+
+export async function run({ corpusDir, workDir, reps = 3, say = console.log } = {}) {
+  const { corpus, work } = prepare('wire-bench', corpusDir, workDir);
   const bytes = storeBytes(corpus);
   let n = 0;
   const servers = {};
