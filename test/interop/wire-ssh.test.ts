@@ -103,6 +103,13 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
     }
   }
 
+  /** hg clone --stream -U over the test sshd, the remote end run as `remotecmd` */
+  async function hgStreamClone(remotecmd: string) {
+    const dest = join(work, `hg-${++n}`);
+    const ssh = ['--ssh', sshd.sshCommand, '--remotecmd', remotecmd];
+    return { dest, r: await hgAsync(['clone', '--stream', '-U', ...ssh, sshd.url('default'), dest]) };
+  }
+
   /** verify passes; log, phases and bookmarks equal hg's own ssh clone of the source */
   async function expectSameAsSource(dest: string): Promise<void> {
     const got = await describeClone(dest);
@@ -141,18 +148,7 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
     ['stream v1 (server --v1-only)', () => sluiceV1Cmd],
   ] as const) {
     it(`hg clone --stream from sluice -R REPO serve --stdio via --remotecmd, ${label}`, async () => {
-      const dest = join(work, `hg-${++n}`);
-      const r = await hgAsync([
-        'clone',
-        '--stream',
-        '-U',
-        '--ssh',
-        sshd.sshCommand,
-        '--remotecmd',
-        remote(),
-        sshd.url('default'),
-        dest,
-      ]);
+      const { dest, r } = await hgStreamClone(remote());
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/streaming all changes/);
       await expectSameAsSource(dest);
@@ -202,18 +198,7 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
       expect(c.error).toBeNull();
       expect(c.logs).toContain('remote: rc says hi');
       await expectSameAsSource(c.dest);
-      const dest = join(work, `hg-${++n}`);
-      const r = await hgAsync([
-        'clone',
-        '--stream',
-        '-U',
-        '--ssh',
-        sshd.sshCommand,
-        '--remotecmd',
-        sluiceCmd,
-        sshd.url('default'),
-        dest,
-      ]);
+      const { r } = await hgStreamClone(sluiceCmd);
       expect(r.status, r.stderr).toBe(0);
     } finally {
       sshd.setBanner('');
