@@ -9,7 +9,8 @@
 //       A bundle2 stream (`HG20…`, e.g. a getbundle reply body or a bundle file's bytes) into an
 //       existing repository, in one transaction: changegroup parts (cg1/cg2/cg3), phase-heads,
 //       bookmarks ('apply' by default, 'records' to only return them, as hg pull does),
-//       obsmarkers (received, not applied: hg without evolution ignores them too).
+//       obsmarkers (received, not applied: hg without evolution ignores them too). Bytes after
+//       the end-of-bundle marker are refused (MALFORMED) unless opts.trailing is 'ignore' (ssh).
 //
 //   applyChangegroupToRepo(repoRoot, source, version, ctx, opts?) → ApplyToRepoResult
 //       A bare cgN stream ('01' | '02' | '03') in one transaction.
@@ -64,6 +65,11 @@ export interface ApplyToRepoOptions {
   desc?: string;
   /** obsmarkers part: 'merge' (a pull into a repository with obsolescence enabled) or 'ignore' */
   obsmarkers?: 'merge' | 'ignore';
+  /**
+   * bytes after the bundle2 end marker: 'refuse' (default: the source ends with the bundle, as an
+   * HTTP body or a file does) or 'ignore' (an ssh pipe, where the next reply follows)
+   */
+  trailing?: 'refuse' | 'ignore';
 }
 
 export interface ApplyToRepoResult extends ChangegroupCounts {
@@ -151,8 +157,11 @@ async function bundle2Body(
   ctx: JobContext,
   opts: Bundle2ApplyOptions,
   progress: ChangegroupProgress,
+  trailing: 'refuse' | 'ignore',
 ): ReturnType<Body> {
   const out = await applyBundle2Parts(session, bundle, ctx, opts, progress);
+  // before the commit: a bundle that goes on past its end marker applies nothing
+  if (trailing === 'refuse') await bundle.expectEnd();
   return { counts: out, bookmarks: out.bookmarks, phaseHeads: out.phaseHeads };
 }
 
@@ -172,6 +181,7 @@ export function applyBundle2ToRepo(
         ctx,
         { bookmarks: opts.bookmarks ?? 'apply', obsmarkers: opts.obsmarkers ?? 'ignore' },
         progress,
+        opts.trailing ?? 'refuse',
       );
     } finally {
       await bundle.close();
@@ -218,6 +228,7 @@ export function applyBundleBytesToRepo(
         ctx,
         { bookmarks: opts.bookmarks ?? 'apply' },
         progress,
+        'refuse',
       );
     } finally {
       await opened.close();

@@ -162,6 +162,18 @@ export class Bundle2Reader {
     return this.ended;
   }
 
+  /**
+   * At the end-of-bundle marker, refuses any byte after it (of the core, decompressed). hg stops
+   * reading at the marker and never looks further (unbundle20.iterparts); where the input has an
+   * end of its own (an HTTP body, a bundle file), a reply that goes on past its marker is not one hg
+   * wrote, so Sluice refuses it rather than apply a prefix of it. Over ssh the pipe carries the
+   * next reply, so callers do not ask there.
+   */
+  async expectEnd(): Promise<void> {
+    if (!this.ended) throw malformed('bundle2 stream read before its end-of-bundle marker');
+    if (!(await this.core.atEof())) throw malformed('data after the end of the bundle2 stream');
+  }
+
   async close(): Promise<void> {
     await this.core.close();
     if (this.core !== this.src) await this.src.close();

@@ -176,6 +176,8 @@ export async function pullFromPeer(
       bookmarks: 'records',
       desc: `pull\n${redactUrl(peer.url)}`,
       obsmarkers: obsmarkers ? 'merge' : 'ignore',
+      // an ssh reply has no end of its own on the pipe
+      trailing: resp.mediaType === 'ssh' ? 'ignore' : 'refuse',
     });
   } catch (e) {
     resp.discard();
