@@ -14,7 +14,19 @@ import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { hgSync, missing, skipNote } from '../../src/main/engine/test-support';
 import { treeHash } from '../interop/changegroup-support';
-import { bundle2Of, craftCg2, pieces } from './craft';
+import { DEFAULT_MAX_REVISION_SIZE } from '../../src/main/engine/format/limits';
+import {
+  END,
+  bundle2Of,
+  cg2Chunk,
+  craftCg2,
+  i32,
+  nameChunk,
+  nodeOf,
+  partHead,
+  pieces,
+  zstdFrame,
+} from './craft';
 
 const work = mkdtempSync(join(tmpdir(), 'sluice-hostile-cg-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -44,14 +56,17 @@ const files = [
 ];
 
 describe('crafted changegroups', () => {
-  it.skipIf(missing('hg'))(`the honest crafted bundle applies and hg verify passes${skipNote('hg')}`, async () => {
-    const repo = await emptyRepo();
-    const r = await applyBundle2ToRepo(repo, pieces(await bundle2Of(craftCg2(files).cg)), new JobContext());
-    expect(r.changesets).toBe(1);
-    expect(r.files).toBe(2);
-    const v = hgSync(['verify'], repo);
-    expect(v.status, v.stdout + v.stderr).toBe(0);
-  });
+  it.skipIf(missing('hg'))(
+    `the honest crafted bundle applies and hg verify passes${skipNote('hg')}`,
+    async () => {
+      const repo = await emptyRepo();
+      const r = await applyBundle2ToRepo(repo, pieces(await bundle2Of(craftCg2(files).cg)), new JobContext());
+      expect(r.changesets).toBe(1);
+      expect(r.files).toBe(2);
+      const v = hgSync(['verify'], repo);
+      expect(v.status, v.stdout + v.stderr).toBe(0);
+    },
+  );
 });
 
 describe('bytes after the bundle2 end-of-stream marker', () => {
@@ -90,5 +105,92 @@ describe('bytes after the bundle2 end-of-stream marker', () => {
     const bytes = Buffer.concat([await bundle2Of(craftCg2(files).cg), Buffer.from('next reply')]);
     const r = await applyBundle2ToRepo(repo, pieces(bytes), new JobContext(), { trailing: 'ignore' });
     expect(r.changesets).toBe(1);
+  });
+});
+
+describe('a revision past the size bound (decompression bombs)', () => {
+  it('a zstd bundle core announcing a delta past 256 MiB is refused from its length, before it is inflated', async () => {
+    const { cg, changeset } = craftCg2(files);
+    // the honest changelog and manifest groups, then a file whose one delta announces the bound + 1
+    const fileAt = cg.indexOf(nameChunk('a.txt'));
+    const big = DEFAULT_MAX_REVISION_SIZE + 12 + 1;
+    const chunkHead = Buffer.concat([
+      i32(4 + 100 + big),
+      nodeOf(Buffer.from('x')),
+      Buffer.alloc(60),
+      changeset,
+    ]);
+    const prefix = Buffer.concat([cg.subarray(0, fileAt), nameChunk('a.txt'), chunkHead]);
+    const core = zstdFrame([
+      partHead('CHANGEGROUP', [['version', '02']], prefix.length + big),
+      prefix,
+      { zeros: big }, // ~8 KiB of RLE blocks
+      i32(0),
+      i32(0),
+    ]);
+    expect(core.length).toBeLessThan(64 * 1024);
+    const bundle = Buffer.concat([Buffer.from('HG20\0\0\0\x0eCompression=ZS', 'latin1'), core]);
+    const err = await refused(bundle, applyBundleBytesToRepo);
+    expect(err.code, err.message).toBe('LIMIT');
+    expect(err.message).toMatch(/changegroup delta of \d+ exceeds the limit of 268435468/);
+  });
+
+  it('an announced length is refused before a byte of it is read (a source counting what is pulled)', async () => {
+    const { cg, changeset } = craftCg2(files);
+    const fileAt = cg.indexOf(nameChunk('a.txt'));
+    const head = Buffer.concat([
+      (await bundle2Of(null)).subarray(0, 8),
+      partHead('CHANGEGROUP', [['version', '02']], 0x7fffffff),
+      cg.subarray(0, fileAt),
+      nameChunk('a.txt'),
+      i32(0x7fffff00),
+      nodeOf(Buffer.from('x')),
+      Buffer.alloc(60),
+      changeset,
+    ]);
+    let pulled = 0;
+    async function* bomb(): AsyncGenerator<Uint8Array> {
+      yield head;
+      const zeros = Buffer.alloc(1 << 20);
+      for (;;) {
+        pulled += zeros.length;
+        if (pulled > 64 << 20) throw new Error('read 64 MiB of a chunk that should have been refused');
+        yield zeros;
+      }
+    }
+    const repo = await emptyRepo();
+    const err = await applyBundle2ToRepo(repo, bomb(), new JobContext()).catch((e: unknown) => e);
+    expect((err as SluiceError).code, (err as Error).message).toBe('LIMIT');
+    expect(pulled).toBeLessThanOrEqual(1 << 20);
+  });
+
+  it('a small delta on a large base: the patched text is bounded too (SLUICE_MAX_REVISION_SIZE lowered)', async () => {
+    const { cg, changeset } = craftCg2([{ name: 'a.txt', content: 'a'.repeat(3000) }]);
+    const first = nodeOf(Buffer.from('a'.repeat(3000)));
+    const text2 = Buffer.from('a'.repeat(3000) + 'b'.repeat(2000));
+    // a delta inserting 2000 bytes at the end of the 3000-byte base
+    const delta = Buffer.concat([i32(3000), i32(3000), i32(2000), Buffer.from('b'.repeat(2000))]);
+    const withSecond = Buffer.concat([
+      cg.subarray(0, cg.length - 8), // before the file group's and the file list's end
+      cg2Chunk(nodeOf(text2, first), changeset, delta, first, first),
+      END,
+      END,
+    ]);
+    const bytes = await bundle2Of(withSecond);
+    const saved = process.env.SLUICE_MAX_REVISION_SIZE;
+    try {
+      process.env.SLUICE_MAX_REVISION_SIZE = '4096';
+      const err = await refused(bytes);
+      expect(err.code, err.message).toBe('LIMIT');
+      expect(err.message).toMatch(/data\/a\.txt: revision [0-9a-f]{12} of 5000 exceeds the limit of 4096/);
+      process.env.SLUICE_MAX_REVISION_SIZE = '5000';
+      const repo = await emptyRepo();
+      expect((await applyBundle2ToRepo(repo, pieces(bytes), new JobContext())).revisions).toBe(2);
+      process.env.SLUICE_MAX_REVISION_SIZE = 'lots';
+      expect((await refused(bytes)).code).toBe('USAGE');
+    } finally {
+      if (saved === undefined) delete process.env.SLUICE_MAX_REVISION_SIZE;
+      else process.env.SLUICE_MAX_REVISION_SIZE = saved;
+    }
   });
 });

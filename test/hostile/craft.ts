@@ -7,7 +7,7 @@ import type { CompressionKey } from '../../src/main/engine/format/stream-reader'
 
 export const NULL = Buffer.alloc(20);
 
-export function nodeOf(text: Buffer, p1 = NULL, p2 = NULL): Buffer {
+export function nodeOf(text: Uint8Array, p1: Uint8Array = NULL, p2: Uint8Array = NULL): Buffer {
   const [a, b] = Buffer.compare(p1, p2) <= 0 ? [p1, p2] : [p2, p1];
   return createHash('sha1').update(a).update(b).update(text).digest();
 }
@@ -24,7 +24,13 @@ export function fullTextDelta(text: Buffer): Buffer {
 }
 
 /** One cg2 delta chunk (length prefix included). */
-export function cg2Chunk(node: Buffer, linkNode: Buffer, delta: Buffer, p1 = NULL, base = NULL): Buffer {
+export function cg2Chunk(
+  node: Uint8Array,
+  linkNode: Uint8Array,
+  delta: Uint8Array,
+  p1: Uint8Array = NULL,
+  base: Uint8Array = NULL,
+): Buffer {
   return Buffer.concat([i32(4 + 100 + delta.length), node, p1, NULL, base, linkNode, delta]);
 }
 

@@ -9,16 +9,15 @@
 
 import { SluiceError } from '../errors';
 import { ByteSource } from '../format/byte-source';
-import { MAX_NAME_LENGTH, limitError } from '../format/limits';
-import { MAX_TEXT_SIZE } from '../revlog/constants';
+import { MAX_NAME_LENGTH, limitError, maxRevisionSize } from '../format/limits';
 
 export type ChangegroupVersion = '01' | '02' | '03';
 
 export const CHANGEGROUP_VERSIONS: readonly ChangegroupVersion[] = ['01', '02', '03'];
 
 const HEADER_SIZE: Record<ChangegroupVersion, number> = { '01': 80, '02': 100, '03': 102 };
-/** A delta chunk: header plus at most a full text replaced in one hunk. */
-const MAX_DELTA_CHUNK = MAX_TEXT_SIZE;
+/** A full text sent as a delta: one 12-byte hunk header, then the text. */
+const HUNK_HEADER = 12;
 
 export interface DeltaChunk {
   node: Uint8Array;
@@ -80,6 +79,9 @@ export class ChangegroupReader {
    */
   async readGroup(onDelta: (d: DeltaChunk) => Promise<void> | void): Promise<number> {
     const headerSize = HEADER_SIZE[this.version];
+    // refused from the announced length, before a byte of it is read: a compressed transport
+    // makes a huge chunk cheap to send (see maxRevisionSize)
+    const maxDelta = maxRevisionSize() + HUNK_HEADER;
     let prev: Uint8Array | null = null;
     let count = 0;
     for (;;) {
@@ -89,8 +91,7 @@ export class ChangegroupReader {
         throw malformed(
           `changegroup delta chunk of ${len} bytes is shorter than its ${headerSize}-byte header`,
         );
-      if (len - headerSize > MAX_DELTA_CHUNK)
-        throw limitError('changegroup delta of', len - headerSize, MAX_DELTA_CHUNK);
+      if (len - headerSize > maxDelta) throw limitError('changegroup delta of', len - headerSize, maxDelta);
       const h = (await this.src.readExact(headerSize)).slice();
       const node = h.subarray(0, 20);
       const p1 = h.subarray(20, 40);

@@ -33,6 +33,30 @@ export const MAX_DECIMAL_DIGITS = 16;
 /** One readExact() assembly; callers never need more (largest: a 64 KiB header). */
 export const MAX_CONTIGUOUS_READ = 16 * 1024 * 1024;
 
+/** hg's revlog text limit (_maxentrysize, a signed 32-bit length). */
+const MAX_REVLOG_TEXT = 0x7fffffff;
+/** maxRevisionSize()'s default: 256 MiB. */
+export const DEFAULT_MAX_REVISION_SIZE = 256 * 1024 * 1024;
+
+/**
+ * Largest revision a changegroup may bring: its delta chunk and its full text. hg's format allows
+ * 2 GiB, but a revision is held whole while its node is checked (and hg holds it too), and a
+ * compressed transport (an HTTP body, a bundle's core) turns a few KiB into that much; a bound of
+ * the plausible keeps a pull's memory to a few times this. SLUICE_MAX_REVISION_SIZE (bytes) moves
+ * it, up to hg's limit. Read by the callers once per group or revlog, not per revision.
+ */
+export function maxRevisionSize(): number {
+  const env = process.env.SLUICE_MAX_REVISION_SIZE;
+  if (env === undefined || env === '') return DEFAULT_MAX_REVISION_SIZE;
+  const n = /^[0-9]{1,10}$/.test(env) ? Number(env) : NaN;
+  if (!(n > 0))
+    throw new SluiceError(
+      'USAGE',
+      `SLUICE_MAX_REVISION_SIZE must be a byte count (got ${JSON.stringify(env)})`,
+    );
+  return Math.min(n, MAX_REVLOG_TEXT);
+}
+
 export function limitError(what: string, value: number | string, max: number): SluiceError {
   return new SluiceError('LIMIT', `${what} ${value} exceeds the limit of ${max}`, { what, value, max });
 }

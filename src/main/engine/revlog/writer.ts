@@ -27,6 +27,7 @@ import { dirname } from 'node:path';
 import { hash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import { SluiceError, toSluiceError } from '../errors';
+import { limitError, maxRevisionSize } from '../format/limits';
 import {
   ZSTD_WASM_COMPRESS_MAX,
   nativeZstd,
@@ -142,6 +143,8 @@ function short(node: Uint8Array): string {
 
 export class RevlogWriter {
   readonly radix: string;
+  /** largest text add() accepts (format/limits.ts maxRevisionSize) */
+  private readonly maxText: number;
   private readonly tx: Transaction;
   private readonly format: RevlogFormat;
   private readonly delayed: boolean;
@@ -182,6 +185,7 @@ export class RevlogWriter {
   private readonly existedIndex: boolean;
 
   private constructor(opts: RevlogWriterOptions, indexBytes: Uint8Array | null) {
+    this.maxText = maxRevisionSize();
     this.radix = opts.radix;
     this.tx = opts.tx;
     this.format = opts.format;
@@ -470,16 +474,27 @@ export class RevlogWriter {
     if (!Number.isInteger(r.linkRev) || r.linkRev < 0)
       throw revlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
     const baseText = await this.text(baseRev);
-    let whole: Uint8Array;
-    try {
-      whole = this.textBuffer(patchedSize(baseText.length, r.delta));
-      applyDeltaInto(baseText, r.delta, whole, PARENTS);
-    } catch (e) {
-      throw revlogError(
+    const badDelta = (e: unknown): SluiceError =>
+      revlogError(
         this.radix,
         'bad-delta',
         `delta for ${short(r.node)} does not apply: ${(e as Error).message}`,
       );
+    let size: number;
+    try {
+      size = patchedSize(baseText.length, r.delta);
+    } catch (e) {
+      throw badDelta(e);
+    }
+    // a small delta on a large base can still make a text past the bound (format/limits.ts)
+    if (size > this.maxText)
+      throw limitError(`${this.radix}: revision ${short(r.node)} of`, size, this.maxText);
+    let whole: Uint8Array;
+    try {
+      whole = this.textBuffer(size);
+      applyDeltaInto(baseText, r.delta, whole, PARENTS);
+    } catch (e) {
+      throw badDelta(e);
     }
     // storageutil.hashrevisionsha1: sha1(min(p1, p2) + max(p1, p2) + text), in one call
     const swap = Buffer.compare(r.p1, r.p2) > 0;
