@@ -68,7 +68,12 @@ describe('ChangegroupReader', () => {
   it.each([
     ['a length of 1..4', Buffer.from([0, 0, 0, 3]), 'MALFORMED'],
     ['a chunk shorter than its header', chunk(Buffer.alloc(50)), 'MALFORMED'],
-    ['a length past the end', Buffer.from([0x7f, 0, 0, 0, 1, 2, 3]), 'TRUNCATED'],
+    ['a length past the end', Buffer.from([0x00, 0x10, 0, 0, 1, 2, 3]), 'TRUNCATED'],
+    [
+      'a length past the revision bound (maxRevisionSize), before any byte',
+      Buffer.from([0x7f, 0, 0, 0]),
+      'LIMIT',
+    ],
     ['a negative length', Buffer.from([0xff, 0xff, 0xff, 0x00]), 'MALFORMED'],
   ])('%s is a typed error', async (_what, bytes, code) => {
     const r = new ChangegroupReader(ByteSource.fromBytes(bytes), '02');
