@@ -49,6 +49,26 @@ describe('Transaction (hg journal format)', () => {
     expect(existsSync(join(vfs.storeDir, 'journal.backup.phaseroots'))).toBe(false);
   });
 
+  it('addDeferred lines reach the journal at flushJournal (or the next add/replace/close), in order', async () => {
+    const vfs = repo();
+    const journal = join(vfs.storeDir, 'journal');
+    const tx = Transaction.open(vfs);
+    tx.addDeferred('data/a.i', 0);
+    tx.addDeferred('data/b.i', 0);
+    expect(readFileSync(journal, 'latin1')).toBe('');
+    tx.flushJournal();
+    expect(readFileSync(journal, 'latin1')).toBe('data/a.i\x000\ndata/b.i\x000\n');
+    tx.addDeferred('data/c.i', 0);
+    tx.add('data/d.i', 0);
+    expect(readFileSync(journal, 'latin1')).toBe('data/a.i\x000\ndata/b.i\x000\ndata/c.i\x000\ndata/d.i\x000\n');
+    tx.addDeferred('data/e.i', 0);
+    tx.replace('data/a.i', 7);
+    expect(readFileSync(journal, 'latin1').endsWith('data/e.i\x000\ndata/a.i\x007\n')).toBe(true);
+    tx.addDeferred('data/f.i', 0);
+    await tx.close();
+    expect(readFileSync(join(vfs.storeDir, 'undo'), 'latin1').endsWith('data/f.i\x000\n')).toBe(true);
+  });
+
   it('abort removes the store directories the transaction created (a first file under data/x/), not older ones', async () => {
     const vfs = repo();
     mkdirSync(join(vfs.storeDir, 'data', 'empty-before'));

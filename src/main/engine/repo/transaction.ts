@@ -77,6 +77,8 @@ export class Transaction {
   private readonly newDirs: string[] = [];
   /** directories noteNewDirs already looked at (existing, or in newDirs) */
   private readonly seenDirs = new Set<string>();
+  /** journal lines of addDeferred() not written yet */
+  private pendingJournal = '';
   private state: 'open' | 'closed' | 'aborted' = 'open';
   /** close leaves undo.* for `hg rollback` (false: a follow-up transaction keeps the previous ones) */
   private undo = true;
@@ -127,11 +129,30 @@ export class Transaction {
 
   /** transaction.add: records `file`'s length before its first append (later calls are no-ops). */
   add(file: string, offset: number): void {
+    this.addDeferred(file, offset);
+    this.flushJournal();
+  }
+
+  /**
+   * add() whose journal line waits in memory until flushJournal(), which the caller runs before
+   * it writes any byte of `file`: a clone journals ~20k new filelogs, and one write(2) per entry
+   * (hg's `_addentry` flushes each) cost ~20 µs apiece. The order of the lines is kept.
+   */
+  addDeferred(file: string, offset: number): void {
     this.checkOpen();
     if (this.offsets.has(file) || this.backupMap.has(file)) return;
     this.offsets.set(file, offset);
-    writeSync(this.journalFd, Buffer.from(`${file}\0${offset}\n`, 'latin1'));
+    this.pendingJournal += `${file}\0${offset}\n`;
     if (offset === 0) this.noteNewDirs(file);
+  }
+
+  /** Writes the journal lines addDeferred() queued. */
+  flushJournal(): void {
+    if (this.pendingJournal === '') return;
+    const text = Buffer.from(this.pendingJournal, 'latin1');
+    this.pendingJournal = '';
+    let done = 0;
+    while (done < text.length) done += writeSync(this.journalFd, text, done, text.length - done);
   }
 
   /**
@@ -156,6 +177,7 @@ export class Transaction {
     if (!this.offsets.has(file)) throw new SluiceError('IO', `${file} is not part of the transaction`);
     if (this.offsets.get(file) === 0 && offset === 0) return;
     this.offsets.set(file, offset);
+    this.flushJournal();
     writeSync(this.journalFd, Buffer.from(`${file}\0${offset}\n`, 'latin1'));
   }
 
@@ -200,6 +222,7 @@ export class Transaction {
     }
     this.state = 'closed';
     this.runCleanups();
+    this.flushJournal();
     closeSync(this.journalFd);
     closeSync(this.backupFd);
     if (this.undo) {

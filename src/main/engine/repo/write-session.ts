@@ -47,6 +47,8 @@ export class RepoWriteSession {
   private fncache: Set<string> | undefined;
   /** store directories already checked not to be symbolic links */
   private readonly auditedDirs = new Set<string>();
+  /** store directories that did not exist when looked at: this session's writers create them */
+  private readonly createdDirs = new Set<string>();
   private fncacheDirty = false;
   private clStart = 0;
   private targetPhase = PHASE_DRAFT;
@@ -183,20 +185,25 @@ export class RepoWriteSession {
   /** A filelog writer for tracked path `path` (checked: nothing reaches `.hg/` or leaves the store). Close it when done. */
   filelog(path: string): RevlogWriter {
     checkTrackedPath(path, 'file');
-    this.checkNoSymlink(`data/${path}.i`);
-    return this.track(RevlogWriter.open({ ...this.writerOptions(), radix: `data/${path}` }));
+    const radix = `data/${path}`;
+    // in a directory this session creates, only the files it journaled exist (a clone: all of
+    // them new, no lstat per file)
+    const absent = this.checkNoSymlink(`${radix}.i`) && this.tx.findOffset(`${radix}.i`) === undefined;
+    return this.track(RevlogWriter.open({ ...this.writerOptions(), radix, absent }));
   }
 
   /**
    * The store vfs's pathauditor (_checkfs): no directory between the store and the encoded file is
    * a symbolic link, so a revlog is never created outside the store through one. Each directory
-   * is looked at once.
+   * is looked at once. True when the file's directory did not exist when first looked at (this
+   * session creates it).
    */
-  private checkNoSymlink(storePath: string): void {
+  private checkNoSymlink(storePath: string): boolean {
     const parts = this.vfs.encode(storePath).split('/');
     let dir = '';
     for (const part of parts.slice(0, -1)) {
       dir = dir ? `${dir}/${part}` : part;
+      if (this.createdDirs.has(dir)) return true;
       if (this.auditedDirs.has(dir)) continue;
       const st = lstatSync(join(this.vfs.storeDir, dir), { throwIfNoEntry: false });
       if (st?.isSymbolicLink())
@@ -205,9 +212,14 @@ export class RepoWriteSession {
           `path '${storePath}' traverses symbolic link '${dir}' in the store`,
           { name: storePath, through: dir },
         );
-      if (st === undefined) return; // created by the writer below here: nothing to traverse
+      if (st === undefined) {
+        // created by the writer below here: nothing to traverse
+        this.createdDirs.add(dir);
+        return true;
+      }
       this.auditedDirs.add(dir);
     }
+    return false;
   }
 
   private noteNewFile(storePath: string): void {

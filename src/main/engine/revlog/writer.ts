@@ -107,6 +107,8 @@ export interface RevlogWriterOptions {
   cacheBytes?: number;
   /** called by close() (the session forgets the writer) */
   onClose?: (w: RevlogWriter) => void;
+  /** the caller knows NAME.i does not exist (its directory is being created): not looked up */
+  absent?: boolean;
 }
 
 interface PendingEntry {
@@ -224,6 +226,7 @@ export class RevlogWriter {
 
   /** Opens NAME.i (reading it whole: index entries, and inline data) for appending. */
   static open(opts: RevlogWriterOptions): RevlogWriter {
+    if (opts.absent) return new RevlogWriter(opts, null);
     let bytes: Buffer | null = null;
     const path = vfsPath(opts.tx.vfs, opts.radix + '.i');
     // most filelogs of a clone are new: asking first costs no exception (a failed open throws
@@ -684,10 +687,11 @@ export class RevlogWriter {
   private journal(): void {
     if (this.journaled) return;
     this.journaled = true;
-    this.tx.add(this.radix + '.i', this.iSize);
+    // written by flush(), before this writer's first byte
+    this.tx.addDeferred(this.radix + '.i', this.iSize);
     if (!this.existedIndex) this.onNewFile?.(this.radix + '.i');
     if (!this.inline) {
-      this.tx.add(this.radix + '.d', this.dSize);
+      this.tx.addDeferred(this.radix + '.d', this.dSize);
       this.onNewFile?.(this.radix + '.d'); // fncache: a set, an entry already there changes nothing
     }
   }
@@ -719,6 +723,7 @@ export class RevlogWriter {
    * transaction recorded each file's length before its first byte was queued).
    */
   flush(): void {
+    this.tx.flushJournal(); // the journal knows every file's length before its first byte
     if (this.unwritten.d.bytes) this.unwritten.d.writeTo(this.dataFd());
     if (this.unwritten.i.bytes) this.unwritten.i.writeTo(this.indexFd());
   }
