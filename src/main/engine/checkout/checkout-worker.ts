@@ -1,22 +1,26 @@
-// Worker thread entry of checkout's file writers (file-batch.ts): waits until the main thread
-// has made the working directories, writes its share of the batch, and reports once, with its
-// closer's stats and the first error. Built as out/cli/checkout-worker.mjs and
-// out/main/checkout-worker.js.
+// Worker thread entry of checkout's file writers (file-batch.ts): started before its batch is
+// known (write-pool.ts prestartFileWriters: it loads while the main thread reads the manifest),
+// it loads the zstd decoder if the revlogs need it, takes its batch from the one message it gets,
+// waits until the main thread has made the working directories, writes its share of the batch,
+// and reports once, with its closer's stats and the first error. Built as
+// out/cli/checkout-worker.mjs and out/main/checkout-worker.js.
 import { parentPort, workerData } from 'node:worker_threads';
+import { prepareZstd } from '../format/zstd';
 import {
   CHECKOUT_WORKER_KIND,
   CTL_GO,
   CTL_STOP,
   postError,
   writeShare,
+  type CheckoutTask,
   type CheckoutWorkerData,
   type CheckoutWorkerMessage,
 } from './file-batch';
 
-async function run(port: NonNullable<typeof parentPort>, d: CheckoutWorkerData): Promise<void> {
-  const ctl = d.shared.control;
+async function run(port: NonNullable<typeof parentPort>, task: CheckoutTask): Promise<void> {
+  const ctl = task.shared.control;
   while (!Atomics.load(ctl, CTL_GO) && !Atomics.load(ctl, CTL_STOP)) Atomics.wait(ctl, CTL_GO, 0, 100);
-  const r = await writeShare(d.batch, d.shared);
+  const r = await writeShare(task.batch, task.shared);
   const msg: CheckoutWorkerMessage = { close: r.close, files: r.files };
   if (r.cpuMs !== undefined) msg.cpuMs = r.cpuMs;
   if (r.error) msg.error = postError(r.error);
@@ -25,4 +29,14 @@ async function run(port: NonNullable<typeof parentPort>, d: CheckoutWorkerData):
 
 // only as checkout's worker (a bundle may load this module elsewhere)
 const data = workerData as CheckoutWorkerData | undefined;
-if (parentPort && data?.kind === CHECKOUT_WORKER_KIND) void run(parentPort, data);
+if (parentPort && data?.kind === CHECKOUT_WORKER_KIND) {
+  const port = parentPort;
+  // a failed load is the first chunk's error to report (it loads again there)
+  const ready = data.zstd ? prepareZstd().catch(() => undefined) : undefined;
+  port.once('message', (task: CheckoutTask) => {
+    void (async () => {
+      await ready;
+      await run(port, task);
+    })();
+  });
+}

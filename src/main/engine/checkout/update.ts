@@ -50,7 +50,7 @@ import { batchTarget, FILE_PENDING, newBatchShared, type FileBatch } from './fil
 import { FileTextReader } from './file-texts';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
 import { currentUmask, WorkingCopyWriter, type WrittenFile } from './wc-writer';
-import { startFileWriters } from './write-pool';
+import { prestartFileWriters, startFileWriters, type FileWriters, type WritePoolOptions } from './write-pool';
 
 export interface UpdateOptions {
   /** hg's REV; default: hg.clone's pick (`@`, tip of default, tip) */
@@ -156,6 +156,15 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
   const p1Hex = Buffer.from(ds.p1).toString('hex');
   const cl = await repo.changelog();
   const mf = await repo.manifestlog();
+  // A checkout into an empty working copy writes about the whole manifest: its writer threads
+  // start now and load while the manifest is read (its size, from the index, says how many).
+  let early: FileWriters | undefined;
+  if (p1Hex === NULL_HEX && ds.entries.size === 0 && mf.length > 0)
+    early = prestartFileWriters(
+      Math.floor(mf.index.rawSize(mf.length - 1) / MANIFEST_LINE_GUESS),
+      writePoolOptions(opts),
+      repo.requirements.has('revlog-compression-zstd'),
+    );
   try {
     const resolver = new RevisionResolver(repo, cl);
     const p1Rev = p1Hex === NULL_HEX ? NULL_REV : cl.index.rev(ds.p1);
@@ -167,8 +176,9 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
       resolved.rev === NULL_REV ? 'default' : changesetBranch(await cl.revision(resolved.rev)).branch;
     const target: Target = { ...resolved, branch, manifest: await readManifestOf(cl, mf, resolved.rev) };
     const source = p1Rev === NULL_REV ? [] : await readManifestOf(cl, mf, p1Rev);
-    return await checkout(repo, ds, source, target, opts, ctx);
+    return await checkout(repo, ds, source, target, opts, ctx, early);
   } finally {
+    await early?.terminate();
     await cl.close();
     await mf.close();
   }
@@ -191,6 +201,17 @@ async function defaultTarget(
   return tip === undefined ? resolver.cloneDefault() : resolver.resolve(String(tip));
 }
 
+/** bytes per manifest line, a little above a typical one (path + NUL + 40 hex + flag + newline) */
+const MANIFEST_LINE_GUESS = 100;
+
+function writePoolOptions(opts: UpdateOptions): WritePoolOptions {
+  return {
+    ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
+    ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
+    ...(opts.mainShare !== undefined ? { mainShare: opts.mainShare } : {}),
+  };
+}
+
 interface PlannedGet {
   entry: ManifestEntry;
 }
@@ -202,6 +223,7 @@ async function checkout(
   target: Target,
   opts: UpdateOptions,
   ctx: JobContext,
+  early: FileWriters | undefined,
 ): Promise<UpdateStats> {
   const root = repo.root;
   const reader = new FileTextReader(repo);
@@ -241,11 +263,7 @@ async function checkout(
   };
   const shared = newBatchShared(gets.length);
   // the worker threads load while the paths are audited
-  const writers = startFileWriters(batch, shared, {
-    ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
-    ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
-    ...(opts.mainShare !== undefined ? { mainShare: opts.mainShare } : {}),
-  });
+  const writers = startFileWriters(batch, shared, writePoolOptions(opts), early);
   try {
     // Every name is checked before the first write (pathauditor, _checkcollision).
     auditPathSet(auditor, targetMap.keys());

@@ -11,7 +11,7 @@ import type { CloseImpl } from '../closer/background-closer';
 import { cancelled, SluiceError, type SluiceError as SluiceErrorType } from '../errors';
 import type { JobContext } from '../job/job-context';
 import type { ProgressTracker } from '../job/progress';
-import { locateWorkerScript } from '../job/worker-script';
+import { locateWorkerScript, type WorkerScript } from '../job/worker-script';
 import {
   CHECKOUT_WORKER_KIND,
   CTL_GO,
@@ -21,6 +21,7 @@ import {
   fromPosted,
   writeShare,
   type BatchShared,
+  type CheckoutTask,
   type CheckoutWorkerData,
   type CheckoutWorkerMessage,
   type FileBatch,
@@ -64,40 +65,63 @@ export interface WritePoolOptions {
 }
 
 /**
- * Starts the worker threads for a batch (they load while the main thread audits the paths; none
- * writes before run() says so). terminate() when the checkout stops before run().
+ * Starts checkout's worker threads before their batch is known, for about `expectedFiles` files:
+ * a worker takes ~0.1 s to start and load its modules (more on a busy machine), which now overlaps
+ * the main thread's reading of the manifest instead of following it. `zstd`: the repository's
+ * revlogs are zstd-compressed, so each worker loads the wasm decoder while it waits.
+ * startFileWriters() hands them the batch (stopping the ones it does not need); terminate() them
+ * when the checkout stops before that.
+ */
+export function prestartFileWriters(expectedFiles: number, opts: WritePoolOptions, zstd: boolean): FileWriters {
+  return new FileWriters(opts, expectedFiles, zstd);
+}
+
+/**
+ * The worker threads for a batch, started now or taken over from prestartFileWriters() (they load
+ * while the main thread audits the paths; none writes before run() says so). terminate() when the
+ * checkout stops before run().
  */
 export function startFileWriters(
   batch: FileBatch,
   shared: BatchShared,
   opts: WritePoolOptions = {},
+  early?: FileWriters,
 ): FileWriters {
-  return new FileWriters(batch, shared, opts);
+  return (early ?? new FileWriters(opts, batch.paths.length, false)).assign(batch, shared);
 }
 
 export class FileWriters {
   private readonly workers: Worker[] = [];
   private readonly results: Promise<CheckoutWorkerMessage>[] = [];
+  private batch: FileBatch | undefined;
+  private shared: BatchShared | undefined;
+  /** a worker failed before the batch was assigned */
+  private failedEarly = false;
+  private readonly script: WorkerScript | null;
 
   constructor(
-    private readonly batch: FileBatch,
-    private readonly shared: BatchShared,
     private readonly opts: WritePoolOptions,
+    expectedFiles: number,
+    private readonly zstd: boolean,
   ) {
-    const n = batch.paths.length;
-    const { control } = shared;
-    const script = opts.closeImpl
+    this.script = opts.closeImpl
       ? null
       : locateWorkerScript(import.meta.url, './checkout-worker.ts', 'checkout-worker');
-    const count = !script
-      ? 0
-      : opts.workers !== undefined
-        ? Math.min(opts.workers, n)
-        : Math.min(defaultCheckoutWorkers(), Math.floor(n / MIN_FILES_PER_THREAD));
-    for (let w = 0; w < count; w++) {
-      const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND, batch, shared };
-      const worker = new Worker(script!.bootstrap ?? script!.script, {
-        workerData: script!.bootstrap ? { ...data, __entry: script!.script.href } : data,
+    this.spawn(this.countFor(expectedFiles));
+  }
+
+  private countFor(files: number): number {
+    if (!this.script) return 0;
+    if (this.opts.workers !== undefined) return Math.min(this.opts.workers, files);
+    return Math.min(defaultCheckoutWorkers(), Math.floor(files / MIN_FILES_PER_THREAD));
+  }
+
+  private spawn(count: number): void {
+    const script = this.script!;
+    while (this.workers.length < count) {
+      const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND, zstd: this.zstd };
+      const worker = new Worker(script.bootstrap ?? script.script, {
+        workerData: script.bootstrap ? { ...data, __entry: script.script.href } : data,
         // a file's garbage is short-lived: a small young generation keeps RSS (and page faults) down
         resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
         stdout: false,
@@ -110,7 +134,8 @@ export class FileWriters {
           const fail = (why: string): void => {
             if (settled) return;
             settled = true;
-            Atomics.store(control, CTL_STOP, 1);
+            if (this.shared) Atomics.store(this.shared.control, CTL_STOP, 1);
+            else this.failedEarly = true;
             resolve({
               close: NO_CLOSES,
               files: 0,
@@ -128,10 +153,30 @@ export class FileWriters {
     }
   }
 
+  /** Hands the batch to as many workers as it is worth (started now, or earlier and idle). */
+  assign(batch: FileBatch, shared: BatchShared): this {
+    this.batch = batch;
+    this.shared = shared;
+    const want = this.countFor(batch.paths.length);
+    // early workers this batch does not need: idle, they have written nothing
+    for (const w of this.workers.splice(want)) {
+      w.removeAllListeners();
+      void w.terminate();
+    }
+    this.results.splice(want);
+    this.spawn(want);
+    if (this.failedEarly) Atomics.store(shared.control, CTL_STOP, 1);
+    const task: CheckoutTask = { batch, shared };
+    for (const w of this.workers) w.postMessage(task);
+    return this;
+  }
+
   /** Stops the workers (before run(): none has written anything). */
   async terminate(): Promise<void> {
-    Atomics.store(this.shared.control, CTL_STOP, 1);
-    Atomics.notify(this.shared.control, CTL_GO);
+    if (this.shared) {
+      Atomics.store(this.shared.control, CTL_STOP, 1);
+      Atomics.notify(this.shared.control, CTL_GO);
+    }
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 
@@ -142,7 +187,9 @@ export class FileWriters {
    * what it wrote, leaving the shared status to say which files exist.
    */
   async run(ctx: JobContext, progress: ProgressTracker, prepare: () => void): Promise<CloseStats> {
-    const { batch, shared, opts } = this;
+    const { opts } = this;
+    const batch = this.batch!;
+    const shared = this.shared!;
     const n = batch.paths.length;
     const { control, status, stats } = shared;
     const count = this.workers.length;
