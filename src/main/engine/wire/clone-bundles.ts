@@ -167,7 +167,14 @@ export interface DownloadOptions {
   log?: (m: string) => void;
   /** delay before a retry in ms (default 500, doubled each time) */
   retryDelayMs?: number;
+  /**
+   * Sees the file's first START_BYTES bytes (fewer if it is shorter) as soon as they are in, and
+   * throws to give up: a body that is not what was asked for is not downloaded to its end.
+   */
+  checkStart?: (start: Buffer) => void;
 }
+
+const START_BYTES = 4;
 
 const RETRYABLE = new Set(['TRUNCATED', 'NETWORK', 'TIMEOUT']);
 
@@ -189,6 +196,7 @@ export async function downloadWithResume(
   let total: number | null = null;
   let validator: string | null = null;
   let failures = 0;
+  let start = Buffer.alloc(0);
   try {
     for (;;) {
       if (opts.signal?.aborted) throw cancelled();
@@ -251,6 +259,10 @@ export async function downloadWithResume(
               `${redactUrl(url)} sent more than the ${total} bytes it announced`,
             );
           }
+          if (opts.checkStart && have < START_BYTES) {
+            start = Buffer.concat([start.subarray(0, have), chunk]).subarray(0, START_BYTES);
+            if (start.length === START_BYTES) opts.checkStart(start);
+          }
           await fh.write(chunk, 0, chunk.length, have);
           have += chunk.length;
           gotBytes = true;
@@ -258,6 +270,7 @@ export async function downloadWithResume(
         }
         if (total !== null && have !== total)
           throw new SluiceError('TRUNCATED', `${redactUrl(url)} ended after ${have} of ${total} bytes`);
+        if (have < START_BYTES) opts.checkStart?.(start.subarray(0, have));
         return have;
       } catch (e) {
         const se = e instanceof SluiceError ? e : new SluiceError('NETWORK', String(e));

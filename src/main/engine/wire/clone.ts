@@ -23,7 +23,8 @@ import { checkDestination, createScratchBeside, createTempDestination } from '..
 import { applyBundleBytesToRepo, createEmptyRepository } from '../changegroup';
 import { checkoutAfterClone } from '../checkout/update';
 import { SluiceError, toSluiceError } from '../errors';
-import { Bundle2Reader, type Bundle2Part } from '../format/bundle2';
+import { BUNDLE2_MAGIC, Bundle2Reader, type Bundle2Part } from '../format/bundle2';
+import { PACKED1_MAGIC } from '../format/packed1';
 import { decodeBinaryBookmarks, decodePhaseHeads } from '../format/bundle2-marks';
 import { openStreamBundleFile } from '../format/bundle-file';
 import { ByteSource } from '../format/byte-source';
@@ -603,6 +604,7 @@ async function downloadCloneBundle(
   try {
     await downloadWithResume(session, url, file, {
       signal: ctx.signal,
+      checkStart: checkBundleMagic,
       ...(opts.downloadRetries !== undefined ? { retries: opts.downloadRetries } : {}),
       log: (m) => log('warn', m),
       onProgress: (bytes, total) => {
@@ -628,6 +630,17 @@ async function downloadCloneBundle(
     return false;
   }
   return true;
+}
+
+/**
+ * A clone bundle starts with a bundle's magic (HG10 changegroup, HG20 bundle2, HGS1 packed1);
+ * anything else is given up after its first bytes, not downloaded to its end (which a hostile
+ * URL may never reach) before the reader refuses it.
+ */
+function checkBundleMagic(start: Buffer): void {
+  const magic = start.toString('latin1');
+  if (!['HG10', BUNDLE2_MAGIC, PACKED1_MAGIC].includes(magic))
+    throw new SluiceError('BAD_MAGIC', `not a Mercurial bundle: starts with ${JSON.stringify(magic)}`);
 }
 
 /** "Test connection": what the server offers, without cloning. */

@@ -1,0 +1,235 @@
+// Hostile HTTP servers (a scripted server on 127.0.0.1 in front of `sluice serve`, see
+// ../wire-faults/harness.ts): redirects that try to take credentials elsewhere or never end,
+// replies that trickle or carry garbage, clone bundle manifests pointing anywhere. Each clone
+// either succeeds without harm or fails with a typed SluiceError, leaving nothing at DEST.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SluiceError } from '../../src/main/engine/errors';
+import { JobContext } from '../../src/main/engine/job/job-context';
+import { cloneFromUrl, type CloneOptions } from '../../src/main/engine/wire/clone';
+import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import type { CloneRequest } from '../../src/shared/jobs';
+import { extractFixture, removeDir, tempDir } from '../interop/wire-support';
+import { scriptedServer, type Script, type ScriptedServer } from '../wire-faults/harness';
+
+let work = '';
+let backend: RunningServer;
+const open: ScriptedServer[] = [];
+
+beforeAll(async () => {
+  work = tempDir('hostile');
+  backend = await startServer({ repo: extractFixture('default', work) });
+});
+
+afterAll(async () => {
+  for (const s of open) await s.close();
+  await backend.close();
+  removeDir(work);
+});
+
+async function serve(script: Script): Promise<ScriptedServer> {
+  const s = await scriptedServer(backend.url, script);
+  open.push(s);
+  return s;
+}
+
+let destCount = 0;
+async function clone(
+  url: string,
+  req: Partial<CloneRequest> = {},
+  opts: CloneOptions = {},
+  signal?: AbortSignal,
+): Promise<{ err: SluiceError | null; left: string[]; logs: string[] }> {
+  const parent = join(work, `p${destCount++}`);
+  const logs: string[] = [];
+  const ctx = new JobContext({
+    fileEvents: false,
+    sink: (e) => void (e.type === 'log' && logs.push(e.message)),
+    ...(signal ? { signal } : {}),
+  });
+  const err = await cloneFromUrl({ kind: 'clone', url, dest: join(parent, 'clone'), ...req }, ctx, {
+    idleTimeoutMs: 5000,
+    ...opts,
+  }).then(
+    () => null,
+    (e: unknown) => e as SluiceError,
+  );
+  if (err) expect(err).toBeInstanceOf(SluiceError);
+  let left: string[] = [];
+  try {
+    left = readdirSync(parent);
+  } catch {
+    /* parent never created */
+  }
+  return { err, left, logs };
+}
+
+describe('redirects', () => {
+  it('credentials do not follow a redirect to another origin', async () => {
+    const other = await serve(() => false);
+    const first = await serve((req, res) => {
+      if (!req.headers.authorization) {
+        res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="r"' });
+        res.end();
+        return true;
+      }
+      res.writeHead(302, { Location: new URL(req.url ?? '/', other.url).toString() });
+      res.end();
+      return true;
+    });
+    const url = first.url.replace('http://', 'http://user:secret@');
+    const r = await clone(url);
+    expect(r.err).toBeNull();
+    expect(first.hits.some((h) => String(h.headers.authorization).startsWith('Basic '))).toBe(true);
+    expect(other.hits.length).toBeGreaterThan(0);
+    expect(other.hits.map((h) => h.headers.authorization ?? null)).toEqual(other.hits.map(() => null));
+  });
+
+  it('a redirect loop ends after 10 hops (HTTP); a redirect to file:, ftp: or data: is refused', async () => {
+    const loop = await serve((req, res) => {
+      res.writeHead(302, { Location: req.url ?? '/' });
+      res.end();
+      return true;
+    });
+    const r = await clone(loop.url);
+    expect(r.err?.code).toBe('HTTP');
+    expect(r.err?.message).toMatch(/too many redirects/);
+    expect(loop.hits.length).toBe(11);
+    expect(r.left).toEqual([]);
+    for (const target of ['file:///etc/passwd', 'ftp://127.0.0.1/x', 'data:,x']) {
+      const s = await serve((_req, res) => {
+        res.writeHead(301, { Location: target });
+        res.end();
+        return true;
+      });
+      const e = await clone(s.url);
+      expect(e.err?.code, target).toBe('HTTP');
+      expect(e.err?.message).toMatch(/redirect to an unsupported URL/);
+      expect(e.left).toEqual([]);
+    }
+  });
+});
+
+describe('replies that never end', () => {
+  it('a getbundle reply trickling a byte every 20 ms (never idle): cancel ends it, nothing at DEST', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const s = await serve(async (_req, res, ctx) => {
+      if (ctx.cmd !== 'getbundle') return false;
+      const b = await ctx.forward();
+      res.writeHead(200, b.headers);
+      let at = 0;
+      timers.push(setInterval(() => res.write(b.body.subarray(at, ++at)), 20));
+      return true;
+    });
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 600);
+    const r = await clone(s.url, {}, { idleTimeoutMs: 200 }, ac.signal);
+    for (const t of timers) clearInterval(t);
+    expect(r.err?.code).toBe('CANCELLED');
+    expect(r.left).toEqual([]);
+  });
+
+  it('an endless capabilities or heads reply is cut at the small-reply bound (LIMIT)', async () => {
+    const endless =
+      (cmd: string): Script =>
+      (_req, res, ctx) => {
+        if (ctx.cmd !== cmd) return false;
+        res.writeHead(200, { 'Content-Type': 'application/mercurial-0.1' });
+        const piece = Buffer.alloc(1 << 20, 0x61);
+        const pump = (): void => {
+          while (!res.destroyed && res.write(piece));
+          if (!res.destroyed) res.once('drain', pump);
+        };
+        pump();
+        return true;
+      };
+    for (const cmd of ['capabilities', 'batch']) {
+      const r = await clone((await serve(endless(cmd))).url);
+      expect(r.err?.code, cmd).toBe('LIMIT');
+      expect(r.left).toEqual([]);
+    }
+  });
+});
+
+describe('garbage in small replies', () => {
+  const batchReply =
+    (body: string): Script =>
+    (_req, res, ctx) => {
+      if (ctx.cmd !== 'batch') return false;
+      res.writeHead(200, { 'Content-Type': 'application/mercurial-0.1' });
+      res.end(body);
+      return true;
+    };
+  it.each([
+    ['heads with garbage hex', `${'zz'.repeat(20)}\n;`],
+    ['heads with a short node', `${'ab'.repeat(19)}\n;`],
+    ['heads without the final newline', `${'ab'.repeat(20)};`],
+    ['known of the wrong length', `${'ab'.repeat(20)}\n;11`],
+    ['known with other characters', `${'ab'.repeat(20)}\n;x`],
+    ['one result for two commands', `${'ab'.repeat(20)}\n`],
+  ])('%s: PROTOCOL, nothing at DEST', async (_what, body) => {
+    const r = await clone((await serve(batchReply(body))).url);
+    expect(r.err?.code, r.err?.message).toBe('PROTOCOL');
+    expect(r.left).toEqual([]);
+  });
+});
+
+describe('clone bundle manifests pointing anywhere', () => {
+  async function withManifest(manifest: string): Promise<RunningServer> {
+    const s = await startServer({ repo, cloneBundles: { manifest } });
+    closers.push(() => s.close());
+    return s;
+  }
+  const closers: (() => Promise<void>)[] = [];
+  let repo = '';
+  beforeAll(() => {
+    repo = extractFixture('default', join(work, 'cb'));
+  });
+  afterAll(async () => {
+    for (const c of closers) await c();
+  });
+
+  it('file:, ftp: and schemeless URLs are filtered out; the clone streams from the server instead', async () => {
+    const s = await withManifest(
+      ['file:///etc/passwd', 'ftp://127.0.0.1/x.hg', '/relative.hg', 'javascript:alert(1)']
+        .map((u) => `${u} BUNDLESPEC=none-packed1;requirements%3Drevlogv1\n`)
+        .join(''),
+    );
+    const r = await clone(s.url);
+    expect(r.err).toBeNull();
+    expect(r.logs.join('\n')).toMatch(/no compatible clone bundles available on server/);
+  });
+
+  it('a bundle URL redirecting to file: or answering garbage without end is given up after its first bytes', async () => {
+    let sent = 0;
+    const garbage = await serve((req, res) => {
+      if (req.url?.startsWith('/redirect')) {
+        res.writeHead(302, { Location: 'file:///etc/passwd' });
+        res.end();
+        return true;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+      const piece = Buffer.alloc(1 << 16, 0x3c);
+      const pump = (): void => {
+        while (!res.destroyed && sent < 1 << 30 && res.write(piece)) sent += piece.length;
+        if (!res.destroyed && sent < 1 << 30) res.once('drain', pump);
+      };
+      pump();
+      return true;
+    });
+    for (const path of ['redirect', 'endless']) {
+      const s = await withManifest(
+        `${garbage.url}${path}.hg BUNDLESPEC=none-packed1;requirements%3Drevlogv1\n`,
+      );
+      const r = await clone(s.url);
+      expect(r.err, path).toBeNull();
+      expect(r.logs.join('\n')).toMatch(
+        path === 'redirect' ? /redirect to an unsupported URL/ : /not a Mercurial bundle: starts with "<<<<"/,
+      );
+      expect(r.logs.join('\n')).toMatch(/falling back to the server/);
+    }
+    // what the server managed to push into socket buffers before the client hung up, not a gigabyte
+    expect(sent).toBeLessThan(64 << 20);
+  });
+});
