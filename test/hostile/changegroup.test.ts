@@ -345,3 +345,52 @@ describe('filelog names in a changegroup', () => {
     },
   );
 });
+
+describe('phases a hostile sender names', () => {
+  it.each(['7', '33', '4294967296'])(
+    'a changegroup targetphase of %s (not one of hg’s phases) is MALFORMED',
+    async (phase) => {
+      const c = craftCg2(files);
+      const b = await bundle2Of(null, {
+        extra: [
+          {
+            type: 'changegroup',
+            mandatoryParams: [
+              ['version', '02'],
+              ['targetphase', phase],
+            ],
+            data: c.cg,
+          },
+        ],
+      });
+      expect((await refused(b)).code).toBe('MALFORMED');
+    },
+  );
+
+  it.each([5, 33, 95])('phase %i in phase-heads (not one of hg’s phases) is MALFORMED', async (phase) => {
+    const c = craftCg2(files);
+    const b = await bundle2Of(c.cg, {
+      extra: [{ type: 'phase-heads', data: Buffer.concat([i32(phase), c.changeset]) }],
+    });
+    expect((await refused(b)).code).toBe('MALFORMED');
+  });
+
+  it.skipIf(missing('hg'))(`a secret targetphase lands as hg would land it${skipNote('hg')}`, async () => {
+    const c = craftCg2(files);
+    const b = await bundle2Of(null, {
+      extra: [
+        {
+          type: 'changegroup',
+          mandatoryParams: [
+            ['version', '02'],
+            ['targetphase', '2'],
+          ],
+          data: c.cg,
+        },
+      ],
+    });
+    const repo = await emptyRepo();
+    await applyBundle2ToRepo(repo, pieces(b), new JobContext());
+    expect(hgSync(['log', '--hidden', '-T', '{phase}'], repo).stdout).toBe('secret');
+  });
+});

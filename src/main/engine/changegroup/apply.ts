@@ -13,6 +13,7 @@ import { ProgressTracker } from '../job/progress';
 import type { RepoWriteSession } from '../repo/write-session';
 import { parseChangelogEntry } from '../revlog/texts';
 import type { RevlogWriter } from '../revlog/writer';
+import { ALL_PHASES } from '../wire/changelog-graph';
 import { ChangegroupReader, changegroupVersion, type DeltaChunk } from './reader';
 
 export interface ChangegroupCounts {
@@ -201,7 +202,9 @@ export async function applyBundle2Parts(
         const version = changegroupVersion(part.params.get('version'));
         const target = part.params.get('targetphase');
         if (target !== undefined) {
-          if (!/^\d+$/.test(target))
+          // public, draft or secret: archived and internal need requirements Sluice does not
+          // support (hg: ProgrammingError), any other number makes a phaseroots hg cannot read
+          if (!/^[012]$/.test(target))
             throw new SluiceError('MALFORMED', `bad targetphase ${JSON.stringify(target)}`);
           session.setTargetPhase(Number(target));
         }
@@ -216,7 +219,8 @@ export async function applyBundle2Parts(
       case 'phase-heads': {
         const heads = decodePhaseHeads(await readSmallPayload(part));
         for (const [p] of heads)
-          if (p < 0 || p > 96) throw new SluiceError('MALFORMED', `unknown phase ${p} in phase-heads`);
+          if (!ALL_PHASES.includes(p))
+            throw new SluiceError('MALFORMED', `unknown phase ${p} in phase-heads`);
         session.addPhaseHeads(heads.map(([p, h]) => [p, Buffer.from(h, 'hex')]));
         out.phaseHeads.push(...heads);
         break;

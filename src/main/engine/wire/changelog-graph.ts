@@ -143,6 +143,8 @@ export class ChangelogGraph {
 export const PHASE_PUBLIC = 0;
 export const PHASE_DRAFT = 1;
 export const PHASE_SECRET = 2;
+/** phases.allphases: public, draft, secret, archived (32), internal (96); hg knows no other. */
+export const ALL_PHASES: readonly number[] = [PHASE_PUBLIC, PHASE_DRAFT, PHASE_SECRET, 32, 96];
 
 /** phaseroots file (phases.py `_readroots`): `<phase> <hex root>\n` lines. */
 export function parsePhaseRoots(text: string): Map<number, string[]> {
