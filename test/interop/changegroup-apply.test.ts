@@ -220,10 +220,19 @@ describe.skipIf(missing('hg'))(`hostile changegroups${skipNote('hg')}`, () => {
       'a changeset chunk length past the end',
       (c) => {
         const b = serializeHg10un(c);
-        b.writeInt32BE(0x7ffffff0, 6);
+        b.writeInt32BE(0x00fffff0, 6); // within maxRevisionSize: read until the input ends
         return b;
       },
       'TRUNCATED',
+    ],
+    [
+      'a changeset chunk length past the revision bound',
+      (c) => {
+        const b = serializeHg10un(c);
+        b.writeInt32BE(0x7ffffff0, 6);
+        return b;
+      },
+      'LIMIT',
     ],
     [
       'an invalid chunk length (1..4)',
