@@ -14,11 +14,6 @@ import type {
   VerifyRequest,
 } from '../../../shared/jobs';
 import { resolve } from 'node:path';
-import { applyBundleFile } from '../apply/apply-bundle';
-import { updateWorkingCopy } from '../checkout/update';
-import { applyChangegroupBundleFile, bundleKindOf, isRepository } from '../apply/apply-changegroup';
-import { pullFromUrl } from '../wire/pull';
-import { writeStreamBundle } from '../generate/stream-bundle';
 import { SluiceError, toSluiceError } from '../errors';
 import type { JobContext } from './job-context';
 import { loadCloneFromUrl, loadVerifyRepository } from './modules';
@@ -63,6 +58,9 @@ export async function runJob(request: JobRequest, ctx: JobContext): Promise<JobR
   }
 }
 
+// Each job kind's module loads when a job of that kind runs: `sluice update` does not load the
+// HTTP client (importing node:http from an ES module evaluates its lazy getters, which load undici:
+// ~50-100 ms), the apply or the bundle writer.
 async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult> {
   switch (request.kind) {
     case 'apply':
@@ -86,6 +84,10 @@ async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult
 }
 
 async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResult> {
+  const { applyChangegroupBundleFile, bundleKindOf, isRepository } = await import(
+    '../apply/apply-changegroup'
+  );
+  const { applyBundleFile } = await import('../apply/apply-bundle');
   const kind = await bundleKindOf(request.bundlePath);
   if (kind === 'bundle1' || kind === 'bundle2') {
     const cg = await applyChangegroupBundleFile(request.bundlePath, request.dest, ctx);
@@ -116,6 +118,7 @@ async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResu
 
 async function runBundle(request: BundleRequest, ctx: JobContext): Promise<JobResult> {
   const type = request.type ?? 'v2';
+  const { writeStreamBundle } = await import('../generate/stream-bundle');
   let progress: ProgressTracker | undefined;
   const out = await writeStreamBundle(request.repo, request.out, {
     type,
@@ -157,6 +160,7 @@ async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResu
 }
 
 async function runPull(request: PullRequest, ctx: JobContext): Promise<JobResult> {
+  const { pullFromUrl } = await import('../wire/pull');
   const out = await pullFromUrl(request, ctx);
   return { bytes: out.bytes, files: out.files, result: out.repo };
 }
@@ -173,6 +177,7 @@ async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobRe
 }
 
 async function runUpdate(request: UpdateRequest, ctx: JobContext): Promise<JobResult> {
+  const { updateWorkingCopy } = await import('../checkout/update');
   const stats = await updateWorkingCopy(
     request.repo,
     {
