@@ -46,6 +46,12 @@ describe('PathAuditor.checkName (pathauditor.__call__)', () => {
     'a\rb', // scmutil.checkfilename / manifest._checkforbidden: hg never stores these
     'dir/x\r',
     'nul\0byte',
+    // every kind of name checkName's one-scan fast path must hand to the full checks
+    'a/',
+    'x/..',
+    'x/.',
+    'a\nb',
+    'd/\xef\xbb\xbf.hg/x', // U+FEFF in front: HFS+ ignores it
   ])('refuses %j, naming it', (p) => {
     const e = refusal(() => a.checkName(p));
     if (p)
