@@ -3,6 +3,7 @@
 // replies that trickle or carry garbage, clone bundle manifests pointing anywhere. Each clone
 // either succeeds without harm or fails with a typed SluiceError, leaving nothing at DEST.
 import { readdirSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
@@ -231,5 +232,36 @@ describe('clone bundle manifests pointing anywhere', () => {
     }
     // what the server managed to push into socket buffers before the client hung up, not a gigabyte
     expect(sent).toBeLessThan(64 << 20);
+  });
+});
+
+describe('malformed HTTP framing (a raw socket server)', () => {
+  const head = 'HTTP/1.1 200 OK\r\nContent-Type: application/mercurial-0.1\r\n';
+  it.each([
+    ['a 100 KB header', `${head}X-Big: ${'a'.repeat(100_000)}\r\n\r\n`, 'NETWORK'],
+    ['a negative Content-Length', `${head}Content-Length: -5\r\n\r\nabc`, 'NETWORK'],
+    ['a 20-digit Content-Length', `${head}Content-Length: 99999999999999999999\r\n\r\nabc`, 'NETWORK'],
+    ['two Content-Lengths', `${head}Content-Length: 3\r\nContent-Length: 5\r\n\r\nabcde`, 'NETWORK'],
+    [
+      'a 2^64 chunk that never comes',
+      `${head}Transfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFF\r\nabc`,
+      'TIMEOUT',
+    ],
+    ['not HTTP at all', 'garbage\r\n\r\n', 'NETWORK'],
+    ['status 999', 'HTTP/1.1 999 Weird\r\nContent-Length: 0\r\n\r\n', 'HTTP'],
+  ])('%s: %s', async (_what, reply, code) => {
+    const server = net.createServer((s) => {
+      s.on('data', () => s.write(reply));
+      s.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      const r = await clone(`http://127.0.0.1:${port}/`, {}, { idleTimeoutMs: 300 });
+      expect(r.err?.code, r.err?.message).toBe(code);
+      expect(r.left).toEqual([]);
+    } finally {
+      server.close();
+    }
   });
 });
