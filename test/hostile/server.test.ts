@@ -2,7 +2,7 @@
 // ../wire-faults/harness.ts): redirects that try to take credentials elsewhere or never end,
 // replies that trickle or carry garbage, clone bundle manifests pointing anywhere. Each clone
 // either succeeds without harm or fails with a typed SluiceError, leaving nothing at DEST.
-import { readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -262,6 +262,35 @@ describe('malformed HTTP framing (a raw socket server)', () => {
       expect(r.left).toEqual([]);
     } finally {
       server.close();
+    }
+  });
+});
+
+describe('a hostile source repository', () => {
+  it('its .hg/hgrc (hooks, paths, an ssh command) is never copied, and no hook runs, with any stream or pull', async () => {
+    const repo = extractFixture('default', join(work, 'evil'));
+    const pwned = join(work, 'pwned');
+    writeFileSync(
+      join(repo, '.hg', 'hgrc'),
+      `[hooks]\nupdate = touch ${pwned}\npreoutgoing = touch ${pwned}\n[ui]\nssh = touch ${pwned}\n[paths]\ndefault = http://evil.example/\n`,
+    );
+    const s = await startServer({ repo });
+    try {
+      for (const req of [{ stream: 'v2' }, { stream: 'v1' }, { pull: true }] as Partial<CloneRequest>[]) {
+        const parent = join(work, `evil-${destCount++}`);
+        const dest = join(parent, 'clone');
+        await cloneFromUrl(
+          { kind: 'clone', url: s.url, dest, update: true, ...req },
+          new JobContext({ fileEvents: false }),
+        );
+        const hgrc = readFileSync(join(dest, '.hg', 'hgrc'), 'utf8');
+        expect(hgrc, JSON.stringify(req)).toContain(`default = ${s.url}`);
+        expect(hgrc).not.toMatch(/hooks|evil|touch/);
+        expect(readdirSync(join(dest, '.hg')).filter((n) => /hgrc/.test(n))).toEqual(['hgrc']);
+      }
+      expect(existsSync(pwned)).toBe(false);
+    } finally {
+      await s.close();
     }
   });
 });
