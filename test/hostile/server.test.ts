@@ -9,6 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { cloneFromUrl, type CloneOptions } from '../../src/main/engine/wire/clone';
+import { pullFromUrl } from '../../src/main/engine/wire/pull';
+import { createEmptyRepository } from '../../src/main/engine/changegroup';
+import { decompressWire } from '../../src/main/engine/wire/codec';
+import { treeHash } from '../interop/changegroup-support';
+import { pieces } from './craft';
 import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
 import type { CloneRequest } from '../../src/shared/jobs';
 import { extractFixture, removeDir, tempDir } from '../interop/wire-support';
@@ -292,5 +297,38 @@ describe('a hostile source repository', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+/** An application/mercurial-0.2 body decoded: u8 engine name length, the name, the payload. */
+async function decoded02(body: Buffer): Promise<Buffer> {
+  const engine = body.toString('latin1', 1, 1 + body[0]!);
+  const out: Uint8Array[] = [];
+  for await (const c of decompressWire(engine, pieces(body.subarray(1 + body[0]!)))) out.push(c);
+  return Buffer.concat(out);
+}
+
+describe('a pull reply that goes on past its end', () => {
+  it('bytes after the bundle2 end marker of a getbundle reply: MALFORMED, the repository as it was', async () => {
+    const s = await serve(async (_req, res, ctx) => {
+      if (ctx.cmd !== 'getbundle') return false;
+      const b = await ctx.forward();
+      // the reply decoded whatever engine the backend chose, re-sent uncompressed with a tail
+      res.writeHead(200, { 'Content-Type': 'application/mercurial-0.2' });
+      res.end(
+        Buffer.concat([Buffer.from('\x04none', 'latin1'), await decoded02(b.body), Buffer.from('junk')]),
+      );
+      return true;
+    });
+    const repo = join(work, `pull-${destCount++}`);
+    await createEmptyRepository(repo);
+    const before = treeHash(repo);
+    const err = await pullFromUrl({ kind: 'pull', repo, source: s.url }, new JobContext()).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SluiceError);
+    expect((err as SluiceError).code, (err as Error).message).toBe('MALFORMED');
+    expect((err as Error).message).toMatch(/after the end of the bundle2 stream/);
+    expect(treeHash(repo)).toBe(before);
   });
 });
