@@ -60,14 +60,18 @@ export class ChangegroupReader {
     return l - 4;
   }
 
-  /** Reads n payload bytes into a fresh buffer, growing only as bytes actually arrive. */
+  /**
+   * Reads n payload bytes: a view of the upstream chunk when it holds them all (ByteSource's
+   * upstream chunks are never reused, so the view stays valid while the writer keeps it), else
+   * the pieces as they arrive, joined once.
+   */
   private async readPayload(n: number): Promise<Uint8Array> {
     const fast = this.src.tryReadExact(n);
-    if (fast) return fast.slice();
+    if (fast) return fast;
     const pieces: Uint8Array[] = [];
     let have = 0;
     await this.src.copy(n, (p) => {
-      pieces.push(p.slice());
+      pieces.push(p);
       have += p.length;
     });
     return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, have);

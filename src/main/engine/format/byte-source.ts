@@ -8,11 +8,12 @@
 // so the hot loop awaits only when a structure straddles a chunk boundary. Straddling reads are
 // assembled in one reusable carry-over buffer.
 //
-// Validity of returned views: a Uint8Array returned by readExact / tryReadExact / readLine / peek
-// may point into the carry-over buffer and is valid only until the next call on this source; copy
-// what you keep. Chunks handed to copy()'s `write` are views of upstream chunks, never of the
-// carry-over buffer: they stay valid as long as the upstream does not reuse its own buffers (file
-// reads, decompressors and bundle2 payloads in this module never do).
+// Validity of returned views: a Uint8Array returned by readExact / readLine / peek may point into
+// the carry-over buffer and is valid only until the next call on this source; copy what you keep.
+// tryReadExact's views and the chunks handed to copy()'s `write` are views of upstream chunks,
+// never of the carry-over buffer: they stay valid as long as the upstream does not reuse its own
+// buffers (sockets, pipes, file reads, decompressors and bundle2 payloads here never do; the
+// changegroup reader relies on it to hand deltas on without a copy).
 
 import { SluiceError, toSluiceError } from '../errors';
 import { MAX_CONTIGUOUS_READ, MAX_UVARINT_BYTES, limitError } from './limits';

@@ -20,6 +20,7 @@ import {
   renameSync,
   writeFileSync,
   writeSync,
+  writevSync,
   mkdirSync,
   constants as fsConstants,
 } from 'node:fs';
@@ -198,7 +199,8 @@ export class RevlogWriter {
     this.dataPath = vfsPath(opts.tx.vfs, opts.radix + '.d');
     this.existedIndex = indexBytes !== null;
     this.oldBytes = indexBytes ?? new Uint8Array(0);
-    this.old = parseRevlogIndex(opts.radix, this.oldBytes);
+    // most writers of a clone start a new filelog: they share one empty index (never mutated)
+    this.old = indexBytes === null ? emptyIndex() : parseRevlogIndex(opts.radix, this.oldBytes);
     this.origLength = this.old.length;
     if (this.old.length === 0) {
       // a new (or empty) revlog: v1, inline, generaldelta per the repository (never for the changelog)
@@ -670,7 +672,8 @@ export class RevlogWriter {
   }
 
   private packEntry(rev: number, e: PendingEntry): Buffer {
-    const b = Buffer.alloc(ENTRY_SIZE);
+    // from Buffer's pool (Buffer.alloc makes one ArrayBuffer per entry); bytes 52-63 are padding
+    const b = Buffer.allocUnsafe(ENTRY_SIZE).fill(0, 32 + NODE_SIZE);
     b.writeUIntBE(e.offset, 0, 6);
     b.writeUInt16BE(e.flags, 6);
     b.writeInt32BE(e.clen, 8);
@@ -703,10 +706,14 @@ export class RevlogWriter {
     const entry = this.packEntry(rev, e);
     this.dataEnd += chunk.length;
     if (this.inline) {
-      const piece = chunk.length ? Buffer.concat([entry, chunk], ENTRY_SIZE + chunk.length) : entry;
-      if (this.delayed) this.delay(piece);
-      else this.unwritten.i.push(piece, this.iSize);
-      this.iSize += piece.length;
+      if (this.delayed) {
+        this.delay(chunk.length ? Buffer.concat([entry, chunk], ENTRY_SIZE + chunk.length) : entry);
+      } else {
+        // entry and chunk go to the file side by side in one writev, not copied together
+        this.unwritten.i.push(entry, this.iSize);
+        if (chunk.length) this.unwritten.i.push(chunk, this.iSize + ENTRY_SIZE);
+      }
+      this.iSize += ENTRY_SIZE + chunk.length;
       if (!this.delayed) this.enforceInlineSize();
     } else {
       if (chunk.length) this.unwritten.d.push(chunk, this.dSize);
@@ -835,6 +842,11 @@ export class RevlogWriter {
   }
 }
 
+let EMPTY_INDEX: RevlogIndex | undefined;
+function emptyIndex(): RevlogIndex {
+  return (EMPTY_INDEX ??= parseRevlogIndex('(new revlog)', new Uint8Array(0)));
+}
+
 function nodeKey(node: Uint8Array): string {
   return Buffer.from(node.buffer, node.byteOffset, node.length).toString('latin1');
 }
@@ -865,11 +877,37 @@ class WriteQueue {
   }
 
   writeTo(fd: number): void {
-    const all = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.bytes);
+    const pieces = this.pieces;
     const at = this.at;
     this.pieces = [];
     this.bytes = 0;
-    writeAll(fd, all, at);
+    writevAll(fd, pieces, at);
+  }
+}
+
+/** At most this many buffers per writev(2) (IOV_MAX is 1024 on Linux and macOS). */
+const IOV_BATCH = 1024;
+
+/** Writes pieces contiguously from `position`, in as few writev calls as the kernel allows. */
+function writevAll(fd: number, pieces: Uint8Array[], position: number): void {
+  let i = 0;
+  while (i < pieces.length) {
+    const batch = pieces.slice(i, i + IOV_BATCH);
+    let want = 0;
+    for (const p of batch) want += p.length;
+    const done = writevSync(fd, batch, position);
+    position += done;
+    if (done === want) {
+      i += batch.length;
+      continue;
+    }
+    // a short write: finish the piece it stopped in, then carry on with the next ones
+    let skip = done;
+    while (skip >= pieces[i]!.length) skip -= pieces[i++]!.length;
+    const rest = pieces[i]!.subarray(skip);
+    writeAll(fd, rest, position);
+    position += rest.length;
+    i++;
   }
 }
 
