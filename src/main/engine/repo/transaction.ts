@@ -11,6 +11,7 @@ import {
   copyFileSync,
   existsSync,
   fstatSync,
+  lstatSync,
   ftruncateSync,
   openSync,
   readFileSync,
@@ -408,8 +409,38 @@ export function rollbackJournal(vfs: RepoVfs, report: (m: string) => void = () =
       backups.push([l, f, b]);
     }
   }
+  // everything is audited before anything is played back: a refused journal changes nothing
+  for (const [file, offset] of entries) auditJournalPath(vfs, file, '', offset > 0);
+  for (const [location, file, backup] of backups) {
+    if (file) auditJournalPath(vfs, file, location, !!backup);
+    if (backup) auditJournalPath(vfs, backup, location, !!file);
+  }
   playback(vfs, entries, backups, report);
   return true;
+}
+
+/**
+ * The vfs pathauditor's symlink check (pathutil.pathauditor._checkfs) for a journal found on disk:
+ * no directory between the vfs root and the file is a symbolic link, nor the file itself when it
+ * is read, truncated or written (unlinking a link only removes the link). A hostile repository's
+ * journal cannot make a rollback truncate, delete or overwrite anything outside it.
+ */
+function auditJournalPath(vfs: RepoVfs, file: string, location: VfsLocation, followed: boolean): void {
+  const root = location === 'plain' ? vfs.hgDir : vfs.storeDir;
+  const parts = (location === 'plain' ? file : vfs.encode(file)).split('/');
+  let at = root;
+  for (const [i, part] of parts.entries()) {
+    at = join(at, part);
+    if (i === parts.length - 1 && !followed) return;
+    const st = lstatSync(at, { throwIfNoEntry: false });
+    if (!st) return;
+    if (st.isSymbolicLink())
+      throw new SluiceError(
+        'UNSAFE_PATH',
+        `the journal of an interrupted transaction names '${file}', which traverses symbolic link '${parts.slice(0, i + 1).join('/')}': not rolled back (remove the journal files in ${vfs.storeDir} by hand)`,
+        { name: file },
+      );
+  }
 }
 
 /** A journal names files inside the repository only (a hostile journal must not truncate /etc/…). */
