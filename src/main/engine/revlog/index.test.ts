@@ -249,3 +249,36 @@ describe('revlog index: synthetic', () => {
     expect(p.finish().length).toBe(1);
   });
 });
+
+describe('node helpers (no view per call)', () => {
+  it('nodeKey, nodeHex, nodeEquals, isNullAt and writeSortedParents agree with the node bytes', () => {
+    // merges whose parents sort either way, a root, a revision with a null p1 and a real p2
+    const rl = buildRevlog([
+      { text: 'a\n' },
+      { text: 'b\n', p1: -1 },
+      { text: 'c\n', p1: 0, p2: 1 },
+      { text: 'd\n', p1: 1, p2: 0 },
+      { text: 'e\n', p1: -1, p2: 2 },
+    ]);
+    const ix = parseRevlogIndex('t', rl.index);
+    const out = Buffer.alloc(40);
+    for (let r = 0; r < ix.length; r++) {
+      const node = rl.nodes[r]!;
+      expect(ix.nodeKey(r)).toBe(node.toString('latin1'));
+      expect(ix.nodeHex(r)).toBe(node.toString('hex'));
+      expect(ix.nodeEquals(r, node)).toBe(true);
+      expect(ix.nodeEquals(r, rl.nodes[(r + 1) % ix.length]!)).toBe(false);
+      expect(ix.isNullAt(r)).toBe(false);
+      const parents = [ix.p1(r), ix.p2(r)].map((p) => (p < 0 ? NULL_NODE : rl.nodes[p]!));
+      parents.sort(Buffer.compare);
+      out.fill(0xff);
+      ix.writeSortedParents(r, out);
+      expect(out).toEqual(Buffer.concat(parents));
+      // what the node was computed from: sha1(sorted parents + text)
+      expect(revisionNode(rl.texts[r]!, parents[0]!, parents[1]!)).toEqual(node);
+    }
+    const zero = Buffer.from(rl.index);
+    zero.fill(0, 32, 52); // rev 0's node field
+    expect(parseRevlogIndex('t', zero).isNullAt(0)).toBe(true);
+  });
+});

@@ -62,6 +62,8 @@ export class RevlogIndex {
   readonly length: number;
   private readonly view: DataView;
   private nodemap: Map<string, number> | undefined;
+  /** the entries as a Buffer, for node strings without a view object per call */
+  private asBuffer: Buffer | undefined;
 
   /**
    * @param entries exactly `length * 64` bytes
@@ -118,7 +120,67 @@ export class RevlogIndex {
     return this.entries.subarray(b, b + NODE_SIZE);
   }
   nodeHex(rev: number): string {
-    return Buffer.from(this.node(rev)).toString('hex');
+    const b = rev * ENTRY_SIZE + 32;
+    return this.bytes().toString('hex', b, b + NODE_SIZE);
+  }
+  /** rev's node as a 20-character latin1 string (a Map key; nodeKey() of the node's bytes). */
+  nodeKey(rev: number): string {
+    const b = rev * ENTRY_SIZE + 32;
+    return this.bytes().toString('latin1', b, b + NODE_SIZE);
+  }
+  /** Whether rev's node equals the 20 bytes of `node` at `at` (no view of rev's node). */
+  nodeEquals(rev: number, node: Uint8Array, at = 0): boolean {
+    const b = rev * ENTRY_SIZE + 32;
+    const e = this.entries;
+    for (let k = 0; k < NODE_SIZE; k++) if (e[b + k] !== node[at + k]) return false;
+    return true;
+  }
+  /**
+   * Writes the sorted parent nodes of rev (the smaller first; the null node for NULL_REV) into
+   * `out` at 0 and 20: what revlog.hash feeds SHA-1 before the text. Parents must be in range.
+   */
+  writeSortedParents(rev: number, out: Uint8Array): void {
+    const p1 = this.p1(rev);
+    const p2 = this.p2(rev);
+    const bytes = this.bytes();
+    const at = (p: number): number => p * ENTRY_SIZE + 32;
+    let lo = p1;
+    let hi = p2;
+    if (p1 === NULL_REV) {
+      lo = NULL_REV;
+      hi = p2;
+    } else if (p2 === NULL_REV) {
+      lo = NULL_REV;
+      hi = p1;
+    } else if (bytes.compare(bytes, at(p2), at(p2) + NODE_SIZE, at(p1), at(p1) + NODE_SIZE) > 0) {
+      // source p1 against target p2: p1's node sorts after p2's
+      lo = p2;
+      hi = p1;
+    }
+    if (lo === NULL_REV) out.fill(0, 0, NODE_SIZE);
+    else bytes.copy(out, 0, at(lo), at(lo) + NODE_SIZE);
+    if (hi === NULL_REV) out.fill(0, NODE_SIZE, 2 * NODE_SIZE);
+    else bytes.copy(out, NODE_SIZE, at(hi), at(hi) + NODE_SIZE);
+  }
+  /** Whether rev's node is the null node (all zeros), without a view of it. */
+  isNullAt(rev: number): boolean {
+    const v = this.view;
+    const b = rev * ENTRY_SIZE + 32;
+    return (
+      (v.getUint32(b) |
+        v.getUint32(b + 4) |
+        v.getUint32(b + 8) |
+        v.getUint32(b + 12) |
+        v.getUint32(b + 16)) ===
+      0
+    );
+  }
+  private bytes(): Buffer {
+    return (this.asBuffer ??= Buffer.from(
+      this.entries.buffer,
+      this.entries.byteOffset,
+      this.length * ENTRY_SIZE,
+    ));
   }
   /** Position of rev's chunk in the data file (NAME.d, or NAME.i when inline). */
   chunkStart(rev: number): number {
@@ -148,7 +210,7 @@ export class RevlogIndex {
     if (!this.nodemap) {
       const map = new Map<string, number>();
       // first occurrence wins, as a duplicated node resolves to its first rev in hg's radix tree
-      for (let r = this.length - 1; r >= 0; r--) map.set(nodeKey(this.node(r)), r);
+      for (let r = this.length - 1; r >= 0; r--) map.set(this.nodeKey(r), r);
       this.nodemap = map;
     }
     return this.nodemap.get(nodeKey(node));
@@ -196,10 +258,9 @@ export class RevlogIndex {
       };
     }
     if (base < 0) return { rev, problem: 'base-out-of-range', message: `delta base ${base} out of range` };
-    for (const [which, p] of [
-      [1, this.p1(rev)],
-      [2, this.p2(rev)],
-    ] as const) {
+    // both parents, without an array per call (readers check every revision they build)
+    for (let which = 1; which <= 2; which++) {
+      const p = which === 1 ? this.p1(rev) : this.p2(rev);
       if (p < NULL_REV || p >= n) {
         return { rev, problem: 'parent-out-of-range', message: `parent ${which} out of range: ${p}` };
       }
@@ -260,7 +321,8 @@ export function isNullNode(node: Uint8Array): boolean {
   return true;
 }
 
-function nodeKey(node: Uint8Array): string {
+/** A node's bytes as a latin1 string (a Map key). */
+export function nodeKey(node: Uint8Array): string {
   return Buffer.from(node.buffer, node.byteOffset, node.length).toString('latin1');
 }
 

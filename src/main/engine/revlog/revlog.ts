@@ -64,6 +64,8 @@ export interface RevisionOptions {
 interface ByteSource {
   size(): Promise<number | undefined>;
   read(pos: number, len: number): Promise<Uint8Array>;
+  /** read() without a promise when [pos, pos + len) is in memory already; undefined otherwise. */
+  readNow(pos: number, len: number): Uint8Array | undefined;
   /** Makes the following reads inside [pos, pos + len) memory hits (one large read). */
   prefetch(pos: number, len: number): Promise<void>;
   /** Drops the read window (the next read reads the file again). */
@@ -88,6 +90,10 @@ class MemorySource implements ByteSource {
     }
     if (pos + len > data.length) throw partialRead(this.label, pos, len, Math.max(0, data.length - pos));
     return data.subarray(pos, pos + len);
+  }
+  readNow(pos: number, len: number): Uint8Array | undefined {
+    const data = this.data;
+    return data && pos + len <= data.length ? data.subarray(pos, pos + len) : undefined;
   }
   async prefetch(): Promise<void> {}
   release(): void {}
@@ -124,6 +130,13 @@ class FileSource implements ByteSource {
   async size(): Promise<number | undefined> {
     await this.handle();
     return this.fileSize;
+  }
+
+  readNow(pos: number, len: number): Uint8Array | undefined {
+    if (pos >= this.winPos && pos + len <= this.winPos + this.win.length) {
+      return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
+    }
+    return undefined;
   }
 
   async read(pos: number, len: number): Promise<Uint8Array> {
@@ -356,16 +369,30 @@ export class Revlog {
     return this.decodeChunk(rev, await this.rawChunk(rev));
   }
 
-  private async decodeChunk(rev: number, raw: Uint8Array): Promise<Uint8Array> {
+  /**
+   * rev's chunk decoded: synchronously when its decoder is loaded (the common case: no promise
+   * per chunk), else once the decoder is.
+   */
+  private decodeChunk(rev: number, raw: Uint8Array): Uint8Array | Promise<Uint8Array> {
     const index = this.index;
     const rawSize = Math.max(0, index.rawSize(rev));
     const dp = index.deltaParent(rev);
     const baseSize = dp >= 0 && dp < index.length ? Math.max(0, index.rawSize(dp)) : 0;
     const sizeBound = dp === NULL_REV ? rawSize : 13 * (baseSize + rawSize + 1);
     const bound = Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK));
+    const prep = chunkNeedsPreparation(raw, bound);
+    if (prep)
+      return prep.then(
+        () => this.decodeNow(rev, raw, bound),
+        (e: unknown) => {
+          throw this.wrap(e, rev);
+        },
+      );
+    return this.decodeNow(rev, raw, bound);
+  }
+
+  private decodeNow(rev: number, raw: Uint8Array, bound: number): Uint8Array {
     try {
-      const prep = chunkNeedsPreparation(raw, bound);
-      if (prep) await prep;
       return decompressChunk(raw, bound);
     } catch (e) {
       throw this.wrap(e, rev);
@@ -374,7 +401,8 @@ export class Revlog {
 
   /**
    * The decoded chunks of chain (ascending revs), read like hg's _chunks with sparse-read: one
-   * read per dense span of the data file instead of one per chunk.
+   * read per dense span of the data file instead of one per chunk. Chunks already in memory (a
+   * file read whole, the read window) are taken and decoded without awaiting anything.
    */
   private async chainChunks(chain: readonly number[]): Promise<Uint8Array[]> {
     const index = this.index;
@@ -391,8 +419,17 @@ export class Revlog {
         if (s < spanEnd || s - spanEnd > SPARSE_GAP || e - spanStart > SPAN_MAX) break;
         spanEnd = e;
       }
-      await this.data.prefetch(spanStart, spanEnd - spanStart);
-      for (let k = i; k < j; k++) out[k] = await this.decodeChunk(chain[k]!, await this.rawChunk(chain[k]!));
+      if (this.data.readNow(spanStart, spanEnd - spanStart) === undefined)
+        await this.data.prefetch(spanStart, spanEnd - spanStart);
+      for (let k = i; k < j; k++) {
+        const rev = chain[k]!;
+        const len = index.compressedLength(rev);
+        const raw =
+          (len >= 0 ? this.data.readNow(index.chunkStart(rev), len) : undefined) ??
+          (await this.rawChunk(rev));
+        const decoded = this.decodeChunk(rev, raw);
+        out[k] = decoded instanceof Promise ? await decoded : decoded;
+      }
       i = j;
     }
     return out;
@@ -632,15 +669,13 @@ export class Revlog {
 
   /** checkNode() for a text built at PARENTS in buf: the parents go in front, one hash call. */
   private checkNodePrefixed(rev: number, buf: Buffer, text: Uint8Array): void {
-    const [lo, hi] = this.sortedParents(rev);
-    buf.set(lo, 0);
-    buf.set(hi, 20);
+    this.checkParentRange(rev);
+    this.index.writeSortedParents(rev, buf); // no views of the parents' nodes per revision
     const computed = hash('sha1', buf.subarray(0, PARENTS + text.length), 'buffer');
-    if (Buffer.compare(computed, this.index.node(rev)) !== 0) this.checkNode(rev, text);
+    if (!this.index.nodeEquals(rev, computed)) this.checkNode(rev, text);
   }
 
-  /** rev's parent nodes in the order revlog.hash feeds them to SHA-1 (the smaller first). */
-  private sortedParents(rev: number): [Uint8Array, Uint8Array] {
+  private checkParentRange(rev: number): void {
     const index = this.index;
     const p1 = index.p1(rev);
     const p2 = index.p2(rev);
@@ -650,6 +685,14 @@ export class Revlog {
         rev,
       });
     }
+  }
+
+  /** rev's parent nodes in the order revlog.hash feeds them to SHA-1 (the smaller first). */
+  private sortedParents(rev: number): [Uint8Array, Uint8Array] {
+    const index = this.index;
+    this.checkParentRange(rev);
+    const p1 = index.p1(rev);
+    const p2 = index.p2(rev);
     const p1n = p1 === NULL_REV ? NULL_NODE : index.node(p1);
     const p2n = p2 === NULL_REV ? NULL_NODE : index.node(p2);
     return Buffer.compare(p1n, p2n) <= 0 ? [p1n, p2n] : [p2n, p1n];

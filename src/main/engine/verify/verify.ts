@@ -22,7 +22,7 @@ import { storePathEncoder, type StorePathEncoder } from '../store/encoding';
 import { walkStore } from '../store/walk';
 import { Revlog } from '../revlog/revlog';
 import type { RevlogIoMode } from '../revlog/file-io';
-import { isNullNode, type RevlogIndex } from '../revlog/index';
+import { isNullNode, nodeKey, type RevlogIndex } from '../revlog/index';
 import { NULL_REV } from '../revlog/constants';
 import { parseChangelogEntry, parseManifest } from '../revlog/texts';
 import { patchText } from '../revlog/mpatch';
@@ -132,9 +132,6 @@ function short(node: Uint8Array): string {
 }
 function shortHex(hex: string): string {
   return hex.slice(0, 12);
-}
-function nodeKey(node: Uint8Array): string {
-  return Buffer.from(node.buffer, node.byteOffset, node.length).toString('latin1');
 }
 
 /** verify._normpath: converted repositories may hold repeated slashes. */
@@ -516,8 +513,12 @@ class Verifier {
     return true;
   }
 
-  /** verifier._checkentry; returns the linkrev to blame (null when it cannot be trusted). */
-  private async checkEntry(
+  /**
+   * verifier._checkentry; returns the linkrev to blame (null when it cannot be trusted).
+   * Synchronous (no promise per revision) unless the linkrev is wrong and hg's " (expected …)"
+   * hint needs manifests read.
+   */
+  private checkEntry(
     rl: { index: RevlogIndex },
     i: number,
     seen: Map<string, number>,
@@ -525,42 +526,55 @@ class Verifier {
     linkrevSet: ReadonlySet<number> | null,
     label: string,
     sink: Sink,
-  ): Promise<number | null> {
+  ): number | null | Promise<number | null> {
     const idx = rl.index;
-    const node = idx.node(i);
-    let lr: number | null = idx.link(i);
+    const lr = idx.link(i);
     const known = linkrevSet ? linkrevSet.has(lr) : linkrevs.includes(lr);
-    if (lr < 0 || (this.havecl && !known)) {
-      const nonexistent = lr < 0 || lr >= this.cl.length;
-      sink.err(
-        null,
-        `rev ${i} points to ${nonexistent ? 'nonexistent' : 'unexpected'} changeset ${lr}`,
-        label,
-      );
-      if (linkrevs.length) {
-        let shown: readonly number[] = linkrevs;
-        if (label && linkrevs.length > 1) shown = await this.filterLinkrevs(linkrevs, label, node);
-        sink.warn(` (expected ${shown.join(' ')})`);
-      }
-      lr = null;
+    if (lr < 0 || (this.havecl && !known)) return this.checkBadLinkrev(idx, i, seen, linkrevs, label, sink);
+    return this.checkParents(idx, i, seen, lr, label, sink);
+  }
+
+  /** _checkentry's wrong-linkrev report, then the rest of its checks with the linkrev untrusted. */
+  private async checkBadLinkrev(
+    idx: RevlogIndex,
+    i: number,
+    seen: Map<string, number>,
+    linkrevs: readonly number[],
+    label: string,
+    sink: Sink,
+  ): Promise<number | null> {
+    const lr = idx.link(i);
+    const nonexistent = lr < 0 || lr >= this.cl.length;
+    sink.err(null, `rev ${i} points to ${nonexistent ? 'nonexistent' : 'unexpected'} changeset ${lr}`, label);
+    if (linkrevs.length) {
+      let shown: readonly number[] = linkrevs;
+      if (label && linkrevs.length > 1) shown = await this.filterLinkrevs(linkrevs, label, idx.node(i));
+      sink.warn(` (expected ${shown.join(' ')})`);
     }
+    return this.checkParents(idx, i, seen, null, label, sink);
+  }
+
+  /** _checkentry's parent and duplicate checks (node strings from the index: no view per call). */
+  private checkParents(
+    idx: RevlogIndex,
+    i: number,
+    seen: Map<string, number>,
+    lr: number | null,
+    label: string,
+    sink: Sink,
+  ): number | null {
     const p1 = idx.p1(i);
     const p2 = idx.p2(i);
     const n = idx.length;
     if (p1 < NULL_REV || p1 >= n || p2 < NULL_REV || p2 >= n) {
-      sink.err(lr, `checking parents of ${short(node)}: revlog index out of range`, label);
+      sink.err(lr, `checking parents of ${short(idx.node(i))}: revlog index out of range`, label);
     } else {
-      for (const [which, p] of [
-        [1, p1],
-        [2, p2],
-      ] as const) {
-        if (p === NULL_REV) continue;
-        const pn = idx.node(p);
-        if (!seen.has(nodeKey(pn)) && !isNullNode(pn))
-          sink.err(lr, `unknown parent ${which} ${short(pn)} of ${short(node)}`, label);
-      }
+      if (p1 !== NULL_REV && !seen.has(idx.nodeKey(p1)) && !idx.isNullAt(p1))
+        sink.err(lr, `unknown parent 1 ${short(idx.node(p1))} of ${short(idx.node(i))}`, label);
+      if (p2 !== NULL_REV && !seen.has(idx.nodeKey(p2)) && !idx.isNullAt(p2))
+        sink.err(lr, `unknown parent 2 ${short(idx.node(p2))} of ${short(idx.node(i))}`, label);
     }
-    const key = nodeKey(node);
+    const key = idx.nodeKey(i);
     const dup = seen.get(key);
     if (dup !== undefined) sink.err(lr, `duplicate revision ${i} (${dup})`, label);
     seen.set(key, i);
@@ -618,7 +632,8 @@ class Verifier {
     for (let i = 0; i < cl.length; i++) {
       if ((i & 255) === 0) this.checkCancel();
       const node = cl.index.node(i);
-      await this.checkEntry(cl, i, seen, [i], null, 'changelog', root);
+      const checked = this.checkEntry(cl, i, seen, [i], null, 'changelog', root);
+      if (checked instanceof Promise) await checked;
       try {
         const entry = parseChangelogEntry(await cl.revisionView(i));
         if (!isNullNode(entry.manifest)) {
@@ -658,9 +673,10 @@ class Verifier {
     for (let i = 0; i < mf.length; i++) {
       if ((i & 255) === 0) this.checkCancel();
       const node = idx.node(i);
-      const k = nodeKey(node);
+      const k = idx.nodeKey(i);
       const linkrevs = mflinkrevs.get(k) ?? [];
-      const lr = await this.checkEntry(mf, i, seen, linkrevs, null, label, root);
+      let lr = this.checkEntry(mf, i, seen, linkrevs, null, label, root);
+      if (lr instanceof Promise) lr = await lr;
       if (mflinkrevs.has(k)) mflinkrevs.delete(k);
       else root.err(lr, `${short(node)} not in changesets`, label);
       try {
@@ -814,24 +830,26 @@ class Verifier {
       const seen = new Map<string, number>();
       const linkrevSet = linkrevs.length > 16 ? new Set(linkrevs) : null;
       const fnodes = filenodes.get(f);
+      const rl = { index: idx };
       for (let i = 0; i < idx.length; i++) {
-        const node = idx.node(i);
-        const lr = await this.checkEntry({ index: idx }, i, seen, linkrevs, linkrevSet, f, sink);
+        let lr = this.checkEntry(rl, i, seen, linkrevs, linkrevSet, f, sink);
+        if (lr instanceof Promise) lr = await lr;
         if (fnodes) {
-          const hex = Buffer.from(node).toString('hex');
-          if (this.havemf && !fnodes.has(hex)) sink.err(lr, `${short(node)} not in manifests`, f);
+          const hex = idx.nodeHex(i);
+          if (this.havemf && !fnodes.has(hex)) sink.err(lr, `${shortHex(hex)} not in manifests`, f);
           else fnodes.delete(hex);
         }
         if (skipread.has(i)) continue;
         // check renames (storageutil.filerevisioncopied)
         const p1 = idx.p1(i);
         if (p1 < NULL_REV || p1 >= idx.length) {
-          sink.err(lr, `checking rename of ${short(node)}: revlog index out of range`, f);
+          sink.err(lr, `checking rename of ${short(idx.node(i))}: revlog index out of range`, f);
           continue;
         }
-        if (p1 !== NULL_REV && !isNullNode(idx.node(p1))) continue;
+        if (p1 !== NULL_REV && !idx.isNullAt(p1)) continue;
         const rp = copies.get(i);
         if (rp === undefined || rp === null) continue;
+        const node = idx.node(i);
         if (rp instanceof Error) {
           sink.exc(lr, `checking rename of ${short(node)}`, rp, f);
           continue;
