@@ -112,3 +112,34 @@ describe('a leftover journal naming paths through symbolic links', () => {
     untouched(outside);
   });
 });
+
+describe('symbolic links planted where a transaction writes', () => {
+  it('journal.*, backups, undo files and the atomic temporary replace the link, never write through it', async () => {
+    const names = [
+      ['store', 'journal.backupfiles'],
+      ['store', 'journal.phaseroots'],
+      ['store', 'journal.backup.phaseroots'],
+      ['store', 'undo.backupfiles'],
+      ['store', 'undo.backup.phaseroots'],
+      ['store', `phaseroots.sluice-tmp-${process.pid}`],
+      ['hg', 'journal.bookmarks'],
+      ['hg', 'journal.desc'],
+      ['hg', 'journal.branch'],
+      ['hg', 'journal.dirstate'],
+    ] as const;
+    const { repo, outside } = await hostileRepo((store, out) => {
+      // what the links would leak into: the repository's own bookmarks, attacker-chosen
+      writeFileSync(join(store, '..', 'bookmarks'), 'ssh-ed25519 attacker\n');
+      writeFileSync(join(store, 'phaseroots'), '');
+      for (const [where, name] of names) {
+        const target = join(out, name);
+        writeFileSync(target, 'precious');
+        symlinkSync(target, join(where === 'store' ? store : join(store, '..'), name));
+      }
+    });
+    const r = await pullInto(repo);
+    expect((r as { changesets: number }).changesets, String(r)).toBe(1);
+    untouched(outside);
+    for (const [, name] of names) expect(readFileSync(join(outside, name), 'latin1'), name).toBe('precious');
+  });
+});

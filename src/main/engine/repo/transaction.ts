@@ -20,6 +20,7 @@ import {
   unlinkSync,
   writeFileSync,
   writeSync,
+  constants as fsConstants,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors';
@@ -112,7 +113,7 @@ export class Transaction {
     }
     let bfd: number;
     try {
-      bfd = openSync(journal + '.backupfiles', 'w');
+      bfd = openReplacing(journal + '.backupfiles');
       writeSync(bfd, `${BACKUP_VERSION}\n`);
     } catch (e) {
       closeSync(jfd);
@@ -195,7 +196,7 @@ export class Transaction {
     const backupName = `${file.slice(0, slash + 1)}${JOURNAL}.backup.${file.slice(slash + 1)}`;
     let backup = '';
     if (existsSync(path)) {
-      copyFileSync(path, vfsPath(this.vfs, backupName, location));
+      copyReplacing(path, vfsPath(this.vfs, backupName, location));
       backup = backupName;
     }
     this.backups.push({ location, file, backup });
@@ -247,11 +248,11 @@ export class Transaction {
       let u = '';
       if (b.backup) {
         u = undoName(b.backup);
-        copyFileSync(vfsPath(this.vfs, b.backup, b.location), vfsPath(this.vfs, u, b.location));
+        copyReplacing(vfsPath(this.vfs, b.backup, b.location), vfsPath(this.vfs, u, b.location));
       }
       text += `${b.location}\0${b.file}\0${u}\0${0}\n`;
     }
-    writeFileSync(join(this.vfs.storeDir, 'undo.backupfiles'), text, 'latin1');
+    writeReplacing(join(this.vfs.storeDir, 'undo.backupfiles'), text, 'latin1');
   }
 
   /** Plays the journal back; the repository is as it was before the transaction. */
@@ -312,6 +313,27 @@ function renameOver(src: string, dest: string): void {
   }
 }
 
+/**
+ * vfs.__call__ in a write mode: the old file is unlinked and the new one created exclusively, so a
+ * symbolic link a hostile repository planted at a name Sluice writes (journal.*, undo.*, a
+ * backup) is replaced, never written through.
+ */
+export function writeReplacing(path: string, data: string | Uint8Array, encoding?: BufferEncoding): void {
+  unlinkQuiet(path);
+  writeFileSync(path, data, { flag: 'wx', ...(encoding ? { encoding } : {}) });
+}
+
+function openReplacing(path: string): number {
+  unlinkQuiet(path);
+  return openSync(path, 'wx');
+}
+
+/** util.copyfile: the destination is unlinked first (a link there is replaced, not followed). */
+function copyReplacing(src: string, dest: string): void {
+  unlinkQuiet(dest);
+  copyFileSync(src, dest, fsConstants.COPYFILE_EXCL);
+}
+
 function unlinkQuiet(path: string): void {
   try {
     unlinkSync(path);
@@ -350,7 +372,7 @@ function playback(
   for (const [location, file, backup] of backups) {
     if (file && backup) {
       try {
-        copyFileSync(vfsPath(vfs, backup, location), vfsPath(vfs, file, location));
+        copyReplacing(vfsPath(vfs, backup, location), vfsPath(vfs, file, location));
       } catch (e) {
         report(`failed to recover ${file} (${(e as Error).message})`);
       }

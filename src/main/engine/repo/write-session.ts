@@ -4,7 +4,7 @@
 // bookmarks and fncache (each backed up in the journal first), the changelog made visible last but
 // one step (changelog._finalize), caches hg would find stale removed.
 
-import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors';
 import { RevlogWriter, revlogFormatFor, type RevlogFormat } from '../revlog/writer';
@@ -21,7 +21,7 @@ import {
 } from '../wire/changelog-graph';
 import { acquireLock, type HeldLock } from './lock';
 import { mergeObsmarkers } from './obsstore';
-import { Transaction, rollbackJournal, type RepoVfs } from './transaction';
+import { Transaction, rollbackJournal, writeReplacing, type RepoVfs } from './transaction';
 
 export interface WriteSessionOptions {
   /** wait this long for a lock held by hg or another Sluice (default 600 s, hg's ui.timeout) */
@@ -448,20 +448,20 @@ function writeJournal(location: RepoLocation, revs: number, desc: string): void 
   if (!requirements.has('dirstate-v2')) {
     const ds = read(join(hgDir, 'dirstate'));
     // dirstate.savebackup writes the (empty) dirstate first when there is none
-    writeFileSync(join(hgDir, 'journal.dirstate'), ds.length ? ds : Buffer.alloc(40));
+    writeReplacing(join(hgDir, 'journal.dirstate'), ds.length ? ds : Buffer.alloc(40));
   }
   const branch = read(join(hgDir, 'branch')).toString('latin1').trim() || 'default';
-  writeFileSync(join(hgDir, 'journal.branch'), branch, 'latin1');
-  writeFileSync(join(hgDir, 'journal.desc'), `${revs}\n${desc}\n`, 'latin1');
+  writeReplacing(join(hgDir, 'journal.branch'), branch, 'latin1');
+  writeReplacing(join(hgDir, 'journal.desc'), `${revs}\n${desc}\n`, 'latin1');
   const marksDir = requirements.has('bookmarksinstore') ? storeDir : hgDir;
-  writeFileSync(join(marksDir, 'journal.bookmarks'), read(join(marksDir, 'bookmarks')));
-  writeFileSync(join(storeDir, 'journal.phaseroots'), read(join(storeDir, 'phaseroots')));
+  writeReplacing(join(marksDir, 'journal.bookmarks'), read(join(marksDir, 'bookmarks')));
+  writeReplacing(join(storeDir, 'journal.phaseroots'), read(join(storeDir, 'phaseroots')));
 }
 
 /** atomictemp: the old file or the new one, never half of one. */
 function atomicWrite(path: string, data: Uint8Array): void {
   const tmp = `${path}.sluice-tmp-${process.pid}`;
-  writeFileSync(tmp, data);
+  writeReplacing(tmp, data);
   renameSync(tmp, path);
 }
 
