@@ -33,6 +33,7 @@ import { ProgressTracker } from '../job/progress';
 import { LocalRepo } from '../repo/local-repo';
 import { acquireLock } from '../repo/lock';
 import { changesetBranch, RevisionResolver, type ResolvedRevision } from '../repo/revsymbol';
+import { prepareZstd } from '../format/zstd';
 import { NULL_REV } from '../revlog/constants';
 import type { Revlog } from '../revlog/revlog';
 import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../revlog/texts';
@@ -49,7 +50,7 @@ import { readDirstateV2, writeDirstateV2 } from './dirstate-v2';
 import { batchTarget, FILE_PENDING, newBatchShared, type FileBatch } from './file-batch';
 import { FileTextReader } from './file-texts';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
-import { currentUmask, WorkingCopyWriter, type WrittenFile } from './wc-writer';
+import { currentUmask, WorkingCopyWriter } from './wc-writer';
 import { prestartFileWriters, startFileWriters, type FileWriters, type WritePoolOptions } from './write-pool';
 
 export interface UpdateOptions {
@@ -97,6 +98,10 @@ export async function updateWorkingCopy(
 ): Promise<UpdateStats> {
   const root = resolve(repoRoot);
   const repo = await LocalRepo.open(root);
+  // the wasm zstd decoder loads (~40 ms of CPU, the rest off-thread) while the lock is taken and
+  // the indexes are read, instead of when the first chunk needs it; a failure there is reported by
+  // that chunk (it loads again)
+  if (repo.requirements.has('revlog-compression-zstd')) prepareZstd().catch(() => undefined);
   const bad = UNSUPPORTED_WC.filter((r) => repo.requirements.has(r));
   if (bad.length > 0)
     throw new SluiceError(
@@ -312,7 +317,6 @@ async function checkout(
   const progress = new ProgressTracker(ctx, { bytes: 0, files: gets.length });
   const writer = new WorkingCopyWriter(auditor);
 
-  const written = new Map<string, WrittenFile>();
   const newDs: Dirstate = {
     p1: Buffer.from(target.nodeHex, 'hex'),
     p2: new Uint8Array(20),
@@ -326,10 +330,10 @@ async function checkout(
     });
     progress.finish();
     ctx.throwIfCancelled();
-    for (let i = 0; i < gets.length; i++) {
-      const st = shared.stats;
-      written.set(batch.paths[i]!, { mode: st[i * 3]!, size: st[i * 3 + 1]!, mtimeSec: st[i * 3 + 2]! });
-    }
+    // what each written file became: batch file i's stat (mode, size, mtime) in shared.stats; a
+    // checkout from null gets every manifest entry, in the manifest's order
+    const st = shared.stats;
+    const getIndex = fresh ? undefined : new Map(batch.paths.map((p, i) => [p, i]));
 
     if (scratch) {
       // the point of no return: removed files go, new contents are renamed into place
@@ -339,9 +343,10 @@ async function checkout(
       for (const e of execs) setExecFlag(auditor.fsPath(e.path), e.flag === 'x');
     }
     const now = fsNowSeconds(repo.hgDir);
-    for (const e of target.manifest) {
-      const w = written.get(e.path);
-      const old = ds.entries.get(e.path);
+    for (let j = 0; j < target.manifest.length; j++) {
+      const e = target.manifest[j]!;
+      const w = getIndex ? (getIndex.get(e.path) ?? -1) : j;
+      const old = fresh ? undefined : ds.entries.get(e.path);
       if (execPaths.has(e.path))
         // recordupdates for 'e': tracked, no file data (status looks it up)
         newDs.entries.set(e.path, {
@@ -351,16 +356,16 @@ async function checkout(
           size: NONNORMAL,
           mtime: AMBIGUOUS_TIME,
         });
-      else if (!w && old) newDs.entries.set(e.path, { ...old, copySource: undefined });
-      else if (w) {
-        const mtime = w.mtimeSec & RANGE_MASK;
+      else if (w < 0 && old) newDs.entries.set(e.path, { ...old, copySource: undefined });
+      else if (w >= 0) {
+        const mtime = st[w * 3 + 2]! & RANGE_MASK;
         // merge.update: an mtime not strictly in the past cannot be trusted (a write within the
         // same second would keep it); hg stores it as unknown so status looks the file up
         newDs.entries.set(e.path, {
           path: e.path,
           state: 'n',
-          mode: w.mode,
-          size: w.size,
+          mode: st[w * 3]!,
+          size: st[w * 3 + 1]!,
           mtime: mtime >= now ? AMBIGUOUS_TIME : mtime,
         });
       } else
@@ -381,13 +386,13 @@ async function checkout(
     // hg's merge stats line (hg update / hg clone)
     ctx.log(
       'info',
-      `${written.size} files updated, 0 files merged, ${removes.length} files removed, 0 files unresolved`,
+      `${gets.length} files updated, 0 files merged, ${removes.length} files removed, 0 files unresolved`,
     );
     return {
       rev: target.rev,
       nodeHex: target.nodeHex,
       branch: target.branch,
-      files: written.size,
+      files: gets.length,
       removed: removes.length,
       bytes: progress.bytes,
       close,
