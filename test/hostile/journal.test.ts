@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
 import { SluiceError } from '../../src/main/engine/errors';
+import { updateWorkingCopy } from '../../src/main/engine/checkout/update';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { bundle2Of, craftCg2, pieces } from './craft';
 
@@ -141,5 +142,21 @@ describe('symbolic links planted where a transaction writes', () => {
     expect((r as { changesets: number }).changesets, String(r)).toBe(1);
     untouched(outside);
     for (const [, name] of names) expect(readFileSync(join(outside, name), 'latin1'), name).toBe('precious');
+  });
+});
+
+describe('symbolic links planted where a checkout writes', () => {
+  it('the dirstate and branch temporaries replace the link, never write through it', async () => {
+    const names = [`dirstate.sluice-tmp-${process.pid}`, `branch.sluice-tmp-${process.pid}`];
+    const { repo, outside } = await hostileRepo((store, out) => {
+      for (const name of names) {
+        writeFileSync(join(out, name), 'precious');
+        symlinkSync(join(out, name), join(store, '..', name));
+      }
+    });
+    expect(((await pullInto(repo)) as { changesets: number }).changesets).toBe(1);
+    await updateWorkingCopy(repo, {}, new JobContext());
+    expect(readFileSync(join(repo, 'a.txt'), 'latin1')).toBe('a\n');
+    for (const name of names) expect(readFileSync(join(outside, name), 'latin1'), name).toBe('precious');
   });
 });

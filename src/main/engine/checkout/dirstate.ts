@@ -2,7 +2,16 @@
 // `parse_dirstate`, DirstateItem `_v1_*`): the two 20-byte parents, then per entry
 // `>cllll` (state, mode, size, mtime, name length) and the name (`name\0copysource` for a copy).
 // Written atomically (temp file + rename), as dirstate.write does through an atomictemp file.
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { SluiceError } from '../errors';
 
 /** v1 state: normal, added, removed, merged. */
@@ -112,7 +121,10 @@ export function readDirstateV1(path: string): Dirstate {
 /** Writes `bytes` to `path` through a temporary beside it and a rename: old or new, never half. */
 export function writeFileAtomic(path: string, bytes: Uint8Array): void {
   const tmp = `${path}.sluice-tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w', 0o644);
+  // created exclusively after an unlink: a link a hostile repository planted at this name is
+  // replaced, not written through (hg's vfs does the same for its write modes)
+  rmSync(tmp, { force: true });
+  const fd = openSync(tmp, 'wx', 0o644);
   try {
     let off = 0;
     while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
