@@ -309,6 +309,32 @@ async function decoded02(body: Buffer): Promise<Buffer> {
 }
 
 describe('a pull reply that goes on past its end', () => {
+  it('a pull whose reply trickles (never idle) is cancelled: CANCELLED, the repository as it was', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const s = await serve(async (_req, res, ctx) => {
+      if (ctx.cmd !== 'getbundle') return false;
+      const b = await ctx.forward();
+      res.writeHead(200, b.headers);
+      let at = 0;
+      res.write(b.body.subarray(0, 2000)); // past the changelog into the transaction
+      at = 2000;
+      timers.push(setInterval(() => res.write(b.body.subarray(at, ++at)), 20));
+      return true;
+    });
+    const repo = join(work, `pull-${destCount++}`);
+    await createEmptyRepository(repo);
+    const before = treeHash(repo);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 600);
+    const err = await pullFromUrl(
+      { kind: 'pull', repo, source: s.url, idleTimeoutMs: 200 },
+      new JobContext({ signal: ac.signal }),
+    ).catch((e: unknown) => e);
+    for (const t of timers) clearInterval(t);
+    expect((err as SluiceError).code, (err as Error).message).toBe('CANCELLED');
+    expect(treeHash(repo)).toBe(before);
+  });
+
   it('bytes after the bundle2 end marker of a getbundle reply: MALFORMED, the repository as it was', async () => {
     const s = await serve(async (_req, res, ctx) => {
       if (ctx.cmd !== 'getbundle') return false;
