@@ -294,6 +294,15 @@ export function zstdReadyFor(info: ZstdFrameInfo, maxOutput: number): boolean {
 }
 
 /**
+ * zstdReadyFor without walking the frame: true when any frame decoded with this bound takes the
+ * loaded one-shot decoder (a bound within WASM_ONESHOT_MAX). Callers that check every chunk
+ * before decoding it (revlog reads) skip a second walk of its block headers.
+ */
+export function zstdReadyForBound(maxOutput: number): boolean {
+  return oneShot !== undefined && maxOutput <= WASM_ONESHOT_MAX;
+}
+
+/**
  * Loads the decoder a frame needs (default: the one-shot decoder revlog chunks use). The frame's
  * info and the caller's bound pick it, as zstdDecompress will.
  */

@@ -3,7 +3,7 @@
 // `\0` raw data whose NUL is part of the data, `u` raw data after the marker, empty = empty text.
 import * as zlib from 'node:zlib';
 import { SluiceError } from '../errors';
-import { prepareZstd, scanZstdFrame, zstdDecompress, zstdReadyFor } from './zstd';
+import { prepareZstd, scanZstdFrame, zstdDecompress, zstdReadyFor, zstdReadyForBound } from './zstd';
 
 export type ChunkKind = 'empty' | 'zlib' | 'zstd' | 'raw' | 'stored';
 
@@ -36,6 +36,7 @@ export function chunkKind(chunk: Uint8Array): ChunkKind {
  */
 export function chunkNeedsPreparation(chunk: Uint8Array, maxOutput = Infinity): Promise<void> | undefined {
   if (chunk.length === 0 || chunk[0] !== 0x28) return undefined;
+  if (zstdReadyForBound(maxOutput)) return undefined; // zstdDecompress walks the frame anyway
   let info;
   try {
     info = scanZstdFrame(chunk);

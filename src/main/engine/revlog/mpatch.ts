@@ -9,18 +9,22 @@ function badDelta(message: string): SluiceError {
   return new SluiceError('REVLOG', message, { problem: 'bad-delta' });
 }
 
+/** The big-endian int32 at pos (no DataView per delta: readers patch one per revision). */
+function int32At(b: Uint8Array, pos: number): number {
+  return (b[pos]! << 24) | (b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!;
+}
+
 /** Size of base patched with delta, validating every hunk (mpatch.c `mpatch_decode` + `apply` checks). */
 export function patchedSize(baseLength: number, delta: Uint8Array): number {
   const len = delta.length;
-  const dv = new DataView(delta.buffer, delta.byteOffset, len);
   let pos = 0;
   let last = 0;
   let out = 0;
   while (pos < len) {
     if (len - pos < 12) throw badDelta('patch cannot be decoded: truncated hunk header');
-    const start = dv.getInt32(pos);
-    const end = dv.getInt32(pos + 4);
-    const n = dv.getInt32(pos + 8);
+    const start = int32At(delta, pos);
+    const end = int32At(delta, pos + 4);
+    const n = int32At(delta, pos + 8);
     pos += 12;
     if (start < last || end < start || end > baseLength || n < 0) throw badDelta('invalid patch');
     if (n > len - pos) throw badDelta('patch cannot be decoded: hunk data beyond the delta');
@@ -52,14 +56,13 @@ export function applyDeltaInto(
   out: Uint8Array,
   outOffset: number,
 ): number {
-  const dv = new DataView(delta.buffer, delta.byteOffset, delta.length);
   let pos = 0;
   let last = 0;
   let o = outOffset;
   while (pos < delta.length) {
-    const start = dv.getInt32(pos);
-    const end = dv.getInt32(pos + 4);
-    const n = dv.getInt32(pos + 8);
+    const start = int32At(delta, pos);
+    const end = int32At(delta, pos + 4);
+    const n = int32At(delta, pos + 8);
     pos += 12;
     if (start > last) {
       out.set(base.subarray(last, start), o);

@@ -187,6 +187,43 @@ describe('Revlog: synthetic chains', () => {
   }
 });
 
+describe('Revlog.revisionViewNow', () => {
+  it('builds from memory without a promise, the same texts and errors as revisionView; undefined when a chunk is on disk', async () => {
+    const texts = Array.from({ length: 30 }, (_, i) => `line ${i}\n`.repeat(200 + 10 * i));
+    const built = buildRevlog(
+      texts.map((text, i) => ({ text, ...(i % 7 === 0 ? { full: true } : {}) })),
+      { inline: false, generalDelta: true },
+    );
+    const rl = Revlog.fromBytes('data/t', built.index, built.data);
+    for (let r = 0; r < rl.length; r++)
+      expect(Buffer.from(rl.revisionViewNow(r)!).toString('latin1')).toBe(texts[r]);
+    // a wrong node: thrown synchronously, as revisionView rejects
+    const bad = Buffer.from(built.index);
+    bad[5 * 64 + 40]! ^= 1;
+    const broken = Revlog.fromBytes('data/t', bad, built.data);
+    const viaPromise = await problem(broken.revisionView(5));
+    let thrown: unknown;
+    try {
+      broken.revisionViewNow(5);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(isSluiceError(thrown) && (thrown.details as { problem?: string }).problem).toBe(
+      viaPromise.problem,
+    );
+    expect(viaPromise.problem).toBe('node-mismatch');
+    // read through a small window from disk: nothing in memory before the first read
+    const dir = join(tmp, 'view-now');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 't.i'), built.index);
+    writeFileSync(join(dir, 't.d'), built.data);
+    const disk = await Revlog.open(join(dir, 't.i'), { wholeFileLimit: 0, windowSize: 64 });
+    expect(disk.revisionViewNow(3)).toBeUndefined();
+    expect(Buffer.from(await disk.revisionView(3)).toString('latin1')).toBe(texts[3]);
+    await disk.close();
+  });
+});
+
 describe('Revlog: build buffers reused from one revlog to the next', () => {
   it("a closed revlog's buffers go to the next one, never those of a revlog still open", async () => {
     const texts = (tag: string) => Array.from({ length: 6 }, (_, i) => `${tag} ${i} `.repeat(300 + 40 * i));

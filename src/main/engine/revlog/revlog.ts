@@ -230,6 +230,15 @@ function partialRead(label: string, pos: number, len: number, got: number): Slui
   );
 }
 
+/** How build() reaches rev: the chain of revisions to decode, on top of a text at hand if any. */
+interface BuildPlan {
+  chain: number[];
+  /** the text the chain's first delta applies to (undefined: chain[0] is a full text) */
+  base: Uint8Array | undefined;
+  /** which build buffer holds base (-1: neither) */
+  baseIn: number;
+}
+
 /** Bytes in front of a text in the build buffers: the sorted parents, hashed with the text in one call. */
 const PARENTS = 40;
 /** streamRevision gathers slices smaller than a quarter of this into one write of up to this size */
@@ -374,12 +383,7 @@ export class Revlog {
    * per chunk), else once the decoder is.
    */
   private decodeChunk(rev: number, raw: Uint8Array): Uint8Array | Promise<Uint8Array> {
-    const index = this.index;
-    const rawSize = Math.max(0, index.rawSize(rev));
-    const dp = index.deltaParent(rev);
-    const baseSize = dp >= 0 && dp < index.length ? Math.max(0, index.rawSize(dp)) : 0;
-    const sizeBound = dp === NULL_REV ? rawSize : 13 * (baseSize + rawSize + 1);
-    const bound = Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK));
+    const bound = this.chunkBound(rev);
     const prep = chunkNeedsPreparation(raw, bound);
     if (prep)
       return prep.then(
@@ -389,6 +393,16 @@ export class Revlog {
         },
       );
     return this.decodeNow(rev, raw, bound);
+  }
+
+  /** The decoded size rev's chunk may reach (see chunk()). */
+  private chunkBound(rev: number): number {
+    const index = this.index;
+    const rawSize = Math.max(0, index.rawSize(rev));
+    const dp = index.deltaParent(rev);
+    const baseSize = dp >= 0 && dp < index.length ? Math.max(0, index.rawSize(dp)) : 0;
+    const sizeBound = dp === NULL_REV ? rawSize : 13 * (baseSize + rawSize + 1);
+    return Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK));
   }
 
   private decodeNow(rev: number, raw: Uint8Array, bound: number): Uint8Array {
@@ -477,6 +491,19 @@ export class Revlog {
   }
 
   /**
+   * revisionView() without a promise when the text can be built from memory right away (the
+   * revlog read whole, the zstd decoder loaded: the common case when reading in order); undefined
+   * when it cannot (call revisionView then). Throws what revisionView would reject with.
+   */
+  revisionViewNow(rev: number, opts: RevisionOptions = {}): Uint8Array | undefined {
+    this.index.checkRev(rev);
+    if (rev === this.lastRev) return this.lastText!;
+    const cached = this.cache.get(rev);
+    if (cached !== undefined) return cached;
+    return this.buildNow(rev, true, opts.check !== false);
+  }
+
+  /**
    * rev's raw text handed to `sink` in order, in pieces, without ever building it whole (a large
    * file's checkout): the chain's deltas are folded into one patch (mpatch_fold) and the pieces are
    * slices of the base text and of the deltas (small ones gathered into one STREAM_PIECE buffer).
@@ -545,10 +572,8 @@ export class Revlog {
     checkRevisionFlags(this.name, rev, this.index.revFlags(rev));
   }
 
-  private async build(rev: number, reuse: boolean, check: boolean): Promise<Uint8Array> {
-    this.checkReadable(rev);
-
-    // the chain back to a full text, or to a text at hand (the last one, a cached one)
+  /** The chain back to a full text, or to a text at hand (the last one, a cached one). */
+  private planBuild(rev: number): BuildPlan {
     const chain: number[] = [];
     let base: Uint8Array | undefined;
     let baseIn = -1;
@@ -567,8 +592,53 @@ export class Revlog {
       if (r === NULL_REV) break;
     }
     chain.reverse();
+    return { chain, base, baseIn };
+  }
 
-    const chunks = await this.chainChunks(chain);
+  /**
+   * chainChunks without a promise: the decoded chunks when every one is in memory (a file read
+   * whole, the read window) and its decoder loaded; undefined otherwise (nothing decoded then).
+   */
+  private chainChunksNow(chain: readonly number[]): Uint8Array[] | undefined {
+    const index = this.index;
+    const out: Uint8Array[] = new Array(chain.length);
+    for (let k = 0; k < chain.length; k++) {
+      const rev = chain[k]!;
+      const len = index.compressedLength(rev);
+      const raw = len >= 0 ? this.data.readNow(index.chunkStart(rev), len) : undefined;
+      if (raw === undefined || chunkNeedsPreparation(raw, this.chunkBound(rev))) return undefined;
+      out[k] = raw;
+    }
+    for (let k = 0; k < chain.length; k++)
+      out[k] = this.decodeNow(chain[k]!, out[k]!, this.chunkBound(chain[k]!));
+    return out;
+  }
+
+  /** build() without a promise, when everything it needs is in memory; undefined otherwise. */
+  private buildNow(rev: number, reuse: boolean, check: boolean): Uint8Array | undefined {
+    this.checkReadable(rev);
+    const plan = this.planBuild(rev);
+    const chunks = this.chainChunksNow(plan.chain);
+    return chunks && this.assemble(rev, reuse, check, plan, chunks);
+  }
+
+  private async build(rev: number, reuse: boolean, check: boolean): Promise<Uint8Array> {
+    const now = this.buildNow(rev, reuse, check);
+    if (now !== undefined) return now;
+    const plan = this.planBuild(rev);
+    return this.assemble(rev, reuse, check, plan, await this.chainChunks(plan.chain));
+  }
+
+  /** Builds rev's text from its chain's decoded chunks (on the plan's base when it has one). */
+  private assemble(
+    rev: number,
+    reuse: boolean,
+    check: boolean,
+    plan: BuildPlan,
+    chunks: Uint8Array[],
+  ): Uint8Array {
+    const { chain, baseIn } = plan;
+    let base = plan.base;
     let first = 0;
     if (base === undefined) {
       base = chunks[0]!;

@@ -6,5 +6,6 @@ export {
   scanZstdFrame,
   zstdDecompress,
   zstdReadyFor,
+  zstdReadyForBound,
   type ZstdFrameInfo,
 } from '../format/zstd';

@@ -101,7 +101,7 @@ export async function scanFilelog(req: FilelogScanRequest, opts: ScanOptions): P
     for (let rev = 0; rev < fl.length; rev++) {
       if ((rev & 1023) === 1023 && opts.signal?.aborted) throw cancelled();
       try {
-        const text = await fl.revisionView(rev);
+        const text = fl.revisionViewNow(rev) ?? (await fl.revisionView(rev));
         const stored = idx.rawSize(rev);
         const l1 = stored >= 0 ? stored : text.length;
         if (l1 !== text.length)

@@ -635,7 +635,7 @@ class Verifier {
       const checked = this.checkEntry(cl, i, seen, [i], null, 'changelog', root);
       if (checked instanceof Promise) await checked;
       try {
-        const entry = parseChangelogEntry(await cl.revisionView(i));
+        const entry = parseChangelogEntry(cl.revisionViewNow(i) ?? (await cl.revisionView(i)));
         if (!isNullNode(entry.manifest)) {
           const k = nodeKey(entry.manifest);
           const l = mflinkrevs.get(k);
