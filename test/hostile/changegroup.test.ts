@@ -394,3 +394,25 @@ describe('phases a hostile sender names', () => {
     expect(hgSync(['log', '--hidden', '-T', '{phase}'], repo).stdout).toBe('secret');
   });
 });
+
+describe('sluice apply BUNDLE DEST of a hostile bundle', () => {
+  it('into a new DEST: a typed error and nothing left at DEST or beside it', async () => {
+    const { applyChangegroupBundleFile } = await import('../../src/main/engine/apply/apply-changegroup');
+    const { mkdirSync, readdirSync, writeFileSync } = await import('node:fs');
+    const parent = join(work, `apply-${n++}`);
+    mkdirSync(parent);
+    const file = join(work, `hostile-${n++}.hg`);
+    const cases: [Buffer, string][] = [
+      [Buffer.concat([await bundle2Of(craftCg2(files).cg), Buffer.from('tail')]), 'MALFORMED'],
+      [await bundle2Of(craftCg2([{ name: '.hg/hgrc', content: '[hooks]\n' }]).cg), 'UNSAFE_PATH'],
+    ];
+    for (const [bytes, code] of cases) {
+      writeFileSync(file, bytes);
+      const err = await applyChangegroupBundleFile(file, join(parent, 'dest'), new JobContext()).catch(
+        (e: unknown) => e,
+      );
+      expect((err as SluiceError).code, (err as Error).message).toBe(code);
+      expect(readdirSync(parent)).toEqual([]);
+    }
+  });
+});
