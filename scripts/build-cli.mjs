@@ -2,6 +2,35 @@
 // fast without a TypeScript loader. Run by `npm install` (prepare) and `npm run build`.
 import { build } from 'esbuild';
 import { existsSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+// node:http and node:https come through process.getBuiltinModule instead of an ES import: an ES
+// import of a builtin builds its module facade, which reads every export, and node:http's lazy
+// WebSocket/MessageEvent getters then load all of undici (~50-100 ms of CPU at every start of a
+// clone or pull, measured on Node 24). Only plain value exports are re-exported, none of the
+// lazy getters; a named import of anything else fails the build.
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    b.onResolve({ filter: /^node:https?$/ }, (a) => ({ path: a.path, namespace: 'lazy-builtin' }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (a) => {
+      const names = Object.entries(Object.getOwnPropertyDescriptors(require(a.path)))
+        .filter(([k, d]) => 'value' in d && k !== 'default' && /^[A-Za-z_$][\w$]*$/.test(k))
+        .map(([k]) => k);
+      const id = JSON.stringify(a.path);
+      return {
+        contents: [
+          `const m = process.getBuiltinModule(${id});`,
+          'export default m;',
+          ...names.map((n) => `export const ${n} = m.${n};`),
+        ].join('\n'),
+        loader: 'js',
+      };
+    });
+  },
+};
 
 // verify-worker: verify's filelog scans on worker threads (src/main/engine/verify/scan-pool.ts finds it);
 // checkout-worker: checkout's file writers (src/main/engine/checkout/write-pool.ts finds it)
@@ -29,6 +58,7 @@ await build({
   chunkNames: 'chunks/[name]-[hash]',
   target: 'node20',
   packages: 'external',
+  plugins: [lazyBuiltins],
   sourcemap: true,
   logLevel: 'warning',
 });

@@ -135,7 +135,7 @@ export async function addChangegroup(
       fl.abandon(); // the transaction rolls back: its queued bytes need not be written
       throw e;
     }
-    fl.close();
+    session.closeFilelog(fl);
     progress?.tracker.fileDone('s', `data/${name}.i`, 0);
   }
   return counts;

@@ -36,6 +36,7 @@ function malformed(message: string): SluiceError {
 }
 
 export class ChangegroupReader {
+  private maxRevision: number | undefined;
   /** bytes read so far (progress) */
   get offset(): number {
     return this.src.offset;
@@ -84,8 +85,8 @@ export class ChangegroupReader {
   async readGroup(onDelta: (d: DeltaChunk) => Promise<void> | void): Promise<number> {
     const headerSize = HEADER_SIZE[this.version];
     // refused from the announced length, before a byte of it is read: a compressed transport
-    // makes a huge chunk cheap to send (see maxRevisionSize)
-    const maxDelta = maxRevisionSize() + HUNK_HEADER;
+    // makes a huge chunk cheap to send (see maxRevisionSize; read once per reader, not per group)
+    const maxDelta = (this.maxRevision ??= maxRevisionSize()) + HUNK_HEADER;
     let prev: Uint8Array | null = null;
     let count = 0;
     for (;;) {

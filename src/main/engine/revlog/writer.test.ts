@@ -8,7 +8,7 @@ import { FLAG_INLINE_DATA, NULL_NODE } from './constants';
 import { revisionNode } from './index';
 import { fullReplaceDelta } from './mpatch';
 import { Revlog } from './revlog';
-import { MAX_INLINE, RevlogWriter, type RevlogFormat } from './writer';
+import { MAX_INLINE, RevlogWriter, writeNewFiles, type NewFile, type RevlogFormat } from './writer';
 
 const work = mkdtempSync(join(tmpdir(), 'sluice-revlog-writer-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -194,5 +194,62 @@ describe('RevlogWriter refuses bad revisions', () => {
     expect(w.length).toBe(1);
     w.close();
     await tx.abort();
+  });
+});
+
+describe('RevlogWriter.close hand-over (new filelogs written in batches)', () => {
+  it('a new inline revlog is handed over unwritten, journaled; writeNewFiles makes it readable; an existing one is written at close', async () => {
+    const vfs = store();
+    const texts = history(3, 40);
+    const { tx } = await writeHistory(vfs, texts, formats[0]![1]);
+    await tx.close();
+    const tx2 = Transaction.open(vfs);
+    const fresh = RevlogWriter.open({ radix: 'data/new.txt', tx: tx2, format: formats[0]![1], absent: true });
+    const text = Buffer.from('hello\n');
+    const node = revisionNode(text, NULL_NODE, NULL_NODE);
+    const none = Buffer.from(NULL_NODE);
+    await fresh.add({
+      node,
+      p1: none,
+      p2: none,
+      deltaBase: none,
+      delta: fullReplaceDelta(0, text),
+      linkRev: 0,
+      flags: 0,
+    });
+    const handed: NewFile[] = [];
+    fresh.close((f) => handed.push(f));
+    const path = join(vfs.storeDir, 'data/new.txt.i');
+    expect(handed.map((f) => f.path)).toEqual([path]);
+    expect(existsSync(path)).toBe(false);
+    tx2.flushJournal();
+    expect(readFileSync(join(vfs.storeDir, 'journal'), 'latin1')).toContain('data/new.txt.i\x000\n');
+    writeNewFiles(handed);
+    const rl = await Revlog.open(path);
+    expect(Buffer.from(await rl.revision(0)).equals(text)).toBe(true);
+    await rl.close();
+    // a revlog that existed is appended to at close, never handed over
+    const old = RevlogWriter.open({ radix: 'data/f.txt', tx: tx2, format: formats[0]![1] });
+    const more = Buffer.concat([texts[2]!, Buffer.from('more\n')]);
+    const p1 = revisionNode(
+      texts[2]!,
+      revisionNode(texts[1]!, revisionNode(texts[0]!, NULL_NODE, NULL_NODE), NULL_NODE),
+      NULL_NODE,
+    );
+    const n3 = revisionNode(more, p1, NULL_NODE);
+    await old.add({
+      node: n3,
+      p1,
+      p2: none,
+      deltaBase: p1,
+      delta: oneHunk(texts[2]!, more),
+      linkRev: 3,
+      flags: 0,
+    });
+    old.close(() => {
+      throw new Error('handed over an existing revlog');
+    });
+    await tx2.abort();
+    expect(existsSync(path)).toBe(false);
   });
 });

@@ -108,6 +108,8 @@ export interface RevlogWriterOptions {
   cacheBytes?: number;
   /** called by close() (the session forgets the writer) */
   onClose?: (w: RevlogWriter) => void;
+  /** largest text add() accepts (default maxRevisionSize(); a session reads it once for all its writers) */
+  maxText?: number;
   /** the caller knows NAME.i does not exist (its directory is being created): not looked up */
   absent?: boolean;
 }
@@ -152,7 +154,10 @@ export class RevlogWriter {
   private readonly format: RevlogFormat;
   private readonly delayed: boolean;
   private readonly indexPath: string;
-  private readonly dataPath: string;
+  /** NAME.d's path, encoded when first needed (most filelogs stay inline) */
+  private get dataPath(): string {
+    return vfsPath(this.tx.vfs, this.radix + '.d');
+  }
   private readonly onNewFile: ((p: string) => void) | undefined;
   private readonly onClose: ((w: RevlogWriter) => void) | undefined;
   private old: RevlogIndex;
@@ -188,7 +193,7 @@ export class RevlogWriter {
   private readonly existedIndex: boolean;
 
   private constructor(opts: RevlogWriterOptions, indexBytes: Uint8Array | null) {
-    this.maxText = maxRevisionSize();
+    this.maxText = opts.maxText ?? maxRevisionSize();
     this.radix = opts.radix;
     this.tx = opts.tx;
     this.format = opts.format;
@@ -196,7 +201,6 @@ export class RevlogWriter {
     this.onNewFile = opts.onNewFile;
     this.onClose = opts.onClose;
     this.indexPath = vfsPath(opts.tx.vfs, opts.radix + '.i');
-    this.dataPath = vfsPath(opts.tx.vfs, opts.radix + '.d');
     this.existedIndex = indexBytes !== null;
     this.oldBytes = indexBytes ?? new Uint8Array(0);
     // most writers of a clone start a new filelog: they share one empty index (never mutated)
@@ -820,10 +824,27 @@ export class RevlogWriter {
     this.dfd = -1;
   }
 
-  /** Closes the file handles (the changelog's delayed entries stay until finalize()). */
-  close(): void {
+  /**
+   * Closes the file handles (the changelog's delayed entries stay until finalize()). A new inline
+   * revlog nothing was written to yet goes whole to `handOver` when given (the session writes such
+   * files in batches, behind one journal write), else it is written now.
+   */
+  close(handOver?: (file: NewFile) => void): void {
     try {
-      this.flush();
+      const q = this.unwritten.i;
+      if (
+        handOver &&
+        this.inline &&
+        !this.delayed &&
+        !this.existedIndex &&
+        this.ifd < 0 &&
+        this.dfd < 0 &&
+        this.unwritten.d.bytes === 0 &&
+        q.bytes > 0 &&
+        q.start === 0
+      ) {
+        handOver({ path: this.indexPath, pieces: q.take(), bytes: this.iSize });
+      } else this.flush();
     } finally {
       this.closeAll();
     }
@@ -851,6 +872,28 @@ function nodeKey(node: Uint8Array): string {
   return Buffer.from(node.buffer, node.byteOffset, node.length).toString('latin1');
 }
 
+/** A new revlog's whole content, not written yet (RevlogWriter.close's hand-over). */
+export interface NewFile {
+  path: string;
+  pieces: Uint8Array[];
+  bytes: number;
+}
+
+/**
+ * Creates the files handed over by close(); the caller has flushed the transaction's journal
+ * (which names every one of them) first.
+ */
+export function writeNewFiles(files: readonly NewFile[]): void {
+  for (const f of files) {
+    const fd = openForWrite(f.path);
+    try {
+      writevAll(fd, f.pieces, 0);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
 /** Opens a store file for writing, creating it and its directories; never through a symlink. */
 function openForWrite(path: string): number {
   const flags = fsConstants.O_RDWR | fsConstants.O_CREAT | (fsConstants.O_NOFOLLOW ?? 0);
@@ -874,6 +917,19 @@ class WriteQueue {
     else if (position !== this.at + this.bytes) throw new SluiceError('IO', 'revlog writes out of order');
     this.pieces.push(piece);
     this.bytes += piece.length;
+  }
+
+  /** where the queued bytes go in the file */
+  get start(): number {
+    return this.at;
+  }
+
+  /** The queued pieces, the queue left empty. */
+  take(): Uint8Array[] {
+    const pieces = this.pieces;
+    this.pieces = [];
+    this.bytes = 0;
+    return pieces;
   }
 
   writeTo(fd: number): void {
