@@ -16,7 +16,7 @@ import { treeHash } from '../interop/changegroup-support';
 import { pieces } from './craft';
 import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
 import type { CloneRequest } from '../../src/shared/jobs';
-import { extractFixture, removeDir, tempDir } from '../interop/wire-support';
+import { FIXTURES, extractFixture, removeDir, tempDir } from '../interop/wire-support';
 import { scriptedServer, type Script, type ScriptedServer } from '../wire-faults/harness';
 
 let work = '';
@@ -194,6 +194,29 @@ describe('clone bundle manifests pointing anywhere', () => {
   });
   afterAll(async () => {
     for (const c of closers) await c();
+  });
+
+  it('a bundle on another origin is fetched without the credentials the server asked for', async () => {
+    const packed1 = readFileSync(join(FIXTURES, 'default', 'packed1.hg'));
+    const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
+    const cdn = await serve((_req, res) => {
+      res.writeHead(200, { 'Content-Length': String(packed1.length) });
+      res.end(packed1);
+      return true;
+    });
+    const inner = await withManifest(`${cdn.url}full.hg BUNDLESPEC=${spec}\n`);
+    const guarded = await scriptedServer(inner.url, (req, res) => {
+      if (req.headers.authorization) return false;
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="r"' });
+      res.end();
+      return true;
+    });
+    open.push(guarded);
+    const r = await clone(guarded.url.replace('http://', 'http://user:secret@'));
+    expect(r.err).toBeNull();
+    expect(r.logs.join('\n')).toMatch(/finished applying clone bundle/);
+    expect(cdn.hits.length).toBeGreaterThan(0);
+    expect(cdn.hits.map((h) => h.headers.authorization ?? null)).toEqual(cdn.hits.map(() => null));
   });
 
   it('file:, ftp: and schemeless URLs are filtered out; the clone streams from the server instead', async () => {
