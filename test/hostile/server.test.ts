@@ -92,7 +92,7 @@ describe('redirects', () => {
     expect(other.hits.map((h) => h.headers.authorization ?? null)).toEqual(other.hits.map(() => null));
   });
 
-  it('a redirect loop ends after 10 hops (HTTP); a redirect to file:, ftp: or data: is refused', async () => {
+  it('a redirect loop ends after 10 hops (HTTP); a redirect to file:, ftp:, data: or an invalid URL is refused', async () => {
     const loop = await serve((req, res) => {
       res.writeHead(302, { Location: req.url ?? '/' });
       res.end();
@@ -103,7 +103,7 @@ describe('redirects', () => {
     expect(r.err?.message).toMatch(/too many redirects/);
     expect(loop.hits.length).toBe(11);
     expect(r.left).toEqual([]);
-    for (const target of ['file:///etc/passwd', 'ftp://127.0.0.1/x', 'data:,x']) {
+    for (const target of ['file:///etc/passwd', 'ftp://127.0.0.1/x', 'data:,x', 'http://[::zz]/']) {
       const s = await serve((_req, res) => {
         res.writeHead(301, { Location: target });
         res.end();
@@ -111,7 +111,7 @@ describe('redirects', () => {
       });
       const e = await clone(s.url);
       expect(e.err?.code, target).toBe('HTTP');
-      expect(e.err?.message).toMatch(/redirect to an unsupported URL/);
+      expect(e.err?.message).toMatch(/redirect to an (unsupported|invalid) URL/);
       expect(e.left).toEqual([]);
     }
   });

@@ -278,7 +278,15 @@ export class HttpSession {
         res.resume();
         if (++hop > maxRedirects)
           throw new SluiceError('HTTP', `too many redirects (last: ${redactUrl(url.toString())})`);
-        const next = new URL(res.headers.location, url);
+        let next: URL;
+        try {
+          next = new URL(res.headers.location, url);
+        } catch {
+          throw new SluiceError(
+            'HTTP',
+            `redirect to an invalid URL: ${JSON.stringify(res.headers.location.slice(0, 200))}`,
+          );
+        }
         if (next.protocol !== 'http:' && next.protocol !== 'https:') {
           throw new SluiceError('HTTP', `redirect to an unsupported URL: ${redactUrl(next.toString())}`);
         }
