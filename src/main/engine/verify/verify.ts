@@ -50,7 +50,8 @@ export interface VerifyOptions {
   concurrency?: number;
   /**
    * Worker threads reading filelogs while the main thread checks the changelog and manifests
-   * (default: one per core, at most 4, when the filelogs hold at least 8 MiB; 0: none).
+   * (default: none on two cores or fewer, else one per core beside this thread, at most 3, when
+   * the filelogs hold at least 8 MiB; 0: none). See defaultScanWorkers.
    */
   workers?: number;
   /** false: with workers, leave every filelog to them (tests of the worker path); default true */
