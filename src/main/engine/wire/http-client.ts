@@ -91,11 +91,20 @@ export function splitUrlCredentials(raw: string): { url: string; credentials?: C
   }
   let credentials: Credentials | undefined;
   if (u.username || u.password) {
-    credentials = { user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
+    credentials = { user: unquoteLoose(u.username), password: unquoteLoose(u.password) };
     u.username = '';
     u.password = '';
   }
   return { url: u.toString(), ...(credentials ? { credentials } : {}) };
+}
+
+/** decodeURIComponent, or the text as typed when one of its escapes is malformed (never a URIError). */
+function unquoteLoose(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }
 
 export function redactUrl(raw: string): string {

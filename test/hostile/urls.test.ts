@@ -1,4 +1,4 @@
-// ssh:// URLs as hostile input: the command line Sluice hands to the shell (as hg does) keeps a
+// ssh:// and http(s) URLs as hostile input. ssh: the command line Sluice hands to the shell (as hg does) keeps a
 // host, user or path with shell metacharacters or a leading `-` as one inert argument. Proven by
 // running the real command line with `printf` standing in for ssh.
 import { spawnSync } from 'node:child_process';
@@ -47,4 +47,14 @@ describe.skipIf(process.platform === 'win32')('ssh:// URLs through the shell', (
       expect(() => parseSshUrl(url)).toThrow(SluiceError);
     },
   );
+});
+
+describe('http(s) URLs with malformed escapes in their credentials', () => {
+  it('are split as typed, not a URIError', async () => {
+    const { splitUrlCredentials } = await import('../../src/main/engine/wire/http-client');
+    expect(splitUrlCredentials('http://a%zz:p%25%@127.0.0.1/r')).toEqual({
+      url: 'http://127.0.0.1/r',
+      credentials: { user: 'a%zz', password: 'p%25%' },
+    });
+  });
 });
