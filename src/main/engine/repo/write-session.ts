@@ -30,9 +30,13 @@ import { acquireLock, type HeldLock } from './lock';
 import { mergeObsmarkers } from './obsstore';
 import { Transaction, rollbackJournal, writeReplacing, type RepoVfs } from './transaction';
 
-/** New filelogs written together (closeFilelog): at most this many, or this many bytes. */
-const NEW_FILE_BATCH = 512;
-const NEW_FILE_BATCH_BYTES = 4 << 20;
+/**
+ * New filelogs written together (closeFilelog): at most this many, or this many bytes. Small on
+ * purpose: chunks held across many files outlive the young generation, and 512 files per batch
+ * raised the clone's peak RSS from ~150 to ~200 MB for no measurable CPU gain over 32.
+ */
+const NEW_FILE_BATCH = 32;
+const NEW_FILE_BATCH_BYTES = 1 << 20;
 
 export interface WriteSessionOptions {
   /** wait this long for a lock held by hg or another Sluice (default 600 s, hg's ui.timeout) */
