@@ -416,3 +416,32 @@ describe('sluice apply BUNDLE DEST of a hostile bundle', () => {
     }
   });
 });
+
+describe('a stream clone bundle announcing more than the disk holds', () => {
+  it('is refused before anything is written (IO, ENOSPC), not written until the disk is full', async () => {
+    const { applyBundleFile } = await import('../../src/main/engine/apply/apply-bundle');
+    const { stream2EntryHeader, stream2Params } = await import('../../src/main/engine/format/stream2');
+    const { mkdirSync, readdirSync, writeFileSync } = await import('node:fs');
+    const huge = 2 ** 47; // 128 TiB; the data itself could be a few KiB of zstd RLE blocks
+    const bundle = await bundle2Of(null, {
+      extra: [
+        {
+          type: 'stream2',
+          mandatoryParams: stream2Params(1, huge, ['revlogv1']),
+          data: Buffer.concat([stream2EntryHeader('s', 'data/a.i', huge), Buffer.alloc(1000)]),
+        },
+      ],
+    });
+    const file = join(work, `huge-${n++}.hg`);
+    writeFileSync(file, bundle);
+    const parent = join(work, `huge-dest-${n++}`);
+    mkdirSync(parent);
+    const err = await applyBundleFile(file, join(parent, 'dest'), {}, new JobContext()).catch(
+      (e: unknown) => e,
+    );
+    expect((err as SluiceError).code, (err as Error).message).toBe('IO');
+    expect((err as SluiceError).details?.errno).toBe('ENOSPC');
+    expect((err as Error).message).toMatch(/the stream announces 140737488355328 bytes/);
+    expect(readdirSync(parent)).toEqual([]);
+  });
+});

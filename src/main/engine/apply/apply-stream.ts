@@ -10,7 +10,8 @@
 // (the per-request handoff costs more than the syscalls), and the engine runs off the UI thread.
 
 import { mkdirSync, openSync, closeSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { statfs } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { CloseStats, JobKind, StreamFormat } from '../../../shared/events';
 import type { CloserOptions } from '../../../shared/jobs';
 import { BackgroundCloser, planCloser, type CloseImpl } from '../closer/background-closer';
@@ -109,6 +110,7 @@ async function applyOpened(
       { unsupported },
     );
   }
+  await checkFreeSpace(dest, header.bytes);
   const requirements =
     opts.writeRequirements === false ? [...DEFAULT_NEW_REPO_REQUIREMENTS] : cloneRequirements(streamed);
   ctx.throwIfCancelled();
@@ -145,7 +147,11 @@ async function applyOpened(
     if (opts.checkout) {
       // loaded on demand: an apply without a checkout does not pay for the checkout's modules
       const { checkoutAfterClone } = await import('../checkout/update');
-      await checkoutAfterClone(root, { ...opts.checkout, closer: opts.closer, closeImpl: opts.closeImpl }, ctx);
+      await checkoutAfterClone(
+        root,
+        { ...opts.checkout, closer: opts.closer, closeImpl: opts.closeImpl },
+        ctx,
+      );
     }
     ctx.throwIfCancelled();
     await tmp.commit();
@@ -165,6 +171,31 @@ async function applyOpened(
       await tmp.discard();
     }
     throw err;
+  }
+}
+
+/**
+ * The bytes a stream announces must fit on DEST's filesystem, checked before anything is written:
+ * a stream cannot fill the disk (cheaply, with a compression bomb in its core) and then fail (hg
+ * starts and fails with ENOSPC). Where the free space cannot be read, the writes will tell.
+ */
+async function checkFreeSpace(dest: string, bytes: number): Promise<void> {
+  for (let dir = dirname(resolve(dest)); ; dir = dirname(dir)) {
+    let free: number;
+    try {
+      const s = await statfs(dir);
+      free = s.bavail * s.bsize;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && dirname(dir) !== dir) continue;
+      return;
+    }
+    if (bytes > free)
+      throw new SluiceError(
+        'IO',
+        `not enough space in ${dir}: the stream announces ${bytes} bytes, ${free} are free`,
+        { errno: 'ENOSPC', needed: bytes, free },
+      );
+    return;
   }
 }
 
