@@ -367,6 +367,14 @@ describe(
         const files = events.flatMap((e) => (e.type === 'files' ? e.entries : []));
         expect(files.map((f) => f.name).sort()).toEqual([...tree(theirs).keys()].sort());
       }
+      // threads started before the manifest is read (sized by the tip's manifest) that the batch
+      // does not need are stopped: here all of them, the null revision has no file
+      const none = join(work, 'crafted-workers-null');
+      hg(['clone', '-q', '-U', src, none]);
+      const events = await update(none, { rev: 'null', workers: 3 });
+      expect(readdirSync(none)).toEqual(['.hg']);
+      expect(events.some((e) => e.type === 'log' && /^0 files updated/.test(e.message))).toBe(true);
+      expect(hg(['status'], none)).toBe('');
     });
 
     it.skipIf(!hasHg)(

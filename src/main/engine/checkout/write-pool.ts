@@ -161,6 +161,7 @@ export class FileWriters {
     // early workers this batch does not need: idle, they have written nothing
     for (const w of this.workers.splice(want)) {
       w.removeAllListeners();
+      w.on('error', () => undefined); // an error while it stops is of no interest (and must not throw)
       void w.terminate();
     }
     this.results.splice(want);
