@@ -65,12 +65,13 @@ export function metaStripper(write: (piece: Uint8Array) => void): {
 }
 
 /**
- * rev of a node in a filelog read for one revision: a plain scan (the first occurrence, as
- * index.rev) instead of building the index's node map for a single lookup.
+ * rev of a node in a revlog read for one revision (a filelog, the manifest of the revision checked
+ * out): a plain scan (the first occurrence, as index.rev) instead of building the index's node map
+ * for a single lookup (history corpus, 9,977 manifests: 12-14 ms against ~1 ms, Node 24).
  */
-function findRev(index: RevlogIndex, node: Buffer): number | undefined {
-  if (index.length > 64) return index.rev(node);
-  for (let r = 0; r < index.length; r++) if (node.equals(index.node(r))) return r;
+export function findRev(index: RevlogIndex, node: Uint8Array): number | undefined {
+  const want = Buffer.from(node.buffer, node.byteOffset, node.length);
+  for (let r = 0; r < index.length; r++) if (want.equals(index.node(r))) return r;
   return undefined;
 }
 

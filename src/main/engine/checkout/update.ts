@@ -48,7 +48,7 @@ import {
 } from './dirstate';
 import { readDirstateV2, writeDirstateV2 } from './dirstate-v2';
 import { batchTarget, FILE_PENDING, newBatchShared, type FileBatch } from './file-batch';
-import { FileTextReader } from './file-texts';
+import { FileTextReader, findRev } from './file-texts';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
 import { currentUmask, WorkingCopyWriter } from './wc-writer';
 import { prestartFileWriters, startFileWriters, type FileWriters, type WritePoolOptions } from './write-pool';
@@ -145,7 +145,7 @@ async function readManifestOf(cl: Revlog, mf: Revlog, rev: number): Promise<Mani
   if (rev === NULL_REV) return out;
   const entry = parseChangelogEntry(await cl.revision(rev));
   if (entry.manifest.every((b) => b === 0)) return out;
-  const mrev = mf.index.rev(entry.manifest);
+  const mrev = findRev(mf.index, entry.manifest);
   if (mrev === undefined)
     throw new SluiceError(
       'REVLOG',
