@@ -125,6 +125,8 @@ const WORKERS_MIN_BYTES = 8 << 20;
 /** Index bytes of filelog scans sent ahead and not yet consumed (bounds the memory they hold). */
 const SCAN_AHEAD_BYTES = 32 << 20;
 const CACHE_BYTES = 4 << 20;
+/** Filelogs in flight beside workers (sync reads): one scanned here while others' results come. */
+const WORKER_FILES_AHEAD = 4;
 
 const HINT_FNCACHE = 'hint: run "hg debugrebuildfncache" to recover from corrupt fncache';
 
@@ -496,12 +498,21 @@ class Verifier {
         // a worker failed (it should not): this thread reads the filelog instead
       }
     }
-    return scanFilelog(this.scanRequest(radix), {
-      io: this.io,
-      cacheBytes: this.opts.cacheBytes ?? CACHE_BYTES,
-      signal: this.ctx.signal,
-    });
+    const scan = (): Promise<FilelogScan> =>
+      scanFilelog(this.scanRequest(radix), {
+        io: this.io,
+        cacheBytes: this.opts.cacheBytes ?? CACHE_BYTES,
+        signal: this.ctx.signal,
+      });
+    if (!this.scans) return scan();
+    // beside workers, files are in flight ahead (verifyFiles): this thread's own scans one at a time
+    const mine = this.ownScan.then(scan, scan);
+    this.ownScan = mine.catch(() => undefined);
+    return mine;
   }
+
+  /** The last filelog scan this thread runs itself (see scanFile). */
+  private ownScan: Promise<unknown> = Promise.resolve();
 
   /** verifier._checkrevlog */
   private async checkRevlog(rl: Revlog, name: string, linkrev: number, sink: Sink): Promise<boolean> {
@@ -766,9 +777,11 @@ class Verifier {
     let revisions = 0;
     await orderedPool(
       files,
-      // sync reads gain nothing from overlap (and interleaving would blur their timing); results
-      // of worker threads are buffered by the pool
-      () => (this.io === 'sync' ? 1 : Math.max(1, this.opts.concurrency ?? 8)),
+      // sync reads gain nothing from overlap (and interleaving would blur their timing); beside
+      // workers, this thread scans the next unclaimed filelog while it waits for a worker's result
+      // (results of worker threads are buffered by the pool)
+      () =>
+        this.io === 'sync' ? (this.scans ? WORKER_FILES_AHEAD : 1) : Math.max(1, this.opts.concurrency ?? 8),
       (f) => this.verifyFile(f, filenodes, filelinkrevs),
       (res) => {
         for (const ff of res.storeNames) {
