@@ -328,11 +328,22 @@ describe('wire client against a scripted server', () => {
         'stream_out',
         200,
         { 'Content-Type': 'application/mercurial-0.1' },
-        `0\n1 ${2 ** 50}\ndata/x.i\0${2 ** 50}\nabc`,
+        `0\n1 3\ndata/x.i\0${2 ** 50}\nabc`,
       ),
       { v1: true },
     );
     await cloneFails(huge.url, 'LIMIT', { stream: 'v1' });
+    // a total beyond the free space at DEST is refused before anything is written
+    const hugeTotal = await serve(
+      answer(
+        'stream_out',
+        200,
+        { 'Content-Type': 'application/mercurial-0.1' },
+        `0\n1 ${2 ** 50}\ndata/x.i\0${2 ** 50}\nabc`,
+      ),
+      { v1: true },
+    );
+    expect((await cloneFails(hugeTotal.url, 'IO', { stream: 'v1' })).details?.errno).toBe('ENOSPC');
 
     const forbidden = await serve(
       answer('stream_out', 200, { 'Content-Type': 'application/mercurial-0.1' }, '1\n'),
