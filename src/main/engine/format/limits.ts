@@ -35,8 +35,8 @@ export const MAX_CONTIGUOUS_READ = 16 * 1024 * 1024;
 
 /** hg's revlog text limit (_maxentrysize, a signed 32-bit length). */
 const MAX_REVLOG_TEXT = 0x7fffffff;
-/** maxRevisionSize()'s default: 256 MiB. */
-export const DEFAULT_MAX_REVISION_SIZE = 256 * 1024 * 1024;
+/** maxRevisionSize()'s default: 1 GiB (real repositories carry files of hundreds of MB; a bomb costs at most this). */
+export const DEFAULT_MAX_REVISION_SIZE = 1024 * 1024 * 1024;
 
 /**
  * Largest revision a changegroup may bring: its delta chunk and its full text. hg's format allows
