@@ -1,11 +1,11 @@
 // ssh:// URLs and the command line, against what hg 6.3.2's urlutil.url / sshpeer / posix.sshargs
 // give for the same input (the expected values were printed by hg's own functions).
 
-import { chownSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors';
+import { removeDir, tempDirMaker } from '../test-support';
 import {
   isOpenSsh,
   parseSshUrl,
@@ -42,6 +42,11 @@ describe('parseSshUrl (urlutil.url + sshpeer.instance checks)', () => {
   });
 });
 
+const makeTempDir = tempDirMaker('ssh');
+const dirs: string[] = [];
+const made = (dir: string): string => (dirs.push(dir), dir);
+afterAll(() => dirs.forEach(removeDir));
+
 describe('the command line (sshpeer._makeconnection)', () => {
   it('quotes like procutil.shellquote and sshpeer._serverquote', () => {
     expect(shellQuote('abc-1.2/x')).toBe('abc-1.2/x');
@@ -65,7 +70,7 @@ describe('the command line (sshpeer._makeconnection)', () => {
   });
 
   it('settings: explicit, then SLUICE_SSH, then [ui] of the user config, then ssh / hg', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-ssh-settings-'));
+    const dir = made(makeTempDir('settings'));
     const rc = join(dir, 'hgrc');
     writeFileSync(rc, '[ui]\nssh = ssh -C -i ~/k\nremotecmd = /opt/hg/bin/hg\n');
     const env = { HGRCPATH: rc, HOME: dir };
@@ -97,7 +102,7 @@ describe('the command line (sshpeer._makeconnection)', () => {
   it.skipIf(!root)(
     `the repository's [ui] ssh / remotecmd apply only when its hgrc is the user's own${root ? '' : ' (skipped: needs root to chown a file to another user)'}`,
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'sluice-ssh-trust-'));
+      const dir = made(makeTempDir('trust'));
       const repo = join(dir, 'repo');
       mkdirSync(join(repo, '.hg', 'store'), { recursive: true });
       writeFileSync(join(repo, '.hg', 'requires'), 'store\nrevlogv1\n');
