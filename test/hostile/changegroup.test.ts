@@ -347,22 +347,25 @@ describe('filelog names in a changegroup', () => {
 });
 
 describe('phases a hostile sender names', () => {
+  /** a bundle2 whose one changegroup part (cg2) carries a targetphase parameter */
+  const withTargetPhase = (cg: Buffer, phase: string) =>
+    bundle2Of(null, {
+      extra: [
+        {
+          type: 'changegroup',
+          mandatoryParams: [
+            ['version', '02'],
+            ['targetphase', phase],
+          ],
+          data: cg,
+        },
+      ],
+    });
+
   it.each(['7', '33', '4294967296'])(
     'a changegroup targetphase of %s (not one of hg’s phases) is MALFORMED',
     async (phase) => {
-      const c = craftCg2(files);
-      const b = await bundle2Of(null, {
-        extra: [
-          {
-            type: 'changegroup',
-            mandatoryParams: [
-              ['version', '02'],
-              ['targetphase', phase],
-            ],
-            data: c.cg,
-          },
-        ],
-      });
+      const b = await withTargetPhase(craftCg2(files).cg, phase);
       expect((await refused(b)).code).toBe('MALFORMED');
     },
   );
@@ -377,18 +380,7 @@ describe('phases a hostile sender names', () => {
 
   it.skipIf(missing('hg'))(`a secret targetphase lands as hg would land it${skipNote('hg')}`, async () => {
     const c = craftCg2(files);
-    const b = await bundle2Of(null, {
-      extra: [
-        {
-          type: 'changegroup',
-          mandatoryParams: [
-            ['version', '02'],
-            ['targetphase', '2'],
-          ],
-          data: c.cg,
-        },
-      ],
-    });
+    const b = await withTargetPhase(c.cg, '2');
     const repo = await emptyRepo();
     await applyBundle2ToRepo(repo, pieces(b), new JobContext());
     expect(hgSync(['log', '--hidden', '-T', '{phase}'], repo).stdout).toBe('secret');

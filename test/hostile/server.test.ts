@@ -40,6 +40,19 @@ async function serve(script: Script): Promise<ScriptedServer> {
   return s;
 }
 
+/** The backend's getbundle reply, its first `head` bytes at once, then a byte every 20 ms (never idle). */
+function trickledGetbundle(timers: NodeJS.Timeout[], head = 0): Script {
+  return async (_req, res, ctx) => {
+    if (ctx.cmd !== 'getbundle') return false;
+    const b = await ctx.forward();
+    res.writeHead(200, b.headers);
+    let at = head;
+    if (head) res.write(b.body.subarray(0, head));
+    timers.push(setInterval(() => res.write(b.body.subarray(at, ++at)), 20));
+    return true;
+  };
+}
+
 let destCount = 0;
 async function clone(
   url: string,
@@ -120,14 +133,7 @@ describe('redirects', () => {
 describe('replies that never end', () => {
   it('a getbundle reply trickling a byte every 20 ms (never idle): cancel ends it, nothing at DEST', async () => {
     const timers: NodeJS.Timeout[] = [];
-    const s = await serve(async (_req, res, ctx) => {
-      if (ctx.cmd !== 'getbundle') return false;
-      const b = await ctx.forward();
-      res.writeHead(200, b.headers);
-      let at = 0;
-      timers.push(setInterval(() => res.write(b.body.subarray(at, ++at)), 20));
-      return true;
-    });
+    const s = await serve(trickledGetbundle(timers));
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 600);
     const r = await clone(s.url, {}, { idleTimeoutMs: 200 }, ac.signal);
@@ -334,16 +340,7 @@ async function decoded02(body: Buffer): Promise<Buffer> {
 describe('a pull reply that goes on past its end', () => {
   it('a pull whose reply trickles (never idle) is cancelled: CANCELLED, the repository as it was', async () => {
     const timers: NodeJS.Timeout[] = [];
-    const s = await serve(async (_req, res, ctx) => {
-      if (ctx.cmd !== 'getbundle') return false;
-      const b = await ctx.forward();
-      res.writeHead(200, b.headers);
-      let at = 0;
-      res.write(b.body.subarray(0, 2000)); // past the changelog into the transaction
-      at = 2000;
-      timers.push(setInterval(() => res.write(b.body.subarray(at, ++at)), 20));
-      return true;
-    });
+    const s = await serve(trickledGetbundle(timers, 2000)); // past the changelog into the transaction
     const repo = join(work, `pull-${destCount++}`);
     await createEmptyRepository(repo);
     const before = treeHash(repo);
