@@ -16,7 +16,6 @@ import type {
 import { resolve } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors';
 import type { JobContext } from './job-context';
-import { loadCloneFromUrl, loadVerifyRepository } from './modules';
 import { ProgressTracker } from './progress';
 
 /** What a job reports for its done event (the frame adds time, CPU and RSS). */
@@ -146,7 +145,7 @@ async function runBundle(request: BundleRequest, ctx: JobContext): Promise<JobRe
 }
 
 async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResult> {
-  const cloneFromUrl = await loadCloneFromUrl();
+  const { cloneFromUrl } = await import('../wire/clone');
   // hg clone checks out unless -U: a clone job does too unless `update: false`
   // (cloneFromUrl itself, the engine API, checks out only when asked with `update: true`)
   const stats = await cloneFromUrl({ ...request, update: request.update ?? true }, ctx);
@@ -166,7 +165,7 @@ async function runPull(request: PullRequest, ctx: JobContext): Promise<JobResult
 }
 
 async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobResult> {
-  const verifyRepository = await loadVerifyRepository();
+  const { verifyRepository } = await import('../verify/verify');
   // a standalone verify emits its own start event (inside apply/clone the job's start is enough)
   const report = await verifyRepository(request.repo, ctx, { emitStart: true });
   return {
@@ -191,7 +190,7 @@ async function runUpdate(request: UpdateRequest, ctx: JobContext): Promise<JobRe
 }
 
 async function verifyAfter(repo: string, ctx: JobContext): Promise<void> {
-  const verifyRepository = await loadVerifyRepository();
+  const { verifyRepository } = await import('../verify/verify');
   ctx.phase('verify');
   await verifyRepository(repo, ctx);
 }
