@@ -16,9 +16,9 @@ import { BackgroundCloser, type CloseImpl, type CloserPlan } from '../closer/bac
 import { SluiceError, toSluiceError } from '../errors';
 import { LocalRepo } from '../repo/local-repo';
 import type { RepoLocation } from '../store/requirements';
-import { FileTextReader, metaStripper, stripFilelogMeta } from './file-texts';
+import { FileTextReader, metaStripper, stripFilelogMeta, type OpenedRevision } from './file-texts';
 import { workingPath } from './path-auditor';
-import { exists, FileCreator } from './wc-writer';
+import { exists, FileCreator, type WrittenFile } from './wc-writer';
 
 export const CHECKOUT_WORKER_KIND = 'sluice-checkout-files';
 
@@ -113,52 +113,105 @@ export async function writeShare(
   const streamAbove = batch.streamAbove ?? STREAM_ABOVE;
   /** large files this thread claimed while another thread streamed one */
   const deferred: number[] = [];
-  const writeFile = async (i: number, mayDefer: boolean): Promise<boolean> => {
-    const path = batch.paths[i]!;
-    const flag = batch.flags[i]!;
-    const { revlog, rev } = await reader.open(path, batch.nodes[i]!);
-    let w;
-    let locked = false;
-    try {
-      if (flag !== 'l' && revlog.index.rawSize(rev) > streamAbove) {
-        if (Atomics.compareExchange(control, CTL_BIG, 0, 1) !== 0) {
-          if (mayDefer) return false;
-          while (Atomics.compareExchange(control, CTL_BIG, 0, 1) !== 0) {
-            if (Atomics.load(control, CTL_STOP)) return true;
-            await new Promise((r) => setTimeout(r, 5));
-          }
-        }
-        locked = true;
-        w = await creator.createStreamed(
-          batchTarget(batch, i),
-          flag,
-          () => Atomics.store(status, i, FILE_CREATED),
-          async (write) => {
-            const strip = metaStripper(write);
-            await revlog.streamRevision(rev, strip.push);
-            strip.end();
-          },
-        );
-      } else {
-        // the text lives in the reader's reused buffer until the revlog is closed
-        const text = stripFilelogMeta(await revlog.revisionView(rev));
-        w = await creator.create(batchTarget(batch, i), text, flag, () =>
-          Atomics.store(status, i, FILE_CREATED),
-        );
-      }
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw exists(path);
-      throw e;
-    } finally {
-      if (locked) Atomics.store(control, CTL_BIG, 0);
-      await revlog.close();
-    }
+  /** the node of the file at hand (no buffer per file) */
+  const node = Buffer.alloc(20);
+  const done = (i: number, w: WrittenFile): void => {
     stats[i * 3] = w.mode;
     stats[i * 3 + 1] = w.size;
     stats[i * 3 + 2] = w.mtimeSec;
     Atomics.store(status, i, FILE_DONE);
     files++;
     opts.tick?.();
+  };
+  const created = (i: number) => () => Atomics.store(status, i, FILE_CREATED);
+  const exists_ = (e: unknown, path: string): unknown =>
+    (e as NodeJS.ErrnoException).code === 'EEXIST' ? exists(path) : e;
+  /**
+   * A large file (above streamAbove): streamed into its file, one such file at a time across the
+   * threads (CTL_BIG). false: deferred (another thread streams one and mayDefer).
+   */
+  const writeLarge = async (i: number, o: OpenedRevision, mayDefer: boolean): Promise<boolean> => {
+    const path = batch.paths[i]!;
+    let locked = false;
+    try {
+      if (Atomics.compareExchange(control, CTL_BIG, 0, 1) !== 0) {
+        if (mayDefer) return false;
+        while (Atomics.compareExchange(control, CTL_BIG, 0, 1) !== 0) {
+          if (Atomics.load(control, CTL_STOP)) return true;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+      locked = true;
+      const w = await creator.createStreamed(
+        batchTarget(batch, i),
+        batch.flags[i]!,
+        created(i),
+        async (write) => {
+          const strip = metaStripper(write);
+          await o.revlog.streamRevision(o.rev, strip.push);
+          strip.end();
+        },
+      );
+      done(i, w);
+      return true;
+    } catch (e) {
+      throw exists_(e, path);
+    } finally {
+      if (locked) Atomics.store(control, CTL_BIG, 0);
+      await reader.release(o);
+    }
+  };
+  /** A file whose text is built whole, once its revision or its text needed a promise. */
+  const writeSlow = async (
+    i: number,
+    opened: OpenedRevision | Promise<OpenedRevision>,
+    mayDefer: boolean,
+  ): Promise<boolean> => {
+    const o = await opened;
+    if (batch.flags[i] !== 'l' && o.revlog.index.rawSize(o.rev) > streamAbove)
+      return writeLarge(i, o, mayDefer);
+    try {
+      // the text lives in the reader's reused buffer until the revision is released
+      const text = stripFilelogMeta(await o.revlog.revisionView(o.rev));
+      done(i, await creator.create(batchTarget(batch, i), text, batch.flags[i]!, created(i)));
+      return true;
+    } catch (e) {
+      throw exists_(e, batch.paths[i]!);
+    } finally {
+      await reader.release(o);
+    }
+  };
+  /**
+   * Writes file i: synchronously in the common case (a small filelog read whole, its text built
+   * from memory, the file created and handed to a closer with room); a promise when any step has
+   * to wait. false: a large file deferred (see writeLarge).
+   */
+  const writeFile = (i: number, mayDefer: boolean): boolean | Promise<boolean> => {
+    const path = batch.paths[i]!;
+    node.write(batch.nodes[i]!, 0, 'hex');
+    const opened = reader.open(path, node);
+    if (opened instanceof Promise) return writeSlow(i, opened, mayDefer);
+    const { revlog, rev } = opened;
+    const flag = batch.flags[i]!;
+    let w: WrittenFile | Promise<WrittenFile>;
+    try {
+      if (flag !== 'l' && revlog.index.rawSize(rev) > streamAbove) return writeLarge(i, opened, mayDefer);
+      const view = revlog.revisionViewNow(rev);
+      if (view === undefined) return writeSlow(i, opened, mayDefer);
+      w = creator.create(batchTarget(batch, i), stripFilelogMeta(view), flag, created(i));
+    } catch (e) {
+      reader.release(opened);
+      throw exists_(e, path);
+    }
+    reader.release(opened);
+    if (w instanceof Promise)
+      return w.then(
+        (x) => (done(i, x), true),
+        (e: unknown) => {
+          throw exists_(e, path);
+        },
+      );
+    done(i, w);
     return true;
   };
   try {
@@ -167,7 +220,9 @@ export async function writeShare(
       if (first >= n) break;
       for (let i = first; i < Math.min(n, first + CLAIM); i++) {
         if (Atomics.load(control, CTL_STOP)) break claims;
-        if (!(await writeFile(i, true))) deferred.push(i);
+        let wrote = writeFile(i, true);
+        if (wrote instanceof Promise) wrote = await wrote;
+        if (!wrote) deferred.push(i);
       }
     }
     for (const i of deferred) {

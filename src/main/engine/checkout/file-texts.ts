@@ -67,12 +67,20 @@ export function metaStripper(write: (piece: Uint8Array) => void): {
 /**
  * rev of a node in a revlog read for one revision (a filelog, the manifest of the revision checked
  * out): a plain scan (the first occurrence, as index.rev) instead of building the index's node map
- * for a single lookup (history corpus, 9,977 manifests: 12-14 ms against ~1 ms, Node 24).
+ * for a single lookup (history corpus, 9,977 manifests: 12-14 ms against ~1 ms, Node 24). The
+ * node is the 20 bytes of `node` at `at`; nothing is allocated.
  */
-export function findRev(index: RevlogIndex, node: Uint8Array): number | undefined {
-  const want = Buffer.from(node.buffer, node.byteOffset, node.length);
-  for (let r = 0; r < index.length; r++) if (want.equals(index.node(r))) return r;
+export function findRev(index: RevlogIndex, node: Uint8Array, at = 0): number | undefined {
+  for (let r = 0; r < index.length; r++) if (index.nodeEquals(r, node, at)) return r;
   return undefined;
+}
+
+/** A filelog revision opened by FileTextReader.open; give it back with FileTextReader.release. */
+export interface OpenedRevision {
+  revlog: Revlog;
+  rev: number;
+  /** the filelog was read whole into memory (release() is synchronous then) */
+  inMemory: boolean;
 }
 
 /** A filelog file up to this size is read into the reader's reused buffer, larger ones through Revlog.open's windows. */
@@ -112,44 +120,72 @@ export class FileTextReader {
     }
   }
 
-  /** `path`'s filelog, from the reused buffer when small (the caller closes it). */
-  private async openFilelog(path: string): Promise<Revlog> {
-    const radix = 'data/' + path;
-    const indexPath = this.repo.storePath(radix + '.i');
-    const index = this.readWhole(indexPath);
-    // inline (every small filelog): NAME.i holds the chunks too
-    if (index && index.length >= 4 && index[1]! & 1)
-      return Revlog.fromBytes(radix, index, undefined, { cacheBytes: 0 });
-    if (index !== undefined && index !== null) {
-      const indexCopy = Buffer.from(index); // the data file is read into the same buffer
-      const data = this.readWhole(this.repo.storePath(radix + '.d'));
-      if (data !== undefined) return Revlog.fromBytes(radix, indexCopy, data ?? undefined, { cacheBytes: 0 });
-    }
+  /**
+   * `path`'s filelog read whole into memory (index and data up to WHOLE_FILE_MAX each; a missing
+   * NAME.i is an empty revlog), undefined when it is larger (openLarge then).
+   */
+  private openInMemory(radix: string): Revlog | undefined {
+    const index = this.readWhole(this.repo.storePath(radix + '.i'));
+    if (index === undefined) return undefined;
     if (index === null) return Revlog.fromBytes(radix, new Uint8Array(0), undefined, { cacheBytes: 0 });
-    return this.repo.openRevlog(radix, 'sync', { cacheBytes: 0 });
+    // inline (every small filelog): NAME.i holds the chunks too
+    if (index.length >= 4 && index[1]! & 1)
+      return Revlog.fromBytes(radix, index, undefined, { cacheBytes: 0 });
+    const indexCopy = Buffer.from(index); // the data file is read into the same buffer
+    const data = this.readWhole(this.repo.storePath(radix + '.d'));
+    if (data === undefined) return undefined;
+    return Revlog.fromBytes(radix, indexCopy, data ?? undefined, { cacheBytes: 0 });
   }
 
-  /** Opens `path`'s filelog and finds the revision of `nodeHex` in it (the caller closes it). */
-  async open(path: string, nodeHex: string): Promise<{ revlog: Revlog; rev: number }> {
-    const revlog = await this.openFilelog(path);
-    const rev = findRev(revlog.index, Buffer.from(nodeHex, 'hex'));
+  private opened(
+    path: string,
+    revlog: Revlog,
+    inMemory: boolean,
+    node: Uint8Array,
+    at: number,
+  ): OpenedRevision {
+    const rev = findRev(revlog.index, node, at);
     if (rev === undefined) {
-      await revlog.close();
+      if (!inMemory) void revlog.close();
+      const nodeHex = Buffer.from(node.buffer, node.byteOffset + at, 20).toString('hex');
       throw new SluiceError('REVLOG', `${displayPath(path)}@${nodeHex.slice(0, 12)}: no match found`, {
         path: displayPath(path),
         node: nodeHex,
       });
     }
-    return { revlog, rev };
+    return { revlog, rev, inMemory };
+  }
+
+  /**
+   * Opens `path`'s filelog and finds the revision of the 20-byte node at `node[at]` (or a hex
+   * node): synchronously when the filelog is small enough to be read whole (nearly every one), else
+   * a promise. The text built from it may live in the reader's buffers: release() it before the
+   * next open.
+   */
+  open(path: string, node: Uint8Array | string, at = 0): OpenedRevision | Promise<OpenedRevision> {
+    const bytes = typeof node === 'string' ? Buffer.from(node, 'hex') : node;
+    const radix = 'data/' + path;
+    const small = this.openInMemory(radix);
+    if (small) return this.opened(path, small, true, bytes, at);
+    return this.repo
+      .openRevlog(radix, 'sync', { cacheBytes: 0 })
+      .then((revlog) => this.opened(path, revlog, false, bytes, at));
+  }
+
+  /** Gives back what open() returned: synchronous for a filelog read whole. */
+  release(o: OpenedRevision): Promise<void> | undefined {
+    if (!o.inMemory) return o.revlog.close();
+    o.revlog.clearCache(); // its build buffers go back to the thread's spares
+    return undefined;
   }
 
   /** The working-copy data of `path` at filelog node `nodeHex`. */
   async read(path: string, nodeHex: string): Promise<Uint8Array> {
-    const { revlog, rev } = await this.open(path, nodeHex);
+    const o = await this.open(path, nodeHex);
     try {
-      return stripFilelogMeta(await revlog.revision(rev));
+      return stripFilelogMeta(await o.revlog.revision(o.rev));
     } finally {
-      await revlog.close();
+      await this.release(o);
     }
   }
 }

@@ -143,12 +143,16 @@ export class FileCreator {
     this.symlinks = opts.symlinks ?? process.platform !== 'win32';
   }
 
-  async create(
+  /**
+   * Synchronous unless the closer is full (background closing): then a promise that settles once
+   * the fd is handed over. The data is written before this returns either way.
+   */
+  create(
     fsPath: string | Buffer,
     data: Uint8Array,
     flag: string,
     onCreated: () => void,
-  ): Promise<WrittenFile> {
+  ): WrittenFile | Promise<WrittenFile> {
     if (flag === 'l' && this.symlinks) {
       try {
         symlinkSync(Buffer.from(Buffer.from(data).toString('latin1'), 'latin1'), fsPath);
@@ -161,10 +165,20 @@ export class FileCreator {
         this.symlinks = false; // util.checklink failed: plain files from now on, as hg
       }
     }
-    return this.createRegular(fsPath, flag, onCreated, (fd) => {
+    const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
+    onCreated();
+    let st;
+    try {
       let off = 0;
       while (off < data.length) off += writeSync(fd, data, off, data.length - off);
-    });
+      st = fstatSync(fd);
+    } catch (e) {
+      closeSync(fd);
+      throw e;
+    }
+    const w: WrittenFile = { mode: st.mode, size: st.size, mtimeSec: Math.floor(st.mtimeMs / 1000) };
+    const full = this.closer.close(fd);
+    return full ? full.then(() => w) : w;
   }
 
   /**
@@ -179,34 +193,18 @@ export class FileCreator {
     onCreated: () => void,
     fill: (write: (piece: Uint8Array) => void) => Promise<void>,
   ): Promise<WrittenFile> {
-    return this.createRegular(fsPath, flag, onCreated, (fd) => {
+    const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
+    onCreated();
+    let st;
+    try {
       let pos = 0;
-      return fill((piece) => {
+      await fill((piece) => {
         for (let off = 0; off < piece.length;) {
           const n = writeSync(fd, piece, off, piece.length - off, pos);
           off += n;
           pos += n;
         }
       });
-    });
-  }
-
-  /**
-   * Creates a regular file exclusively, lets `write` fill it, records its stat and hands the fd to
-   * the closer (closed here on an error, so the caller's undo can remove the file).
-   */
-  private async createRegular(
-    fsPath: string | Buffer,
-    flag: string,
-    onCreated: () => void,
-    write: (fd: number) => void | Promise<void>,
-  ): Promise<WrittenFile> {
-    const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
-    onCreated();
-    let st;
-    try {
-      const pending = write(fd);
-      if (pending) await pending; // the small-file path stays synchronous: no extra await per file
       st = fstatSync(fd);
     } catch (e) {
       closeSync(fd);

@@ -355,6 +355,8 @@ export function checkHeader(name: string, header: number): void {
 export interface RevlogIndexParserOptions {
   /** Expected total size of NAME.i: lets the parser allocate once (a hint, not trusted). */
   sizeHint?: number;
+  /** Expected number of entries (an inline NAME.i counted beforehand; a hint, not trusted). */
+  entriesHint?: number;
 }
 
 /** Incremental NAME.i parser: push() pieces of any size, then finish(). */
@@ -364,7 +366,10 @@ export class RevlogIndexParser {
   private header = -1;
   private inline = false;
   private inlinePos: Float64Array | null = null;
-  private readonly pending = new Uint8Array(ENTRY_SIZE);
+  /** initial size of inlinePos */
+  private readonly inlineHint: number;
+  /** an entry split across pushes (allocated on the first one) */
+  private pending: Uint8Array | undefined;
   private pendingLen = 0;
   /** inline: bytes of the current chunk not yet passed */
   private skip = 0;
@@ -377,9 +382,15 @@ export class RevlogIndexParser {
   ) {
     // An honest size hint sizes the buffer exactly for a non-inline index; it is capped so a lying
     // hint cannot allocate much, the buffer grows with the bytes that really arrive.
+    // An exact count (a revlog read whole) allocates exactly: a filelog of one revision then
+    // costs 64 bytes, which V8 keeps on its heap instead of a separate backing store.
     const hint = opts.sizeHint ?? 0;
-    const initial = Math.min(Math.max(ENTRY_SIZE * 16, hint - (hint % ENTRY_SIZE)), 64 << 20);
+    const initial =
+      opts.entriesHint !== undefined
+        ? Math.min(Math.max(1, opts.entriesHint) * ENTRY_SIZE, 64 << 20)
+        : Math.min(Math.max(ENTRY_SIZE * 16, hint - (hint % ENTRY_SIZE)), 64 << 20);
     this.entries = new Uint8Array(initial);
+    this.inlineHint = Math.max(1, Math.min(opts.entriesHint ?? 16, 1 << 20));
   }
 
   push(chunk: Uint8Array): void {
@@ -400,12 +411,13 @@ export class RevlogIndexParser {
         continue;
       }
       const n = Math.min(ENTRY_SIZE - this.pendingLen, len - i);
+      this.pending ??= new Uint8Array(ENTRY_SIZE);
       this.pending.set(chunk.subarray(i, i + n), this.pendingLen);
       this.pendingLen += n;
       i += n;
       if (this.pendingLen === ENTRY_SIZE) {
         this.pendingLen = 0;
-        this.addEntry(this.pending, 0);
+        this.addEntry(this.pending!, 0);
       }
     }
   }
@@ -419,7 +431,7 @@ export class RevlogIndexParser {
       return new RevlogIndex(name, REVLOGV1 | FLAG_INLINE_DATA, new Uint8Array(0), 0, new Float64Array(0), 0);
     }
     if (this.count === 0 && this.pendingLen >= 4) {
-      checkHeader(name, readU32(this.pending, 0));
+      checkHeader(name, readU32(this.pending!, 0));
     }
     if (this.pendingLen > 0 || this.skip > 0) {
       const rev = this.count - (this.pendingLen > 0 ? 0 : 1);
@@ -447,7 +459,7 @@ export class RevlogIndexParser {
       this.header = readU32(src, at);
       checkHeader(this.name, this.header);
       this.inline = (this.header & FLAG_INLINE_DATA) !== 0;
-      if (this.inline) this.inlinePos = new Float64Array(16);
+      if (this.inline) this.inlinePos = new Float64Array(this.inlineHint);
     }
     const need = (this.count + 1) * ENTRY_SIZE;
     if (need > this.entries.length) {
@@ -490,12 +502,28 @@ function readI32(b: Uint8Array, at: number): number {
   return (b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!;
 }
 
+/** Entries of an inline NAME.i held whole: a walk over the chunk lengths (the parser checks them). */
+function countInlineEntries(data: Uint8Array): number {
+  let n = 0;
+  let pos = 0;
+  while (pos + ENTRY_SIZE <= data.length) {
+    n++;
+    const clen = readI32(data, pos + 8);
+    if (clen < 0) return n;
+    pos += ENTRY_SIZE + clen;
+  }
+  return pos < data.length ? n + 1 : n; // a truncated entry at the end (the parser reports it)
+}
+
 /** Parses a whole NAME.i held in memory. */
 export function parseRevlogIndex(name: string, data: Uint8Array): RevlogIndex {
   // an inline NAME.i is mostly chunk data: its size says nothing about the entries' (a filelog of
   // two revisions and 100 KB of text would allocate and zero 100 KB for 128 bytes of entries)
   const inline = data.length >= 4 && (readU32(data, 0) & FLAG_INLINE_DATA) !== 0;
-  const p = new RevlogIndexParser(name, inline ? {} : { sizeHint: data.length });
+  const p = new RevlogIndexParser(
+    name,
+    inline ? { entriesHint: countInlineEntries(data) } : { sizeHint: data.length },
+  );
   p.push(data);
   return p.finish();
 }

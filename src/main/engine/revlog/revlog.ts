@@ -270,9 +270,12 @@ function takeSpare(min: number): Buffer | undefined {
 
 function giveSpare(b: Buffer): void {
   if (b.length > SPARE_MAX_BYTES) return;
+  // kept largest first (an insertion: Array.sort allocates, and this runs once per revlog read)
+  let i = spare.length;
   spare.push(b);
-  spare.sort((x, y) => y.length - x.length);
-  spare.length = Math.min(spare.length, SPARE_COUNT);
+  for (; i > 0 && spare[i - 1]!.length < b.length; i--) spare[i] = spare[i - 1]!;
+  spare[i] = b;
+  if (spare.length > SPARE_COUNT) spare.length = SPARE_COUNT;
 }
 
 export class Revlog {
