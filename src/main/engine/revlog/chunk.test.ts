@@ -5,6 +5,7 @@ import { isSluiceError } from '../errors';
 import { chunkKind, chunkNeedsPreparation, decompressChunk } from './chunk';
 import { missing, skipNote } from './test-support';
 import { prepareZstd, scanZstdFrame, zstdDecompress } from './zstd';
+import { zstdCompressChunk } from '../format/zstd';
 
 function zstdCli(data: Buffer, args: string[]): Buffer {
   const res = spawnSync('zstd', ['-q', '-c', ...args], { input: data, maxBuffer: 512 << 20 });
@@ -104,6 +105,35 @@ describe('revlog chunks', () => {
     await fresh.prepareZstd(info, 100);
     expect(fresh.zstdReadyFor(info, 100)).toBe(true);
     expect(Buffer.from(fresh.zstdDecompress(frame, 100)).toString()).toBe('hello, revlog');
+  });
+
+  it('zstd frames through the kept wasm context: views until the next call, large frames, errors', async () => {
+    await prepareZstd();
+    const text = (n: number, seed: number): Buffer => {
+      const b = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) b[i] = (i * seed + (i >> 7)) & 0xff;
+      return b;
+    };
+    const a = text(5000, 7);
+    const b = text(7000, 13);
+    const fa = zstdCompressChunk(a, 3);
+    const fb = zstdCompressChunk(b, 3);
+    // a transient result is the decoder's memory: the next call reuses it, a copy does not
+    const view = decompressChunk(fa, 1 << 20, true);
+    expect(Buffer.from(view).equals(a)).toBe(true);
+    const copy = decompressChunk(fa, 1 << 20);
+    expect(Buffer.from(decompressChunk(fb, 1 << 20, true)).equals(b)).toBe(true);
+    expect(Buffer.from(copy).equals(a)).toBe(true);
+    expect(Buffer.from(view.subarray(0, 100)).equals(b.subarray(0, 100))).toBe(true);
+    // frames beyond the kept buffers (1 MiB) get buffers of their own; the kept ones still work
+    const big = text(3 << 20, 31);
+    expect(Buffer.from(decompressChunk(zstdCompressChunk(big, 1), 4 << 20, true)).equals(big)).toBe(true);
+    expect(problemOf(() => decompressChunk(zstdCompressChunk(big, 1), 1 << 20))).toBe('REVLOG:decompress');
+    // a corrupt frame is an error, and the context decodes the next frame
+    const bad = Buffer.from(fb);
+    for (let i = 12; i < bad.length - 4; i++) bad[i] ^= 0x5a;
+    expect(problemOf(() => decompressChunk(bad, 1 << 20))).toBe('REVLOG:decompress');
+    expect(Buffer.from(decompressChunk(fa, 1 << 20)).equals(a)).toBe(true);
   });
 
   it.skipIf(missing('zstd'))(

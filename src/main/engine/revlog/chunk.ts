@@ -49,9 +49,10 @@ export function chunkNeedsPreparation(chunk: Uint8Array, maxOutput = Infinity): 
 /**
  * Decodes one chunk into at most maxOutput bytes (the caller knows the bound: the revision's text
  * size for a full text, a bound derived from base and result sizes for a delta). Raw chunks are
- * returned as views, not copies.
+ * returned as views, not copies. `transient`: the result may live in the zstd decoder's memory
+ * until its next call on this thread (zstdDecompress's view; the caller copies it out first).
  */
-export function decompressChunk(chunk: Uint8Array, maxOutput: number): Uint8Array {
+export function decompressChunk(chunk: Uint8Array, maxOutput: number, transient = false): Uint8Array {
   const kind = chunkKind(chunk);
   switch (kind) {
     case 'empty':
@@ -75,6 +76,6 @@ export function decompressChunk(chunk: Uint8Array, maxOutput: number): Uint8Arra
         throw new SluiceError('REVLOG', `revlog decompress error: ${why}`, { problem: 'decompress' });
       }
     case 'zstd':
-      return zstdDecompress(chunk, maxOutput);
+      return zstdDecompress(chunk, maxOutput, transient);
   }
 }

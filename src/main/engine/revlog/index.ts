@@ -449,8 +449,11 @@ export class RevlogIndexParser {
         },
       );
     }
-    const entries = this.entries.subarray(0, this.count * ENTRY_SIZE);
-    const pos = this.inlinePos ? this.inlinePos.subarray(0, this.count) : null;
+    // views only when the buffers are larger than their content (an exact hint needs none)
+    const size = this.count * ENTRY_SIZE;
+    const entries = this.entries.length === size ? this.entries : this.entries.subarray(0, size);
+    const inlinePos = this.inlinePos;
+    const pos = inlinePos && inlinePos.length !== this.count ? inlinePos.subarray(0, this.count) : inlinePos;
     return new RevlogIndex(name, this.header, entries, this.count, pos, this.consumed);
   }
 

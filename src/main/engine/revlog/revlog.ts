@@ -408,9 +408,9 @@ export class Revlog {
     return Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK));
   }
 
-  private decodeNow(rev: number, raw: Uint8Array, bound: number): Uint8Array {
+  private decodeNow(rev: number, raw: Uint8Array, bound: number, transient = false): Uint8Array {
     try {
-      return decompressChunk(raw, bound);
+      return decompressChunk(raw, bound, transient);
     } catch (e) {
       throw this.wrap(e, rev);
     }
@@ -601,6 +601,8 @@ export class Revlog {
   /**
    * chainChunks without a promise: the decoded chunks when every one is in memory (a file read
    * whole, the read window) and its decoder loaded; undefined otherwise (nothing decoded then).
+   * The last one may live in the zstd decoder's memory (decompressChunk's transient result):
+   * assemble() consumes the chunks before anything decodes again.
    */
   private chainChunksNow(chain: readonly number[]): Uint8Array[] | undefined {
     const index = this.index;
@@ -613,7 +615,7 @@ export class Revlog {
       out[k] = raw;
     }
     for (let k = 0; k < chain.length; k++)
-      out[k] = this.decodeNow(chain[k]!, out[k]!, this.chunkBound(chain[k]!));
+      out[k] = this.decodeNow(chain[k]!, out[k]!, this.chunkBound(chain[k]!), k === chain.length - 1);
     return out;
   }
 
@@ -689,7 +691,7 @@ export class Revlog {
       this.lastRev = rev;
       this.lastText = text;
       this.lastIn = into;
-      if (check && this.isSharedBase(rev)) this.cache.set(rev, Buffer.from(text));
+      if (check && this.cache.keeps(size) && this.isSharedBase(rev)) this.cache.set(rev, Buffer.from(text));
     } else {
       this.lastRev = rev;
       this.lastText = text;

@@ -20,10 +20,14 @@ export class TextCache {
     }
     return t;
   }
+  /** Whether a text of `size` bytes would be kept (false for every size when the budget is 0). */
+  keeps(size: number): boolean {
+    return size <= this.budget / this.maxShare && this.budget > 0;
+  }
   /** Keeps text for rev; false when it is too large to keep (it was not taken). */
   set(rev: number, text: Uint8Array): boolean {
     if (this.map.has(rev)) return true;
-    if (text.length > this.budget / this.maxShare) return false;
+    if (!this.keeps(text.length)) return false;
     this.map.set(rev, text);
     this.bytes += text.length;
     for (const [r, t] of this.map) {
