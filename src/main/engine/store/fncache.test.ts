@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors.js';
-import { parseFncache, serializeFncache } from './fncache.js';
+import { FncacheAdditions, parseFncache, serializeFncache } from './fncache.js';
 import { missing, skipNote, FIXTURES, hex, runHgPython, unhex } from './test-support.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
@@ -76,5 +76,45 @@ for e in sorted(f.entries):
       const ours = parseFncache(readFileSync(join(FIXTURES, repo, 'fncache'))).sort();
       expect(ours.map(hex)).toEqual(theirs.map(hex));
     }
+  });
+});
+
+describe('FncacheAdditions (append mode)', () => {
+  it('finds names in the bytes (encodedir lines, first and later lines) and appends only new ones', () => {
+    const raw = b('data/a.i\ndata/dir.hg.hg/x.i\ndata/foo.i.hg/bar.i\n');
+    const f = new FncacheAdditions(raw);
+    expect(f.add('data/a.i')).toBe(false);
+    expect(f.add('data/dir.hg/x.i')).toBe(false);
+    expect(f.add('data/foo.i/bar.i')).toBe(false);
+    // a prefix or suffix of an entry is not the entry
+    expect(f.add('data/a')).toBe(true);
+    expect(f.add('ata/a.i')).toBe(true);
+    expect(f.changed).toBe(true);
+    expect(f.add('data/new.hg/y.i')).toBe(true);
+    expect(f.add('data/new.hg/y.i')).toBe(false);
+    const out = f.serialize();
+    expect(out.subarray(0, raw.length).equals(raw)).toBe(true);
+    expect(out.subarray(raw.length).toString('latin1')).toBe('data/a\nata/a.i\ndata/new.hg.hg/y.i\n');
+    expect(new Set(parseFncache(out))).toEqual(
+      new Set(['data/a.i', 'data/dir.hg/x.i', 'data/foo.i/bar.i', 'data/a', 'ata/a.i', 'data/new.hg/y.i']),
+    );
+  });
+
+  it('answers like the parsed set past its scan budget, with CRLF lines, and for an empty file', () => {
+    const names = Array.from({ length: 100 }, (_, i) => `data/f${i}.i`);
+    const f = new FncacheAdditions(serializeFncache(names));
+    for (const n of names) expect(f.add(n)).toBe(false);
+    expect(f.add('data/f100.i')).toBe(true);
+    const crlf = new FncacheAdditions(b('data/a.i\r\ndata/b.i\n'));
+    expect(crlf.add('data/a.i')).toBe(false);
+    expect(crlf.changed).toBe(false);
+    const empty = new FncacheAdditions(Buffer.alloc(0));
+    expect(empty.add('data/a.i')).toBe(true);
+    expect(empty.serialize().toString('latin1')).toBe('data/a.i\n');
+  });
+
+  it('refuses what store.fncache._load refuses', () => {
+    malformed(() => new FncacheAdditions(b('data/a.i')));
+    malformed(() => new FncacheAdditions(b('data/a.i\n\ndata/b.i\n')));
   });
 });
