@@ -195,6 +195,72 @@ describe('a revision past the size bound (decompression bombs)', () => {
   });
 });
 
+describe('node checks on the second thread (large texts, SLUICE_CHECK_WORKER_AFTER=0)', () => {
+  /** Runs fn with every text of 64 KiB or more hashed by the node check worker. */
+  async function onWorker<T>(fn: () => Promise<T>): Promise<T> {
+    const saved = process.env.SLUICE_CHECK_WORKER_AFTER;
+    process.env.SLUICE_CHECK_WORKER_AFTER = '0';
+    try {
+      return await fn();
+    } finally {
+      if (saved === undefined) delete process.env.SLUICE_CHECK_WORKER_AFTER;
+      else process.env.SLUICE_CHECK_WORKER_AFTER = saved;
+    }
+  }
+  const big = { name: 'big.txt', content: 'x'.repeat(200_000) };
+
+  it.skipIf(missing('hg'))(
+    `a large file and a large manifest that hash to their nodes apply, and hg verify passes${skipNote('hg')}`,
+    async () => {
+      const many = Array.from({ length: 1500 }, (_, i) => ({ name: `f/${i}.txt`, content: `${i}\n` }));
+      const repo = await emptyRepo();
+      const r = await onWorker(async () =>
+        applyBundle2ToRepo(
+          repo,
+          pieces(await bundle2Of(craftCg2([big, ...many]).cg), 65536),
+          new JobContext(),
+        ),
+      );
+      expect(r.files).toBe(1501);
+      const v = hgSync(['verify'], repo);
+      expect(v.status, v.stdout + v.stderr).toBe(0);
+    },
+  );
+
+  it('a large file text that does not hash to its node: REVLOG node-mismatch, nothing written', async () => {
+    const { cg } = craftCg2([big]);
+    const bad = Buffer.from(cg);
+    bad[bad.length - 9] = 0x79; // the text's last byte (before the two group ends)
+    const err = await onWorker(async () => refused(await bundle2Of(bad)));
+    expect(err.code, err.message).toBe('REVLOG');
+    expect(err.details).toMatchObject({ revlog: 'data/big.txt', problem: 'node-mismatch' });
+  });
+
+  it('a large manifest that does not hash to its node is the error reported, not what follows it', async () => {
+    const many = Array.from({ length: 1500 }, (_, i) => ({ name: `f/${i}.txt`, content: `${i}\n` }));
+    const { cg, manifest } = craftCg2(many);
+    const bad = Buffer.from(cg);
+    // a byte of the manifest text (its first file node's hex), after the changeset group
+    const at = bad.indexOf(Buffer.from('f/0.txt\0', 'latin1')) + 8;
+    bad[at] = bad[at] === 0x30 ? 0x31 : 0x30;
+    // and a file group naming an unknown changeset after it: hg would stop at the manifest
+    const withBadLink = Buffer.concat([
+      bad.subarray(0, bad.length - 4),
+      nameChunk('z.txt'),
+      cg2Chunk(
+        nodeOf(Buffer.from('z\n')),
+        Buffer.alloc(20, 9),
+        Buffer.concat([i32(0), i32(0), i32(2), Buffer.from('z\n')]),
+      ),
+      END,
+      END,
+    ]);
+    const err = await onWorker(async () => refused(await bundle2Of(withBadLink)));
+    expect(err.details, err.message).toMatchObject({ revlog: '00manifest', problem: 'node-mismatch' });
+    expect(err.message).toContain(manifest.toString('hex').slice(0, 12));
+  });
+});
+
 describe('bundle2 parts a pull reply or bundle may carry', () => {
   it('an unknown mandatory part aborts like hg (UNKNOWN_PART); an unknown advisory one is skipped', async () => {
     const { cg } = craftCg2(files);

@@ -143,8 +143,13 @@ async function inTransaction(
       phaseHeads: res.phaseHeads,
     };
   } catch (e) {
+    // a revision that did not hash to its node comes first (its check may still have been running)
+    const mismatch =
+      session && !(e instanceof SluiceError && e.code === 'CANCELLED')
+        ? await session.firstCheckFailure()
+        : undefined;
     await session?.abort();
-    throw e;
+    throw mismatch ?? e;
   } finally {
     await src.close();
   }

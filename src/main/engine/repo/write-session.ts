@@ -15,8 +15,9 @@ import {
   type NewFile,
   type RevlogFormat,
 } from '../revlog/writer';
+import { NodeChecks } from '../revlog/node-checks';
 import { storePathEncoder } from '../store/encoding';
-import { parseFncache, serializeFncache } from '../store/fncache';
+import { FncacheAdditions } from '../store/fncache';
 import { entryNameProblem } from '../store/paths';
 import { locateRepository, unsupportedRequirements, type RepoLocation } from '../store/requirements';
 import {
@@ -59,7 +60,7 @@ export class RepoWriteSession {
   private readonly manifests = new Map<string, RevlogWriter>();
   /** writers with open files, closed at the end whatever happens */
   private readonly openWriters = new Set<RevlogWriter>();
-  private fncache: Set<string> | undefined;
+  private fncache: FncacheAdditions | undefined;
   /** store directories already checked not to be symbolic links */
   private readonly auditedDirs = new Set<string>();
   /** store directories that did not exist when looked at: this session's writers create them */
@@ -75,6 +76,8 @@ export class RepoWriteSession {
   private newFileBytes = 0;
   /** maxRevisionSize(), read once (the environment lookup cost ~1 µs per new filelog) */
   private readonly maxText = maxRevisionSize();
+  /** node checks of large texts (manifests) on a second thread (revlog/node-checks.ts) */
+  private readonly checks = new NodeChecks();
 
   private constructor(
     readonly location: RepoLocation,
@@ -98,6 +101,7 @@ export class RepoWriteSession {
       onNewFile: (p: string) => this.noteNewFile(p),
       onClose: (w: RevlogWriter) => this.openWriters.delete(w),
       maxText: this.maxText,
+      checks: this.checks,
     };
   }
 
@@ -212,7 +216,10 @@ export class RepoWriteSession {
     const journaled = this.tx.findOffset(`${radix}.i`) !== undefined;
     if (journaled) this.writeNewFiles(); // it may be one of them: read from disk
     const absent = this.checkNoSymlink(`${radix}.i`) && !journaled;
-    return this.track(RevlogWriter.open({ ...this.writerOptions(), radix, absent }));
+    // a repository that had changesets before this session: its filelogs mostly exist (a pull)
+    this.changelog();
+    const likelyExists = this.clStart > 0;
+    return this.track(RevlogWriter.open({ ...this.writerOptions(), radix, absent, likelyExists }));
   }
 
   /**
@@ -278,12 +285,9 @@ export class RepoWriteSession {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw toSluiceError(e);
       }
-      this.fncache = new Set(parseFncache(raw));
+      this.fncache = new FncacheAdditions(raw);
     }
-    if (!this.fncache.has(storePath)) {
-      this.fncache.add(storePath);
-      this.fncacheDirty = true;
-    }
+    if (this.fncache.add(storePath)) this.fncacheDirty = true;
   }
 
   /** obsstore.mergemarkers: the part's markers the store lacks, appended in this transaction. */
@@ -332,6 +336,8 @@ export class RepoWriteSession {
   async commit(): Promise<void> {
     if (this.done) throw new SluiceError('IO', 'write session already finished');
     try {
+      // every revision hashes to its node before anything is made visible
+      await this.checks.drain();
       // the revlogs' queued bytes reach their files before anything makes the changesets visible
       this.writeNewFiles();
       for (const w of this.openWriters) w.flush();
@@ -350,6 +356,14 @@ export class RepoWriteSession {
     this.release();
   }
 
+  /**
+   * The earliest node mismatch among the checks still running (waited for), if any: after an
+   * error, the one to report (a text that does not hash to its node makes later deltas fail too).
+   */
+  firstCheckFailure(): Promise<SluiceError | undefined> {
+    return this.checks.firstFailure();
+  }
+
   /** Rolls everything back and unlocks. Never throws. */
   async abort(): Promise<void> {
     if (this.done) return;
@@ -362,6 +376,7 @@ export class RepoWriteSession {
   }
 
   private release(): void {
+    this.checks.close();
     if (this.done) return;
     this.done = true;
     for (const l of this.locks.reverse()) l.release();
@@ -449,9 +464,10 @@ export class RepoWriteSession {
   }
 
   private writeFncache(): void {
-    if (!this.fncacheDirty || !this.fncache) return;
+    if (!this.fncacheDirty || !this.fncache?.changed) return;
     this.tx.addBackup('fncache');
-    atomicWrite(join(this.vfs.storeDir, 'fncache'), serializeFncache(this.fncache));
+    // store.fncache.write's append mode (an atomictemp copy with the new lines after the old)
+    atomicWrite(join(this.vfs.storeDir, 'fncache'), this.fncache.serialize());
   }
 
   /**

@@ -25,7 +25,6 @@ import {
   constants as fsConstants,
 } from 'node:fs';
 import { dirname } from 'node:path';
-import { hash } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import { SluiceError, toSluiceError } from '../errors';
 import { limitError, maxRevisionSize } from '../format/limits';
@@ -50,6 +49,7 @@ import {
 } from './constants';
 import { isNullNode, parseRevlogIndex, type RevlogIndex } from './index';
 import { applyDeltaInto, applyDeltas, patchedSize } from './mpatch';
+import { checkNow, type NodeChecks } from './node-checks';
 
 /** revlog._maxinline: an inline revlog is split once its data reaches this size. */
 export const MAX_INLINE = 131072;
@@ -112,6 +112,9 @@ export interface RevlogWriterOptions {
   maxText?: number;
   /** the caller knows NAME.i does not exist (its directory is being created): not looked up */
   absent?: boolean;
+  /** NAME.i most likely exists (a pull into a repository with history): opened without asking first */
+  likelyExists?: boolean;
+  checks?: NodeChecks;
 }
 
 interface PendingEntry {
@@ -191,6 +194,7 @@ export class RevlogWriter {
   private readonly chainInfos = new Map<number, ChainInfo>();
   private journaled = false;
   private readonly existedIndex: boolean;
+  private readonly checks: NodeChecks | undefined;
 
   private constructor(opts: RevlogWriterOptions, indexBytes: Uint8Array | null) {
     this.maxText = opts.maxText ?? maxRevisionSize();
@@ -200,6 +204,7 @@ export class RevlogWriter {
     this.delayed = opts.changelog === true;
     this.onNewFile = opts.onNewFile;
     this.onClose = opts.onClose;
+    this.checks = opts.checks;
     this.indexPath = vfsPath(opts.tx.vfs, opts.radix + '.i');
     this.existedIndex = indexBytes !== null;
     this.oldBytes = indexBytes ?? new Uint8Array(0);
@@ -236,14 +241,16 @@ export class RevlogWriter {
     let bytes: Buffer | null = null;
     const path = vfsPath(opts.tx.vfs, opts.radix + '.i');
     // most filelogs of a clone are new: asking first costs no exception (a failed open throws
-    // one: ~40 µs more, per file)
-    let exists: boolean;
-    try {
-      exists = lstatSync(path, { throwIfNoEntry: false }) !== undefined;
-    } catch (e) {
-      throw toSluiceError(e);
+    // one: ~40 µs more, per file); a pull's filelogs mostly exist: the open alone is cheaper
+    if (!opts.likelyExists) {
+      let exists: boolean;
+      try {
+        exists = lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+      } catch (e) {
+        throw toSluiceError(e);
+      }
+      if (!exists) return new RevlogWriter(opts, null);
     }
-    if (!exists) return new RevlogWriter(opts, null);
     try {
       const fd = openSync(path, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0));
       try {
@@ -457,6 +464,8 @@ export class RevlogWriter {
    * text hashes to the node, then stores it. Returns the rev and whether it was new.
    */
   async add(r: IncomingRevision): Promise<{ rev: number; added: boolean }> {
+    const failed = this.checks?.failed();
+    if (failed) throw failed;
     const existing = this.rev(r.node);
     if (existing !== undefined && existing !== NULL_REV) return { rev: existing, added: false };
     if (r.node.length !== NODE_SIZE || isNullNode(r.node))
@@ -509,14 +518,18 @@ export class RevlogWriter {
     const swap = Buffer.compare(r.p1, r.p2) > 0;
     whole.set(swap ? r.p2 : r.p1, 0);
     whole.set(swap ? r.p1 : r.p2, NODE_SIZE);
-    const computed = hash('sha1', whole, 'buffer');
     const text = whole.subarray(PARENTS);
-    if (Buffer.compare(computed, r.node) !== 0)
-      throw revlogError(
+    const mismatch = (computed: Uint8Array): SluiceError =>
+      revlogError(
         this.radix,
         'node-mismatch',
         `integrity check failed on ${short(r.node)}: content hashes to ${short(computed)}`,
       );
+    const checked = this.checks
+      ? this.checks.check(whole, r.node, mismatch)
+      : checkNow(whole, r.node, mismatch);
+    if (checked instanceof SluiceError) throw checked;
+    if (checked) await checked; // room in the checks' ring; whole is copied there before this resolves
     const rev = this.length;
     const stored = await this.chooseStorage(rev, text, p1, p2, baseRev, r.delta);
     this.append(
