@@ -5,7 +5,7 @@
 // Workers stay at most a budget of index bytes ahead of what the main thread consumed: memory does
 // not grow with the repository.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { locateWorkerScript, type WorkerScript } from '../job/worker-script';
 import type { FilelogScan, FilelogScanRequest } from './filelog-scan';
 import {
@@ -83,8 +83,11 @@ export class ScanPool {
       budget: Math.max(1, Math.floor(budgetBytes / 1024)),
       ...(cacheBytes !== undefined ? { cacheBytes } : {}),
     };
+    // node:worker_threads loads here, not with the module: a verify without workers (the default
+    // on two cores) does not pay its ~0.4 MB of RSS
+    const { Worker: WorkerThread } = process.getBuiltinModule('node:worker_threads');
     for (let w = 0; w < count; w++) {
-      const worker = new Worker(script.bootstrap ?? script.script, {
+      const worker = new WorkerThread(script.bootstrap ?? script.script, {
         workerData: script.bootstrap ? { ...data, __entry: script.script.href } : data,
         // a scan's garbage is short-lived and small: a small young generation keeps RSS down
         resourceLimits: { maxYoungGenerationSizeMb: 2 },
