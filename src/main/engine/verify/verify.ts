@@ -358,20 +358,7 @@ class Verifier {
     const root = this.root;
 
     // Store listing first: sizes for progress and the fncache's view of the data files.
-    const walked = await walkStore(this.loc, { signal: ctx.signal });
-    let totalBytes = 0;
-    let totalFiles = 0;
-    const storefiles = new Set<string>();
-    for (const f of walked) {
-      this.storeSizes.set(f.name, f.size);
-      this.storePaths.set(f.name, f.path);
-      if (/\.[id]$/.test(f.name)) {
-        totalBytes += f.size;
-        totalFiles++;
-      }
-      // verify._verifyfiles: (size > 0 or not revlogv1) and f.startswith('data/')
-      if (f.size > 0 && f.name.startsWith('data/')) storefiles.add(normpath(f.name));
-    }
+    const { totalBytes, totalFiles, storefiles } = await this.listStore();
     if (this.opts.emitStart) {
       ctx.emit?.({
         type: 'start',
@@ -394,7 +381,6 @@ class Verifier {
     if (await exists(join(this.loc.storeDir, 'journal')))
       root.note('abandoned transaction found - run hg recover');
 
-    this.startScans(walked);
     try {
       this.cl = await this.openRevlog('00changelog');
       this.mf = await this.openRevlog('00manifest');
@@ -444,6 +430,30 @@ class Verifier {
       await this.cl.close();
       await this.mf.close();
     }
+  }
+
+  /**
+   * Reads the store listing into storeSizes/storePaths and starts the filelog scans. Its own
+   * method so that the listing (thousands of objects) is garbage once it returns: run()'s locals
+   * live as long as the whole verify.
+   */
+  private async listStore(): Promise<{ totalBytes: number; totalFiles: number; storefiles: Set<string> }> {
+    const walked = await walkStore(this.loc, { signal: this.ctx.signal });
+    let totalBytes = 0;
+    let totalFiles = 0;
+    const storefiles = new Set<string>();
+    for (const f of walked) {
+      this.storeSizes.set(f.name, f.size);
+      this.storePaths.set(f.name, f.path);
+      if (/\.[id]$/.test(f.name)) {
+        totalBytes += f.size;
+        totalFiles++;
+      }
+      // verify._verifyfiles: (size > 0 or not revlogv1) and f.startswith('data/')
+      if (f.size > 0 && f.name.startsWith('data/')) storefiles.add(normpath(f.name));
+    }
+    this.startScans(walked);
+    return { totalBytes, totalFiles, storefiles };
   }
 
   /** The scan request of a filelog (paths and sizes from the store listing). */
@@ -772,9 +782,7 @@ class Verifier {
   ): Promise<{ files: number; revisions: number }> {
     const root = this.root;
     root.status('checking files');
-    const all = new Set<string>(filenodes.keys());
-    for (const f of filelinkrevs.keys()) all.add(f);
-    const files = [...all].sort();
+    const files = sortedFiles(filenodes, filelinkrevs);
     let revisions = 0;
     await orderedPool(
       files,
@@ -805,7 +813,29 @@ class Verifier {
     return { files: files.length, revisions };
   }
 
+  /**
+   * verifyFileChecks, then what verify keeps about f goes (its manifest nodes, its changesets, its
+   * store listing): the files phase ends with less held than it started with, not more.
+   */
   private async verifyFile(
+    f: string,
+    filenodes: Map<string, Map<string, number | null>>,
+    filelinkrevs: Map<string, number[]>,
+  ): Promise<FileResult> {
+    try {
+      return await this.verifyFileChecks(f, filenodes, filelinkrevs);
+    } finally {
+      filenodes.delete(f);
+      filelinkrevs.delete(f);
+      const radix = this.filelogRadix(f);
+      for (const name of [radix + '.i', radix + '.d']) {
+        this.storeSizes.delete(name);
+        this.storePaths.delete(name);
+      }
+    }
+  }
+
+  private async verifyFileChecks(
     f: string,
     filenodes: Map<string, Map<string, number | null>>,
     filelinkrevs: Map<string, number[]>,
@@ -895,6 +925,16 @@ class Verifier {
       return { sink, storeNames, revisions: idx.length, bytes, openMs };
     }
   }
+}
+
+/** The files verify checks, sorted: those of the manifests and those of the changesets. */
+function sortedFiles(
+  filenodes: ReadonlyMap<string, unknown>,
+  filelinkrevs: ReadonlyMap<string, unknown>,
+): string[] {
+  const all = new Set<string>(filenodes.keys());
+  for (const f of filelinkrevs.keys()) all.add(f);
+  return [...all].sort();
 }
 
 async function exists(path: string): Promise<boolean> {
