@@ -7,10 +7,12 @@
 // reads those arrays for progress, the dirstate, and the undo of a failed or cancelled checkout.
 // Memory: a thread holds one file's chain (compressed span, decoded chunks, one text) at a time,
 // except for texts above STREAM_ABOVE: those are streamed into their file (Revlog.streamRevision:
-// never the whole text, only the base snapshot's decompressed chunk and the chain's deltas), and
+// never the whole text; a full snapshot, the usual large binary, is read and decompressed 1 MiB
+// at a time; a delta chain holds its base snapshot's decompressed chunk and its deltas), and
 // only one thread at a time streams one (CTL_BIG; a thread finding the lock taken writes its
-// other files first). Peak ~ one large file's base + deltas + STREAM_ABOVE per thread (the
-// small texts) + 8 MiB read spans, whatever the largest file is.
+// other files first). Peak ~ STREAM_ABOVE per thread (the small texts) + 8 MiB read spans + a
+// few MiB for a streamed snapshot (one large file's base + deltas when it has deltas), whatever
+// the largest file is (a 318 MB file: 923 -> 101 MB peak RSS).
 import type { CloseStats } from '../../../shared/events';
 import { BackgroundCloser, type CloseImpl, type CloserPlan } from '../closer/background-closer';
 import { SluiceError, toSluiceError } from '../errors';
@@ -50,7 +52,8 @@ const CTL_SIZE = 4;
 /**
  * Texts larger than this are streamed into their file instead of built whole: below it, building
  * the text is the fast path (one write) and costs at most this much per thread (4 threads: 128 MiB);
- * above it, a file's cost is its base snapshot and deltas, and one such file is in flight at a time.
+ * above it, a file's cost is a few MiB when it is a full snapshot, else its base snapshot and
+ * deltas, and one such file is in flight at a time.
  */
 export const STREAM_ABOVE = 32 << 20;
 

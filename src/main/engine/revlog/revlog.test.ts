@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { encodeStorePath } from '../store/encoding';
 import { isSluiceError } from '../errors';
 import { Revlog } from './revlog';
+import { prepareZstd } from './zstd';
 import { parseChangelogEntry, parseManifest, copySource, parseFilelogMeta } from './texts';
 import {
   SHAPES,
@@ -185,6 +186,94 @@ describe('Revlog: synthetic chains', () => {
       }
     }
   }
+});
+
+describe('Revlog.streamRevision of a full snapshot', () => {
+  // A large binary is stored as one full snapshot: it must reach the sink while its stored chunk
+  // is still being read (never decompressed whole), in bounded pieces, for every chunk encoding.
+  const size = 6 << 20;
+  const text = Buffer.alloc(size);
+  for (let i = 0, x = 1; i < size; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    text[i] = i % 4096 < 2048 ? x >>> 24 : 0x61 + (i % 23); // half noise, half text
+  }
+
+  for (const compression of ['zlib', 'zstd', 'none'] as const) {
+    it(`${compression}: the text in pieces of at most 1 MiB, delivered before the chunk's end is read`, async () => {
+      await prepareZstd();
+      const built = buildRevlog([{ text }, { text: 'small\n' }], { inline: false, compression });
+      const dir = makeTempDir('stream');
+      try {
+        const indexPath = join(dir, 'big.i');
+        const dataPath = join(dir, 'big.d');
+        writeFileSync(indexPath, built.index);
+        writeFileSync(dataPath, built.data);
+        const open = (): Promise<Revlog> => Revlog.open(indexPath, { io: 'sync', wholeFileLimit: 1 << 16 });
+        let rl = await open();
+        expect(rl.index.base(0)).toBe(0);
+        expect(rl.index.compressedLength(0)).toBeGreaterThan(2 << 20); // read in several pieces
+        const pieces: number[] = [];
+        const sha = createHash('sha1');
+        expect(
+          await rl.streamRevision(0, (p) => {
+            pieces.push(p.length);
+            sha.update(p);
+          }),
+        ).toBe(size);
+        expect(sha.digest().equals(createHash('sha1').update(text).digest())).toBe(true);
+        expect(Math.max(...pieces)).toBeLessThanOrEqual(1 << 20);
+        expect(pieces.length).toBeGreaterThanOrEqual(size >> 20);
+        await rl.close();
+        // the stored chunk's second half is cut off once the first piece has arrived: a reader
+        // that had decompressed it whole would not notice; a streaming one fails reading it
+        rl = await open();
+        let first = true;
+        const err = await problem(
+          rl.streamRevision(0, () => {
+            if (first) truncateSync(dataPath, built.data.length >> 1);
+            first = false;
+          }),
+        );
+        expect(err).toMatchObject({ code: 'REVLOG', problem: 'partial-read' });
+        await rl.close();
+      } finally {
+        removeDir(dir);
+      }
+    });
+  }
+
+  it('a corrupt stream, a lying size and a wrong node fail typed, after the pieces before them', async () => {
+    const dir = makeTempDir('stream');
+    try {
+      const built = buildRevlog([{ text }], { inline: false, compression: 'zlib' });
+      const write = (index: Buffer, data: Buffer): Revlog => Revlog.fromBytes('data/big', index, data);
+      // bytes flipped mid-stream
+      const bad = Buffer.from(built.data);
+      for (let i = bad.length >> 1; i < (bad.length >> 1) + 64; i++) bad[i] ^= 0x55;
+      expect(await problem(write(built.index, bad).streamRevision(0, () => {}))).toMatchObject({
+        code: 'REVLOG',
+        problem: 'decompress',
+        rev: 0,
+      });
+      // an index that says the text is 2 MiB: the decoder stops there, whatever it would produce
+      const small = Buffer.from(built.index);
+      small.writeInt32BE(2 << 20, 12);
+      expect(await problem(write(small, built.data).streamRevision(0, () => {}))).toMatchObject({
+        problem: 'decompress',
+        rev: 0,
+      });
+      // a different node: every byte is handed over, then the mismatch
+      const node = Buffer.from(built.index);
+      node[32] ^= 1;
+      let seen = 0;
+      expect(
+        await problem(write(node, built.data).streamRevision(0, (p) => (seen += p.length))),
+      ).toMatchObject({ problem: 'node-mismatch', rev: 0 });
+      expect(seen).toBe(size);
+    } finally {
+      removeDir(dir);
+    }
+  });
 });
 
 describe('Revlog.revisionViewNow', () => {

@@ -11,7 +11,8 @@
 import { TextCache } from './text-cache';
 import { createHash, hash } from 'node:crypto';
 import { SluiceError } from '../errors';
-import { chunkNeedsPreparation, decompressChunk } from './chunk';
+import { chunkKind, chunkNeedsPreparation, decompressChunk } from './chunk';
+import { decompressStream } from '../format/compression';
 import {
   MAX_TEXT_SIZE,
   NULL_NODE,
@@ -270,6 +271,8 @@ interface BuildPlan {
 const PARENTS = 40;
 /** streamRevision gathers slices smaller than a quarter of this into one write of up to this size */
 const STREAM_PIECE = 1 << 20;
+/** streamRevision reads a full snapshot's stored chunk this much at a time */
+const SNAPSHOT_READ = 1 << 20;
 /** A chain's chunks are read as one span while the gap between two is at most this (hg: 256 KiB). */
 const SPARSE_GAP = 256 << 10;
 /** ... and the span at most this long. */
@@ -562,12 +565,16 @@ export class Revlog {
 
   /**
    * rev's raw text handed to `sink` in order, in pieces, without ever building it whole (a large
-   * file's checkout): the chain's deltas are folded into one patch (mpatch_fold) and the pieces are
-   * slices of the base text and of the deltas (small ones gathered into one STREAM_PIECE buffer).
-   * Memory: the base chunk decompressed plus the decoded deltas, never the text. The node is
-   * hashed on the way (sha1 of the sorted parents, then the text: revlog.hash) and checked after
-   * the last piece: on a mismatch this throws once the sink has seen every byte, so the caller
-   * must discard what it made of them. Resolves with the text's size.
+   * file's checkout). A full snapshot (no delta: the common case for a large binary) is read from
+   * the data file and decompressed as a stream (zlib, zstd; stored chunks copied through), so the
+   * memory it takes does not grow with the text: SNAPSHOT_READ of input, the decoder's window,
+   * one STREAM_PIECE of output. Otherwise the chain's deltas are folded into one patch
+   * (mpatch_fold) and the pieces are slices of the base text and of the deltas: memory is the
+   * base chunk decompressed plus the decoded deltas. Small pieces are gathered into one
+   * STREAM_PIECE buffer. The node is hashed on the way (sha1 of the sorted parents, then the text:
+   * revlog.hash) and checked after the last piece: on a mismatch this throws once the sink has
+   * seen every byte, so the caller must discard what it made of them. Resolves with the text's
+   * size.
    */
   async streamRevision(rev: number, sink: (piece: Uint8Array) => void): Promise<number> {
     const index = this.index;
@@ -575,19 +582,9 @@ export class Revlog {
     this.checkReadable(rev);
     const [lo, hi] = this.sortedParents(rev);
     const { chain } = this.deltaChain(rev);
-    const chunks = await this.chainChunks(chain);
-    const base = chunks[0]!;
-    const deltas = chunks.slice(1);
-    let size = base.length;
-    for (let k = 0; k < deltas.length; k++) {
-      try {
-        size = patchedSize(size, deltas[k]!);
-      } catch (e) {
-        throw this.wrap(e, chain[k + 1]!);
-      }
-    }
     const sha = createHash('sha1').update(lo).update(hi);
-    const gather = Buffer.allocUnsafe(Math.min(STREAM_PIECE, Math.max(size, 1)));
+    const hint = Math.max(1, index.rawSize(rev));
+    const gather = Buffer.allocUnsafe(Math.min(STREAM_PIECE, hint));
     let used = 0;
     const flush = (): void => {
       if (used === 0) return;
@@ -605,16 +602,77 @@ export class Revlog {
       gather.set(piece, used);
       used += piece.length;
     };
-    try {
-      if (deltas.length === 0) take(base);
-      else for (const piece of foldedSlices(base, foldDeltas(base.length, deltas))) take(piece);
-    } catch (e) {
-      throw this.wrap(e, rev);
+    let size: number;
+    if (chain.length === 1) size = await this.streamSnapshot(rev, take);
+    else {
+      const chunks = await this.chainChunks(chain);
+      const base = chunks[0]!;
+      const deltas = chunks.slice(1);
+      size = base.length;
+      for (let k = 0; k < deltas.length; k++) {
+        try {
+          size = patchedSize(size, deltas[k]!);
+        } catch (e) {
+          throw this.wrap(e, chain[k + 1]!);
+        }
+      }
+      try {
+        for (const piece of foldedSlices(base, foldDeltas(base.length, deltas))) take(piece);
+      } catch (e) {
+        throw this.wrap(e, rev);
+      }
     }
     flush();
     const computed = sha.digest();
     if (Buffer.compare(computed, index.node(rev)) !== 0) throw this.nodeMismatch(rev, computed);
     return size;
+  }
+
+  /**
+   * A full snapshot's text handed to `take` as its stored chunk is read (SNAPSHOT_READ at a time)
+   * and decoded by a streaming decoder; at most chunkBound(rev) bytes (a lying size or a bomb
+   * stops there). Resolves with the text's size.
+   */
+  private async streamSnapshot(rev: number, take: (piece: Uint8Array) => void): Promise<number> {
+    const index = this.index;
+    const start = index.chunkStart(rev);
+    const len = index.compressedLength(rev);
+    const bound = this.chunkBound(rev);
+    let size = 0;
+    try {
+      if (len === 0) return 0;
+      const head = this.data.readNow(start, 1) ?? (await this.data.read(start, 1));
+      const kind = chunkKind(head);
+      const stored = (skip: number): AsyncGenerator<Uint8Array> => this.chunkPieces(start + skip, len - skip);
+      const pieces =
+        kind === 'zlib' || kind === 'zstd'
+          ? decompressStream(kind === 'zlib' ? 'GZ' : 'ZS', stored(0))
+          : stored(kind === 'stored' ? 1 : 0);
+      for await (const piece of pieces) {
+        size += piece.length;
+        if (size > bound)
+          throw new SluiceError('REVLOG', `revlog decompress error: more than ${bound} bytes`, {
+            problem: 'decompress',
+          });
+        take(piece);
+      }
+    } catch (e) {
+      if (e instanceof SluiceError && e.code === 'COMPRESSION')
+        throw this.wrap(
+          new SluiceError('REVLOG', `revlog decompress error: ${e.message}`, { problem: 'decompress' }),
+          rev,
+        );
+      throw this.wrap(e, rev);
+    }
+    return size;
+  }
+
+  /** `len` bytes of the data file from `pos`, read SNAPSHOT_READ at a time as they are consumed. */
+  private async *chunkPieces(pos: number, len: number): AsyncGenerator<Uint8Array> {
+    for (let off = 0; off < len; off += SNAPSHOT_READ) {
+      const n = Math.min(SNAPSHOT_READ, len - off);
+      yield this.data.readNow(pos + off, n) ?? (await this.data.read(pos + off, n));
+    }
   }
 
   /** The index entry's own checks and its flags, before any of rev's data is read. */

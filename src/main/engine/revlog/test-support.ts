@@ -2,6 +2,7 @@
 // golden fixture repos, hg on PATH, and a small revlog WRITER for synthetic cases (chains of any
 // length, inline or split, generaldelta or not, entries straddling read buffers, corruptions).
 import { deflateSync } from 'node:zlib';
+import { zstdCompressChunk } from '../format/zstd';
 import { tempDirMaker } from '../test-support';
 import { FLAG_GENERALDELTA, FLAG_INLINE_DATA, NULL_NODE, REVLOGV1 } from './constants';
 import { revisionNode } from './index';
@@ -38,8 +39,11 @@ export interface SyntheticRevision {
 export interface BuildOptions {
   inline?: boolean;
   generalDelta?: boolean;
-  /** chunk encoding: stored (`u`/raw NUL), zlib, or whichever is smaller like hg (default 'auto') */
-  compression?: 'none' | 'zlib' | 'auto';
+  /**
+   * chunk encoding: stored (`u`/raw NUL), zlib, zstd (call prepareZstd() first), or the smaller of
+   * zlib and stored like hg (default 'auto')
+   */
+  compression?: 'none' | 'zlib' | 'zstd' | 'auto';
 }
 
 export interface BuiltRevlog {
@@ -71,6 +75,7 @@ export function simpleDelta(base: Uint8Array, target: Uint8Array): Buffer {
 export function encodeChunk(data: Uint8Array, compression: BuildOptions['compression'] = 'auto'): Buffer {
   const raw = Buffer.from(data);
   if (raw.length === 0) return raw;
+  if (compression === 'zstd') return Buffer.from(zstdCompressChunk(raw, 3));
   if (compression !== 'none' && (compression === 'zlib' || raw.length >= 44)) {
     const z = deflateSync(raw);
     if (compression === 'zlib' || z.length < raw.length) return z;
