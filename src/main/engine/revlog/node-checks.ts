@@ -63,6 +63,7 @@ function defaultWorkerAfter(): number {
 
 export class NodeChecks {
   private worker: Worker | undefined;
+  private online = false;
   /** queued checks, oldest first (the worker answers in order) */
   private readonly pending: Pending[] = [];
   private inFlight = 0;
@@ -97,6 +98,8 @@ export class NodeChecks {
       return checkNow(hashed, node, mismatch);
     }
     if (this.inFlight + n > IN_FLIGHT_MAX) {
+      // while the worker starts (~30-50 ms) texts are hashed here rather than waited on
+      if (this.worker && !this.online) return checkNow(hashed, node, mismatch);
       return this.changed().then(() => {
         const r = this.check(hashed, node, mismatch);
         if (r instanceof SluiceError) throw r;
@@ -138,6 +141,7 @@ export class NodeChecks {
     this.inFlight = 0;
     const w = this.worker;
     this.worker = undefined;
+    this.online = false;
     if (w) void w.terminate();
     this.notify();
   }
@@ -153,6 +157,9 @@ export class NodeChecks {
       return undefined;
     }
     w.unref(); // never what keeps the process alive
+    w.once('online', () => {
+      if (this.worker === w) this.online = true;
+    });
     w.on('message', (m: [number, Uint8Array, ArrayBuffer]) => this.answer(m[0], m[1], m[2]));
     w.on('error', (e) => this.lost(w, e));
     w.on('exit', (code) => this.lost(w, new Error(`exited with code ${code}`)));
@@ -185,6 +192,7 @@ export class NodeChecks {
   private lost(w: Worker, e: Error): void {
     if (this.closed || this.worker !== w) return;
     this.worker = undefined;
+    this.online = false;
     this.noWorker = true;
     if (this.pending.length && !this.failure)
       this.failure = new SluiceError('IO', `the node id check thread failed: ${e.message}`);
