@@ -16,10 +16,13 @@ import { hgSync, missing, skipNote } from '../../src/main/engine/test-support';
 import { treeHash } from '../interop/changegroup-support';
 import { DEFAULT_MAX_REVISION_SIZE } from '../../src/main/engine/format/limits';
 import {
-  END,
+  assembleCg2,
   bundle2Of,
   cg2Chunk,
   craftCg2,
+  craftHistory,
+  fullTextDelta,
+  type CraftedGroups,
   i32,
   nameChunk,
   nodeOf,
@@ -165,18 +168,15 @@ describe('a revision past the size bound (decompression bombs)', () => {
   });
 
   it('a small delta on a large base: the patched text is bounded too (SLUICE_MAX_REVISION_SIZE lowered)', async () => {
-    const { cg, changeset } = craftCg2([{ name: 'a.txt', content: 'a'.repeat(3000) }]);
-    const first = nodeOf(Buffer.from('a'.repeat(3000)));
-    const text2 = Buffer.from('a'.repeat(3000) + 'b'.repeat(2000));
-    // a delta inserting 2000 bytes at the end of the 3000-byte base
-    const delta = Buffer.concat([i32(3000), i32(3000), i32(2000), Buffer.from('b'.repeat(2000))]);
-    const withSecond = Buffer.concat([
-      cg.subarray(0, cg.length - 8), // before the file group's and the file list's end
-      cg2Chunk(nodeOf(text2, first), changeset, delta, first, first),
-      END,
-      END,
+    // the second revision of a.txt: a delta inserting 2000 bytes at the end of the 3000-byte base
+    const h = craftHistory([
+      [{ name: 'a.txt', content: 'a'.repeat(3000) }],
+      [{ name: 'a.txt', content: 'a'.repeat(3000) + 'b'.repeat(2000) }],
     ]);
-    const bytes = await bundle2Of(withSecond);
+    expect(h.files[0]!.chunks[1]!.subarray(4 + 100, 4 + 100 + 12)).toEqual(
+      Buffer.concat([i32(3000), i32(3000), i32(2000)]),
+    );
+    const bytes = await bundle2Of(h.cg);
     const saved = process.env.SLUICE_MAX_REVISION_SIZE;
     try {
       process.env.SLUICE_MAX_REVISION_SIZE = '4096';
@@ -374,7 +374,8 @@ describe('filelog names in a changegroup', () => {
     ].map((n) => [JSON.stringify(n).slice(0, 40), n]),
   )('%s is refused before anything is written (UNSAFE_PATH or LIMIT)', async (_label, name) => {
     const err = await refused(await bundle2Of(craftCg2([{ name, content: 'x\n' }]).cg));
-    expect(['UNSAFE_PATH', 'LIMIT']).toContain(err.code);
+    // a newline or NUL cannot even be a manifest line: the manifest is refused first
+    expect(/[\n\0]/.test(name) ? ['MALFORMED'] : ['UNSAFE_PATH', 'LIMIT']).toContain(err.code);
   });
 
   it.skipIf(missing('hg'))(
@@ -501,5 +502,167 @@ describe('a stream clone bundle announcing more than the disk holds', () => {
     expect((err as SluiceError).details?.errno).toBe('ENOSPC');
     expect((err as Error).message).toMatch(/the stream announces 140737488355328 bytes/);
     expect(readdirSync(parent)).toEqual([]);
+  });
+});
+
+describe('manifests and file groups that disagree (hg server.validate, always on)', () => {
+  // commit 0 is in the repository already; the changegroup carries commits 0 (again), 1 and 2
+  const commits = [
+    [
+      { name: 'a.txt', content: 'alpha\n' },
+      { name: 'dir/b.txt', content: 'beta\n' },
+    ],
+    [{ name: 'a.txt', content: 'alpha\nmore\n' }],
+    [{ name: 'c.txt', content: 'gamma\n' }],
+  ];
+  const h = craftHistory(commits);
+
+  async function withCommit0(): Promise<string> {
+    const repo = await emptyRepo();
+    await applyBundle2ToRepo(
+      repo,
+      pieces(await bundle2Of(craftHistory(commits.slice(0, 1)).cg)),
+      new JobContext(),
+    );
+    return repo;
+  }
+
+  /** `groups` applied on top of commit 0: a MALFORMED error, the repository byte-identical and valid. */
+  async function inconsistent(groups: CraftedGroups, problem: string, message: RegExp): Promise<void> {
+    const repo = await withCommit0();
+    const before = treeHash(repo);
+    const err = await applyBundle2ToRepo(
+      repo,
+      pieces(await bundle2Of(assembleCg2(groups))),
+      new JobContext(),
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SluiceError);
+    expect((err as SluiceError).code, (err as Error).message).toBe('MALFORMED');
+    expect((err as SluiceError).details?.problem, (err as Error).message).toBe(problem);
+    expect((err as Error).message).toMatch(message);
+    expect(treeHash(repo)).toBe(before);
+    if (!missing('hg')) {
+      const v = hgSync(['verify'], repo);
+      expect(v.status, v.stdout + v.stderr).toBe(0);
+    }
+  }
+
+  const hexOf = (name: string, i: number) => h.fileNodes.get(name)![i]!.toString('hex');
+  const without = (name: string) => ({ ...h, files: h.files.filter((f) => f.name !== name) });
+
+  it.skipIf(missing('hg'))(
+    `the honest changegroup applies on top (commit 0's file revisions sent again) and hg verify passes${skipNote('hg')}`,
+    async () => {
+      const repo = await withCommit0();
+      const r = await applyBundle2ToRepo(repo, pieces(await bundle2Of(h.cg)), new JobContext());
+      expect(r.changesets).toBe(2);
+      expect(r.revisions).toBe(2);
+      const v = hgSync(['verify'], repo);
+      expect(v.status, v.stdout + v.stderr).toBe(0);
+    },
+  );
+
+  it('a manifest names a file revision the changegroup never sends (a whole filelog left out)', async () => {
+    await inconsistent(
+      without('c.txt'),
+      'missing-file-data',
+      new RegExp(`missing file data for c\\.txt:${hexOf('c.txt', 0)}`),
+    );
+  });
+
+  it('a manifest names a file revision the changegroup never sends (one revision of a group left out)', async () => {
+    const files = h.files.map((f) => (f.name === 'a.txt' ? { ...f, chunks: f.chunks.slice(0, 1) } : f));
+    await inconsistent(
+      { ...h, files },
+      'missing-file-data',
+      new RegExp(`missing file data for a\\.txt:${hexOf('a.txt', 1)}`),
+    );
+  });
+
+  it('a file revision no manifest names: a filelog of its own', async () => {
+    const text = Buffer.from('evil\n');
+    const evil = {
+      name: 'evil.txt',
+      chunks: [cg2Chunk(nodeOf(text), h.changesets[1]!, fullTextDelta(text))],
+    };
+    await inconsistent(
+      { ...h, files: [...h.files, evil] },
+      'spurious-file-revision',
+      /received spurious file revlog entry evil\.txt:/,
+    );
+  });
+
+  it('a file revision no manifest names: one more revision in a named filelog', async () => {
+    const v2 = h.fileNodes.get('a.txt')![1]!;
+    const text = Buffer.from('alpha\nmore\nand more\n');
+    const extra = cg2Chunk(nodeOf(text, v2), h.changesets[2]!, fullTextDelta(text), v2);
+    const files = h.files.map((f) => (f.name === 'a.txt' ? { ...f, chunks: [...f.chunks, extra] } : f));
+    await inconsistent(
+      { ...h, files },
+      'spurious-file-revision',
+      /received spurious file revlog entry a\.txt:/,
+    );
+  });
+
+  it("a file group under another name (the fuzz test's mutated file name): named revision missing, sent one spurious", async () => {
+    const files = h.files.map((f) => (f.name === 'c.txt' ? { ...f, name: 'd.txt' } : f));
+    await inconsistent(
+      { ...h, files },
+      'spurious-file-revision',
+      /received spurious file revlog entry d\.txt:/,
+    );
+  });
+
+  it('a manifest delta cut mid-line: the line it makes from the tail of another is read too', async () => {
+    // commit 0 has xa.txt; commit 1's manifest deletes the "x" only: "a.txt" with xa.txt's node,
+    // a line no hunk inserts, whose file revision nobody sends
+    const h0 = craftHistory([[{ name: 'xa.txt', content: 'x\n' }]]);
+    const repo = await emptyRepo();
+    await applyBundle2ToRepo(repo, pieces(await bundle2Of(h0.cg)), new JobContext());
+    const n = h0.fileNodes.get('xa.txt')![0]!;
+    const mfText = Buffer.from(`a.txt\0${n.toString('hex')}\n`, 'latin1');
+    expect(Buffer.concat([Buffer.from('x'), mfText])).toEqual(h0.manifestTexts[0]);
+    const mf = nodeOf(mfText, h0.manifests[0]);
+    const clText = Buffer.from(
+      `${mf.toString('hex')}\nTest <test@example.com>\n1 0\na.txt\nxa.txt\n\nrename`,
+      'latin1',
+    );
+    const cl = nodeOf(clText, h0.changesets[0]);
+    const cg = assembleCg2({
+      changelog: [cg2Chunk(cl, cl, fullTextDelta(clText), h0.changesets[0])],
+      manifest: [cg2Chunk(mf, cl, Buffer.concat([i32(0), i32(1), i32(0)]), h0.manifests[0], h0.manifests[0])],
+      files: [],
+    });
+    const before = treeHash(repo);
+    const err = await applyBundle2ToRepo(repo, pieces(await bundle2Of(cg)), new JobContext()).catch(
+      (e: unknown) => e,
+    );
+    expect((err as SluiceError).details?.problem, (err as Error).message).toBe('missing-file-data');
+    expect((err as Error).message).toMatch(new RegExp(`missing file data for a\\.txt:${n.toString('hex')}`));
+    expect(treeHash(repo)).toBe(before);
+  });
+
+  it('a changeset whose manifest the changegroup never sends', async () => {
+    const groups = { ...without('c.txt'), manifest: h.manifest.slice(0, 2) };
+    await inconsistent(
+      groups,
+      'missing-manifest',
+      new RegExp(`missing manifest ${h.manifests[2]!.toString('hex')}`),
+    );
+  });
+
+  it('a manifest revision no changeset names', async () => {
+    const text = Buffer.concat([h.manifestTexts[2]!, Buffer.from(`z.txt\0${hexOf('c.txt', 0)}\n`)]);
+    const extra = cg2Chunk(
+      nodeOf(text, h.manifests[2]),
+      h.changesets[2]!,
+      fullTextDelta(text),
+      h.manifests[2],
+    );
+    await inconsistent(
+      { ...h, manifest: [...h.manifest, extra] },
+      'spurious-manifest',
+      /received spurious manifest revision/,
+    );
   });
 });

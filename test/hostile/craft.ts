@@ -83,6 +83,117 @@ export function craftCg2(files: readonly CraftedFile[], desc = 'crafted'): Craft
   return { cg, changeset, manifest, fileNodes };
 }
 
+/**
+ * A one-hunk delta from base to text (common prefix and suffix kept), as a cg2 delta carries it;
+ * `lines`: cut at line boundaries, as hg's bdiff does (a manifest delta hg's readdelta can read).
+ */
+export function simpleDelta(base: Buffer, text: Buffer, lines = false): Buffer {
+  let start = 0;
+  while (start < base.length && start < text.length && base[start] === text[start]) start++;
+  while (lines && start > 0 && base[start - 1] !== 0x0a) start--;
+  let endB = base.length;
+  let endT = text.length;
+  while (endB > start && endT > start && base[endB - 1] === text[endT - 1]) {
+    endB--;
+    endT--;
+  }
+  while (lines && endB < base.length && base[endB - 1] !== 0x0a) {
+    endB++;
+    endT++;
+  }
+  return Buffer.concat([i32(start), i32(endB), i32(endT - start), text.subarray(start, endT)]);
+}
+
+export interface CraftedGroups {
+  changelog: Buffer[];
+  manifest: Buffer[];
+  files: { name: string; chunks: Buffer[] }[];
+}
+
+/** A cg2 stream of the given groups (chunks with their length prefix). */
+export function assembleCg2(g: CraftedGroups): Buffer {
+  return Buffer.concat([
+    ...g.changelog,
+    END,
+    ...g.manifest,
+    END,
+    ...g.files.flatMap((f) => [nameChunk(f.name), ...f.chunks, END]),
+    END,
+  ]);
+}
+
+export interface CraftedHistory extends CraftedGroups {
+  cg: Buffer;
+  changesets: Buffer[];
+  manifests: Buffer[];
+  manifestTexts: Buffer[];
+  /** file name → its nodes, oldest first */
+  fileNodes: Map<string, Buffer[]>;
+}
+
+/**
+ * A linear history as cg2: commit i sets the files of `commits[i]` (later commits keep the
+ * others). Manifests and file revisions are deltas against their previous revision (p1), as hg
+ * sends them (manifest deltas on line boundaries); a file revision's p1 is its previous one.
+ */
+export function craftHistory(commits: readonly (readonly CraftedFile[])[]): CraftedHistory {
+  const state = new Map<string, Buffer>(); // name -> current node
+  const texts = new Map<string, Buffer>();
+  const h: CraftedHistory = {
+    cg: Buffer.alloc(0),
+    changelog: [],
+    manifest: [],
+    files: [],
+    changesets: [],
+    manifests: [],
+    manifestTexts: [],
+    fileNodes: new Map(),
+  };
+  const fileChunks = new Map<string, Buffer[]>();
+  let prevCl: Buffer = NULL;
+  let prevMf: Buffer = NULL;
+  let prevMfText = Buffer.alloc(0);
+  commits.forEach((files, i) => {
+    const pending: [string, Buffer, Buffer, Buffer, Buffer][] = []; // name, node, p1, base text, text
+    for (const f of files) {
+      const text = Buffer.from(f.content, 'latin1');
+      const p1 = state.get(f.name) ?? NULL;
+      const node = nodeOf(text, p1);
+      pending.push([f.name, node, p1, texts.get(f.name) ?? Buffer.alloc(0), text]);
+      state.set(f.name, node);
+      texts.set(f.name, text);
+    }
+    const names = [...state.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const mfText = Buffer.from(
+      names.map((n) => `${n}\0${state.get(n)!.toString('hex')}\n`).join(''),
+      'latin1',
+    );
+    const mf = nodeOf(mfText, prevMf);
+    const changed = files.map((f) => f.name).sort();
+    const clText = Buffer.from(
+      `${mf.toString('hex')}\nTest <test@example.com>\n${i} 0\n${changed.join('\n')}\n\ncommit ${i}`,
+      'latin1',
+    );
+    const cl = nodeOf(clText, prevCl);
+    h.changelog.push(cg2Chunk(cl, cl, simpleDelta(Buffer.alloc(0), clText), prevCl, NULL));
+    h.manifest.push(cg2Chunk(mf, cl, simpleDelta(prevMfText, mfText, true), prevMf, prevMf));
+    for (const [name, node, p1, base, text] of pending) {
+      if (!fileChunks.has(name)) fileChunks.set(name, []);
+      fileChunks.get(name)!.push(cg2Chunk(node, cl, simpleDelta(base, text), p1, p1));
+      h.fileNodes.set(name, [...(h.fileNodes.get(name) ?? []), node]);
+    }
+    h.changesets.push(cl);
+    h.manifests.push(mf);
+    h.manifestTexts.push(mfText);
+    prevCl = cl;
+    prevMf = mf;
+    prevMfText = mfText;
+  });
+  h.files = [...fileChunks.keys()].sort().map((name) => ({ name, chunks: fileChunks.get(name)! }));
+  h.cg = assembleCg2(h);
+  return h;
+}
+
 /** A bundle2 container (HG20) holding `cg` as a changegroup part, then `extra` parts. */
 export async function bundle2Of(
   cg: Buffer | null,

@@ -12,8 +12,9 @@ import type { JobContext } from '../job/job-context';
 import { ProgressTracker } from '../job/progress';
 import type { RepoWriteSession } from '../repo/write-session';
 import { parseChangelogEntry } from '../revlog/texts';
-import type { RevlogWriter } from '../revlog/writer';
+import type { IncomingRevision, RevlogWriter } from '../revlog/writer';
 import { ALL_PHASES } from '../wire/changelog-graph';
+import { NeededFiles } from './needed-files';
 import { ChangegroupReader, changegroupVersion, type DeltaChunk } from './reader';
 
 export interface ChangegroupCounts {
@@ -69,6 +70,8 @@ export async function addChangegroup(
     }
   };
   const cl = session.changelog();
+  // what the manifests name against what the file groups carry (hg's server.validate)
+  const needed = new NeededFiles();
   emitPhase(ctx, progress, 'changesets');
   ctx.log('debug', 'adding changesets');
   const clStart = cl.length;
@@ -77,7 +80,7 @@ export async function addChangegroup(
     const { rev, added } = await cl.add({ ...d, linkRev: cl.length });
     if (added) {
       // onchangelog: the entry must parse (hg reads its file list here)
-      parseChangelogEntry(await cl.text(rev));
+      needed.changeset(parseChangelogEntry(await cl.text(rev)));
     }
     tick();
   });
@@ -96,11 +99,14 @@ export async function addChangegroup(
       );
     return r;
   };
-  const addGroup = async (w: RevlogWriter): Promise<{ received: number; added: number }> => {
+  const addGroup = async (
+    w: RevlogWriter,
+    add = (r: IncomingRevision) => w.add(r),
+  ): Promise<{ received: number; added: number }> => {
     const before = w.addedCount;
     const received = await cg.readGroup(async (d) => {
       ctx.throwIfCancelled();
-      await w.add({ ...d, linkRev: linkRev(w, d) });
+      await add({ ...d, linkRev: linkRev(w, d) });
       tick();
     });
     return { received, added: w.addedCount - before };
@@ -108,13 +114,17 @@ export async function addChangegroup(
 
   emitPhase(ctx, progress, 'manifests');
   ctx.log('debug', 'adding manifests');
-  counts.manifests += (await addGroup(session.manifest(''))).added;
+  const addManifests = (dir: string): Promise<{ received: number; added: number }> => {
+    const w = session.manifest(dir);
+    return addGroup(w, (r) => needed.addManifest(w, dir, r));
+  };
+  counts.manifests += (await addManifests('')).added;
   if (cg.version === '03') {
     for (;;) {
       const dir = await cg.nextName();
       if (dir === null) break;
       ctx.log('debug', `adding ${dir} revisions`);
-      const g = await addGroup(session.manifest(dir));
+      const g = await addManifests(dir);
       if (g.received === 0) throw new SluiceError('MALFORMED', 'received dir revlog group is empty');
       counts.manifests += g.added;
     }
@@ -131,6 +141,7 @@ export async function addChangegroup(
       const g = await addGroup(fl);
       if (g.received === 0) throw new SluiceError('MALFORMED', 'received file revlog group is empty');
       counts.revisions += g.added;
+      needed.fileGroup(name, fl, g.added);
     } catch (e) {
       fl.abandon(); // the transaction rolls back: its queued bytes need not be written
       throw e;
@@ -138,6 +149,7 @@ export async function addChangegroup(
     session.closeFilelog(fl);
     progress?.tracker.fileDone('s', `data/${name}.i`, 0);
   }
+  needed.finish(session);
   return counts;
 }
 
