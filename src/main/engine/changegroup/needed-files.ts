@@ -18,34 +18,62 @@
 
 import { SluiceError } from '../errors';
 import { NULL_REV } from '../revlog/constants';
-import { parseManifest, type ChangelogEntry } from '../revlog/texts';
+import { parseManifest, type ChangelogEntry, type ManifestEntry } from '../revlog/texts';
 import type { IncomingRevision, RevlogWriter } from '../revlog/writer';
 import type { RepoWriteSession } from '../repo/write-session';
 
 const NL = 0x0a;
 
 function hex(node: Uint8Array): string {
-  return Buffer.from(node.buffer, node.byteOffset, node.length).toString('hex');
+  return (Buffer.isBuffer(node) ? node : Buffer.from(node.buffer, node.byteOffset, node.length)).toString(
+    'hex',
+  );
 }
 
 function inconsistent(problem: string, message: string, details: Record<string, unknown>): SluiceError {
   return new SluiceError('MALFORMED', message, { problem, ...details });
 }
 
-/** Adds `n` to the set of `key` in `m`. */
-function need(m: Map<string, Set<string>>, key: string, n: string): void {
-  const s = m.get(key);
-  if (s) s.add(n);
-  else m.set(key, new Set([n]));
+/**
+ * Nodes (hex) by path: hg's `needfiles` dict of sets, with a lone node kept as a plain string (most
+ * paths need one node at a time: a Set for each of a clone's 20k files is most of the cost).
+ */
+class NodesByPath {
+  private readonly m = new Map<string, string | Set<string>>();
+
+  add(path: string, n: string): void {
+    const v = this.m.get(path);
+    if (v === undefined) this.m.set(path, n);
+    else if (typeof v !== 'string') v.add(n);
+    else if (v !== n) this.m.set(path, new Set([v, n]));
+  }
+
+  /** Removes `n` from `path`'s nodes; false when it was not there. */
+  take(path: string, n: string): boolean {
+    const v = this.m.get(path);
+    if (v === undefined) return false;
+    if (typeof v === 'string') {
+      if (v !== n) return false;
+      this.m.delete(path);
+      return true;
+    }
+    if (!v.delete(n)) return false;
+    if (v.size === 0) this.m.delete(path);
+    return true;
+  }
+
+  *entries(): Generator<[path: string, nodes: Iterable<string>]> {
+    for (const [path, v] of this.m) yield [path, typeof v === 'string' ? [v] : v];
+  }
 }
 
 export class NeededFiles {
   /** root manifest nodes (hex) of the changesets added */
   private readonly changesetManifests = new Set<string>();
   /** file path → file nodes (hex) the new manifests name that have not arrived (hg's needfiles) */
-  private readonly files = new Map<string, Set<string>>();
+  private readonly files = new NodesByPath();
   /** directory (`a/b/`) → directory manifest nodes the new manifests name */
-  private readonly dirs = new Map<string, Set<string>>();
+  private readonly dirs = new NodesByPath();
   /** directory manifest revisions added: checked at the end (their groups come in any order) */
   private readonly addedDirs: [dir: string, node: string][] = [];
 
@@ -77,35 +105,31 @@ export class NeededFiles {
         { node },
       );
     if (dir !== '') this.addedDirs.push([dir, node]);
-    const text = await w.text(res.rev);
-    const entries: [path: string, node: string, flag: string][] = [];
-    for (const [s, e] of touchedLines(text, r.delta, aligned))
-      parseManifest(text.subarray(s, e), (m) => entries.push([m.path, m.nodeHex, m.flag]));
-    if (entries.length === 0) return res;
     const [p1] = w.parents(res.rev);
-    // lines p1 has too need nothing (when the base is p1, they were never touched)
+    // lines p1 has too need nothing (when the base is p1, they were never touched); its text
+    // first, the new one last: both stay valid until the next add()
     const p1Text = p1 !== NULL_REV && p1 !== baseRev ? await w.text(p1) : null;
-    for (const [path, n, flag] of entries) {
-      if (p1Text && hasEntry(p1Text, path, n)) continue;
-      if (flag === 't') need(this.dirs, `${dir}${path}/`, n);
-      else need(this.files, dir + path, n);
-    }
+    const text = await w.text(res.rev);
+    const onEntry = (m: ManifestEntry): void => {
+      if (p1Text && hasEntry(p1Text, m.path, m.nodeHex)) return;
+      if (m.flag === 't') this.dirs.add(`${dir}${m.path}/`, m.nodeHex);
+      else this.files.add(dir + m.path, m.nodeHex);
+    };
+    for (const [s, e] of touchedLines(text, r.delta, aligned)) parseManifest(text.subarray(s, e), onEntry);
     return res;
   }
 
   /** After file `path`'s group: its `added` new revisions (the writer's last ones) must have been named. */
   fileGroup(path: string, fl: RevlogWriter, added: number): void {
-    const needs = this.files.get(path);
     for (let rev = fl.length - added; rev < fl.length; rev++) {
       const n = hex(fl.node(rev));
-      if (!needs?.delete(n))
+      if (!this.files.take(path, n))
         throw inconsistent(
           'spurious-file-revision',
           `received spurious file revlog entry ${path}:${n}: no manifest of the changegroup names it`,
           { path, node: n },
         );
     }
-    if (needs?.size === 0) this.files.delete(path);
   }
 
   /** After the last group: everything named is in the repository (hg: "missing file data"). */
@@ -119,16 +143,14 @@ export class NeededFiles {
           { node: n },
         );
     for (const [dir, n] of this.addedDirs) {
-      const needs = this.dirs.get(dir);
-      if (!needs?.delete(n))
+      if (!this.dirs.take(dir, n))
         throw inconsistent(
           'spurious-manifest',
           `received spurious manifest revision ${dir}:${n}: no manifest of the changegroup names it`,
           { path: dir, node: n },
         );
     }
-    for (const [dir, needs] of this.dirs) {
-      if (needs.size === 0) continue;
+    for (const [dir, needs] of this.dirs.entries()) {
       const w = session.manifest(dir);
       for (const n of needs)
         if (w.rev(Buffer.from(n, 'hex')) === undefined)
@@ -137,7 +159,7 @@ export class NeededFiles {
             node: n,
           });
     }
-    for (const [path, needs] of this.files) {
+    for (const [path, needs] of this.files.entries()) {
       // a file revision named but not received: the repository must have it (a merge's p2
       // side, a pull of what a second branch shares): its filelog's index is read
       const fl = session.filelog(path);
@@ -192,7 +214,7 @@ function touchedLines(text: Uint8Array, delta: Uint8Array, aligned: boolean[] | 
     shift += len - (end - start);
     const s = Math.max(covered, a === 0 ? 0 : text.lastIndexOf(NL, a - 1) + 1);
     let e: number;
-    if ((b === 0 || text[b - 1] === NL) && (aligned?.[i] === true)) e = b;
+    if ((b === 0 || text[b - 1] === NL) && aligned?.[i] === true) e = b;
     else {
       const nl = text.indexOf(NL, b);
       e = nl < 0 ? text.length : nl + 1;
