@@ -16,6 +16,7 @@ import { hgSync, missing, skipNote } from '../../src/main/engine/test-support';
 import { treeHash } from '../interop/changegroup-support';
 import { DEFAULT_MAX_REVISION_SIZE } from '../../src/main/engine/format/limits';
 import {
+  END,
   assembleCg2,
   bundle2Of,
   cg2Chunk,
