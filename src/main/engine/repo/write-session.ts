@@ -8,6 +8,7 @@ import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync } 
 import { join } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors';
 import { maxRevisionSize } from '../format/limits';
+import { prepareZstd } from '../format/zstd';
 import {
   RevlogWriter,
   revlogFormatFor,
@@ -128,6 +129,9 @@ export class RepoWriteSession {
         'Sluice writes only to repositories with a store and revlogv1 (hg ≥ 0.9.2)',
       );
     const log = opts.log ?? (() => undefined);
+    // revlog chunks to read (delta bases) and write are zstd: the codec loads while the locks are
+    // taken and the changesets arrive, not when the first base is rebuilt
+    if (reqs.has('revlog-compression-zstd')) prepareZstd().catch(() => undefined);
     const vfs: RepoVfs = {
       hgDir: location.hgDir,
       storeDir: location.storeDir,

@@ -15,6 +15,7 @@ import { updateWorkingCopy } from '../checkout/update';
 import { applyBundle2ToRepo, type ApplyToRepoResult } from '../changegroup';
 import { SluiceError, toSluiceError } from '../errors';
 import { Bundle2Reader } from '../format/bundle2';
+import { prepareZstd } from '../format/zstd';
 import { ByteSource } from '../format/byte-source';
 import type { JobContext } from '../job/job-context';
 import { readRepoConfig } from '../store/hgrc';
@@ -120,6 +121,9 @@ export async function pullFromPeer(
 ): Promise<PullOutcome> {
   const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
   const loc = await locateRepository(repoRoot);
+  // the zstd decoder compiles while discovery waits for the server (the first manifest's base
+  // is rebuilt from zstd chunks: loaded there, it stalled that rebuild 0.1-0.45 s, loaded VM)
+  if (loc.requirements.has('revlog-compression-zstd')) prepareZstd().catch(() => undefined);
   const local = await ChangelogGraph.read(loc.storeDir);
   ctx.phase('discovery');
   const disco = await findCommonHeads(local, peer, { log });
