@@ -28,6 +28,19 @@ import {
   unquote,
 } from './wire-encoding';
 
+// Bounds on what one request may ask for. hg has none (its commands are as costly per item); its
+// clients stay far below them, a hostile one would otherwise make one request cost gigabytes or
+// minutes: a batch of a million `capabilities` (a ~600-byte reply each, from ~13 bytes asked),
+// `between` pairs each walking the whole history, a getbundle with a listkeys part per comma.
+/** commands in one batch (hg's clients batch a handful: discovery's heads + known, lookups) */
+export const BATCH_MAX_COMMANDS = 4096;
+/** a batch reply's size */
+export const BATCH_MAX_REPLY = 32 << 20;
+/** `between` pairs in one call (hg's legacy discovery asks 10 at a time) */
+export const BETWEEN_MAX_PAIRS = 256;
+/** getbundle `listkeys` namespaces and `bundlecaps` entries (hg's client sends 1-3 of each) */
+export const GETBUNDLE_MAX_LIST = 256;
+
 const BUNDLE2_REQUIRED =
   'incompatible Mercurial client; bundle2 required\n(see https://www.mercurial-scm.org/wiki/IncompatibleClient)\n';
 const SERVED = 'sluice serve answers getbundle pulls and stream clones only';
@@ -191,6 +204,8 @@ function lookup(snap: RepoSnapshot, key: string): number | undefined {
 /** localrepo.between: first-parent nodes at distances 1, 2, 4, … below `top`, stopping at `bottom` */
 function between(snap: RepoSnapshot, pairs: string): string {
   const out: string[] = [];
+  if (countOf(pairs, ' ', BETWEEN_MAX_PAIRS) >= BETWEEN_MAX_PAIRS)
+    throw new CommandAbort(`too many between pairs (at most ${BETWEEN_MAX_PAIRS} per call)`);
   for (const pair of pairs.split(' ')) {
     if (!pair) continue;
     const [top, bottom, ...rest] = pair.split('-');
@@ -216,6 +231,9 @@ async function getbundleParts(
 ): Promise<{ parts: ReplyPart[]; preferUncompressed: boolean }> {
   const a = call.args;
   const bool = (k: string, dflt: boolean): boolean => (a.has(k) ? a.get(k) !== '0' && a.get(k) !== '' : dflt);
+  for (const k of ['bundlecaps', 'listkeys'])
+    if (countOf(a.get(k) ?? '', ',', GETBUNDLE_MAX_LIST) >= GETBUNDLE_MAX_LIST)
+      throw new CommandAbort(`too many ${k} entries (at most ${GETBUNDLE_MAX_LIST})`);
   const bundlecaps = new Set((a.get('bundlecaps') ?? '').split(','));
   const b2caps = new Map<string, string[]>();
   for (const c of bundlecaps)
@@ -443,7 +461,11 @@ export const WIRE_COMMANDS: Readonly<Record<string, WireCommand>> = {
 /** wireprotov1server.batch: `op args;op args`, results escaped and joined with `;`. */
 async function batch(env: CommandEnv, call: CommandCall): Promise<string> {
   const out: string[] = [];
-  for (const pair of (call.args.get('cmds') ?? '').split(';')) {
+  const cmds = call.args.get('cmds') ?? '';
+  if (countOf(cmds, ';', BATCH_MAX_COMMANDS) >= BATCH_MAX_COMMANDS)
+    throw new CommandAbort(`too many commands in one batch (at most ${BATCH_MAX_COMMANDS})`);
+  let size = 0;
+  for (const pair of cmds.split(';')) {
     const sp = pair.indexOf(' ');
     const op = sp < 0 ? pair : pair.slice(0, sp);
     const vals = new Map<string, string>();
@@ -460,9 +482,20 @@ async function batch(env: CommandEnv, call: CommandCall): Promise<string> {
       );
     const r = await cmd.run(env, { ...call, args: vals }, op);
     if (r.type !== 'bytes') throw new CommandAbort(`${op} cannot run in a batch`);
-    out.push(escapeBatchArg(r.data.toString('latin1')));
+    const reply = escapeBatchArg(r.data.toString('latin1'));
+    size += reply.length + 1;
+    if (size > BATCH_MAX_REPLY)
+      throw new CommandAbort(`batch reply larger than ${BATCH_MAX_REPLY} bytes: ask in smaller batches`);
+    out.push(reply);
   }
   return out.join(';');
+}
+
+/** Occurrences of `sep` in `s`, counted up to `stop` (before anything is split). */
+function countOf(s: string, sep: string, stop: number): number {
+  let n = 0;
+  for (let i = s.indexOf(sep); i >= 0 && n < stop; i = s.indexOf(sep, i + 1)) n++;
+  return n;
 }
 
 /** The table entry for `name`, or undefined when there is no such command. */

@@ -47,7 +47,25 @@ export interface ServerOptions {
   cloneBundles?: { manifest?: string; files?: CloneBundleFile[] };
   /** one line per request (default: none) */
   log?: (line: string) => void;
+  /**
+   * a connection with nothing read or written for this long is closed (default 300 s): a client
+   * that stops reading a reply, a request whose headers or body never end (a lying Content-Length)
+   */
+  idleTimeoutMs?: number;
+  /** requests answered at once (default 64); more get 503 until one ends */
+  maxActiveRequests?: number;
+  /** open connections (default 4 × maxActiveRequests); more are closed on arrival */
+  maxConnections?: number;
 }
+
+/** a request body bigger than this is refused (413): POST arguments (httppostargs) */
+const BODY_LIMIT = 16 << 20;
+/**
+ * request line and headers together: hg's client sends a command's arguments as X-HgArg-N headers
+ * of `httpheader` bytes each (a getbundle with hundreds of common heads is tens of KB); hg serve
+ * takes up to 100 headers. Node's default (16 KiB) would refuse such a pull with 431.
+ */
+const HEADER_LIMIT = 128 << 10;
 
 export interface RunningServer {
   /** http://address:port/ */
@@ -89,6 +107,24 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffe
     parts.push(c);
   }
   return Buffer.concat(parts, n);
+}
+
+/**
+ * A body no argument is read from: discarded up to `limit` bytes while the command runs, and the
+ * connection closed after the reply (Node would otherwise read the rest, however long, to keep
+ * the connection alive).
+ */
+function discardBody(req: http.IncomingMessage, res: http.ServerResponse, limit: number): void {
+  const te = req.headers['transfer-encoding'];
+  const cl = req.headers['content-length'];
+  if (te === undefined && (cl === undefined || cl === '0')) return;
+  res.shouldKeepAlive = false;
+  let n = 0;
+  req.on('data', (c: Buffer) => {
+    n += c.length;
+    if (n > limit) req.socket.destroy();
+  });
+  req.resume();
 }
 
 /** The server options that override the repository's own [server]/[phases] settings. */
@@ -185,11 +221,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const postLen = Number(req.headers['x-hgargs-post'] ?? 0);
     let extra: Map<string, string[]>;
     if (postLen > 0) {
-      const body = await readBody(req, 16 << 20);
+      const body = await readBody(req, BODY_LIMIT);
       extra = parseQs(body.subarray(0, postLen).toString('latin1'));
     } else {
       extra = parseQs(headerValue(req, 'X-HgArg'));
-      req.resume();
+      discardBody(req, res, BODY_LIMIT);
     }
     for (const [k, v] of extra) if (!args.has(k)) args.set(k, v[0]!);
     const protoCaps = new Set(headerValue(req, 'X-HgProto').split(' '));
@@ -234,9 +270,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
   }
 
-  const server = http.createServer((req, res) => {
+  const maxActive = opts.maxActiveRequests ?? 64;
+  let active = 0;
+  const server = http.createServer({ maxHeaderSize: HEADER_LIMIT }, (req, res) => {
     const t0 = Date.now();
     requests++;
+    if (active >= maxActive) {
+      // hg's client reports the status ("HTTP Error 503: ..."); nothing of the request is read
+      void sendBody(res, 503, 'text/plain', `too many requests at once (${maxActive}); try again\n`, {
+        'Retry-After': '5',
+        Connection: 'close',
+      });
+      logLine(req, 503, 0, t0);
+      return;
+    }
+    active++;
+    res.once('close', () => active--);
     handle(req, res)
       .then(({ status, bytes }) => logLine(req, status, bytes, t0))
       .catch((e: unknown) => {
@@ -253,6 +302,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       });
   });
   server.keepAliveTimeout = 5000;
+  // socket inactivity (nothing read or written): the socket is destroyed, its request's streams
+  // end (a 'close' on the response aborts the command)
+  server.timeout = opts.idleTimeoutMs ?? 300_000;
+  server.maxConnections = opts.maxConnections ?? 4 * maxActive;
 
   function logLine(req: http.IncomingMessage, status: number, bytes: number, t0: number, err?: string): void {
     if (!opts.log) return;

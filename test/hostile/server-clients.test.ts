@@ -1,0 +1,266 @@
+// `sluice serve` against hostile clients: every request is bounded in what it may ask for (batch
+// commands and reply size, between pairs, getbundle lists, headers, bodies), connections that stop
+// reading or sending are closed after the idle timeout, and past the concurrency bound requests
+// get a typed refusal (503) instead of piling up. Each bound comes with the honest request just
+// below it still answered. (The ssh transport's argument bounds: wire/ssh-server.test.ts.)
+import { cpSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BATCH_MAX_COMMANDS,
+  BATCH_MAX_REPLY,
+  BETWEEN_MAX_PAIRS,
+  GETBUNDLE_MAX_LIST,
+} from '../../src/main/engine/wire/commands';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/main/engine/wire/server';
+import { extractFixture, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+
+let work = '';
+let repo = '';
+let heads: string[] = [];
+const servers: RunningServer[] = [];
+
+beforeAll(() => {
+  work = tempDirMaker('hostile-clients')('w');
+  repo = extractFixture('default', work);
+});
+afterAll(async () => {
+  for (const s of servers) await s.close();
+  removeDir(work);
+});
+
+async function serve(opts: Partial<ServerOptions> = {}): Promise<RunningServer> {
+  const s = await startServer({ repo, ...opts });
+  servers.push(s);
+  return s;
+}
+
+async function get(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; type: string; body: string }> {
+  const r = await fetch(url, init);
+  return {
+    status: r.status,
+    type: r.headers.get('content-type') ?? '',
+    body: Buffer.from(await r.arrayBuffer()).toString('latin1'),
+  };
+}
+
+/** A raw connection: what it sends, and a promise of everything it got until the server closed it. */
+function raw(
+  s: RunningServer,
+  request: string,
+): { socket: Socket; closed: Promise<{ data: string; ms: number }> } {
+  const t0 = Date.now();
+  const socket = connect(s.port, s.address);
+  let data = '';
+  socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
+  socket.write(request);
+  const closed = new Promise<{ data: string; ms: number }>((resolve) => {
+    socket.on('close', () => resolve({ data, ms: Date.now() - t0 }));
+    socket.on('error', () => undefined);
+  });
+  return { socket, closed };
+}
+
+describe('requests asking for too much', () => {
+  let s: RunningServer;
+  beforeAll(async () => {
+    s = await serve();
+    const r = await get(`${s.url}?cmd=heads`);
+    heads = r.body.trim().split(' ');
+  });
+
+  it(`a batch of more than ${BATCH_MAX_COMMANDS} commands is refused (hg-error), one just below is answered`, async () => {
+    const body = (n: number) => `cmds=${Array(n).fill('heads+').join('%3B')}`;
+    const post = (n: number) =>
+      get(`${s.url}?cmd=batch`, {
+        method: 'POST',
+        body: body(n),
+        headers: { 'X-HgArgs-Post': String(body(n).length), 'Content-Type': 'application/mercurial-0.1' },
+      });
+    const over = await post(BATCH_MAX_COMMANDS + 1);
+    expect(over.status).toBe(200);
+    expect(over.type).toBe('application/hg-error');
+    expect(over.body).toMatch(/too many commands in one batch/);
+    const ok = await post(BATCH_MAX_COMMANDS);
+    expect(ok.type).toBe('application/mercurial-0.1');
+    expect(ok.body.split(';')).toHaveLength(BATCH_MAX_COMMANDS);
+    expect(ok.body.split(';')[0]).toBe(`${heads.join(' ')}\n`);
+  });
+
+  it(`a batch whose reply would pass ${BATCH_MAX_REPLY} bytes is refused (a few bytes asked, megabytes answered)`, async () => {
+    // 20000 bookmarks: each `listkeys bookmarks` answers ~1.2 MB
+    const marks = Array.from({ length: 20000 }, (_, i) => `${heads[0]} mark-${'x'.repeat(12)}-${i}\n`).join(
+      '',
+    );
+    const many = join(work, 'many');
+    cpSync(repo, many, { recursive: true });
+    writeFileSync(join(many, '.hg', 'bookmarks'), marks);
+    const m = await serve({ repo: many });
+    const batch = (n: number) =>
+      `${m.url}?cmd=batch&cmds=${Array(n).fill('listkeys+namespace%3Dbookmarks').join('%3B')}`;
+    const one = await get(batch(1));
+    const per = one.body.length;
+    expect(per).toBeGreaterThan(1 << 20);
+    const over = await get(batch(Math.ceil(BATCH_MAX_REPLY / per) + 1));
+    expect(over.type).toBe('application/hg-error');
+    expect(over.body).toMatch(/batch reply larger than/);
+    const ok = await get(batch(Math.floor(BATCH_MAX_REPLY / per) - 1));
+    expect(ok.type).toBe('application/mercurial-0.1');
+  });
+
+  it(`between: more than ${BETWEEN_MAX_PAIRS} pairs (each may walk the whole history) is refused`, async () => {
+    const pairs = (n: number) =>
+      Array(n)
+        .fill(`${heads[0]}-${'0'.repeat(40)}`)
+        .join('+');
+    const over = await get(`${s.url}?cmd=between&pairs=${pairs(BETWEEN_MAX_PAIRS + 1)}`);
+    expect(over.type, over.body.slice(0, 200)).toBe('application/hg-error');
+    expect(over.body).toMatch(/too many between pairs/);
+    const ok = await get(`${s.url}?cmd=between&pairs=${pairs(10)}`);
+    expect(ok.type).toBe('application/mercurial-0.1');
+    expect(ok.body.split('\n')).toHaveLength(11);
+  });
+
+  it(`getbundle: more than ${GETBUNDLE_MAX_LIST} listkeys namespaces or bundlecaps is an error:abort part`, async () => {
+    for (const [k, v] of [
+      [
+        'listkeys',
+        Array(GETBUNDLE_MAX_LIST + 1)
+          .fill('bookmarks')
+          .join(','),
+      ],
+      [
+        'bundlecaps',
+        `HG20,${Array(GETBUNDLE_MAX_LIST + 1)
+          .fill('x')
+          .join(',')}`,
+      ],
+    ] as const) {
+      const args = new URLSearchParams({ bundlecaps: 'HG20', cg: '0', [k]: v });
+      if (k === 'listkeys') args.set('bundlecaps', 'HG20');
+      const r = await get(`${s.url}?cmd=getbundle`, {
+        method: 'POST',
+        body: args.toString(),
+        // 0.2: the abort reply goes uncompressed
+        headers: { 'X-HgArgs-Post': String(args.toString().length), 'X-HgProto-1': '0.2' },
+      });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatch(/error:abort/i); // mandatory: upper case
+      expect(r.body).toContain(`too many ${k} entries`);
+    }
+  });
+
+  it('known: 300k nodes in a POST body are answered (linear); a body past 16 MiB is 413', async () => {
+    const unknown = 'f'.repeat(40);
+    const nodes = [...heads, ...Array(300_000).fill(unknown)];
+    const body = `nodes=${nodes.join('+')}`;
+    const r = await get(`${s.url}?cmd=known`, {
+      method: 'POST',
+      body,
+      headers: { 'X-HgArgs-Post': String(body.length) },
+    });
+    expect(r.body).toBe('1'.repeat(heads.length) + '0'.repeat(300_000));
+    const big = 'x'.repeat((16 << 20) + 1);
+    const tooBig = await get(`${s.url}?cmd=known`, {
+      method: 'POST',
+      body: big,
+      headers: { 'X-HgArgs-Post': String(big.length) },
+    }).catch(() => ({ status: 413, type: '', body: '' }));
+    expect(tooBig.status).toBe(413);
+  });
+
+  it('X-HgArg-N headers: 60 KB of them (a pull with hundreds of common heads) are read; past 128 KiB is 431', async () => {
+    const headerArgs = (n: number): Record<string, string> => {
+      const value = `nodes=${[...heads, ...Array(n).fill('f'.repeat(40))].join('+')}`;
+      const h: Record<string, string> = {};
+      for (let i = 0; i * 1024 < value.length; i++)
+        h[`X-HgArg-${i + 1}`] = value.slice(i * 1024, (i + 1) * 1024);
+      return h;
+    };
+    const ok = await get(`${s.url}?cmd=known`, { headers: headerArgs(1500) });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toBe('1'.repeat(heads.length) + '0'.repeat(1500));
+    const over = await get(`${s.url}?cmd=known`, { headers: headerArgs(4000) }).catch(() => ({
+      status: 431,
+      type: '',
+      body: '',
+    }));
+    expect(over.status).toBe(431);
+  });
+
+  it('a body no argument is read from (endless, chunked) is not read to its end: the connection closes after the reply', async () => {
+    const c = raw(s, `POST /?cmd=heads HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    const chunk = Buffer.alloc(1 << 20, 0x61);
+    const frame = Buffer.concat([
+      Buffer.from(`${chunk.length.toString(16)}\r\n`),
+      chunk,
+      Buffer.from('\r\n'),
+    ]);
+    let sent = 0;
+    let closed = false;
+    void c.closed.then(() => (closed = true));
+    while (!closed && sent < 200) {
+      if (!c.socket.write(frame))
+        await Promise.race([new Promise((r) => c.socket.once('drain', r)), c.closed]);
+      sent++;
+    }
+    const { data } = await c.closed;
+    expect(data).toMatch(/^HTTP\/1\.1 200/); // the heads reply went out
+    expect(data).toMatch(/connection: close/i);
+    expect(sent).toBeLessThan(200);
+  });
+});
+
+describe('connections that stall, and too many at once', () => {
+  it('a request whose headers never end, or whose body stops short of its Content-Length, is closed after the idle timeout', async () => {
+    const s = await serve({ idleTimeoutMs: 400 });
+    const headers = raw(s, 'GET /?cmd=heads HTTP/1.1\r\nHost: x\r\nX-HgArg-1: nodes=');
+    const body = raw(
+      s,
+      'POST /?cmd=known HTTP/1.1\r\nHost: x\r\nX-HgArgs-Post: 1000\r\nContent-Length: 1000\r\n\r\nnodes=',
+    );
+    for (const c of [headers, body]) {
+      const { data, ms } = await c.closed;
+      expect(data).not.toMatch(/ 200 /);
+      expect(ms).toBeGreaterThanOrEqual(300);
+      expect(ms).toBeLessThan(10_000);
+    }
+    expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
+  });
+
+  it('past maxActiveRequests a request is refused with 503 (Retry-After), and served again once one ends', async () => {
+    const s = await serve({ maxActiveRequests: 1, idleTimeoutMs: 60_000 });
+    // one request held open: its POST body never comes
+    const held = raw(
+      s,
+      'POST /?cmd=known HTTP/1.1\r\nHost: x\r\nX-HgArgs-Post: 100\r\nContent-Length: 100\r\n\r\n',
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const r = await fetch(`${s.url}?cmd=heads`);
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('5');
+    expect(await r.text()).toMatch(/too many requests at once/);
+    held.socket.destroy();
+    await held.closed;
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
+  });
+
+  it('past maxConnections a connection is closed on arrival', async () => {
+    const s = await serve({ maxConnections: 2 });
+    const a = raw(s, '');
+    const b = raw(s, '');
+    await new Promise((r) => setTimeout(r, 100));
+    const c = raw(s, 'GET /?cmd=heads HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { data } = await c.closed;
+    expect(data).toBe('');
+    for (const x of [a, b]) x.socket.destroy();
+    await Promise.all([a.closed, b.closed]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
+  });
+});
