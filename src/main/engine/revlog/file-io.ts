@@ -54,9 +54,9 @@ export async function openForRead(path: string, mode: RevlogIoMode): Promise<Ope
   }
 }
 
-/** Reads up to `size` bytes from the start (fewer if the file is shorter), into `into` if given. */
-export async function readUpTo(f: OpenedFile, size: number, into?: Uint8Array): Promise<Uint8Array> {
-  const buf = into && into.length >= size ? into : Buffer.allocUnsafe(size);
+/** Reads up to `size` bytes from the start (fewer if the file is shorter). */
+export async function readUpTo(f: OpenedFile, size: number): Promise<Uint8Array> {
+  const buf = Buffer.allocUnsafe(size);
   let got = 0;
   while (got < size) {
     const n = await f.read(buf, got, size - got, got);

@@ -340,49 +340,6 @@ describe('Revlog: build buffers reused from one revlog to the next', () => {
   });
 });
 
-describe('Revlog: reuseBuffers', () => {
-  it('revlogs read one after another and side by side share a whole-file buffer only when closed', async () => {
-    const dir = join(tmp, 'reuse');
-    mkdirSync(dir);
-    const texts = (tag: string) => Array.from({ length: 8 }, (_, i) => `${tag} ${i} `.repeat(200 + 30 * i));
-    const write = (tag: string, inline: boolean) => {
-      const b = buildRevlog(
-        texts(tag).map((text) => ({ text })),
-        { inline, generalDelta: true },
-      );
-      writeFileSync(join(dir, `${tag}.i`), b.index);
-      if (!inline) writeFileSync(join(dir, `${tag}.d`), b.data);
-    };
-    write('a', true);
-    write('b', false);
-    write('c', true);
-    write('d', false);
-    const open = (tag: string) =>
-      Revlog.open(join(dir, `${tag}.i`), { name: tag, io: 'sync', reuseBuffers: true });
-    const read = async (rl: Revlog, tag: string, from = 0, to = rl.length) => {
-      for (let r = from; r < to; r++)
-        expect(Buffer.from(await rl.revisionView(r)).toString('latin1')).toBe(texts(tag)[r]);
-    };
-    // a and b open together, reads interleaved: each its own bytes
-    const a = await open('a');
-    const b = await open('b');
-    await read(a, 'a', 0, 4);
-    await read(b, 'b', 0, 4);
-    await read(a, 'a', 4);
-    await a.close();
-    // c takes what a gave back while b (still open, its data read whole) keeps reading its own
-    const c = await open('c');
-    await read(c, 'c', 0, 4);
-    await read(b, 'b', 4);
-    b.clearCache(); // b's file bytes go back too; b reads its file again when asked
-    const d = await open('d');
-    await read(d, 'd');
-    await read(c, 'c', 4);
-    await read(b, 'b');
-    for (const rl of [b, c, d]) await rl.close();
-  });
-});
-
 describe('Revlog: long chains on disk', () => {
   it('1,000-delta chains fold into one patch and read in dense spans through a small window', async () => {
     const rnd = prng(11);

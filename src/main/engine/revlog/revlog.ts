@@ -50,13 +50,6 @@ export interface RevlogOpenOptions {
   cacheBytes?: number;
   /** 'sync' for page-cache-hot small files (see file-io.ts); default 'async' */
   io?: RevlogIoMode;
-  /**
-   * The caller keeps no view of this revlog's file bytes (rawChunk(), chunk()) after close() or
-   * clearCache(): files read whole go into a buffer of this thread that the next revlog reuses
-   * (verify reads thousands of small revlogs one after another: a fresh buffer each was most of
-   * its allocations). Texts are unaffected (revision() copies, revisionView() is documented).
-   */
-  reuseBuffers?: boolean;
   /** current sizes already known from a store listing (saves an fstat each) */
   indexSize?: number;
   dataSize?: number;
@@ -84,10 +77,8 @@ interface ByteSource {
 class MemorySource implements ByteSource {
   /** data null: the file does not exist */
   constructor(
-    private data: Uint8Array | null,
+    private readonly data: Uint8Array | null,
     private readonly label: string,
-    /** the takeWhole() buffer data is a view of, given back at close() (reuseBuffers) */
-    private pooled?: Buffer,
   ) {}
   async size(): Promise<number | undefined> {
     return this.data?.length;
@@ -107,11 +98,7 @@ class MemorySource implements ByteSource {
   }
   async prefetch(): Promise<void> {}
   release(): void {}
-  async close(): Promise<void> {
-    if (this.pooled) giveWhole(this.pooled);
-    this.pooled = undefined;
-    this.data = null;
-  }
+  async close(): Promise<void> {}
 }
 
 class FileSource implements ByteSource {
@@ -129,11 +116,7 @@ class FileSource implements ByteSource {
     private readonly sizeHint: number | undefined,
     /** a file up to this size is read whole on the first miss */
     private readonly wholeLimit: number,
-    /** whole-file reads use the thread's reusable buffer (RevlogOpenOptions.reuseBuffers) */
-    private readonly reuse = false,
   ) {}
-  /** the takeWhole() buffer the window is a view of (given back by release()) */
-  private winPooled: Buffer | undefined;
 
   private handle(): Promise<OpenedFile | null> {
     this.opening ??= (async () => {
@@ -189,32 +172,22 @@ class FileSource implements ByteSource {
     }
     const size = this.fileSize!;
     if (pos + len > size) throw partialRead(this.label, pos, len, Math.max(0, size - pos));
-    const whole = size <= this.wholeLimit;
-    const from = whole ? 0 : pos;
-    const want = whole ? size : Math.min(Math.max(len, this.windowSize), size - pos);
-    // a fresh buffer per window: views handed out of the previous one stay valid (a whole file is
-    // read once, so its pooled buffer is never replaced while views of it may be alive)
-    const pooled = whole && this.reuse ? takeWhole(want) : undefined;
-    const buf = pooled ?? Buffer.allocUnsafe(want);
+    const from = size <= this.wholeLimit ? 0 : pos;
+    const want = size <= this.wholeLimit ? size : Math.min(Math.max(len, this.windowSize), size - pos);
+    // a fresh buffer per window: views handed out of the previous one stay valid
+    const buf = Buffer.allocUnsafe(want);
     let got = 0;
     while (got < want) {
       const n = await f.read(buf, got, want - got, from + got);
       if (n === 0) break;
       got += n;
     }
-    if (from + got < pos + len) {
-      if (pooled) giveWhole(pooled);
-      throw partialRead(this.label, pos, len, Math.max(0, from + got - pos));
-    }
-    this.release();
+    if (from + got < pos + len) throw partialRead(this.label, pos, len, Math.max(0, from + got - pos));
     this.win = buf.subarray(0, got);
     this.winPos = from;
-    this.winPooled = pooled;
   }
 
   release(): void {
-    if (this.winPooled) giveWhole(this.winPooled);
-    this.winPooled = undefined;
     this.win = new Uint8Array(0);
     this.winPos = 0;
   }
@@ -308,27 +281,6 @@ function giveSpare(b: Buffer): void {
   if (spare.length > SPARE_COUNT) spare.length = SPARE_COUNT;
 }
 
-/**
- * The whole-file read buffer of this thread (RevlogOpenOptions.reuseBuffers): one revlog at a
- * time holds it, the others read into fresh buffers. Files up to WHOLE_POOL_MAX; the buffer grows
- * by steps to the largest file read so far.
- */
-let wholePool: Buffer | undefined;
-const WHOLE_POOL_MAX = 1 << 20;
-
-function takeWhole(size: number): Buffer | undefined {
-  if (size > WHOLE_POOL_MAX) return undefined;
-  const b = wholePool;
-  wholePool = undefined;
-  if (b !== undefined && b.length >= size) return b;
-  // grown by steps (and never from Buffer's shared 8 KiB slab: at least 64 KiB)
-  return Buffer.allocUnsafe(Math.min(WHOLE_POOL_MAX, Math.max(size + (size >> 2), 64 << 10)));
-}
-
-function giveWhole(b: Buffer): void {
-  if (wholePool === undefined || wholePool.length < b.length) wholePool = b;
-}
-
 export class Revlog {
   private readonly cache: TextCache;
   /** the last text built into a reused buffer (revisionView) or returned by revision() */
@@ -361,10 +313,8 @@ export class Revlog {
     const wholeLimit = opts.wholeFileLimit ?? DEFAULT_WHOLE_FILE;
     const windowSize = opts.windowSize ?? 256 << 10;
     const io = opts.io ?? 'async';
-    const reuse = opts.reuseBuffers === true;
     let index: RevlogIndex | undefined;
     let whole: Uint8Array | undefined;
-    let pooled: Buffer | undefined;
     const f = await openForRead(indexPath, io);
     if (!f) {
       index = parseRevlogIndex(name, new Uint8Array(0)); // missing NAME.i: an empty revlog
@@ -372,9 +322,8 @@ export class Revlog {
       try {
         const size = opts.indexSize ?? (await f.size());
         if (size <= wholeLimit) {
-          pooled = reuse ? takeWhole(size) : undefined;
-          whole = await readUpTo(f, size, pooled);
-          index = parseRevlogIndex(name, whole); // copies the entries
+          whole = await readUpTo(f, size);
+          index = parseRevlogIndex(name, whole);
         }
       } finally {
         await f.close();
@@ -384,12 +333,9 @@ export class Revlog {
     let data: ByteSource;
     if (index.inline)
       data = whole
-        ? new MemorySource(whole, name, pooled)
+        ? new MemorySource(whole, name)
         : new FileSource(indexPath, name, windowSize, io, undefined, 0);
-    else {
-      if (pooled) giveWhole(pooled); // only the entries (copied) were needed
-      data = new FileSource(dataPath, name + '.d', windowSize, io, opts.dataSize, wholeLimit, reuse);
-    }
+    else data = new FileSource(dataPath, name + '.d', windowSize, io, opts.dataSize, wholeLimit);
     return new Revlog(name, index, data, indexPath, dataPath, opts.cacheBytes ?? 32 << 20);
   }
 

@@ -79,7 +79,6 @@ export async function scanFilelog(req: FilelogScanRequest, opts: ScanOptions): P
       cacheBytes: opts.cacheBytes,
       signal: opts.signal,
       io: opts.io,
-      reuseBuffers: true, // the scan keeps no view of the file bytes (texts are checked, then dropped)
       indexSize: req.indexSize,
       dataSize: req.dataSize,
     });

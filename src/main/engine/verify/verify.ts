@@ -299,7 +299,6 @@ class Verifier {
       cacheBytes: this.opts.cacheBytes ?? CACHE_BYTES,
       signal: this.ctx.signal,
       io: this.io,
-      reuseBuffers: true, // chunks and texts are used at once, never kept past close()
       indexSize: this.storeSizes.get(radix + '.i'),
       dataSize: this.storeSizes.get(radix + '.d'),
     });
