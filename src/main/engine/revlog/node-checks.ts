@@ -111,6 +111,9 @@ export class NodeChecks {
     const buf = this.buffer(n);
     new Uint8Array(buf, 0, n).set(hashed);
     const p: Pending = { id: this.nextId++, bytes: n, node: Buffer.from(node), mismatch };
+    // referenced while it holds checks: a caller awaiting drain() with nothing else pending must
+    // not see the process end under it; idle, it never keeps the process alive
+    if (this.pending.length === 0) worker.ref();
     this.pending.push(p);
     this.inFlight += n;
     worker.postMessage([p.id, buf, n], [buf]);
@@ -139,6 +142,7 @@ export class NodeChecks {
     this.closed = true;
     this.pending.length = 0;
     this.inFlight = 0;
+    this.spare.length = 0;
     const w = this.worker;
     this.worker = undefined;
     this.online = false;
@@ -156,7 +160,7 @@ export class NodeChecks {
       this.noWorker = true;
       return undefined;
     }
-    w.unref(); // never what keeps the process alive
+    w.unref(); // until it holds checks (check)
     w.once('online', () => {
       if (this.worker === w) this.online = true;
     });
@@ -181,6 +185,7 @@ export class NodeChecks {
     this.pending.shift();
     this.inFlight -= p.bytes;
     this.spare.push(buf);
+    if (this.pending.length === 0) this.worker?.unref();
     if (!this.failure && Buffer.compare(digest, p.node) !== 0) this.failure = p.mismatch(digest);
     this.notify();
   }
