@@ -15,6 +15,7 @@ import { JobContext } from '../../src/main/engine/job/job-context';
 import { hgSync, missing, skipNote } from '../../src/main/engine/test-support';
 import { treeHash } from '../interop/changegroup-support';
 import { DEFAULT_MAX_REVISION_SIZE } from '../../src/main/engine/format/limits';
+import { onLineBoundaries } from '../../src/main/engine/revlog/mpatch';
 import {
   END,
   assembleCg2,
@@ -613,6 +614,22 @@ describe('manifests and file groups that disagree (hg server.validate, always on
       /received spurious file revlog entry d\.txt:/,
     );
   });
+
+  it.skipIf(missing('hg'))(
+    `manifest deltas cut mid-line (valid, not hg's) apply and are stored on line boundaries: hg verify reads them${skipNote('hg')}`,
+    async () => {
+      const byteLevel = craftHistory(commits, { byteManifestDeltas: true });
+      // the crafted deltas really cut mid-line (else this shows nothing)
+      const cuts = byteLevel.manifest.map((c, i) =>
+        i === 0 ? true : onLineBoundaries(byteLevel.manifestTexts[i - 1]!, c.subarray(4 + 100)),
+      );
+      expect(cuts).toContain(false);
+      const repo = await emptyRepo();
+      await applyBundle2ToRepo(repo, pieces(await bundle2Of(byteLevel.cg)), new JobContext());
+      const v = hgSync(['verify'], repo);
+      expect(v.status, v.stdout + v.stderr).toBe(0);
+    },
+  );
 
   it('a manifest delta cut mid-line: the line it makes from the tail of another is read too', async () => {
     // commit 0 has xa.txt; commit 1's manifest deletes the "x" only: "a.txt" with xa.txt's node,

@@ -134,9 +134,13 @@ export interface CraftedHistory extends CraftedGroups {
 /**
  * A linear history as cg2: commit i sets the files of `commits[i]` (later commits keep the
  * others). Manifests and file revisions are deltas against their previous revision (p1), as hg
- * sends them (manifest deltas on line boundaries); a file revision's p1 is its previous one.
+ * sends them (manifest deltas on line boundaries unless `byteManifestDeltas`: valid, but not
+ * what hg sends); a file revision's p1 is its previous one.
  */
-export function craftHistory(commits: readonly (readonly CraftedFile[])[]): CraftedHistory {
+export function craftHistory(
+  commits: readonly (readonly CraftedFile[])[],
+  opts: { byteManifestDeltas?: boolean } = {},
+): CraftedHistory {
   const state = new Map<string, Buffer>(); // name -> current node
   const texts = new Map<string, Buffer>();
   const h: CraftedHistory = {
@@ -176,7 +180,9 @@ export function craftHistory(commits: readonly (readonly CraftedFile[])[]): Craf
     );
     const cl = nodeOf(clText, prevCl);
     h.changelog.push(cg2Chunk(cl, cl, simpleDelta(Buffer.alloc(0), clText), prevCl, NULL));
-    h.manifest.push(cg2Chunk(mf, cl, simpleDelta(prevMfText, mfText, true), prevMf, prevMf));
+    h.manifest.push(
+      cg2Chunk(mf, cl, simpleDelta(prevMfText, mfText, !opts.byteManifestDeltas), prevMf, prevMf),
+    );
     for (const [name, node, p1, base, text] of pending) {
       if (!fileChunks.has(name)) fileChunks.set(name, []);
       fileChunks.get(name)!.push(cg2Chunk(node, cl, simpleDelta(base, text), p1, p1));

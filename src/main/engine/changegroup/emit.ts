@@ -147,14 +147,22 @@ function hunkHeader(start: number, end: number, length: number): Buffer {
 /**
  * A delta turning base into text: one hunk replacing what lies between their common prefix and
  * common suffix (empty when equal). Linear, and tight for the usual append or local edit; hg's
- * bdiff would find several hunks, the receiver rebuilds the same text either way.
+ * bdiff would find several hunks, the receiver rebuilds the same text either way. `lines`: cut at
+ * line boundaries (a manifest: hg stores a received delta as is and reads it back as lines).
  */
-export function prefixSuffixDelta(base: Uint8Array, text: Uint8Array): Uint8Array[] {
+export function prefixSuffixDelta(base: Uint8Array, text: Uint8Array, lines = false): Uint8Array[] {
   const max = Math.min(base.length, text.length);
   let p = 0;
   while (p < max && base[p] === text[p]) p++;
+  while (lines && p > 0 && base[p - 1] !== 0x0a) p--;
   let s = 0;
   while (s < max - p && base[base.length - 1 - s] === text[text.length - 1 - s]) s++;
+  while (
+    lines &&
+    s > 0 &&
+    !(base[base.length - 1 - s] === 0x0a && (text.length - s === p || text[text.length - 1 - s] === 0x0a))
+  )
+    s--;
   if (p === base.length && p === text.length) return [];
   const mid = text.subarray(p, text.length - s);
   return [hunkHeader(p, base.length - s, mid.length), mid];
@@ -224,7 +232,11 @@ async function* emitGroup(
     } else if (base === deltaParent) {
       payload = [await rl.chunk(rev)];
     } else {
-      payload = prefixSuffixDelta(await rl.revision(base), await rl.revision(rev));
+      payload = prefixSuffixDelta(
+        await rl.revision(base),
+        await rl.revision(rev),
+        /(^|\/)00manifest$/.test(rl.name),
+      );
     }
     emitted[rev] = 1;
     prevrev = rev;

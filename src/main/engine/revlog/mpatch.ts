@@ -335,6 +335,25 @@ function combine(a: FragList, b: FragList): FragList {
   return c;
 }
 
+/**
+ * Does every hunk of `delta` replace whole lines of `base` with whole lines? hg's bdiff deltas
+ * always do, and hg reads a stored manifest delta as manifest lines (manifestctx.readdelta:
+ * `hg verify`, changegroup generation): a manifest delta cut mid-line makes those fail.
+ */
+export function onLineBoundaries(base: Uint8Array, delta: Uint8Array): boolean {
+  const dv = new DataView(delta.buffer, delta.byteOffset, delta.length);
+  const lineStart = (at: number): boolean => at === 0 || at === base.length || base[at - 1] === 0x0a;
+  for (let pos = 0; pos + 12 <= delta.length;) {
+    const start = dv.getInt32(pos);
+    const end = dv.getInt32(pos + 4);
+    const n = dv.getInt32(pos + 8);
+    if (!lineStart(start) || !lineStart(end) || n < 0 || pos + 12 + n > delta.length) return false;
+    if (n > 0 && delta[pos + 12 + n - 1] !== 0x0a) return false;
+    pos += 12 + n;
+  }
+  return true;
+}
+
 /** The bytes a delta inserts, concatenated (mdiff.patchtext; manifest readdelta). */
 export function patchText(delta: Uint8Array): Buffer {
   const len = delta.length;

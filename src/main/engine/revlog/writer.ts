@@ -48,7 +48,7 @@ import {
   REVLOGV1,
 } from './constants';
 import { isNullNode, parseRevlogIndex, type RevlogIndex } from './index';
-import { applyDeltaInto, applyDeltas, patchedSize } from './mpatch';
+import { applyDeltaInto, applyDeltas, onLineBoundaries, patchedSize } from './mpatch';
 import { checkNow, type NodeChecks } from './node-checks';
 
 /** revlog._maxinline: an inline revlog is split once its data reaches this size. */
@@ -168,6 +168,8 @@ export class RevlogWriter {
   private header: number;
   private inline: boolean;
   private readonly generalDelta: boolean;
+  /** a manifest revlog: stored deltas cut at line boundaries (hg reads them as manifest lines) */
+  private readonly lineDeltas: boolean;
   private readonly pending: PendingEntry[] = [];
   private readonly newNodes = new Map<string, number>();
   /** logical sizes of NAME.i and NAME.d (what the index accounts for) */
@@ -220,6 +222,7 @@ export class RevlogWriter {
     }
     this.inline = (this.header & FLAG_INLINE_DATA) !== 0;
     this.generalDelta = (this.header & FLAG_GENERALDELTA) !== 0;
+    this.lineDeltas = /(^|\/)00manifest$/.test(opts.radix);
     const n = this.old.length;
     this.dataEnd = n ? this.old.end(n - 1) : 0;
     this.iSize = this.inline ? n * ENTRY_SIZE + this.dataEnd : n * ENTRY_SIZE;
@@ -595,6 +598,13 @@ export class RevlogWriter {
     const textLen = text.length;
     const candidates: { base: number; delta: () => Promise<Uint8Array> }[] = [];
     const computed = (base: number) => async () => this.simpleDelta(await this.text(base), text);
+    // a received manifest delta cut mid-line (valid, but not hg's) is not stored as is
+    if (
+      this.lineDeltas &&
+      receivedBase !== NULL_REV &&
+      !onLineBoundaries(await this.text(receivedBase), receivedDelta)
+    )
+      receivedDelta = await computed(receivedBase)();
     if (this.generalDelta) {
       if (receivedBase !== NULL_REV)
         candidates.push({ base: receivedBase, delta: async () => receivedDelta });
@@ -658,6 +668,15 @@ export class RevlogWriter {
     while (endB > start && endT > start && base[endB - 1] === text[endT - 1]) {
       endB--;
       endT--;
+    }
+    // a manifest's delta ends at a line end too (hg reads the inserted bytes as lines)
+    while (
+      this.lineDeltas &&
+      endB < base.length &&
+      !((endB === 0 || base[endB - 1] === 0x0a) && (endT === start || text[endT - 1] === 0x0a))
+    ) {
+      endB++;
+      endT++;
     }
     if (start === endB && start === endT) return new Uint8Array(0);
     const out = Buffer.allocUnsafe(12 + endT - start);
