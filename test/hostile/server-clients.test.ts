@@ -3,6 +3,7 @@
 // reading or sending are closed after the idle timeout, and past the concurrency bound requests
 // get a typed refusal (503) instead of piling up. Each bound comes with the honest request just
 // below it still answered. (The ssh transport's argument bounds: wire/ssh-server.test.ts.)
+import { randomBytes } from 'node:crypto';
 import { cpSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -14,6 +15,9 @@ import {
   GETBUNDLE_MAX_LIST,
 } from '../../src/main/engine/wire/commands';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/main/engine/wire/server';
+import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
+import { JobContext } from '../../src/main/engine/job/job-context';
+import { bundle2Of, craftCg2, pieces } from './craft';
 import { extractFixture, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
 
 let work = '';
@@ -230,6 +234,36 @@ describe('connections that stall, and too many at once', () => {
       expect(ms).toBeLessThan(10_000);
     }
     expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
+  });
+
+  it('a client that stops reading a stream clone is cut off after the idle timeout; its request slot is freed', async () => {
+    // 32 MiB of incompressible file data: more than the kernel's socket buffers hold
+    const big = join(work, 'big');
+    await createEmptyRepository(big);
+    const content = randomBytes(32 << 20).toString('latin1');
+    await applyBundle2ToRepo(
+      big,
+      pieces(await bundle2Of(craftCg2([{ name: 'big.bin', content }]).cg)),
+      new JobContext(),
+    );
+    const s = await serve({ repo: big, idleTimeoutMs: 500, maxActiveRequests: 1 });
+    const t0 = Date.now();
+    const socket = connect(s.port, s.address);
+    socket.pause(); // never reads
+    socket.write('GET /?cmd=stream_out HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await fetch(`${s.url}?cmd=heads`)).status).toBe(503); // the stream holds the one slot
+    // the server ends the stream (its socket destroyed; this paused client never reads the FIN):
+    // the slot frees after the idle timeout, not after 32 MiB
+    let status = 503;
+    while (status === 503 && Date.now() - t0 < 20_000) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await fetch(`${s.url}?cmd=heads`)).status;
+    }
+    expect(status).toBe(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(500);
+    expect(socket.bytesRead).toBe(0);
+    socket.destroy();
   });
 
   it('past maxActiveRequests a request is refused with 503 (Retry-After), and served again once one ends', async () => {
