@@ -102,4 +102,18 @@ describe('wire commands', () => {
     expect(WIRE_COMMANDS.getbundle!.args).toBe('*');
     expect(WIRE_COMMANDS.known!.args).toBe('nodes *');
   });
+
+  it('lookup of a node prefix of any length (odd too) answers the one changeset it names, else unknown', async () => {
+    const snap = await repo.snapshot();
+    const hexes = Array.from({ length: snap.graph.length }, (_, r) => snap.hex(r));
+    const keys = new Set<string>(['a', 'f', 'ffff', '0123456789abcdef012345678']);
+    for (const h of hexes) for (let n = 1; n <= 13; n++) keys.add(h.slice(0, n));
+    for (const key of keys) {
+      if (/^\d+$/.test(key) && Number(key) < hexes.length) continue; // a revision number
+      const matches = hexes.filter((h) => h.startsWith(key));
+      const want = matches.length === 1 ? `1 ${matches[0]}\n` : `0 unknown revision '${key}'\n`;
+      expect(await text('lookup', { key }), key).toBe(want);
+    }
+    expect(await text('lookup', { key: hexes[3]! })).toBe(`1 ${hexes[3]}\n`);
+  });
 });
