@@ -43,7 +43,7 @@ function version(): string {
 function globalHelp(commands: readonly CliCommand[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
-    'Sluice: stream clones for Mercurial, byte for byte',
+    'Sluice: clones, pulls and checkouts for Mercurial, byte for byte',
     '',
     'usage: sluice COMMAND [ARGS]',
     '',

@@ -1,4 +1,4 @@
-// sluice apply BUNDLE DEST: a packed1 or stream v2 bundle into a new repository.
+// sluice apply BUNDLE DEST: any bundle hg writes, into a new repository or (changegroups) an existing one.
 import {
   CLOSER_HELP,
   CLOSER_OPTIONS,
@@ -12,13 +12,16 @@ import { runJobForCli } from '../job-output';
 
 export const command: CliCommand = {
   name: 'apply',
-  summary: 'apply a stream clone bundle (packed1 or v2) into a new repository',
+  summary: 'apply a bundle (stream or changegroup) into a new or an existing repository',
   usage:
     'sluice apply BUNDLE DEST [--background-close on|off|auto] [--close-threads N] [--update] [-u REV] [--json] [--debug] [--verify]',
-  help: `Writes the repository held by BUNDLE (made by 'hg debugcreatestreamclonebundle', 'hg bundle -t
-"<comp>-v2;stream=v2"' or 'sluice bundle') to DEST, which must not exist or be an empty directory.
-The repository is written to a temporary directory beside DEST and renamed into place at the end;
-on an error or Ctrl-C nothing is left behind.
+  help: `Applies any bundle 'hg bundle' writes. A stream clone bundle (packed1, '<comp>-v2;stream=v2',
+'hg debugcreatestreamclonebundle', 'sluice bundle') makes a new repository at DEST, which must not
+exist or be an empty directory; so does a changegroup bundle (none/gzip/bzip2-v1,
+none/gzip/bzip2/zstd-v2). A new repository is written to a temporary directory beside DEST and
+renamed into place at the end. A changegroup bundle applied to an existing repository at DEST adds
+its changesets like 'hg unbundle': under hg's locks, in one journaled transaction that 'hg rollback'
+undoes. On an error or Ctrl-C nothing is left behind and an existing repository stays as it was.
 
 ${CLOSER_HELP}
   --min-file-count N              fewer files than this close synchronously (default 2048)

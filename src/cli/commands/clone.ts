@@ -44,14 +44,16 @@ export async function promptCredentials(realm: string, url: string, io: CliIO): 
 
 export const command: CliCommand = {
   name: 'clone',
-  summary: 'stream-clone a repository served over http(s) or ssh by hg, sluice serve or any hg server',
+  summary: 'clone a repository served over http(s) or ssh by hg, sluice serve or any hg server',
   usage:
     'sluice clone URL DEST [--stream auto|v1|v2] [--ssh CMD] [--remotecmd CMD] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [--pull] [-U | -u REV] [--json] [--debug] [--verify]',
-  help: `Clones URL into DEST (which must not exist or be an empty directory) with a stream clone, as
-'hg clone --stream -U URL DEST' does: the repository files are copied as they are on the server,
-then bookmarks and phases. DEST is written beside itself and renamed into place at the end; on
-an error or Ctrl-C nothing is left behind. Credentials may be given in the URL
-(https://user:password@host/repo) or typed at the prompt; they are never written to .hg/hgrc.
+  help: `Clones URL into DEST (which must not exist or be an empty directory) and checks out its working
+copy, as 'hg clone' does. A stream clone by default (the repository files copied as they are on
+the server, then bookmarks and phases, as 'hg clone --stream'); the pull protocol with --pull or
+when the server offers no stream clone. DEST is written beside itself and renamed into place at
+the end, checkout included; on an error or Ctrl-C nothing is left behind. Credentials may be
+given in the URL (https://user:password@host/repo) or typed at the prompt; they are never written
+to .hg/hgrc.
 http_proxy / https_proxy / no_proxy are honoured (CONNECT for https).
 
 ssh://[user@]host[:port]/path URLs run ssh as hg does ('CMD [-p PORT] [user@]host "REMOTECMD -R
@@ -106,7 +108,9 @@ ${OUTPUT_HELP}`,
     const stream = choice('stream', values.stream, ['auto', 'v1', 'v2'] as const) ?? 'auto';
     const url = positionals[0]!;
     if (!/^(https?|ssh):\/\//i.test(url))
-      throw new UsageError(`URL must start with http://, https:// or ssh:// (got '${withoutCredentials(url)}')`);
+      throw new UsageError(
+        `URL must start with http://, https:// or ssh:// (got '${withoutCredentials(url)}')`,
+      );
     const closer = closerOptions(values);
     const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
     const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);

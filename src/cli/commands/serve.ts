@@ -18,13 +18,14 @@ import {
 
 export const command: CliCommand = {
   name: 'serve',
-  summary: 'serve a repository read-only for stream clones (hg clone --stream, sluice clone)',
+  summary: 'serve a repository read-only to hg and sluice: stream clones, clones and pulls',
   usage:
     'sluice serve REPO [--address 127.0.0.1] [--port N] [--v1-only] [--publishing yes|no] [--chunk-size N] [--clone-bundle FILE]...\n       sluice -R REPO serve --stdio',
-  help: `Serves REPO over http with hg's wire protocol, read-only, for stream clones: 'hg clone --stream
-URL' (v2 by default, v1 with --v1-only, like hg serve --config server.bundle2.stream=false) and
-'sluice clone URL'. Pulls and non-stream clones get a clear error. Prints the URL, then one line
-per request on stderr; Ctrl-C stops it.
+  help: `Serves REPO over http with hg's wire protocol, read-only: stream clones ('hg clone --stream
+URL', v2 by default, v1 with --v1-only, like hg serve --config server.bundle2.stream=false), and
+regular clones and pulls ('hg clone --pull', 'hg pull', 'sluice pull': discovery and changegroups
+with phases and bookmarks). Pushes get a clear error. Prints the URL, then one line per request on
+stderr; Ctrl-C stops it.
 
 With --stdio, serves one ssh session on stdin/stdout instead, as 'hg -R REPO serve --stdio' does:
 this is the command an ssh:// clone runs on the server, so 'hg clone --remotecmd sluice
