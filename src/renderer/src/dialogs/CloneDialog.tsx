@@ -257,7 +257,10 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
             />
           </div>
         </details>
-        <HgCommandLine request={urlError || validateDestination(dest) ? null : buildRequest()} platform={appInfo?.platform} />
+        <HgCommandLine
+          request={urlError || validateDestination(dest) ? null : buildRequest()}
+          platform={appInfo?.platform}
+        />
         {submitError ? <ErrorDetails error={submitError} compact /> : null}
       </form>
     </Dialog>
@@ -335,7 +338,9 @@ function ProbePanel({ probe, url, stream }: { probe: Probe; url: string; stream:
         </p>
       ) : null}
       {noStream ? (
-        <p className="probe-warning">This server allows no stream clone; Sluice cannot clone from it.</p>
+        <p className="probe-note">
+          This server offers no stream clone; Sluice will clone it with the pull protocol, as hg does.
+        </p>
       ) : null}
       {!noStream && chosenMissing ? (
         <p className="probe-warning">
