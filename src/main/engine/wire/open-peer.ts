@@ -1,5 +1,5 @@
 // The peer for a URL (hg.peer → schemes): ssh:// through the ssh command, http(s):// through an
-// HTTP session. Clone and pull start here; everything after works on the WirePeer interface.
+// HTTP session, a path or file:// URL through serveStdio in process (local-peer.ts). Clone and pull start here; everything after works on the WirePeer interface.
 
 import type { ConnectOptions, JobContext } from '../job/job-context';
 import { HttpPeer } from './http-peer';
@@ -10,6 +10,7 @@ import {
   type HttpOptions,
   type ProxyConfig,
 } from './http-client';
+import { isLocalSource, localSourcePath, openLocalPeer } from './local-peer';
 import type { WirePeer } from './peer';
 import { isSshUrl, resolveSshSettings } from './ssh-command';
 import { SshPeer } from './ssh-peer';
@@ -30,9 +31,17 @@ export interface OpenPeerOptions extends ConnectOptions {
 
 /**
  * Connects to `url` (an http(s) URL without credentials: split them off with
- * `splitPeerUrl` and give them to the session). The caller closes the peer.
+ * `splitPeerUrl` and give them to the session; a relative local path resolves against the
+ * current directory). The caller closes the peer.
  */
 export async function openPeer(url: string, o: OpenPeerOptions): Promise<WirePeer> {
+  if (isLocalSource(url))
+    return openLocalPeer(localSourcePath(url, process.cwd()), {
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.connectTimeoutMs !== undefined ? { connectTimeoutMs: o.connectTimeoutMs } : {}),
+      ...(o.idleTimeoutMs !== undefined ? { idleTimeoutMs: o.idleTimeoutMs } : {}),
+      ...(o.log ? { log: o.log } : {}),
+    });
   if (!isSshUrl(url)) return HttpPeer.connect(url, o.session, (m) => o.log?.('debug', m));
   const env = o.env ?? process.env;
   const settings = await resolveSshSettings(
@@ -55,11 +64,11 @@ export async function openPeer(url: string, o: OpenPeerOptions): Promise<WirePee
 
 /**
  * A URL as given by the user, split for openPeer: http(s) credentials (user:password@) go to the
- * session, never into the URL that is logged or recorded; an ssh URL is kept as is (its user is
+ * session, never into the URL that is logged or recorded; a local path and an ssh URL are kept as is (its user is
  * ssh's login name, and a password in it is refused when it is opened).
  */
 export function splitPeerUrl(raw: string): ReturnType<typeof splitUrlCredentials> {
-  return isSshUrl(raw) ? { url: raw } : splitUrlCredentials(raw);
+  return isSshUrl(raw) || isLocalSource(raw) ? { url: raw } : splitUrlCredentials(raw);
 }
 
 /** How a clone, pull or probe connects (the job's ConnectOptions plus what the HTTP session takes). */

@@ -23,6 +23,7 @@ import { obsolescenceEnabled } from '../repo/obsstore';
 import { RepoWriteSession } from '../repo/write-session';
 import { locateRepository } from '../store/requirements';
 import { clientBundleCaps } from './capabilities';
+import { isLocalSource, localSourcePath } from './local-peer';
 import { redactUrl } from './http-client';
 import { openPeer, openSession, type SessionOptions } from './open-peer';
 import { ChangelogGraph, binNode } from './changelog-graph';
@@ -48,16 +49,20 @@ export interface PullOutcome {
   newHeads: string[];
 }
 
-/** exchange.pull's SOURCE: the argument, else the repository's paths.default. */
+/**
+ * exchange.pull's SOURCE: the argument, else the repository's paths.default. A local one comes
+ * back absolute: an argument resolved against the current directory, paths.default against the
+ * repository root (ui.readconfig's [paths]).
+ */
 export async function pullSource(req: Pick<PullRequest, 'repo' | 'source'>): Promise<string> {
-  if (req.source) return req.source;
+  if (req.source) return isLocalSource(req.source) ? localSourcePath(req.source, process.cwd()) : req.source;
   const config = await readRepoConfig(resolve(req.repo));
   const dflt = config.get('paths', 'default');
   if (!dflt)
     throw new SluiceError('USAGE', 'default repository not configured!', {
       hint: "see 'hg help config.paths'",
     });
-  return dflt;
+  return isLocalSource(dflt) ? localSourcePath(dflt, resolve(req.repo)) : dflt;
 }
 
 /**
@@ -242,10 +247,10 @@ export async function pullFromUrl(
 ): Promise<PullOutcome & { repo: string }> {
   const repo = resolve(req.repo);
   const rawSource = await pullSource(req);
-  if (!/^(https?|ssh):\/\//i.test(rawSource))
+  if (!/^(https?|ssh):\/\//i.test(rawSource) && !isLocalSource(rawSource))
     throw new SluiceError(
       'USAGE',
-      `sluice pull takes http(s) and ssh sources (got '${withoutCredentials(rawSource)}')`,
+      `sluice pull takes http(s), ssh and local sources (got '${withoutCredentials(rawSource)}')`,
     );
   const config = await readRepoConfig(repo);
   const isDefaultPath = !req.source || req.source === config.get('paths', 'default');

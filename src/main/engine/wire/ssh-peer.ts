@@ -11,13 +11,14 @@
 // refused login, no such remote command) becomes a typed error in plain words.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { SluiceError, cancelled } from '../errors';
 import { Capabilities } from './capabilities';
 import { wireCommand } from './commands';
 import { PipeReader } from './pipe-reader';
 import { WirePeer, type PeerResponse } from './peer';
 import { byteCompare, latin1 } from './wire-encoding';
-import { isOpenSsh, parseSshUrl, sshCommandLine, type SshUrl } from './ssh-command';
+import { isOpenSsh, parseSshUrl, sshCommandLine } from './ssh-command';
 
 const SMALL_RESPONSE_LIMIT = 64 << 20;
 /** sshpeer._performhandshake: lines of banner noise accepted before the handshake reply */
@@ -28,6 +29,42 @@ const DEFAULT_CONNECT_TIMEOUT = 30_000;
 const DEFAULT_IDLE_TIMEOUT = 60_000;
 /** stderr lines kept to explain a failure */
 const KEPT_STDERR = 40;
+
+/**
+ * What the peer talks to: the server's stdin, stdout and stderr and its life. ssh's child process
+ * (connect), or serveStdio on a local repository in this process (local-peer.ts, hg's localpeer).
+ */
+export interface PeerChannel {
+  stdin: Writable;
+  stdout: Readable;
+  stderr: Readable;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+  /** ends the other side now (cancel, or it did not exit after stdin closed) */
+  kill(): void;
+  /** why the other side stopped, when it knows better than its stderr */
+  failure?(): SluiceError | undefined;
+}
+
+/** ssh's child as a channel (detached: its own session, so cancel ends the whole group). */
+function childChannel(child: ChildProcess, detached: boolean): PeerChannel {
+  return {
+    stdin: child.stdin!,
+    stdout: child.stdout!,
+    stderr: child.stderr!,
+    exited: new Promise((resolve) => {
+      child.once('close', (code, signal) => resolve({ code, signal }));
+    }),
+    kill() {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      try {
+        if (detached) process.kill(-child.pid, 'SIGTERM');
+        else child.kill('SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    },
+  };
+}
 
 export interface SshPeerOptions {
   /** a shell command line, as hg's [ui] ssh (default `ssh`) */
@@ -186,22 +223,24 @@ export class SshPeer extends WirePeer {
 
   private constructor(
     readonly url: string,
-    private readonly target: SshUrl,
-    private readonly child: ChildProcess,
-    private readonly settings: { sshCommand: string; remoteCommand: string; detached: boolean },
+    /** the host, or the local repository's path, for messages */
+    private readonly host: string,
+    private readonly channel: PeerChannel,
+    private readonly settings: { sshCommand: string; remoteCommand: string },
     private readonly opts: SshPeerOptions,
   ) {
     super();
-    this.exited = new Promise((resolve) => {
-      child.once('close', (code, signal) => resolve({ code, signal }));
-    });
-    this.reader = new PipeReader(child.stdout!, {
-      describeStall: (ms) => `the server stopped sending data for ${ms} ms (ssh to ${target.host})`,
+    this.exited = channel.exited;
+    this.reader = new PipeReader(channel.stdout, {
+      describeStall: (ms) =>
+        settings.sshCommand
+          ? `the server stopped sending data for ${ms} ms (ssh to ${host})`
+          : `the local repository ${host} stopped sending data for ${ms} ms`,
       onEnd: () => this.endError(),
     });
     let partial = '';
-    child.stderr!.setEncoding('latin1');
-    child.stderr!.on('data', (s: string) => {
+    channel.stderr.setEncoding('latin1');
+    channel.stderr.on('data', (s: string) => {
       partial += s;
       let nl: number;
       while ((nl = partial.indexOf('\n')) >= 0) {
@@ -213,12 +252,12 @@ export class SshPeer extends WirePeer {
         partial = '';
       }
     });
-    child.stderr!.on('end', () => {
+    channel.stderr.on('end', () => {
       if (partial) this.stderrLine(partial);
       partial = '';
     });
     // a write after the remote went away: the read side reports why
-    child.stdin!.on('error', () => {});
+    channel.stdin.on('error', () => {});
   }
 
   private stderrLine(raw: string): void {
@@ -236,13 +275,15 @@ export class SshPeer extends WirePeer {
   /** Why the remote stopped answering: its exit and what ssh or the shell printed. */
   private async endError(): Promise<SluiceError> {
     if (this.opts.signal?.aborted) return cancelled();
+    const known = this.channel.failure?.();
+    if (known) return known;
     const exit = await Promise.race([
       this.exited,
       new Promise<{ code: null; signal: null }>((r) =>
         setTimeout(() => r({ code: null, signal: null }), 2000),
       ),
     ]);
-    return explainSshFailure(this.stderrLines, exit, { host: this.target.host, ...this.settings });
+    return explainSshFailure(this.stderrLines, exit, { host: this.host, ...this.settings });
   }
 
   /** sshpeer.instance + makepeer: spawn ssh, then the handshake. */
@@ -271,28 +312,45 @@ export class SshPeer extends WirePeer {
           env: opts.env ?? process.env,
           detached,
         });
-    const peer = new SshPeer(url, target, child, { sshCommand, remoteCommand, detached }, opts);
+    const peer = new SshPeer(url, target.host, childChannel(child, detached), { sshCommand, remoteCommand }, opts);
     child.once('error', (e) =>
       peer.reader.fail(
         new SluiceError('SSH_FAILED', `cannot run the ssh command '${sshCommand}': ${e.message}`),
       ),
     );
+    return peer.start(interactive);
+  }
+
+  /**
+   * The protocol over a channel that is already open (a local repository served in process):
+   * `label` names it in messages.
+   */
+  static overChannel(url: string, label: string, channel: PeerChannel, opts: SshPeerOptions = {}): Promise<SshPeer> {
+    if (opts.signal?.aborted) {
+      channel.kill();
+      throw cancelled();
+    }
+    return new SshPeer(url, label, channel, { sshCommand: '', remoteCommand: '' }, opts).start(false);
+  }
+
+  private async start(interactive: boolean): Promise<SshPeer> {
+    const opts = this.opts;
     if (opts.signal) {
       const onAbort = (): void => {
-        peer.reader.fail(cancelled());
-        peer.kill();
+        this.reader.fail(cancelled());
+        this.kill();
       };
-      peer.onAbort = onAbort;
+      this.onAbort = onAbort;
       opts.signal.addEventListener('abort', onAbort, { once: true });
     }
     try {
-      await peer.handshake(interactive ? 0 : (opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT));
+      await this.handshake(interactive ? 0 : (opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT));
     } catch (e) {
-      await peer.close();
+      await this.close();
       throw e;
     }
-    peer.reader.idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT;
-    return peer;
+    this.reader.idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT;
+    return this;
   }
 
   /** sshpeer._performhandshake (protocol v1 only: Sluice sends no `upgrade`). */
@@ -307,7 +365,7 @@ export class SshPeer extends WirePeer {
             this.reader.fail(
               new SluiceError(
                 'TIMEOUT',
-                `no answer from ${this.target.host} over ssh within ${Math.round(timeoutMs / 1000)} s (is the host reachable, does it ask for something?)`,
+                `no answer from ${this.host} within ${Math.round(timeoutMs / 1000)} s (is the host reachable, does it ask for something?)`,
               ),
             );
             this.kill();
@@ -341,16 +399,16 @@ export class SshPeer extends WirePeer {
     const e = explainSshFailure(
       this.stderrLines,
       { code: null, signal: null },
-      { host: this.target.host, ...this.settings },
+      { host: this.host, ...this.settings },
     );
     return e.code === 'PROTOCOL'
-      ? new SluiceError('PROTOCOL', `no suitable response from remote hg on ${this.target.host}`, e.details)
+      ? new SluiceError('PROTOCOL', `no suitable response from remote hg on ${this.host}`, e.details)
       : e;
   }
 
   private write(s: string | Buffer): void {
-    if (this.closed || this.child.stdin!.destroyed) return;
-    this.child.stdin!.write(typeof s === 'string' ? Buffer.from(s, 'latin1') : s);
+    if (this.closed || this.channel.stdin.destroyed) return;
+    this.channel.stdin.write(typeof s === 'string' ? Buffer.from(s, 'latin1') : s);
   }
 
   /** sshv1peer._sendrequest: the command line, then its arguments as the command table declares them. */
@@ -459,14 +517,7 @@ export class SshPeer extends WirePeer {
   }
 
   private kill(): void {
-    if (this.child.exitCode !== null || this.child.signalCode !== null || this.child.pid === undefined)
-      return;
-    try {
-      if (this.settings.detached) process.kill(-this.child.pid, 'SIGTERM');
-      else this.child.kill('SIGTERM');
-    } catch {
-      /* already gone */
-    }
+    this.channel.kill();
   }
 
   /** sshpeer._cleanuppipes: close stdin (the server's read loop ends), wait a little, then kill. */
@@ -474,7 +525,7 @@ export class SshPeer extends WirePeer {
     if (this.closed) return;
     this.closed = true;
     if (this.onAbort) this.opts.signal?.removeEventListener('abort', this.onAbort);
-    this.child.stdin!.end();
+    this.channel.stdin.end();
     const done = await Promise.race([
       this.exited.then(() => true),
       new Promise<boolean>((r) => setTimeout(() => r(false), 1000)),
@@ -483,7 +534,7 @@ export class SshPeer extends WirePeer {
       this.kill();
       await Promise.race([this.exited, new Promise((r) => setTimeout(r, 1000))]);
     }
-    this.child.stdout!.destroy();
-    this.child.stderr!.destroy();
+    this.channel.stdout.destroy();
+    this.channel.stderr.destroy();
   }
 }
