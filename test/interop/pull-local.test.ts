@@ -1,4 +1,4 @@
-// `sluice pull` from a local repository (hg's localpeer): a path, relative or absolute, or the
+// `sluice pull` and `sluice clone` from a local repository (hg's localpeer): a path, relative or absolute, or the
 // paths.default that `hg clone /path` writes; the local peer is serveStdio behind in-process pipes.
 
 import { execFile } from 'node:child_process';
@@ -99,7 +99,21 @@ describe.skipIf(missing('hg'))(`sluice pull from a local repository${skipNote('h
     expect(log(e)).toBe(expected);
   });
 
-  it('a path that is not a repository fails with NOT_A_REPO naming it, and changes nothing', async () => {
+  it('sluice clone of a relative local path (stream and --pull): absolute paths.default, hg verify passes', async () => {
+    for (const [name, extra] of [['clone-stream', []], ['clone-pull', ['--pull']]] as const) {
+      const r = await sluice(['clone', 'a', name, ...extra], work);
+      expect(r.code).toBe(0);
+      const dest = join(work, name);
+      expect(hg(['-R', dest, 'paths', 'default']).trim()).toBe(a);
+      expect(log(dest)).toBe(expected);
+      const v = hgSync(['-R', dest, 'verify', '-q']);
+      expect(v.stderr).toBe('');
+      expect(v.status).toBe(0);
+      expect(hg(['-R', dest, 'status'])).toBe('');
+    }
+  });
+
+  it('a path that is not a repository fails with NOT_A_REPO naming it (pull and clone), and changes nothing', async () => {
     const f = join(work, 'f');
     hg(['init', f]);
     const plain = join(work, 'plain');
@@ -110,6 +124,10 @@ describe.skipIf(missing('hg'))(`sluice pull from a local repository${skipNote('h
       expect(r.stdout + r.stderr).toContain('NOT_A_REPO');
       expect(r.stdout + r.stderr).toContain(`repository ${source} not found`);
     }
+    const c = await sluice(['clone', plain, join(work, 'never')], work);
+    expect(c.code).not.toBe(0);
+    expect(c.stderr).toContain(`repository ${plain} not found`);
+    expect(existsSync(join(work, 'never'))).toBe(false);
     expect(log(f)).toBe('');
   });
 });

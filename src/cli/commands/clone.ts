@@ -16,6 +16,7 @@ import {
 } from '../command';
 import { runJobForCli } from '../job-output';
 import { withoutCredentials } from '../../shared/urls';
+import { isLocalSource } from '../../main/engine/wire/local-peer';
 
 /** hg's ui.getpass-like prompt on the terminal: user name echoed, password not. */
 export async function promptCredentials(realm: string, url: string, io: CliIO): Promise<Credentials | null> {
@@ -44,7 +45,7 @@ export async function promptCredentials(realm: string, url: string, io: CliIO): 
 
 export const command: CliCommand = {
   name: 'clone',
-  summary: 'clone a repository served over http(s) or ssh by hg, sluice serve or any hg server',
+  summary: 'clone a repository served over http(s) or ssh by hg, sluice serve or any hg server, or a local one',
   usage:
     'sluice clone URL DEST [--stream auto|v1|v2] [--ssh CMD] [--remotecmd CMD] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [--pull] [-U | -u REV] [--json] [--debug] [--verify]',
   help: `Clones URL into DEST (which must not exist or be an empty directory) and checks out its working
@@ -60,6 +61,8 @@ ssh://[user@]host[:port]/path URLs run ssh as hg does ('CMD [-p PORT] [user@]hos
 path serve --stdio"'): ssh://host/repo is 'repo' in the remote home directory, ssh://host//srv/repo
 the absolute /srv/repo. Keys, agent and passphrase prompts stay with ssh; when the terminal is not
 interactive ssh runs with BatchMode=yes. The remote's messages are shown as 'remote: ...' lines.
+A local repository (a path, relative to the current directory, or a file:// URL) is cloned
+through the same protocol, served in process; its absolute path becomes DEST's paths.default.
 
   --stream auto|v1|v2             v2 = bundle2 stream (getbundle), v1 = legacy stream_out;
                                   auto (default) takes what the server offers best
@@ -107,9 +110,9 @@ ${OUTPUT_HELP}`,
     );
     const stream = choice('stream', values.stream, ['auto', 'v1', 'v2'] as const) ?? 'auto';
     const url = positionals[0]!;
-    if (!/^(https?|ssh):\/\//i.test(url))
+    if (!/^(https?|ssh):\/\//i.test(url) && !isLocalSource(url))
       throw new UsageError(
-        `URL must start with http://, https:// or ssh:// (got '${withoutCredentials(url)}')`,
+        `URL must be a local path, or start with file://, http://, https:// or ssh:// (got '${withoutCredentials(url)}')`,
       );
     const closer = closerOptions(values);
     const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);

@@ -41,6 +41,7 @@ import { Capabilities, clientBundleCaps } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
 import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from './clone-bundles';
 import { redactUrl, type HttpSession } from './http-client';
+import { isLocalSource, localSourcePath } from './local-peer';
 import { openPeer, openSession, sessionFor, splitPeerUrl, type SessionOptions } from './open-peer';
 import type { WirePeer } from './peer';
 import { pullFromPeer } from './pull';
@@ -297,7 +298,9 @@ export async function cloneFromUrl(
 ): Promise<CloneResult> {
   const dest = resolve(req.dest);
   await checkDestination(dest);
-  const { session, url, opts } = openSession(req.url, req, ctx, explicit);
+  // a local source is recorded as hg clone records it: an absolute path
+  const rawUrl = isLocalSource(req.url) ? localSourcePath(req.url, process.cwd()) : req.url;
+  const { session, url, opts } = openSession(rawUrl, req, ctx, explicit);
   const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
   let opened: WirePeer | null = null;
   try {
