@@ -74,6 +74,26 @@ test.describe(`clone from URL${skipNote('hg')}`, () => {
     await expect(log).toBeHidden();
   });
 
+  test('clone a local repository by its absolute path (hg localpeer); hg verify accepts it', async ({
+    sluicePage: page,
+    tempDir,
+  }) => {
+    const source = await repoFromFixture(tempDir);
+    const dest = join(tempDir, 'cloned-local');
+    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
+    await dialog.getByLabel('Repository URL').fill(source);
+    await dialog.getByRole('button', { name: 'Test connection' }).click();
+    await expect(dialog.getByTestId('probe-result')).toContainText('revlogv1');
+    await dialog.getByLabel('Destination folder').fill(dest);
+    await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
+    await expect(dialog).toBeHidden();
+    await expectTransferState(transferRow(page, dest), 'done');
+    const verify = hgVerify(dest);
+    expect(verify.output).toMatch(/checked \d+ changesets/);
+    expect(verify.status).toBe(0);
+  });
+
   test('cancel mid-transfer leaves nothing at the destination', async ({ sluicePage: page, tempDir }) => {
     server = await startHgServe(await repoFromFixture(tempDir));
     // ~145 KB of stream at 12 KB/s: a dozen seconds, plenty of time to cancel in the middle

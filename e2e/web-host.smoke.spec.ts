@@ -35,7 +35,7 @@ test('the host refuses invalid calls with a code the UI understands', async ({ s
     const api = window.sluice as unknown as { invoke(channel: string, ...args: unknown[]): Promise<unknown> };
     return {
       relative: await attempt(() => api.invoke('bundle:inspect', 'relative/x.hg')),
-      scheme: await attempt(() => api.invoke('server:probe', 'file:///etc/passwd')),
+      scheme: await attempt(() => api.invoke('server:probe', 'ftp://hg.example.org/repo')),
       channel: await attempt(() => api.invoke('fs:readFile', '/etc/passwd')),
       shape: await attempt(() => api.invoke('job:start', { kind: 'apply', bundlePath: '/b.hg', dest: '/r', evil: true })),
     };

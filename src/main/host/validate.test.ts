@@ -53,7 +53,9 @@ describe('validateJobRequest', () => {
     });
     expect(validateJobRequest({ kind: 'pull', repo: '/r' }, abs)).toEqual({ kind: 'pull', repo: '/r' });
     rejects(() => validateJobRequest({ kind: 'pull', repo: 'r' }, abs), /repo: not an absolute path/);
-    rejects(() => validateJobRequest({ kind: 'pull', repo: '/r', source: 'file:///etc' }, abs), /only http and https/);
+    rejects(() => validateJobRequest({ kind: 'pull', repo: '/r', source: 'ftp://h/r' }, abs), /only http and https/);
+    rejects(() => validateJobRequest({ kind: 'pull', repo: '/r', source: 'rel/r' }, abs), /absolute path/);
+    expect(validateJobRequest({ kind: 'pull', repo: '/r', source: 'file:///srv/r' }, abs)).toMatchObject({ source: 'file:///srv/r' });
     rejects(() => validateJobRequest({ kind: 'pull', repo: '/r', dest: '/x' }, abs), /unknown field "dest"/);
     expect(validateJobRequest({ kind: 'bundle', repo: '/r', out: '/o.hg', type: 'packed1', compression: 'none', chunkSize: 4096 }, abs)).toMatchObject({ chunkSize: 4096 });
     expect(validateJobRequest({ kind: 'verify', repo: '/r' }, abs)).toEqual({ kind: 'verify', repo: '/r' });
@@ -85,17 +87,22 @@ describe('validateJobRequest', () => {
     rejects(() => validateJobRequest({ kind: 'verify', repo: 'C:\\Users\\me\\repo' }, posix.isAbsolute), /not an absolute path/);
   });
 
-  it('allows only http, https and ssh URLs', () => {
-    for (const url of ['file:///etc/passwd', 'javascript:alert(1)', 'ftp://x/y']) {
+  it('allows http, https and ssh URLs and absolute local repositories', () => {
+    for (const url of ['javascript:alert(1)', 'ftp://x/y']) {
       rejects(() => validateJobRequest({ kind: 'clone', url, dest: '/c' }, abs), /only http and https|not a valid URL/);
     }
+    // a local repository (hg's localpeer): absolute, as the app has no current directory to resolve against
+    for (const url of ['/srv/repo', 'file:///srv/repo', 'file://localhost/srv/repo'])
+      expect(validateJobRequest({ kind: 'clone', url, dest: '/c' }, abs)).toMatchObject({ url });
+    for (const url of ['srv/repo', './repo', 'file:repo', 'file://host/srv/repo', '/srv/re\npo'])
+      rejects(() => validateJobRequest({ kind: 'clone', url, dest: '/c' }, abs), /absolute path|control characters/);
     expect(validateJobRequest({ kind: 'clone', url: 'ssh://hg@host:2222//srv/repo', dest: '/c' }, abs)).toMatchObject({
       url: 'ssh://hg@host:2222//srv/repo',
     });
     // what ssh would take for an option, a password, no path, spaces: refused before the engine
     for (const url of ['ssh://-oProxyCommand=x/r', 'ssh://u:pw@h/r', 'ssh://h', 'ssh://h/a b'])
       rejects(() => validateJobRequest({ kind: 'clone', url, dest: '/c' }, abs), /unsafe|password|parse|whitespace/);
-    rejects(() => validateJobRequest({ kind: 'clone', url: 'not a url', dest: '/c' }, abs), /not a valid URL/);
+    rejects(() => validateJobRequest({ kind: 'clone', url: 'not a url', dest: '/c' }, abs), /absolute path/);
     rejects(() => validateJobRequest({ kind: 'clone', url: 'http://host/re po', dest: '/c' }, abs), /whitespace/);
   });
 
@@ -141,7 +148,8 @@ describe('validateInvoke', () => {
     expect(validateInvoke('job:cancel', ['job-1'], abs)).toEqual(['job-1']);
     rejects(() => validateInvoke('job:cancel', ['../x'], abs), /identifier/);
     rejects(() => validateInvoke('bundle:inspect', ['rel/x.hg'], abs), /not an absolute path/);
-    rejects(() => validateInvoke('server:probe', ['file:///x'], abs), /only http and https/);
+    rejects(() => validateInvoke('server:probe', ['ftp://x/y'], abs), /only http and https/);
+    expect(validateInvoke('server:probe', ['file:///x'], abs)).toEqual(['file:///x']);
     rejects(() => validateInvoke('shell:openExternal', ['javascript:alert(1)'], abs), /only http and https/);
     expect(validateInvoke('dialog:pickDirectory', [], abs)).toEqual([]);
     expect(validateInvoke('dialog:pickDirectory', ['/home'], abs)).toEqual(['/home']);

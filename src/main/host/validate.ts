@@ -136,6 +136,14 @@ export function expectHttpUrl(v: unknown, where: string): string {
  */
 export function expectRepoUrl(v: unknown, where: string): string {
   const s = expectString(v, where, LIMITS.urlChars);
+  // a local repository (hg's localpeer): an absolute path or a file:/// URL; the app has no
+  // current directory, so a relative path is refused rather than resolved against main's
+  if (/^file:/i.test(s) || !/^[a-z][a-z0-9+.-]+:/i.test(s)) {
+    if (hasControlChars(s)) fail(where, 'control characters in a path');
+    if (/^file:/i.test(s) ? !/^file:\/\/(localhost)?\//i.test(s) : !isAbsolute(s))
+      fail(where, 'a local repository needs an absolute path or a file:/// URL');
+    return s;
+  }
   if (!/^ssh:\/\//i.test(s)) return expectHttpUrl(s, where);
   if (hasControlChars(s) || /\s/.test(s)) fail(where, 'whitespace or control characters in URL');
   try {

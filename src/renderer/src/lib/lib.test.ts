@@ -61,6 +61,13 @@ describe('paths', () => {
     expect(validateCloneUrl('ssh://host')).toMatch(/path/);
     expect(validateCloneUrl('ftp://h/r')).toMatch(/http/);
     expect(validateCloneUrl('not a url')).toMatch(/not a URL/);
+    expect(validateCloneUrl('/srv/hg/repo')).toBeNull();
+    expect(validateCloneUrl('C:\\src\\repo')).toBeNull();
+    expect(validateCloneUrl('file:///srv/hg/repo')).toBeNull();
+    expect(validateCloneUrl('file:repo')).toMatch(/file:\/\/\//);
+    expect(repoNameFromUrl('/srv/hg/project/')).toBe('project');
+    expect(repoNameFromUrl('C:\\src\\project')).toBe('project');
+    expect(repoNameFromUrl('file:///srv/hg/project.hg')).toBe('project');
     expect(validateDestination('/home/u/r')).toBeNull();
     expect(validateDestination('C:\\src\\r')).toBeNull();
     expect(validateDestination('relative/r')).toMatch(/absolute/);

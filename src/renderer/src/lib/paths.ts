@@ -23,6 +23,11 @@ export function dirName(p: string): string {
 
 /** The folder name hg would choose for a clone of `url` (hg.defaultdest: last path segment). */
 export function repoNameFromUrl(url: string): string {
+  if (/^(\/|[A-Za-z]:[\\/]|\\\\)/.test(url)) {
+    // a local path: its last component
+    const last = url.split(/[\\/]/).filter(Boolean).pop() ?? '';
+    return sanitizeFolderName(last.replace(/\.hg$/i, '')) || 'repository';
+  }
   try {
     const u = new URL(url);
     const segs = u.pathname.split('/').filter(Boolean);

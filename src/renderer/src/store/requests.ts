@@ -11,10 +11,15 @@ export function closerFromDefaults(
     : { backgroundClose: d.backgroundClose, closeThreads: d.closeThreads };
 }
 
-/** http(s) URL with a host; hg's other schemes (ssh, file) are not spoken by Sluice's engine. */
+/** An http(s) or ssh URL with a host, or a local repository: an absolute path or a file:/// URL. */
 export function validateCloneUrl(raw: string): string | null {
   const url = raw.trim();
   if (url === '') return 'Enter the URL of a Mercurial repository.';
+  if (/^(\/|[A-Za-z]:[\\/]|\\\\)/.test(url)) return null; // an absolute local path (hg's localpeer)
+  if (/^file:/i.test(url))
+    return /^file:\/\/(localhost)?\//i.test(url)
+      ? null
+      : 'A file URL names a local path: file:///path/to/repo.';
   let u: URL;
   try {
     u = new URL(url);
@@ -30,7 +35,7 @@ export function validateCloneUrl(raw: string): string | null {
     return null;
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    return 'Only http://, https:// and ssh:// URLs are supported.';
+    return 'Only http://, https://, ssh:// and file:// URLs and absolute paths are supported.';
   if (!u.hostname) return 'The URL has no host name.';
   return null;
 }
