@@ -21,13 +21,14 @@ export function dirName(p: string): string {
   return i <= 0 ? p.slice(0, i + 1) : p.slice(0, i);
 }
 
+/** An absolute path on any desktop platform: /x, C:\\x or C:/x, \\\\server\\share. */
+export function isAbsolutePath(p: string): boolean {
+  return /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
+}
+
 /** The folder name hg would choose for a clone of `url` (hg.defaultdest: last path segment). */
 export function repoNameFromUrl(url: string): string {
-  if (/^(\/|[A-Za-z]:[\\/]|\\\\)/.test(url)) {
-    // a local path: its last component
-    const last = url.split(/[\\/]/).filter(Boolean).pop() ?? '';
-    return sanitizeFolderName(last.replace(/\.hg$/i, '')) || 'repository';
-  }
+  if (isAbsolutePath(url)) return sanitizeFolderName(baseName(url).replace(/\.hg$/i, '')) || 'repository';
   try {
     const u = new URL(url);
     const segs = u.pathname.split('/').filter(Boolean);

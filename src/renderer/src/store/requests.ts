@@ -2,6 +2,7 @@
 
 import type { CloserOptions } from '../../../shared/jobs';
 import type { TransferDefaults } from './types';
+import { isAbsolutePath } from '../lib/paths';
 
 export function closerFromDefaults(
   d: Pick<TransferDefaults, 'backgroundClose' | 'closeThreads'>,
@@ -15,7 +16,7 @@ export function closerFromDefaults(
 export function validateCloneUrl(raw: string): string | null {
   const url = raw.trim();
   if (url === '') return 'Enter the URL of a Mercurial repository.';
-  if (/^(\/|[A-Za-z]:[\\/]|\\\\)/.test(url)) return null; // an absolute local path (hg's localpeer)
+  if (isAbsolutePath(url)) return null; // a local repository (hg's localpeer)
   if (/^file:/i.test(url))
     return /^file:\/\/(localhost)?\//i.test(url)
       ? null
@@ -43,6 +44,6 @@ export function validateCloneUrl(raw: string): string | null {
 export function validateDestination(raw: string): string | null {
   const dest = raw.trim();
   if (dest === '') return 'Choose where the repository goes.';
-  if (!/^(\/|[A-Za-z]:[\\/]|\\\\)/.test(dest)) return 'Use an absolute path (for example /home/me/src/repo).';
+  if (!isAbsolutePath(dest)) return 'Use an absolute path (for example /home/me/src/repo).';
   return null;
 }

@@ -5,6 +5,7 @@ import type { StateCreator } from 'zustand/vanilla';
 import type { SettingsSlice, SluiceState, StoreDeps, ThemeChoice, TransferDefaults } from './types';
 import { DEFAULT_CLOSER_OPTIONS } from '../../../shared/jobs';
 import { withoutCredentials } from '../../../shared/urls';
+import { isAbsolutePath } from '../lib/paths';
 
 export const SETTINGS_KEY = 'sluice.settings.v1';
 export const DEFAULT_STALL_SECONDS = 15;
@@ -58,10 +59,6 @@ function readPersisted(storage: StoreDeps['storage']): Partial<Persisted> {
   } catch {
     return {};
   }
-}
-
-function isAbsolutePath(p: string): boolean {
-  return /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
 }
 
 function sanitizeDefaults(d: Partial<TransferDefaults>): Partial<TransferDefaults> {
