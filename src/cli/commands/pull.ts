@@ -15,14 +15,16 @@ import { isLocalSource } from '../../main/engine/wire/local-peer';
 
 export const command: CliCommand = {
   name: 'pull',
-  summary: 'pull changes from a repository (http(s), ssh, or a local path) into a local repository (like hg pull)',
+  summary:
+    'pull changes from a repository (http(s), ssh, or a local path) into a local repository (like hg pull)',
   usage:
     'sluice pull REPO [SOURCE] [-u|--update] [--incoming] [--ca-file PEM] [--ssh CMD] [--remotecmd CMD] [--json] [--debug]',
   help: `Finds what SOURCE has that REPO lacks (hg's discovery: heads, then samples of known) and adds
 it in one transaction: changesets, manifests and files, then phases (they only advance) and
 bookmarks (new ones added, ones the remote moved forward advanced, diverged ones kept as
 NAME@default). SOURCE defaults to REPO's paths.default. SOURCE may be a local repository (a
-path, relative to the current directory, or a file:// URL; a relative paths.default is relative to REPO). An error or Ctrl-C leaves REPO as it was.
+path, relative to the current directory, or a file:// URL; a relative paths.default is relative
+to REPO). An error or Ctrl-C leaves REPO as it was.
 
   -u, --update                    update a clean working copy to the new head afterwards
   --incoming                      only report how many changesets a pull would bring

@@ -1,5 +1,6 @@
 // The peer for a URL (hg.peer → schemes): ssh:// through the ssh command, http(s):// through an
-// HTTP session, a path or file:// URL through serveStdio in process (local-peer.ts). Clone and pull start here; everything after works on the WirePeer interface.
+// HTTP session, a path or file:// URL through serveStdio in process (local-peer.ts). Clone and
+// pull start here; everything after works on the WirePeer interface.
 
 import type { ConnectOptions, JobContext } from '../job/job-context';
 import { HttpPeer } from './http-peer';
@@ -64,8 +65,9 @@ export async function openPeer(url: string, o: OpenPeerOptions): Promise<WirePee
 
 /**
  * A URL as given by the user, split for openPeer: http(s) credentials (user:password@) go to the
- * session, never into the URL that is logged or recorded; a local path and an ssh URL are kept as is (its user is
- * ssh's login name, and a password in it is refused when it is opened).
+ * session, never into the URL that is logged or recorded; a local path and an ssh URL are kept
+ * as they are (an ssh URL's user is ssh's login name, and a password in it is refused when it is
+ * opened).
  */
 export function splitPeerUrl(raw: string): ReturnType<typeof splitUrlCredentials> {
   return isSshUrl(raw) || isLocalSource(raw) ? { url: raw } : splitUrlCredentials(raw);
