@@ -13,7 +13,7 @@ import {
   BATCH_MAX_REPLY,
   BETWEEN_MAX_PAIRS,
   GETBUNDLE_MAX_LIST,
-} from '../../src/main/engine/wire/commands';
+} from '../../src/main/engine/wire/server-limits';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/main/engine/wire/server';
 import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
 import { JobContext } from '../../src/main/engine/job/job-context';

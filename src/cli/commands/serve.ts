@@ -20,7 +20,7 @@ export const command: CliCommand = {
   name: 'serve',
   summary: 'serve a repository read-only to hg and sluice: stream clones, clones and pulls',
   usage:
-    'sluice serve REPO [--address 127.0.0.1] [--port N] [--v1-only] [--publishing yes|no] [--chunk-size N] [--clone-bundle FILE]...\n       sluice -R REPO serve --stdio',
+    'sluice serve REPO [--address 127.0.0.1] [--port N] [--v1-only] [--publishing yes|no] [--chunk-size N] [--idle-timeout S] [--clone-bundle FILE]...\n       sluice -R REPO serve --stdio [--idle-timeout S]',
   help: `Serves REPO over http with hg's wire protocol, read-only: stream clones ('hg clone --stream
 URL', v2 by default, v1 with --v1-only, like hg serve --config server.bundle2.stream=false), and
 regular clones and pulls ('hg clone --pull', 'hg pull', 'sluice pull': discovery and changegroups
@@ -42,6 +42,9 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
   --no-stream-preferred           do not advertise stream-preferred (plain 'hg clone' then fails)
   --publishing yes|no             override the repository's phases.publish
   --chunk-size N                  bundle2 payload chunk size (default 32768; 4096 = hg before 4.5)
+  --idle-timeout SECONDS          a connection (an ssh session) with nothing read or written for
+                                  this long is closed, and each request must arrive whole within
+                                  it (default 300)
   --http-post-args                advertise httppostargs (arguments in POST bodies)
   --clone-bundle FILE             serve FILE (packed1 or stream v2 bundle) as a clone bundle;
                                   repeatable, advertised in manifest order
@@ -60,6 +63,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
         'no-stream-preferred': { type: 'boolean' },
         publishing: { type: 'string' },
         'chunk-size': { type: 'string' },
+        'idle-timeout': { type: 'string' },
         'http-post-args': { type: 'boolean' },
         'clone-bundle': { type: 'string', multiple: true },
         'clone-bundles-manifest': { type: 'string' },
@@ -87,6 +91,8 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
     }
     const publishing = choice('publishing', values.publishing, ['yes', 'no'] as const);
     const chunkSize = positiveInt('chunk-size', values['chunk-size'], 1 << 30);
+    const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
+    const idleTimeoutMs = idle ? { idleTimeoutMs: idle * 1000 } : {};
     if (values.stdio) {
       if (values.address || values.port || values['clone-bundle'] || values['http-post-args'])
         throw new UsageError(
@@ -104,8 +110,10 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
           ...(values['no-stream-preferred'] ? { preferUncompressed: false } : { preferUncompressed: true }),
           ...(publishing ? { publishing: publishing === 'yes' } : {}),
           ...(chunkSize ? { chunkSize } : {}),
+          ...idleTimeoutMs,
         });
       } catch (e) {
+        process.stdin.destroy(); // an open stdin (a silent client) would keep the process alive
         io.stderr.write(`abort: ${isSluiceError(e) ? e.message : (e as Error).message}\n`);
         return EXIT_ERROR;
       }
@@ -131,6 +139,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
         ...(values['no-stream-preferred'] ? { preferUncompressed: false } : {}),
         ...(publishing ? { publishing: publishing === 'yes' } : {}),
         ...(chunkSize ? { chunkSize } : {}),
+        ...idleTimeoutMs,
         ...(values['http-post-args'] ? { httpPostArgs: true } : {}),
         ...(manifest !== undefined || files.length
           ? { cloneBundles: { ...(manifest !== undefined ? { manifest } : {}), files } }

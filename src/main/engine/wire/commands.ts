@@ -16,6 +16,7 @@ import { changegroupPart } from './getbundle-changegroup';
 import { decodeBundle2Caps, encodeBundle2Caps, serverBundle2Caps } from './capabilities';
 import type { RepoSnapshot } from './repo-state';
 import type { ServedCloneBundles } from './served-clone-bundles';
+import { BATCH_MAX_COMMANDS, BATCH_MAX_REPLY, BETWEEN_MAX_PAIRS, GETBUNDLE_MAX_LIST } from './server-limits';
 import { StoreLocked, serverStream2, serverStreamOut } from './server-streams';
 import {
   NULL_HEX,
@@ -28,19 +29,7 @@ import {
   unquote,
 } from './wire-encoding';
 
-// Bounds on what one request may ask for. hg has none (its commands are as costly per item); its
-// clients stay far below them, a hostile one would otherwise make one request cost gigabytes or
-// minutes: a batch of a million `capabilities` (a ~600-byte reply each, from ~13 bytes asked),
-// `between` pairs each walking the whole history, a getbundle with a listkeys part per comma.
-/** commands in one batch (hg's clients batch a handful: discovery's heads + known, lookups) */
-export const BATCH_MAX_COMMANDS = 4096;
-/** a batch reply's size */
-export const BATCH_MAX_REPLY = 32 << 20;
-/** `between` pairs in one call (hg's legacy discovery asks 10 at a time) */
-export const BETWEEN_MAX_PAIRS = 256;
-/** getbundle `listkeys` namespaces and `bundlecaps` entries (hg's client sends 1-3 of each) */
-export const GETBUNDLE_MAX_LIST = 256;
-
+// What one request may ask for is bounded (server-limits.ts): batch, between, getbundle lists.
 const BUNDLE2_REQUIRED =
   'incompatible Mercurial client; bundle2 required\n(see https://www.mercurial-scm.org/wiki/IncompatibleClient)\n';
 const SERVED = 'sluice serve answers getbundle pulls and stream clones only';

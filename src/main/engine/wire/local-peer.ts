@@ -32,7 +32,10 @@ export function localSourcePath(source: string, base: string): string {
       p = p.slice(2);
       if (/^localhost\//i.test(p)) p = p.slice('localhost'.length);
       else if (!p.startsWith('/'))
-        throw new SluiceError('USAGE', `file:// URLs name a local path (file:///path), not a host: ${source}`);
+        throw new SluiceError(
+          'USAGE',
+          `file:// URLs name a local path (file:///path), not a host: ${source}`,
+        );
     }
     try {
       p = decodeURIComponent(p);
@@ -58,7 +61,15 @@ export async function openLocalPeer(path: string, opts: SshPeerOptions = {}): Pr
   const errors = new PassThrough();
   const stop = new AbortController();
   let failure: SluiceError | undefined;
-  const exited = serveStdio({ repo: path, input: toServer, output: fromServer, errors, signal: stop.signal }).then(
+  // no idle timeout: the client is this process, which may pause between commands (its own disk)
+  const exited = serveStdio({
+    repo: path,
+    input: toServer,
+    output: fromServer,
+    errors,
+    signal: stop.signal,
+    idleTimeoutMs: 0,
+  }).then(
     () => ({ code: 0, signal: null }),
     (e: unknown) => {
       failure = toSluiceError(e);

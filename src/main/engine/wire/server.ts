@@ -15,6 +15,7 @@ import { BadRequest, dispatchCommand, type CommandCall, type CommandEnv } from '
 import { sendBody, sendFile, sendStream } from './http-replies';
 import { ServedRepo } from './repo-state';
 import { ServedCloneBundles, type CloneBundleFile } from './served-clone-bundles';
+import { REQUEST_ARGS_MAX, REQUEST_HEADERS_MAX, SERVER_IDLE_TIMEOUT_MS } from './server-limits';
 import { parseQs } from './wire-encoding';
 
 export type { CloneBundleFile } from './served-clone-bundles';
@@ -48,7 +49,8 @@ export interface ServerOptions {
   /** one line per request (default: none) */
   log?: (line: string) => void;
   /**
-   * a connection with nothing read or written for this long is closed (default 300 s): a client
+   * a connection with nothing read or written for this long is closed, and a request must arrive
+   * whole within it (default SERVER_IDLE_TIMEOUT_MS, 300 s): a client
    * that stops reading a reply, a request whose headers or body never end (a lying Content-Length)
    */
   idleTimeoutMs?: number;
@@ -57,15 +59,6 @@ export interface ServerOptions {
   /** open connections (default 4 × maxActiveRequests); more are closed on arrival */
   maxConnections?: number;
 }
-
-/** a request body bigger than this is refused (413): POST arguments (httppostargs) */
-const BODY_LIMIT = 16 << 20;
-/**
- * request line and headers together: hg's client sends a command's arguments as X-HgArg-N headers
- * of `httpheader` bytes each (a getbundle with hundreds of common heads is tens of KB); hg serve
- * takes up to 100 headers. Node's default (16 KiB) would refuse such a pull with 431.
- */
-const HEADER_LIMIT = 128 << 10;
 
 export interface RunningServer {
   /** http://address:port/ */
@@ -221,11 +214,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const postLen = Number(req.headers['x-hgargs-post'] ?? 0);
     let extra: Map<string, string[]>;
     if (postLen > 0) {
-      const body = await readBody(req, BODY_LIMIT);
+      const body = await readBody(req, REQUEST_ARGS_MAX);
       extra = parseQs(body.subarray(0, postLen).toString('latin1'));
     } else {
       extra = parseQs(headerValue(req, 'X-HgArg'));
-      discardBody(req, res, BODY_LIMIT);
+      discardBody(req, res, REQUEST_ARGS_MAX);
     }
     for (const [k, v] of extra) if (!args.has(k)) args.set(k, v[0]!);
     const protoCaps = new Set(headerValue(req, 'X-HgProto').split(' '));
@@ -272,7 +265,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   const maxActive = opts.maxActiveRequests ?? 64;
   let active = 0;
-  const server = http.createServer({ maxHeaderSize: HEADER_LIMIT }, (req, res) => {
+  const idleMs = opts.idleTimeoutMs ?? SERVER_IDLE_TIMEOUT_MS;
+  // a request trickled a byte at a time never idles: it must arrive whole within the same time
+  // (Node checks every 30 s; its headers within a minute, Node's default)
+  const requestTimeouts = { requestTimeout: idleMs, headersTimeout: Math.min(60_000, idleMs) };
+  const server = http.createServer({ maxHeaderSize: REQUEST_HEADERS_MAX, ...requestTimeouts }, (req, res) => {
     const t0 = Date.now();
     requests++;
     if (active >= maxActive) {
@@ -304,7 +301,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   server.keepAliveTimeout = 5000;
   // socket inactivity (nothing read or written): the socket is destroyed, its request's streams
   // end (a 'close' on the response aborts the command)
-  server.timeout = opts.idleTimeoutMs ?? 300_000;
+  server.timeout = idleMs;
   server.maxConnections = opts.maxConnections ?? 4 * maxActive;
 
   function logLine(req: http.IncomingMessage, status: number, bytes: number, t0: number, err?: string): void {

@@ -7,7 +7,10 @@
 //
 // The commands are the HTTP server's (commands.ts), on the same repository view. hgweb's access
 // settings ([web] allow-pull, deny_read, allow_read) are for HTTP: over ssh the login is the
-// access control, as in hg. The [server] and [phases] settings apply as over HTTP.
+// access control, as in hg. The [server] and [phases] settings apply as over HTTP, and so do the
+// bounds on what a client may make the server hold (server-limits.ts): what one command may ask
+// for, its arguments' size, and the idle timeout (a session that says nothing, a command trickled
+// a byte at a time, a reply nobody reads end with TIMEOUT; hg's ssh server waits forever).
 
 import type { Readable, Writable } from 'node:stream';
 import { SluiceError, toSluiceError } from '../errors';
@@ -15,13 +18,9 @@ import { BadRequest, dispatchCommand, wireCommand, type CommandEnv } from './com
 import { PipeReader } from './pipe-reader';
 import { ServedRepo, type SettingsOverrides } from './repo-state';
 import { ServedCloneBundles } from './served-clone-bundles';
+import { REQUEST_ARGS_MAX, REQUEST_LINE_MAX, SERVER_IDLE_TIMEOUT_MS } from './server-limits';
 import { latin1 } from './wire-encoding';
 
-/** the longest command or argument line read (names and decimal lengths) */
-const LINE_LIMIT = 4096;
-/** the largest argument value, and of all of one command's values together (hg has no limit; a
- *  getbundle with 100k heads is ~4 MB) */
-const ARG_LIMIT = 64 << 20;
 /** sshv1protocolhandler.addcapabilities */
 const SSH_CAPS = ['protocaps', 'batch'];
 
@@ -34,20 +33,35 @@ export interface StdioServerOptions extends SettingsOverrides {
   signal?: AbortSignal;
   /** bundle2 payload chunk size (default 32768) */
   chunkSize?: number;
+  /**
+   * each command must arrive whole (line and arguments) within this long of the previous reply's
+   * end, and a reply's write must drain within it, else the session ends with TIMEOUT (default
+   * SERVER_IDLE_TIMEOUT_MS; 0: never, for the in-process local peer whose client is Sluice)
+   */
+  idleTimeoutMs?: number;
 }
 
-async function write(out: Writable, data: Uint8Array | string): Promise<void> {
+/** Writes `data`; a client that reads none of it for `idleMs` (0: forever) is a TIMEOUT. */
+async function write(out: Writable, data: Uint8Array | string, idleMs: number): Promise<void> {
   if (!out.write(data)) {
     await new Promise<void>((resolve, reject) => {
-      const done = (): void => {
+      const settle = (err?: SluiceError): void => {
+        clearTimeout(timer);
         out.off('drain', done);
         out.off('close', closed);
-        resolve();
+        if (err) reject(err);
+        else resolve();
       };
-      const closed = (): void => {
-        out.off('drain', done);
-        reject(new SluiceError('CANCELLED', 'the client went away'));
-      };
+      const done = (): void => settle();
+      const closed = (): void => settle(new SluiceError('CANCELLED', 'the client went away'));
+      const timer =
+        idleMs > 0
+          ? setTimeout(
+              () =>
+                settle(new SluiceError('TIMEOUT', `the client read nothing of the reply for ${idleMs} ms`)),
+              idleMs,
+            )
+          : undefined;
       out.on('drain', done);
       out.on('close', closed);
     });
@@ -58,18 +72,19 @@ async function write(out: Writable, data: Uint8Array | string): Promise<void> {
 async function readArgs(reader: PipeReader, spec: string): Promise<Map<string, string>> {
   const keys = spec.split(' ').filter(Boolean);
   const args = new Map<string, string>();
-  let total = 0; // `* 1000` pairs of 64 MiB each would otherwise be 64 GB held for one command
+  let total = 0; // `* 1000` pairs of 16 MiB each would otherwise be 16 GB held for one command
   const header = async (): Promise<[string, number]> => {
-    const line = latin1(await reader.readLine(LINE_LIMIT));
+    const line = latin1(await reader.readLine(REQUEST_LINE_MAX));
     const m = /^(\S+) ([0-9]{1,12})\n$/.exec(line);
     if (!m) throw new BadRequest(`malformed argument line ${JSON.stringify(line.slice(0, 80))}`);
     const n = Number(m[2]);
-    if (n > ARG_LIMIT) throw new BadRequest(`argument ${m[1]} larger than ${ARG_LIMIT} bytes`);
+    if (n > REQUEST_ARGS_MAX) throw new BadRequest(`argument ${m[1]} larger than ${REQUEST_ARGS_MAX} bytes`);
     return [m[1]!, n];
   };
   const value = async (n: number): Promise<string> => {
     total += n;
-    if (total > ARG_LIMIT) throw new BadRequest(`arguments larger than ${ARG_LIMIT} bytes in all`);
+    if (total > REQUEST_ARGS_MAX)
+      throw new BadRequest(`arguments larger than ${REQUEST_ARGS_MAX} bytes in all`);
     return latin1(await reader.readExact(n));
   };
   for (let i = 0; i < keys.length; i++) {
@@ -110,18 +125,36 @@ export async function serveStdio(opts: StdioServerOptions): Promise<void> {
   const stop = (): void => gone.abort();
   opts.signal?.addEventListener('abort', stop, { once: true });
   output.once('close', stop);
+  const idleMs = opts.idleTimeoutMs ?? SERVER_IDLE_TIMEOUT_MS;
+  /** reads one whole request within idleMs: silence and a trickle are both a TIMEOUT */
+  const request = async <T>(read: () => Promise<T>): Promise<T> => {
+    if (idleMs <= 0) return read();
+    const timer = setTimeout(
+      () => reader.fail(new SluiceError('TIMEOUT', `no complete command from the client in ${idleMs} ms`)),
+      idleMs,
+    );
+    try {
+      return await read();
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   try {
     for (;;) {
-      const line = latin1(await reader.readLine(LINE_LIMIT));
-      const name = line.endsWith('\n') ? line.slice(0, -1) : line;
-      if (!name) return; // an empty line or the end of stdin: shutdown
-      const cmd = wireCommand(name);
-      if (!cmd) {
+      const req = await request(async () => {
+        const line = latin1(await reader.readLine(REQUEST_LINE_MAX));
+        const name = line.endsWith('\n') ? line.slice(0, -1) : line;
+        if (!name) return null; // an empty line or the end of stdin: shutdown
+        const cmd = wireCommand(name);
         // commandavailable() false: an empty reply, the arguments (if any) are not read
-        await write(output, '0\n');
+        return { name, cmd, args: cmd ? await readArgs(reader, cmd.args) : null };
+      });
+      if (!req) return;
+      const { name, cmd, args } = req;
+      if (!cmd || !args) {
+        await write(output, '0\n', idleMs);
         continue;
       }
-      const args = await readArgs(reader, cmd.args);
       const rsp = await dispatchCommand(env, name, {
         snap: await repo.snapshot(),
         args,
@@ -130,18 +163,22 @@ export async function serveStdio(opts: StdioServerOptions): Promise<void> {
       });
       switch (rsp!.type) {
         case 'bytes':
-          await write(output, Buffer.concat([Buffer.from(`${rsp!.data.length}\n`, 'latin1'), rsp!.data]));
+          await write(
+            output,
+            Buffer.concat([Buffer.from(`${rsp!.data.length}\n`, 'latin1'), rsp!.data]),
+            idleMs,
+          );
           break;
         case 'error':
           // _sshv1respondooberror
-          await write(errors, `${rsp!.message.replace(/\n$/, '')}\n-\n`);
-          await write(output, '\n');
+          await write(errors, `${rsp!.message.replace(/\n$/, '')}\n-\n`, idleMs);
+          await write(output, '\n', idleMs);
           break;
         case 'stream':
         case 'stream-legacy':
           for await (const chunk of rsp!.body) {
             if (gone.signal.aborted) return;
-            await write(output, chunk);
+            await write(output, chunk, idleMs);
           }
           break;
       }
