@@ -142,6 +142,17 @@ describe('replies that never end', () => {
     expect(r.left).toEqual([]);
   });
 
+  it('a getbundle reply trickling a byte every 20 ms (never idle): TIMEOUT from the throughput floor, nothing at DEST', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const s = await serve(trickledGetbundle(timers));
+    // idle 100 ms: the floor's window is 500 ms of waiting (FLOOR_WINDOW_IDLES), ~25 bytes come
+    const r = await clone(s.url, {}, { idleTimeoutMs: 100 });
+    for (const t of timers) clearInterval(t);
+    expect(r.err?.code, r.err?.message).toBe('TIMEOUT');
+    expect(r.err?.message).toMatch(/the server sent only \d+ bytes in \d+ s of waiting \(trickling\)/);
+    expect(r.left).toEqual([]);
+  });
+
   it('an endless capabilities or heads reply is cut at the small-reply bound (LIMIT)', async () => {
     const endless =
       (cmd: string): Script =>
@@ -234,6 +245,51 @@ describe('clone bundle manifests pointing anywhere', () => {
     const r = await clone(s.url);
     expect(r.err).toBeNull();
     expect(r.logs.join('\n')).toMatch(/no compatible clone bundles available on server/);
+  });
+
+  it('a clone bundle that trickles is given up (TIMEOUT, not retried: each resume would trickle again); the clone falls back to the server', async () => {
+    const packed1 = readFileSync(join(FIXTURES, 'default', 'packed1.hg'));
+    const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
+    const timers: NodeJS.Timeout[] = [];
+    let requests = 0;
+    const cdn = await serve((req, res) => {
+      requests++;
+      const from = Number(/bytes=(\d+)-/.exec(String(req.headers.range ?? ''))?.[1] ?? 0);
+      res.writeHead(from ? 206 : 200, {
+        'Content-Length': String(packed1.length - from),
+        ETag: '"x"',
+        ...(from ? { 'Content-Range': `bytes ${from}-${packed1.length - 1}/${packed1.length}` } : {}),
+      });
+      let at = from;
+      timers.push(setInterval(() => res.write(packed1.subarray(at, ++at)), 20));
+      return true;
+    });
+    const s = await withManifest(`${cdn.url}full.hg BUNDLESPEC=${spec}\n`);
+    const r = await clone(s.url, {}, { idleTimeoutMs: 100 });
+    for (const t of timers) clearInterval(t);
+    expect(r.err).toBeNull();
+    expect(r.logs.join('\n')).toMatch(
+      /error fetching bundle: the server sent only \d+ bytes .*trickling.*falling back/,
+    );
+    expect(requests).toBe(1);
+  });
+
+  it('a clone bundle whose Content-Length exceeds the free space is refused before a byte is written (IO, ENOSPC); the clone falls back', async () => {
+    const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
+    const huge = 2 ** 52; // 4 PiB
+    const cdn = await serve((_req, res) => {
+      res.writeHead(200, { 'Content-Length': String(huge) });
+      res.write('HGS1UN'); // and then nothing: the old client waited for the rest
+      return true;
+    });
+    const s = await withManifest(`${cdn.url}full.hg BUNDLESPEC=${spec}\n`);
+    const r = await clone(s.url, {}, { idleTimeoutMs: 2000 });
+    expect(r.err).toBeNull();
+    expect(r.logs.join('\n')).toMatch(
+      new RegExp(
+        `error fetching bundle: not enough space in .*: .*full\\.hg announces ${huge} bytes, \\d+ are free; falling back`,
+      ),
+    );
   });
 
   it('a bundle URL redirecting to file: or answering garbage without end is given up after its first bytes', async () => {

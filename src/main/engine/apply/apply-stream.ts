@@ -10,8 +10,7 @@
 // (the per-request handoff costs more than the syscalls), and the engine runs off the UI thread.
 
 import { mkdirSync, openSync, closeSync, writeSync } from 'node:fs';
-import { statfs } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { CloseStats, JobKind, StreamFormat } from '../../../shared/events';
 import type { CloserOptions } from '../../../shared/jobs';
 import { BackgroundCloser, planCloser, type CloseImpl } from '../closer/background-closer';
@@ -20,6 +19,7 @@ import type { StreamReader } from '../format/stream-reader';
 import type { JobContext } from '../job/job-context';
 import { ProgressTracker } from '../job/progress';
 import { createTempDestination, type TempDestination } from './destination';
+import { checkFreeSpace } from './free-space';
 import {
   cloneRequirements,
   createRepoSkeleton,
@@ -110,7 +110,7 @@ async function applyOpened(
       { unsupported },
     );
   }
-  await checkFreeSpace(dest, header.bytes);
+  await checkFreeSpace(dest, header.bytes, 'the stream announces');
   const requirements =
     opts.writeRequirements === false ? [...DEFAULT_NEW_REPO_REQUIREMENTS] : cloneRequirements(streamed);
   ctx.throwIfCancelled();
@@ -171,31 +171,6 @@ async function applyOpened(
       await tmp.discard();
     }
     throw err;
-  }
-}
-
-/**
- * The bytes a stream announces must fit on DEST's filesystem, checked before anything is written:
- * a stream cannot fill the disk (cheaply, with a compression bomb in its core) and then fail (hg
- * starts and fails with ENOSPC). Where the free space cannot be read, the writes will tell.
- */
-async function checkFreeSpace(dest: string, bytes: number): Promise<void> {
-  for (let dir = dirname(resolve(dest)); ; dir = dirname(dir)) {
-    let free: number;
-    try {
-      const s = await statfs(dir);
-      free = s.bavail * s.bsize;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && dirname(dir) !== dir) continue;
-      return;
-    }
-    if (bytes > free)
-      throw new SluiceError(
-        'IO',
-        `not enough space in ${dir}: the stream announces ${bytes} bytes, ${free} are free`,
-        { errno: 'ENOSPC', needed: bytes, free },
-      );
-    return;
   }
 }
 

@@ -8,6 +8,7 @@
 
 import { open } from 'node:fs/promises';
 import { totalmem } from 'node:os';
+import { checkFreeSpace } from '../apply/free-space';
 import { SluiceError, cancelled } from '../errors';
 import { unsupportedRequirements } from '../store/requirements';
 import type { HttpSession } from './http-client';
@@ -248,6 +249,12 @@ export async function downloadWithResume(
           if (res.status >= 500 && failures < retries) throw Object.assign(err, { retryable: true });
           throw err;
         }
+        // a declared size must fit in the free space before a byte is written (not ENOSPC mid-way)
+        if (total !== null)
+          await checkFreeSpace(path, total - have, `${redactUrl(url)} announces`).catch((e: unknown) => {
+            res.discard();
+            throw e;
+          });
         validator =
           (res.headers.etag as string | undefined) ??
           (res.headers['last-modified'] as string | undefined) ??
@@ -275,7 +282,8 @@ export async function downloadWithResume(
       } catch (e) {
         const se = e instanceof SluiceError ? e : new SluiceError('NETWORK', String(e));
         const retryable =
-          RETRYABLE.has(se.code) || (se as SluiceError & { retryable?: boolean }).retryable === true;
+          (RETRYABLE.has(se.code) && se.details?.trickle !== true) ||
+          (se as SluiceError & { retryable?: boolean }).retryable === true;
         if (!retryable || opts.signal?.aborted) throw se;
         if (gotBytes) failures = 0; // progress was made: the budget is per stall, not per file
         if (++failures > retries) throw se;

@@ -5,7 +5,7 @@
 //
 // Every failure leaves here as a SluiceError: HTTP (status), AUTH (401 without usable credentials),
 // ACCESS_DENIED (401 without a challenge: refused by the server's settings),
-// TIMEOUT (connect or idle), NETWORK (refused, reset, DNS, TLS), TRUNCATED (body cut short),
+// TIMEOUT (connect, idle, or a trickle below throughput-floor.ts's floor), NETWORK (refused, reset, DNS, TLS), TRUNCATED (body cut short),
 // CANCELLED (the AbortSignal fired).
 
 import http from 'node:http';
@@ -23,6 +23,7 @@ import {
   parseChallenges,
   type Credentials,
 } from './http-auth';
+import { ThroughputFloor } from './throughput-floor';
 
 export type { Credentials };
 
@@ -546,12 +547,23 @@ export class HttpSession {
     };
     res.once('close', cleanup);
     let consumed = false;
+    const floor = new ThroughputFloor(
+      (bytes, ms) =>
+        `the server sent only ${bytes} bytes in ${Math.round(ms / 1000)} s of waiting (trickling)`,
+    );
     async function* body(): AsyncGenerator<Uint8Array> {
       consumed = true;
       try {
+        floor.waiting();
         for await (const chunk of res as AsyncIterable<Buffer>) {
+          const slow = floor.arrived(chunk.length, idleMs);
+          if (slow) {
+            failure = slow;
+            throw slow;
+          }
           countBytes(chunk.length);
           yield chunk;
+          floor.waiting();
         }
         if (!res.complete)
           throw new SluiceError('TRUNCATED', 'the connection closed before the response was complete');

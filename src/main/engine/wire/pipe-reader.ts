@@ -1,11 +1,13 @@
 // Reading hg's ssh protocol off a pipe (a child's stdout on the client, process.stdin on the
 // server): lines, exact byte counts and open-ended streams, with backpressure (the pipe is paused
 // while a few MiB wait unread) and an idle timeout that turns a stalled peer into TIMEOUT (as
-// http-client.ts does for a stalled HTTP response). Bounded: a line longer than the limit given
+// http-client.ts does for a stalled HTTP response), and a trickling one too (throughput-floor.ts,
+// per reply: the peer calls newReply()). Bounded: a line longer than the limit given
 // is an error, never an unbounded buffer.
 
 import type { Readable } from 'node:stream';
 import { SluiceError } from '../errors';
+import { ThroughputFloor } from './throughput-floor';
 
 const HIGH_WATER = 4 << 20;
 const LOW_WATER = 1 << 20;
@@ -31,13 +33,17 @@ export class PipeReader {
   consumed = 0;
   /** no byte for this long while a read waits: TIMEOUT (0: never); may change between reads */
   idleTimeoutMs: number;
+  private floor: ThroughputFloor;
 
   constructor(
     private readonly src: Readable,
     private readonly opts: PipeReaderOptions = {},
   ) {
     this.idleTimeoutMs = opts.idleTimeoutMs ?? 0;
+    this.floor = this.newFloor();
     src.on('data', (b: Buffer) => {
+      const slow = this.floor.arrived(b.length, this.idleTimeoutMs);
+      if (slow) this.fail(slow);
       this.chunks.push(b);
       this.have += b.length;
       if (this.have > HIGH_WATER && !this.paused) {
@@ -51,6 +57,17 @@ export class PipeReader {
       this.wake();
     });
     src.on('error', (e) => this.fail(new SluiceError('IO', `pipe: ${e.message}`)));
+  }
+
+  private newFloor(): ThroughputFloor {
+    return new ThroughputFloor(
+      (bytes, ms) => `the peer sent only ${bytes} bytes in ${Math.round(ms / 1000)} s of waiting (trickling)`,
+    );
+  }
+
+  /** A new reply starts: the throughput floor counts from here (small replies do not add up). */
+  newReply(): void {
+    this.floor = this.newFloor();
   }
 
   /** Makes every pending and later read fail with `e` (first failure wins). */
@@ -85,6 +102,7 @@ export class PipeReader {
       this.src.resume();
     }
     const idle = this.idleTimeoutMs;
+    this.floor.waiting();
     let timer: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve) => {
       this.waiters.push(resolve);

@@ -419,6 +419,7 @@ export class SshPeer extends WirePeer {
     if (spec === undefined) throw new SluiceError('PROTOCOL', `Sluice does not know the arguments of ${cmd}`);
     this.generation++;
     this.commands++;
+    this.reader.newReply();
     this.opts.log?.('debug', `sending ${cmd} command`);
     const rest = new Map(Object.entries(args));
     const wire: [string, string | Map<string, string>][] = [];
