@@ -22,6 +22,7 @@ import {
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateWorkingCopy, type UpdateOptions } from '../../src/main/engine/checkout/update';
+import { verifyRepository } from '../../src/main/engine/verify/verify';
 import { runJob } from '../../src/main/engine/job/run-job';
 import { startHgServe } from './wire-support';
 import { SluiceError } from '../../src/main/engine/errors';
@@ -735,3 +736,76 @@ describe('large files are streamed into place (streamAbove lowered to 64 KiB)' +
     expect(readdirSync(ours)).toEqual(['.hg']);
   });
 });
+
+describe(
+  'an edited large file (a snapshot and deltas) streamed by checkout and verify (threshold lowered to 1 MiB)' +
+    skipNoHg,
+  () => {
+    // Above the threshold, the snapshot is decompressed as a stream and the chain's folded deltas
+    // applied on the way (Revlog.streamRevisions): never the whole text, nor the whole snapshot.
+    const streamAbove = 1 << 20;
+    let src: string;
+    beforeAll(() => {
+      if (!hasHg) return;
+      src = join(work, 'edited-large');
+      hg(['init', src]);
+      let lines = Array.from(
+        { length: 60_000 },
+        (_, i) => `line ${i} ${createHash('md5').update(String(i)).digest('hex')}\n`,
+      );
+      writeFileSync(join(src, 'large.txt'), lines.join(''));
+      hg(['commit', '-q', '-A', '-m', 'large', '-d', '0 0'], src);
+      // edits: lines changed here and there, a block removed, lines added at the start and the end
+      for (let r = 1; r <= 4; r++) {
+        lines = lines.map((l, i) => (i % 7919 === r * 13 ? `edited ${r} ${l}` : l));
+        if (r === 1) lines.unshift('a new first line\n');
+        if (r === 2) lines.splice(20_000, 5_000);
+        if (r === 3) lines.push('a new last line\n');
+        if (r === 4) lines.splice(40_000, 0, ...Array.from({ length: 3000 }, (_, i) => `inserted ${i}\n`));
+        writeFileSync(join(src, 'large.txt'), lines.join(''));
+        hg(['commit', '-q', '-m', `edit ${r}`, '-d', `${r} 0`], src);
+      }
+    });
+
+    for (const compression of ['zstd', 'zlib'] as const) {
+      it.skipIf(!hasHg)(
+        `${compression}: checkout from null and to rev 2 equals hg's, hg status clean; verify as hg`,
+        async () => {
+          const ours = join(work, `edited-large-${compression}`);
+          const theirs = join(work, `edited-large-hg-${compression}`);
+          hg([
+            'clone',
+            '-q',
+            '-U',
+            '--pull',
+            '--config',
+            `format.revlog-compression=${compression}`,
+            src,
+            ours,
+          ]);
+          hg(['clone', '-q', src, theirs]);
+          // the tip is a delta chain on a snapshot of more than the threshold
+          const chain = hg(['debugdeltachain', '-T', '{rev} {chainlen}\n', 'large.txt'], ours)
+            .trim()
+            .split('\n');
+          expect(chain.at(-1)).toBe('4 5');
+          const size = Number(hg(['debugdata', 'large.txt', '0'], ours).length);
+          expect(size).toBeGreaterThan(2 * streamAbove);
+          await update(ours, { workers: 0, streamAbove });
+          expectSameAsHg(ours, theirs);
+          await update(ours, { workers: 0, streamAbove, rev: '2' });
+          hg(['update', '-q', '2'], theirs);
+          expectSameAsHg(ours, theirs);
+          const report = await verifyRepository(ours, {}, { streamAbove });
+          expect(report.errors).toBe(0);
+          expect(report.lines.filter((l) => l.stream === 'out').map((l) => l.text)).toEqual(
+            hg(['verify'], ours)
+              .split('\n')
+              .filter((l) => l !== ''),
+          );
+        },
+        120_000,
+      );
+    }
+  },
+);

@@ -7,12 +7,11 @@
 // reads those arrays for progress, the dirstate, and the undo of a failed or cancelled checkout.
 // Memory: a thread holds one file's chain (compressed span, decoded chunks, one text) at a time,
 // except for texts above STREAM_ABOVE: those are streamed into their file (Revlog.streamRevision:
-// never the whole text; a full snapshot, the usual large binary, is read and decompressed 1 MiB
-// at a time; a delta chain holds its base snapshot's decompressed chunk and its deltas), and
-// only one thread at a time streams one (CTL_BIG; a thread finding the lock taken writes its
-// other files first). Peak ~ STREAM_ABOVE per thread (the small texts) + 8 MiB read spans + a
-// few MiB for a streamed snapshot (one large file's base + deltas when it has deltas), whatever
-// the largest file is (a 318 MB file: 923 -> 101 MB peak RSS).
+// never the whole text; the chain's full snapshot is read and decompressed 1 MiB at a time and
+// its deltas, folded, applied on the way), and only one thread at a time streams one (CTL_BIG;
+// a thread finding the lock taken writes its other files first). Peak ~ STREAM_ABOVE per thread
+// (the small texts) + 8 MiB read spans + a few MiB for a streamed file plus its decoded deltas,
+// whatever the largest file is (a 318 MB snapshot: 923 -> 101 MB peak RSS).
 import type { CloseStats } from '../../../shared/events';
 import { BackgroundCloser, type CloseImpl, type CloserPlan } from '../closer/background-closer';
 import { SluiceError, toSluiceError } from '../errors';
@@ -21,6 +20,7 @@ import type { RepoLocation } from '../store/requirements';
 import { FileTextReader, metaStripper, stripFilelogMeta, type OpenedRevision } from './file-texts';
 import { workingPath } from './path-auditor';
 import { exists, FileCreator, type WrittenFile } from './wc-writer';
+import { STREAM_ABOVE } from '../revlog/constants';
 
 export const CHECKOUT_WORKER_KIND = 'sluice-checkout-files';
 
@@ -48,14 +48,6 @@ export const CTL_GO = 2;
 /** 1: a thread is streaming a large file (one at a time: their bases and deltas are what is big) */
 const CTL_BIG = 3;
 const CTL_SIZE = 4;
-
-/**
- * Texts larger than this are streamed into their file instead of built whole: below it, building
- * the text is the fast path (one write) and costs at most this much per thread (4 threads: 128 MiB);
- * above it, a file's cost is a few MiB when it is a full snapshot, else its base snapshot and
- * deltas, and one such file is in flight at a time.
- */
-export const STREAM_ABOVE = 32 << 20;
 
 /** per-file status */
 export const FILE_PENDING = 0;

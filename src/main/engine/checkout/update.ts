@@ -63,7 +63,7 @@ export interface UpdateOptions {
   workers?: number;
   /** tests: false leaves every file to the worker threads */
   mainShare?: boolean;
-  /** tests: stream texts above this many bytes (default file-batch's STREAM_ABOVE, 32 MiB) */
+  /** tests: stream texts above this many bytes (default revlog's STREAM_ABOVE, 32 MiB) */
   streamAbove?: number;
   /** tests: Windows name rules, case-insensitive collisions */
   auditor?: PathAuditorOptions;

@@ -27,3 +27,11 @@ export const NULL_NODE = new Uint8Array(NODE_SIZE);
 
 /** hg's _maxentrysize: a revision text is at most a signed 32-bit length. */
 export const MAX_TEXT_SIZE = 0x7fffffff;
+
+/**
+ * Texts larger than this are streamed (Revlog.streamRevisions) instead of built whole, by
+ * checkout and verify: below it, building the text is the fast path and costs at most this much
+ * per thread (checkout's 4 threads: 128 MiB); above it, a text costs a few MiB plus its chain's
+ * decoded deltas, whatever its size.
+ */
+export const STREAM_ABOVE = 32 << 20;

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { isSluiceError } from '../errors';
-import { applyDelta, applyDeltas, foldDeltas, fullReplaceDelta, patchText, patchedSize } from './mpatch';
+import {
+  applyDelta,
+  applyDeltas,
+  foldDeltas,
+  FoldedStream,
+  fullReplaceDelta,
+  patchText,
+  patchedSize,
+} from './mpatch';
 import { HG_PYTHON, missing, prng, simpleDelta, skipNote } from './test-support';
 
 const hunk = (start: number, end: number, data: string): Buffer => {
@@ -124,5 +132,104 @@ print('\\n'.join(out))
     // a delta that does not fit the text it applies to is refused inside a chain as well
     const base = Buffer.from('0123456789');
     expect(() => applyDeltas(base, [hunk(0, 10, 'ab'), hunk(0, 3, '')])).toThrow(/invalid patch/);
+  });
+
+  describe('FoldedStream: a folded chain applied to a base that arrives in pieces', () => {
+    const MiB = 1 << 20;
+    /** deterministic bytes, distinct per offset block so a misplaced copy shows */
+    const baseText = (n: number): Buffer => {
+      const b = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) b[i] = (Math.imul(i, 2654435761) >>> 24) ^ (i >>> 16);
+      return b;
+    };
+    /**
+     * Streams base through a FoldedStream in pieces of `piece` bytes, each piece in ONE reused
+     * buffer overwritten after its push (a stream that kept views of the base would emit garbage),
+     * and returns the output with the largest piece emitted.
+     */
+    const stream = (base: Buffer, deltas: Buffer[], piece: number): { out: Buffer; largest: number } => {
+      const parts: Buffer[] = [];
+      let largest = 0;
+      const fs = new FoldedStream(foldDeltas(base.length, deltas), base.length, (p) => {
+        largest = Math.max(largest, p.length);
+        parts.push(Buffer.from(p));
+      });
+      const reused = Buffer.alloc(piece);
+      for (let off = 0; off < base.length; off += piece) {
+        const n = base.copy(reused, 0, off, Math.min(base.length, off + piece));
+        fs.push(reused.subarray(0, n));
+        reused.fill(0xee);
+      }
+      const size = fs.end();
+      const out = Buffer.concat(parts);
+      expect(size).toBe(out.length);
+      return { out, largest };
+    };
+
+    it('crafted chain: hunks across the 1 MiB piece boundaries, insertions at start and end, the same text as applying the deltas', () => {
+      const base = baseText(3 * MiB + 123);
+      const deltas = [
+        // replace across the first boundary, insert at the very start, delete across the second
+        Buffer.concat([
+          hunk(0, 0, 'HEAD'),
+          hunk(MiB - 10, MiB + 10, 'across-1'),
+          hunk(2 * MiB - 5, 2 * MiB + 700_000, ''),
+        ]),
+        // a long insertion replacing most of the first MiB
+        hunk(500, MiB, 'x'.repeat(70_000)),
+      ];
+      let t = applyDelta(applyDelta(base, deltas[0]!), deltas[1]!);
+      // a small replacement, and the text's last 5000 bytes (base bytes past a boundary) deleted
+      deltas.push(Buffer.concat([hunk(10, 20, 'mid'), hunk(t.length - 5000, t.length, '')]));
+      t = applyDelta(t, deltas[2]!);
+      deltas.push(hunk(t.length, t.length, 'TAIL')); // an insertion at the very end
+      const want = applyDeltas(base, deltas);
+      for (const piece of [MiB, 4096, 7, 3 * MiB + 123]) {
+        const { out, largest } = stream(base, deltas, piece);
+        expect(out.equals(Buffer.from(want))).toBe(true);
+        // what is emitted is a slice of one base piece or of one delta hunk, never more
+        expect(largest).toBeLessThanOrEqual(Math.max(piece, 70_000));
+      }
+      expect(s(want.subarray(0, 4))).toBe('HEAD');
+      expect(s(want.subarray(want.length - 4))).toBe('TAIL');
+    });
+
+    it('deleting everything, an empty base, and random chains in random piece sizes', () => {
+      const base = baseText(MiB + 3);
+      expect(stream(base, [hunk(0, base.length, '')], MiB).out.length).toBe(0);
+      expect(s(stream(base, [hunk(0, base.length, 'all new')], 1000).out)).toBe('all new');
+      expect(s(stream(Buffer.alloc(0), [hunk(0, 0, 'from nothing')], MiB).out)).toBe('from nothing');
+      const rnd = prng(11);
+      for (let round = 0; round < 60; round++) {
+        const b = baseText(Math.floor(rnd() * 50_000));
+        const deltas: Buffer[] = [];
+        let text: Uint8Array = b;
+        for (let i = 0, n = 1 + Math.floor(rnd() * 6); i < n; i++) {
+          const cuts = Array.from({ length: Math.floor(rnd() * 6) * 2 }, () =>
+            Math.floor(rnd() * (text.length + 1)),
+          ).sort((x, y) => x - y);
+          const hunks: Buffer[] = [];
+          for (let j = 0; j < cuts.length; j += 2)
+            hunks.push(hunk(cuts[j]!, cuts[j + 1]!, rnd() < 0.3 ? '' : `ins${round}.${i}.${j}`));
+          const d = Buffer.concat(hunks);
+          deltas.push(d);
+          text = applyDelta(text, d);
+        }
+        const piece = 1 + Math.floor(rnd() * 9000);
+        expect(stream(b, deltas, piece).out.equals(Buffer.from(text))).toBe(true);
+      }
+    });
+
+    it('a base longer or shorter than the patch expects is refused (bad-delta)', () => {
+      const base = baseText(1000);
+      const make = (): FoldedStream =>
+        new FoldedStream(foldDeltas(1000, [hunk(10, 20, 'x')]), 1000, () => {});
+      const long = make();
+      long.push(base);
+      expect(() => long.push(base.subarray(0, 1))).toThrow(/invalid patch/);
+      const short = make();
+      short.push(base.subarray(0, 999));
+      expect(() => short.end()).toThrow(/invalid patch/);
+    });
   });
 });

@@ -175,36 +175,84 @@ export function applyFolded(
 }
 
 /**
- * The folded text as the slices applyFolded would copy (of the base and of the deltas, in order),
- * without building it: a reader streams a large text from them. Same checks as applyFolded; the
- * size check comes after the last slice (the consumer discards what it took on a throw).
+ * A folded patch applied to its base text while the base arrives in order, in pieces of any size
+ * (a large snapshot decompressed as a stream): after mpatch_fold the fragments are ascending in
+ * the base, so each base piece is either copied (the ranges between fragments) or skipped (what
+ * fragments replace), and each fragment's bytes are emitted once the base before it is through.
+ * Holds nothing of the base: memory is the deltas (the patch's sources) whatever the text's size.
+ * emit() gets views of the base pieces and of the deltas, valid during the call. Same checks as
+ * applyFolded; end() throws when the base was not exactly baseLength bytes or the output not
+ * patch.size (the consumer discards what it was given).
  */
-export function* foldedSlices(base: Uint8Array, patch: FoldedPatch): Generator<Uint8Array, void, undefined> {
-  const f = patch.frags;
-  const sources = patch.sources;
-  let last = 0;
-  let o = 0;
-  for (let i = 0; i < patch.count * FRAG; i += FRAG) {
-    const start = f[i]!;
-    const n = f[i + 2]!;
-    if (start < last || f[i + 1]! > base.length) throw badDelta('invalid patch');
-    if (start > last) {
-      yield base.subarray(last, start);
-      o += start - last;
-    }
-    if (n > 0) {
-      const off = f[i + 4]!;
-      yield sources[f[i + 3]!]!.subarray(off, off + n);
-      o += n;
-    }
-    last = f[i + 1]!;
+export class FoldedStream {
+  /** the base offset of the next base byte to arrive */
+  private pos = 0;
+  /** the next fragment (index into frags, in ints) */
+  private fi = 0;
+  /** the end of the last fragment applied: the base is copied from there (from `pos` once past it) */
+  private last = 0;
+  private out = 0;
+
+  constructor(
+    private readonly patch: FoldedPatch,
+    private readonly baseLength: number,
+    private readonly emit: (piece: Uint8Array) => void,
+  ) {}
+
+  /** The next piece of the base text. */
+  push(piece: Uint8Array): void {
+    const pos = this.pos;
+    const pEnd = pos + piece.length;
+    if (pEnd > this.baseLength) throw badDelta('invalid patch: the base is longer than its index says');
+    this.advance(piece, pos, pEnd);
+    this.pos = pEnd;
   }
-  if (last < base.length) {
-    yield base.subarray(last);
-    o += base.length - last;
+
+  /** After the last piece: emits fragments at the base's end, checks the sizes; returns the output size. */
+  end(): number {
+    if (this.pos !== this.baseLength)
+      throw badDelta('invalid patch: the base is shorter than its index says');
+    this.advance(EMPTY, this.pos, this.pos);
+    if (this.fi < this.patch.count * FRAG || this.out !== this.patch.size) throw badDelta('invalid patch');
+    return this.out;
   }
-  if (o !== patch.size) throw badDelta('invalid patch');
+
+  /** Emits everything [pos, pEnd) of the base completes (piece holds those base bytes). */
+  private advance(piece: Uint8Array, pos: number, pEnd: number): void {
+    const f = this.patch.frags;
+    const fEnd = this.patch.count * FRAG;
+    for (;;) {
+      const more = this.fi < fEnd;
+      // the base range to copy before the next fragment (or up to the base's end)
+      const copyEnd = more ? f[this.fi]! : this.baseLength;
+      if (copyEnd < this.last) throw badDelta('invalid patch'); // fragments ascending (mpatch_apply)
+      if (this.last < copyEnd) {
+        const a = this.last > pos ? this.last : pos;
+        const b = copyEnd < pEnd ? copyEnd : pEnd;
+        if (a < b) {
+          this.emit(piece.subarray(a - pos, b - pos));
+          this.out += b - a;
+        }
+        if (copyEnd > pEnd) return; // the rest of this copy is in later pieces
+        this.last = copyEnd;
+      }
+      if (!more) return;
+      const i = this.fi;
+      const fragEnd = f[i + 1]!;
+      if (fragEnd > this.baseLength || fragEnd < copyEnd) throw badDelta('invalid patch');
+      const n = f[i + 2]!;
+      if (n > 0) {
+        const off = f[i + 4]!;
+        this.emit(this.patch.sources[f[i + 3]!]!.subarray(off, off + n));
+        this.out += n;
+      }
+      this.last = fragEnd;
+      this.fi = i + FRAG;
+    }
+  }
 }
+
+const EMPTY = new Uint8Array(0);
 
 /** mpatch_decode of an already validated delta. */
 function decodeFrags(delta: Uint8Array, src: number): FragList {

@@ -27,7 +27,7 @@ import {
   applyDeltaInto,
   applyFolded,
   foldDeltas,
-  foldedSlices,
+  FoldedStream,
   patchedSize,
   type FoldedPatch,
 } from './mpatch';
@@ -511,67 +511,127 @@ export class Revlog {
 
   /**
    * rev's raw text handed to `sink` in order, in pieces, without ever building it whole (a large
-   * file's checkout). A full snapshot (no delta: the common case for a large binary) is read from
-   * the data file and decompressed as a stream (zlib, zstd; stored chunks copied through), so the
-   * memory it takes does not grow with the text: SNAPSHOT_READ of input, the decoder's window,
-   * one STREAM_PIECE of output. Otherwise the chain's deltas are folded into one patch
-   * (mpatch_fold) and the pieces are slices of the base text and of the deltas: memory is the
-   * base chunk decompressed plus the decoded deltas. Small pieces are gathered into one
-   * STREAM_PIECE buffer. The node is hashed on the way (sha1 of the sorted parents, then the text:
-   * revlog.hash) and checked after the last piece: on a mismatch this throws once the sink has
-   * seen every byte, so the caller must discard what it made of them. Resolves with the text's
-   * size.
+   * file's checkout). See streamRevisions; resolves with the text's size.
    */
   async streamRevision(rev: number, sink: (piece: Uint8Array) => void): Promise<number> {
+    return (await this.streamRevisions([rev], [sink]))[0]!;
+  }
+
+  /**
+   * The raw texts of revs, whose delta chains all start at the same full snapshot, each handed to
+   * its sink in order and in pieces, in one pass over that snapshot, without building any text
+   * (large files: checkout, verify). The snapshot's stored chunk is read SNAPSHOT_READ at a time
+   * and decompressed as a stream (zlib, zstd; stored chunks copied through); each revision's
+   * chain of deltas is folded into one patch (mpatch_fold) whose fragments are ascending in the
+   * snapshot, so its text is the snapshot's pieces copied or skipped between the deltas' bytes
+   * (FoldedStream). Memory: SNAPSHOT_READ of input, the decoder's window, the decoded deltas (each
+   * once), one `gather` buffer per revision, whatever the texts' sizes. Pieces smaller than a
+   * quarter of `gather` bytes are gathered into one sink call (0: every slice as it comes). Each
+   * node is hashed on the way (sha1 of the sorted parents, then the text: revlog.hash) and checked
+   * after the last piece: on a mismatch this throws once the sink has seen every byte, so the
+   * caller must discard what it made of them. Throws on the first problem of any revision.
+   * Resolves with the texts' sizes.
+   */
+  async streamRevisions(
+    revs: readonly number[],
+    sinks: readonly ((piece: Uint8Array) => void)[],
+    gather = STREAM_PIECE,
+  ): Promise<number[]> {
     const index = this.index;
-    index.checkRev(rev);
-    this.checkReadable(rev);
-    const [lo, hi] = this.sortedParents(rev);
-    const { chain } = this.deltaChain(rev);
-    const sha = createHash('sha1').update(lo).update(hi);
-    const hint = Math.max(1, index.rawSize(rev));
-    const gather = Buffer.allocUnsafe(Math.min(STREAM_PIECE, hint));
-    let used = 0;
-    const flush = (): void => {
-      if (used === 0) return;
-      sink(gather.subarray(0, used));
-      used = 0;
-    };
-    const take = (piece: Uint8Array): void => {
-      sha.update(piece);
-      if (piece.length >= gather.length >> 2) {
-        flush();
-        sink(piece);
-        return;
-      }
-      if (used + piece.length > gather.length) flush();
-      gather.set(piece, used);
-      used += piece.length;
-    };
-    let size: number;
-    if (chain.length === 1) size = await this.streamSnapshot(rev, take);
-    else {
-      const chunks = await this.chainChunks(chain);
-      const base = chunks[0]!;
-      const deltas = chunks.slice(1);
-      size = base.length;
-      for (let k = 0; k < deltas.length; k++) {
+    const chains = revs.map((rev) => {
+      index.checkRev(rev);
+      this.checkReadable(rev);
+      return this.deltaChain(rev).chain;
+    });
+    const base = chains[0]![0]!;
+    if (chains.some((c) => c[0] !== base))
+      throw new Error('streamRevisions: chains from different snapshots');
+    const outs = revs.map((rev, k) => this.streamOutput(rev, sinks[k]!, gather));
+    // every delta of the chains decoded once (chains of one file share most of theirs)
+    const deltaRevs = [...new Set(chains.flatMap((c) => c.slice(1)))].sort((a, b) => a - b);
+    const decoded = new Map<number, Uint8Array>();
+    const chunks = deltaRevs.length ? await this.chainChunks(deltaRevs) : [];
+    deltaRevs.forEach((r, k) => decoded.set(r, chunks[k]!));
+    const baseLength = Math.max(0, index.rawSize(base));
+    const patches = chains.map((chain, k) => {
+      if (chain.length === 1) return undefined; // the snapshot itself
+      const deltas = chain.slice(1).map((r) => decoded.get(r)!);
+      let size = baseLength;
+      for (let j = 0; j < deltas.length; j++) {
         try {
-          size = patchedSize(size, deltas[k]!);
+          size = patchedSize(size, deltas[j]!);
         } catch (e) {
-          throw this.wrap(e, chain[k + 1]!);
+          throw this.wrap(e, chain[j + 1]!);
         }
       }
       try {
-        for (const piece of foldedSlices(base, foldDeltas(base.length, deltas))) take(piece);
+        return new FoldedStream(foldDeltas(baseLength, deltas), baseLength, outs[k]!.take);
+      } catch (e) {
+        throw this.wrap(e, revs[k]!);
+      }
+    });
+    await this.streamSnapshot(base, (piece) => {
+      for (let k = 0; k < revs.length; k++) {
+        const p = patches[k];
+        if (!p) outs[k]!.take(piece);
+        else {
+          try {
+            p.push(piece);
+          } catch (e) {
+            throw this.wrap(e, revs[k]!);
+          }
+        }
+      }
+    });
+    return revs.map((rev, k) => {
+      try {
+        patches[k]?.end();
       } catch (e) {
         throw this.wrap(e, rev);
       }
-    }
-    flush();
-    const computed = sha.digest();
-    if (Buffer.compare(computed, index.node(rev)) !== 0) throw this.nodeMismatch(rev, computed);
-    return size;
+      return outs[k]!.finish();
+    });
+  }
+
+  /**
+   * Where streamRevisions hands rev's pieces: through a `gather` buffer to the sink and into
+   * rev's hash; finish() flushes, checks the node and returns the size.
+   */
+  private streamOutput(
+    rev: number,
+    sink: (piece: Uint8Array) => void,
+    gather: number,
+  ): { take: (piece: Uint8Array) => void; finish: () => number } {
+    const [lo, hi] = this.sortedParents(rev);
+    const sha = createHash('sha1').update(lo).update(hi);
+    const buf = Buffer.allocUnsafe(Math.min(gather, Math.max(1, this.index.rawSize(rev))));
+    let used = 0;
+    let size = 0;
+    const flush = (): void => {
+      if (used === 0) return;
+      sink(buf.subarray(0, used));
+      used = 0;
+    };
+    return {
+      take: (piece) => {
+        sha.update(piece);
+        size += piece.length;
+        if (piece.length >= buf.length >> 2) {
+          flush();
+          sink(piece);
+          return;
+        }
+        if (used + piece.length > buf.length) flush();
+        buf.set(piece, used);
+        used += piece.length;
+      },
+      finish: () => {
+        flush();
+        const computed = sha.digest();
+        if (Buffer.compare(computed, this.index.node(rev)) !== 0) throw this.nodeMismatch(rev, computed);
+        return size;
+      },
+    };
   }
 
   /**

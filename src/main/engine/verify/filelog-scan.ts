@@ -9,7 +9,7 @@ import { cancelled, isSluiceError } from '../errors';
 import { Revlog } from '../revlog/revlog';
 import { RevlogIndex, type RevlogIndexData } from '../revlog/index';
 import type { RevlogIoMode } from '../revlog/file-io';
-import { NULL_REV } from '../revlog/constants';
+import { NULL_REV, REVIDX_ISCENSORED, STREAM_ABOVE } from '../revlog/constants';
 import { copySource } from '../revlog/texts';
 
 export interface FilelogScanRequest {
@@ -40,7 +40,16 @@ export interface ScanOptions {
   io: RevlogIoMode;
   cacheBytes?: number;
   signal?: AbortSignal;
+  /** texts above this size are streamed, never held whole (default revlog's STREAM_ABOVE) */
+  streamAbove?: number;
 }
+
+/** The copy metadata of a streamed text is looked for in its first bytes (more: read whole). */
+const META_PREFIX = 64 << 10;
+/** A group of large revisions streamed in one pass holds at most this much of stored deltas... */
+const GROUP_DELTA_BYTES = 32 << 20;
+/** ... and at most this many revisions (one hash and one folded patch each). */
+const GROUP_REVS = 16;
 
 function short(node: Uint8Array): string {
   return Buffer.from(node.buffer, node.byteOffset, Math.min(node.length, 6)).toString('hex');
@@ -98,22 +107,26 @@ export async function scanFilelog(req: FilelogScanRequest, opts: ScanOptions): P
     const revErrors: FilelogScan['revErrors'] = [];
     const copies: FilelogScan['copies'] = [];
     const dd = await dataLengthOff(fl);
-    for (let rev = 0; rev < fl.length; rev++) {
-      if ((rev & 1023) === 1023 && opts.signal?.aborted) throw cancelled();
+    const streamAbove = opts.streamAbove ?? STREAM_ABOVE;
+    /** verifyintegrity's checks of rev's text (its size, its copy metadata when p1 is null) */
+    const checkText = (rev: number, size: number, head: Uint8Array): void => {
+      const stored = idx.rawSize(rev);
+      const l1 = stored >= 0 ? stored : size;
+      if (l1 !== size) revErrors.push({ rev, text: `unpacked size is ${size}, ${l1} expected`, skip: false });
+      if (idx.p1(rev) === NULL_REV) {
+        try {
+          const c = copySource(head);
+          if (c) copies.push({ rev, path: c.path, node: c.node });
+        } catch (e) {
+          copies.push({ rev, error: reasonOf(e) });
+        }
+      }
+    };
+    /** rev read whole (the reused build buffers): the path of every text but large ones */
+    const readWhole = async (rev: number): Promise<void> => {
       try {
         const text = fl.revisionViewNow(rev) ?? (await fl.revisionView(rev));
-        const stored = idx.rawSize(rev);
-        const l1 = stored >= 0 ? stored : text.length;
-        if (l1 !== text.length)
-          revErrors.push({ rev, text: `unpacked size is ${text.length}, ${l1} expected`, skip: false });
-        if (idx.p1(rev) === NULL_REV) {
-          try {
-            const c = copySource(text);
-            if (c) copies.push({ rev, path: c.path, node: c.node });
-          } catch (e) {
-            copies.push({ rev, error: reasonOf(e) });
-          }
-        }
+        checkText(rev, text.length, text);
       } catch (e) {
         if (isSluiceError(e) && e.code === 'CANCELLED') throw e;
         const censored =
@@ -124,11 +137,90 @@ export async function scanFilelog(req: FilelogScanRequest, opts: ScanOptions): P
           skip: true,
         });
       }
+    };
+    for (let rev = 0; rev < fl.length; rev++) {
+      if ((rev & 1023) === 1023 && opts.signal?.aborted) throw cancelled();
+      if (!streamable(fl, rev, streamAbove)) await readWhole(rev);
+      else rev = await scanStreamed(fl, rev, streamAbove, checkText, readWhole);
     }
     return { index: idx.toData(), dataLengthOff: dd, revErrors, copies, openMs };
   } finally {
     await fl.close();
   }
+}
+
+/** A large text verify streams (a censored tombstone goes the whole way: checkNode knows it). */
+function streamable(fl: Revlog, rev: number, streamAbove: number): boolean {
+  return fl.index.rawSize(rev) > streamAbove && (fl.index.revFlags(rev) & REVIDX_ISCENSORED) === 0;
+}
+
+/**
+ * Checks rev and the large revisions after it that share its chain's snapshot, streamed in one
+ * pass over that snapshot (Revlog.streamRevisions: a few MiB plus their deltas, however large the
+ * texts). Any problem (or copy metadata too long for META_PREFIX) sends the group's revisions
+ * through readWhole, one by one, which finds and words the problems as for any revision. Returns
+ * the group's last revision.
+ */
+async function scanStreamed(
+  fl: Revlog,
+  rev: number,
+  streamAbove: number,
+  checkText: (rev: number, size: number, head: Uint8Array) => void,
+  readWhole: (rev: number) => Promise<void>,
+): Promise<number> {
+  const idx = fl.index;
+  const group = [rev];
+  try {
+    const base = fl.deltaChain(rev).chain[0]!;
+    const seen = new Set<number>();
+    let deltaBytes = 0;
+    for (let r = rev + 1; r < fl.length && group.length < GROUP_REVS && streamable(fl, r, streamAbove); r++) {
+      const chain = fl.deltaChain(r).chain;
+      if (chain[0] !== base) break;
+      for (const d of chain.slice(1)) {
+        if (!seen.has(d)) deltaBytes += Math.max(0, idx.compressedLength(d));
+        seen.add(d);
+      }
+      if (deltaBytes > GROUP_DELTA_BYTES) break;
+      group.push(r);
+    }
+  } catch {
+    // a broken chain: readWhole words it
+  }
+  try {
+    const heads = group.map(() => ({ bytes: Buffer.allocUnsafe(META_PREFIX), used: 0 }));
+    const sizes = await fl.streamRevisions(
+      group,
+      heads.map((h) => (piece: Uint8Array) => {
+        const n = Math.min(piece.length, META_PREFIX - h.used);
+        if (n > 0) h.bytes.set(piece.subarray(0, n), h.used);
+        h.used += n;
+      }),
+      0,
+    );
+    const results = group.map((r, k) => ({
+      r,
+      size: sizes[k]!,
+      head: heads[k]!.bytes.subarray(0, heads[k]!.used),
+    }));
+    // metadata cut by the prefix: parsed from the whole text instead
+    const cut = results.some(
+      ({ r, size, head }) =>
+        idx.p1(r) === NULL_REV &&
+        head.length < size &&
+        head[0] === 1 &&
+        head[1] === 0x0a &&
+        head.indexOf(Buffer.from('\x01\n'), 2) < 0,
+    );
+    if (!cut) {
+      for (const { r, size, head } of results) checkText(r, size, head);
+      return group[group.length - 1]!;
+    }
+  } catch (e) {
+    if (isSluiceError(e) && e.code === 'CANCELLED') throw e;
+  }
+  for (const r of group) await readWhole(r);
+  return group[group.length - 1]!;
 }
 
 /** The index of a scan that opened (see FilelogScan.index). */

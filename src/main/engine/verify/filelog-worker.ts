@@ -31,7 +31,11 @@ async function run(port: NonNullable<typeof parentPort>, d: ScanWorkerData): Pro
     if (i >= d.items.length) break;
     Atomics.add(ctl, CTL_CLAIMED, d.costs[i]!);
     try {
-      const scan = await scanFilelog(d.items[i]!, { io: 'sync', cacheBytes: d.cacheBytes });
+      const scan = await scanFilelog(d.items[i]!, {
+        io: 'sync',
+        cacheBytes: d.cacheBytes,
+        streamAbove: d.streamAbove,
+      });
       const msg: ScanWorkerMessage = { i, scan };
       port.postMessage(msg, scan.index ? [scan.index.entries.buffer as ArrayBuffer] : []);
     } catch (e) {

@@ -68,6 +68,7 @@ export class ScanPool {
     cacheBytes: number | undefined,
     /** false: this thread never claims an item, the workers read every filelog (tests) */
     private readonly claimHere = true,
+    streamAbove?: number,
   ) {
     this.costs = new Int32Array(items.length);
     items.forEach((it, i) => {
@@ -82,6 +83,7 @@ export class ScanPool {
       control: this.control,
       budget: Math.max(1, Math.floor(budgetBytes / 1024)),
       ...(cacheBytes !== undefined ? { cacheBytes } : {}),
+      ...(streamAbove !== undefined ? { streamAbove } : {}),
     };
     // node:worker_threads loads here, not with the module: a verify without workers (the default
     // on two cores) does not pay its ~0.4 MB of RSS

@@ -13,6 +13,7 @@ export interface ScanWorkerData {
   control: Int32Array;
   budget: number;
   cacheBytes?: number;
+  streamAbove?: number;
 }
 
 /** next item to claim */

@@ -287,6 +287,9 @@ describe('verify: corrupted copies (both tools find the problem)', () => {
       const report = await verifyRepository(repo, {}, { throwOnErrors: false });
       expect(report.errors > 0 ? 1 : 0).toBe(c.hgExit);
       if (c.lines.length) expect(errLines(report)).toEqual(c.lines);
+      // every filelog text streamed (the path of texts above 32 MiB): the same findings
+      const streamed = await verifyRepository(repo, {}, { throwOnErrors: false, streamAbove: 0 });
+      expect(streamed.lines).toEqual(report.lines);
       if (report.errors) {
         // the default: a job that verifies fails with VERIFY_FAILED carrying the report
         const err = await verifyRepository(repo).catch((e: unknown) => e);
@@ -371,6 +374,9 @@ describe.skipIf(missing('hg'))(
       expect(h.status).toBe(1);
       expect(errLines(report)).toEqual(split(h.stderr));
       expect(errLines(report)).toContain(' b2@1: empty or missing copy source revlog b:1e88685f5dde');
+      // the copy metadata read from the first bytes of streamed texts: the same problems
+      const streamed = await verifyRepository(broken, {}, { throwOnErrors: false, streamAbove: 0 });
+      expect(streamed.lines).toEqual(report.lines);
     });
   },
 );

@@ -71,6 +71,8 @@ export interface VerifyOptions {
    * once they turn slow; 'sync' / 'async' force one way.
    */
   io?: 'auto' | RevlogIoMode;
+  /** tests: filelog texts above this many bytes are streamed (default revlog's STREAM_ABOVE, 32 MiB) */
+  streamAbove?: number;
 }
 
 /** One line of `hg verify` output: `out` = ui.status (stdout), `err` = ui.warn (stderr). */
@@ -492,6 +494,7 @@ class Verifier {
       SCAN_AHEAD_BYTES,
       this.opts.cacheBytes ?? CACHE_BYTES,
       this.opts.scanOnMainThread !== false,
+      this.opts.streamAbove,
     );
   }
 
@@ -513,6 +516,7 @@ class Verifier {
         io: this.io,
         cacheBytes: this.opts.cacheBytes ?? CACHE_BYTES,
         signal: this.ctx.signal,
+        streamAbove: this.opts.streamAbove,
       });
     if (!this.scans) return scan();
     // beside workers, files are in flight ahead (verifyFiles): this thread's own scans one at a time
