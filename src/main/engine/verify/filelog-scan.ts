@@ -122,26 +122,50 @@ export async function scanFilelog(req: FilelogScanRequest, opts: ScanOptions): P
         }
       }
     };
+    /** verifyintegrity's "unpacking NODE: why" for a text that could not be read */
+    const unreadable = (rev: number, e: unknown): void => {
+      if (isSluiceError(e) && e.code === 'CANCELLED') throw e;
+      const censored =
+        isSluiceError(e) && (e.details as Record<string, unknown> | undefined)?.problem === 'censored';
+      revErrors.push({
+        rev,
+        text: censored ? 'censored file data' : `unpacking ${short(idx.node(rev))}: ${reasonOf(e)}`,
+        skip: true,
+      });
+    };
     /** rev read whole (the reused build buffers): the path of every text but large ones */
     const readWhole = async (rev: number): Promise<void> => {
       try {
         const text = fl.revisionViewNow(rev) ?? (await fl.revisionView(rev));
         checkText(rev, text.length, text);
       } catch (e) {
-        if (isSluiceError(e) && e.code === 'CANCELLED') throw e;
-        const censored =
-          isSluiceError(e) && (e.details as Record<string, unknown> | undefined)?.problem === 'censored';
-        revErrors.push({
-          rev,
-          text: censored ? 'censored file data' : `unpacking ${short(idx.node(rev))}: ${reasonOf(e)}`,
-          skip: true,
-        });
+        unreadable(rev, e);
+      }
+    };
+    /** rev streamed alone: a large text whose node did not match in its group's pass */
+    const streamAlone = async (rev: number): Promise<void> => {
+      const head = { bytes: Buffer.allocUnsafe(META_PREFIX), used: 0 };
+      try {
+        const [size] = await fl.streamRevisions(
+          [rev],
+          [
+            (piece) => {
+              const n = Math.min(piece.length, META_PREFIX - head.used);
+              if (n > 0) head.bytes.set(piece.subarray(0, n), head.used);
+              head.used += n;
+            },
+          ],
+          0,
+        );
+        checkText(rev, size!, head.bytes.subarray(0, head.used));
+      } catch (e) {
+        unreadable(rev, e);
       }
     };
     for (let rev = 0; rev < fl.length; rev++) {
       if ((rev & 1023) === 1023 && opts.signal?.aborted) throw cancelled();
       if (!streamable(fl, rev, streamAbove)) await readWhole(rev);
-      else rev = await scanStreamed(fl, rev, streamAbove, checkText, readWhole);
+      else rev = await scanStreamed(fl, rev, streamAbove, checkText, readWhole, streamAlone);
     }
     return { index: idx.toData(), dataLengthOff: dd, revErrors, copies, openMs };
   } finally {
@@ -167,6 +191,7 @@ async function scanStreamed(
   streamAbove: number,
   checkText: (rev: number, size: number, head: Uint8Array) => void,
   readWhole: (rev: number) => Promise<void>,
+  streamAlone: (rev: number) => Promise<void>,
 ): Promise<number> {
   const idx = fl.index;
   const group = [rev];
@@ -218,6 +243,13 @@ async function scanStreamed(
     }
   } catch (e) {
     if (isSluiceError(e) && e.code === 'CANCELLED') throw e;
+    // a node mismatch: every text decoded to its end, so reading them whole would build what
+    // their sizes announce, a lying size over a decompression bomb from a hostile stream clone
+    // included; streamed one by one instead, worded the same (the node check is the same)
+    if (isSluiceError(e) && (e.details as { problem?: string } | undefined)?.problem === 'node-mismatch') {
+      for (const r of group) await streamAlone(r);
+      return group[group.length - 1]!;
+    }
   }
   for (const r of group) await readWhole(r);
   return group[group.length - 1]!;
