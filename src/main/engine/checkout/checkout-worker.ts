@@ -5,7 +5,7 @@
 // and reports once, with its closer's stats and the first error. Built as
 // out/cli/checkout-worker.mjs and out/main/checkout-worker.js.
 import { parentPort, workerData } from 'node:worker_threads';
-import { prepareZstd } from '../format/zstd';
+import { prepareZstdDecoding } from '../format/zstd';
 import {
   CHECKOUT_WORKER_KIND,
   CTL_GO,
@@ -32,7 +32,7 @@ const data = workerData as CheckoutWorkerData | undefined;
 if (parentPort && data?.kind === CHECKOUT_WORKER_KIND) {
   const port = parentPort;
   // a failed load is the first chunk's error to report (it loads again there)
-  const ready = data.zstd ? prepareZstd().catch(() => undefined) : undefined;
+  const ready = data.zstd ? prepareZstdDecoding().catch(() => undefined) : undefined;
   port.once('message', (task: CheckoutTask) => {
     void (async () => {
       await ready;

@@ -33,7 +33,7 @@ import { ProgressTracker } from '../job/progress';
 import { LocalRepo } from '../repo/local-repo';
 import { acquireLock } from '../repo/lock';
 import { changesetBranch, RevisionResolver, type ResolvedRevision } from '../repo/revsymbol';
-import { prepareZstd } from '../format/zstd';
+import { prepareZstdDecoding } from '../format/zstd';
 import { NULL_REV } from '../revlog/constants';
 import type { Revlog } from '../revlog/revlog';
 import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../revlog/texts';
@@ -101,7 +101,7 @@ export async function updateWorkingCopy(
   // the wasm zstd decoder loads (~40 ms of CPU, the rest off-thread) while the lock is taken and
   // the indexes are read, instead of when the first chunk needs it; a failure there is reported by
   // that chunk (it loads again)
-  if (repo.requirements.has('revlog-compression-zstd')) prepareZstd().catch(() => undefined);
+  if (repo.requirements.has('revlog-compression-zstd')) prepareZstdDecoding().catch(() => undefined);
   const bad = UNSUPPORTED_WC.filter((r) => repo.requirements.has(r));
   if (bad.length > 0)
     throw new SluiceError(

@@ -4,10 +4,12 @@
 //
 // Which decoder, by measurement (README "zstd codecs": real revlog chunks of the medium corpus,
 // 3.6 KB of text on average; Node 24.15 and 20.20, same machine):
-// - one-shot chunks: the wasm build of @bokuweb/zstd-wasm, ~10 µs per chunk and 330+ MB/s,
-//   on every runtime. node:zlib's zstdDecompressSync (Node >= 22.15, Electron's Node 24) costs
-//   30-40 µs per call whatever the size (it builds a stream object and its native context each
-//   time), 3x slower on revlog chunks; fzstd (pure JS) decodes at ~75 MB/s; zstd-codec's one-shot
+// - one-shot chunks: where node:zlib has zstd (Node >= 22.15, Electron's Node 24), its native
+//   decoder kept across frames (nativeKeptDecoder: ~30% less CPU than the wasm decoder on the
+//   corpora's chunks, nothing to load); elsewhere the wasm build of @bokuweb/zstd-wasm, ~10 µs
+//   per chunk and 330+ MB/s. node:zlib's zstdDecompressSync costs 30-40 µs per call whatever
+//   the size (it builds a stream object and its native context each time), 3x slower on revlog
+//   chunks; fzstd (pure JS) decodes at ~75 MB/s; zstd-codec's one-shot
 //   ~200 MB/s and a fixed 16 MiB heap that dies for good on any allocation failure. Frames whose
 //   output may exceed WASM_ONESHOT_MAX go to node:zlib where it exists (the per-call cost no
 //   longer matters there), else to zstd-codec's streaming decoder (fed 128 KiB at a time: window
@@ -18,7 +20,7 @@
 // learn the window size, the declared content size and an upper bound of the output, so nothing
 // reaches a decoder that could allocate more than the caller allows; windows beyond 128 MiB are
 // refused like zstd's own default (ZSTD_WINDOWLOG_LIMIT_DEFAULT = 27).
-// SLUICE_FORCE_ZSTD_CODEC=1 hides node:zlib's zstd (tests of the fallback on a new Node).
+// SLUICE_FORCE_ZSTD_CODEC=1 hides node:zlib's zstd (tests of the fallback on a new Node, A/B runs).
 import * as zlib from 'node:zlib';
 import { createRequire } from 'node:module';
 import type { Transform } from 'node:stream';
@@ -144,6 +146,115 @@ export function nativeZstd(): NativeZstd | null {
     : null;
 }
 
+/** kept buffers grow up to this; larger frames get buffers of their own, freed after */
+const KEPT_BUFFER_MAX = 1 << 20;
+
+// --- node:zlib's decoder, kept (one-shot frames where node:zlib has zstd) ----------------------
+
+/** The native half of a node:zlib ZstdDecompress stream (the binding the sync API drives). */
+interface ZstdNativeHandle {
+  writeSync(
+    flush: number,
+    input: Uint8Array,
+    inOff: number,
+    inLen: number,
+    out: Uint8Array,
+    outOff: number,
+    outLen: number,
+  ): void;
+  onerror: (message: string, errno: number) => void;
+  close(): void;
+}
+
+/**
+ * One node:zlib zstd decoder kept for every frame on this thread: its ZSTD_DCtx decodes a whole
+ * frame per writeSync call into a kept output buffer, the way node:zlib's own sync calls drive
+ * it (lib/zlib.js processChunkSync: `_handle.writeSync`, then `_writeState` = [avail out, avail
+ * in]), minus the stream object and the context zstdDecompressSync builds per call (30-40 us).
+ * A zstd stream decoder starts the next frame where one ends; a failed frame (zstd keeps its
+ * error) retires the decoder and the next frame gets a new one. null: not this runtime (no zstd
+ * in node:zlib, SLUICE_FORCE_ZSTD_CODEC, or the internals are not the expected shape): the wasm
+ * decoder then. Against the kept wasm decoder (Node 24.22, loaded machine): the inline filelogs'
+ * chunks, medium corpus 23k frames of 1.8 -> 3.5 KB, 200-219 -> 128-149 ms of CPU, history 33k
+ * of 1.0 -> 1.9 KB, 213-239 -> 166-218 ms; `sluice update` from null, CPU medians of 4-5
+ * interleaved runs, history 2.04 -> 1.82 s, medium 2.94 -> 2.76 s.
+ */
+interface NativeKept {
+  handle: ZstdNativeHandle;
+  state: Uint32Array;
+  out: Buffer;
+  error: string | undefined;
+}
+let nativeKept: NativeKept | null | undefined;
+
+function nativeKeptDecoder(): NativeKept | null {
+  if (nativeKept !== undefined) return nativeKept;
+  nativeKept = null;
+  const Ctor = (zlib as unknown as { ZstdDecompress?: new () => unknown }).ZstdDecompress;
+  if (!nativeZstd() || typeof Ctor !== 'function') return null;
+  try {
+    const stream = new Ctor() as { _handle?: ZstdNativeHandle; _writeState?: unknown };
+    const handle = stream._handle;
+    const state = stream._writeState;
+    if (
+      !handle ||
+      typeof handle.writeSync !== 'function' ||
+      !(state instanceof Uint32Array) ||
+      state.length < 2
+    )
+      return null;
+    const k: NativeKept = { handle, state, out: Buffer.allocUnsafe(64 << 10), error: undefined };
+    // in place of the stream's handler (which destroys the stream): the frame's caller throws
+    handle.onerror = (message) => {
+      k.error = message;
+    };
+    nativeKept = k;
+  } catch {
+    nativeKept = null;
+  }
+  return nativeKept;
+}
+
+/** Retires the kept native decoder after a failed frame (zstd keeps a context's error). */
+function dropNativeKept(k: NativeKept): void {
+  if (nativeKept === k) nativeKept = undefined;
+  try {
+    k.handle.close();
+  } catch {
+    // closed already
+  }
+}
+
+/** ZSTD_e_continue: node:zlib's flush value for a write that is not the stream's last */
+const ZSTD_E_CONTINUE = 0;
+
+/**
+ * One whole frame (checked by scanZstdFrame: exactly `data`) through the kept native decoder,
+ * into at most `limit` bytes: a view of the kept buffer (valid until the next frame on this
+ * thread) when `view`, else a copy.
+ */
+function nativeKeptDecode(k: NativeKept, data: Uint8Array, limit: number, view: boolean): Uint8Array {
+  // one byte beyond the limit tells "more than limit" from "exactly limit"
+  const cap = Math.max(1, limit) + 1;
+  const own = cap > KEPT_BUFFER_MAX;
+  let out = k.out;
+  if (own) out = Buffer.allocUnsafe(cap);
+  else if (cap > out.length)
+    out = k.out = Buffer.allocUnsafe(Math.min(KEPT_BUFFER_MAX, Math.max(cap, 2 * out.length)));
+  k.handle.writeSync(ZSTD_E_CONTINUE, data, 0, data.length, out, 0, cap);
+  if (k.error !== undefined) {
+    dropNativeKept(k);
+    throw zerr(k.error);
+  }
+  const n = cap - k.state[0]!;
+  if (k.state[1] !== 0 || n > limit) {
+    dropNativeKept(k); // mid-frame: the next frame needs a fresh context
+    throw zerr(`zstd frame decompresses to more than ${limit} bytes`);
+  }
+  const result = out.subarray(0, n);
+  return view || own ? result : Buffer.from(result);
+}
+
 // --- @bokuweb/zstd-wasm (one-shot) ------------------------------------------------------------
 
 interface OneShotWasm {
@@ -183,8 +294,6 @@ interface EmscriptenZstd {
 }
 let kept:
   { m: EmscriptenZstd; dctx: number; src: number; srcCap: number; dst: number; dstCap: number } | undefined;
-/** kept buffers grow up to this; larger frames get buffers of their own, freed after */
-const KEPT_BUFFER_MAX = 1 << 20;
 
 function keptDecoder(): typeof kept {
   try {
@@ -364,10 +473,13 @@ let frameCodecLoading: Promise<void> | undefined;
 let bigCodec: CodecBox | undefined;
 let bigCodecLoading: Promise<void> | undefined;
 
-type DecoderPath = 'wasm' | 'native' | 'codec-stream' | 'codec-big-heap';
+type DecoderPath = 'kept-native' | 'wasm' | 'native' | 'codec-stream' | 'codec-big-heap';
 
 function decoderPath(info: ZstdFrameInfo, limit: number): DecoderPath {
-  if (limit <= WASM_ONESHOT_MAX) return oneShot || !nativeZstd() ? 'wasm' : 'native';
+  if (limit <= WASM_ONESHOT_MAX) {
+    if (nativeKeptDecoder()) return 'kept-native';
+    return oneShot || !nativeZstd() ? 'wasm' : 'native';
+  }
   if (nativeZstd()) return 'native';
   return info.windowSize <= CODEC_WINDOW_MAX ? 'codec-stream' : 'codec-big-heap';
 }
@@ -379,6 +491,7 @@ export function zstdReadyFor(info: ZstdFrameInfo, maxOutput: number): boolean {
   // A small frame goes native only while the wasm decoder is not loaded: have the caller load it
   // (prepareZstd, once per thread) rather than pay node:zlib's 30-40 µs per call on every chunk
   // (a loop that never yields to the event loop would never see a background load finish).
+  if (path === 'kept-native') return true;
   if (path === 'native') return limit > WASM_ONESHOT_MAX || oneShotFailed;
   if (path === 'wasm') return oneShot !== undefined;
   return path === 'codec-stream' ? frameCodec !== undefined : bigCodec !== undefined;
@@ -390,7 +503,16 @@ export function zstdReadyFor(info: ZstdFrameInfo, maxOutput: number): boolean {
  * before decoding it (revlog reads) skip a second walk of its block headers.
  */
 export function zstdReadyForBound(maxOutput: number): boolean {
-  return oneShot !== undefined && maxOutput <= WASM_ONESHOT_MAX;
+  return (oneShot !== undefined || nativeKeptDecoder() !== null) && maxOutput <= WASM_ONESHOT_MAX;
+}
+
+/**
+ * prepareZstd() for a reader that only decodes revlog chunks: nothing to load where node:zlib's
+ * kept decoder takes them (Node >= 22.15, Electron's Node 24), so the wasm module is neither
+ * loaded nor compiled (~40 ms of CPU per thread, its heap).
+ */
+export function prepareZstdDecoding(): Promise<void> {
+  return nativeKeptDecoder() ? Promise.resolve() : prepareZstd();
 }
 
 /**
@@ -435,7 +557,9 @@ export function zstdDecompress(data: Uint8Array, maxOutput: number, view = false
   const limit = Math.min(maxOutput, info.maxOutput);
   const path = decoderPath(info, limit);
   let out: Uint8Array;
-  if (path === 'wasm') {
+  if (path === 'kept-native') {
+    out = nativeKeptDecode(nativeKeptDecoder()!, data, limit, view);
+  } else if (path === 'wasm') {
     if (!oneShot)
       throw new SluiceError('UNSUPPORTED_COMPRESSION', 'zstd decoder not loaded (call prepareZstd first)');
     out = kept ? wasmKept(kept, data, limit, view) : wasmOneShot(data, limit);

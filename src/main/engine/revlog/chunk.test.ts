@@ -1,11 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
+import * as zlib from 'node:zlib';
 import { deflateSync } from 'node:zlib';
 import { isSluiceError } from '../errors';
 import { chunkKind, chunkNeedsPreparation, decompressChunk } from './chunk';
 import { missing, skipNote } from './test-support';
 import { prepareZstd, scanZstdFrame, zstdDecompress } from './zstd';
-import { zstdCompressChunk } from '../format/zstd';
+import { nativeZstd, zstdCompressChunk } from '../format/zstd';
 
 function zstdCli(data: Buffer, args: string[]): Buffer {
   const res = spawnSync('zstd', ['-q', '-c', ...args], { input: data, maxBuffer: 512 << 20 });
@@ -94,18 +95,76 @@ describe('revlog chunks', () => {
     );
   });
 
-  it('a small zstd frame waits for the wasm decoder, also on a Node whose node:zlib has zstd', async () => {
-    // node:zlib costs 30-40 µs per call: a reader that never yields to the event loop must not
-    // be left decoding every chunk there because the wasm decoder could not finish loading
+  it('a small zstd frame waits for the wasm decoder unless node:zlib has zstd (its kept decoder then)', async () => {
+    // node:zlib's one-shot call costs 30-40 µs per call: where node:zlib has zstd, small frames
+    // take its kept decoder at once (nothing to load); elsewhere a reader that never yields to
+    // the event loop waits for the wasm decoder instead of never seeing it load
     vi.resetModules();
     const fresh = await import('./zstd');
     const frame = rawFrame(Buffer.from('hello, revlog'));
     const info = fresh.scanZstdFrame(frame);
-    expect(fresh.zstdReadyFor(info, 100)).toBe(false);
-    await fresh.prepareZstd(info, 100);
+    const native = fresh.nativeZstd() !== null;
+    expect(fresh.zstdReadyFor(info, 100)).toBe(native);
+    expect(fresh.zstdReadyForBound(100)).toBe(native);
+    await fresh.prepareZstdDecoding();
     expect(fresh.zstdReadyFor(info, 100)).toBe(true);
     expect(Buffer.from(fresh.zstdDecompress(frame, 100)).toString()).toBe('hello, revlog');
   });
+
+  it.skipIf(!nativeZstd())(
+    `small zstd frames through node:zlib's kept decoder: one context, exact limits, errors retire it${
+      nativeZstd() ? '' : ' (skipped: this Node has no zstd in node:zlib)'
+    }`,
+    async () => {
+      await prepareZstd(); // the encoder (zstdCompressChunk)
+      const z = nativeZstd()!;
+      const text = (n: number, seed: number): Buffer => {
+        const b = Buffer.alloc(n);
+        for (let i = 0; i < n; i++) b[i] = (i * seed + (i >> 5)) & 0xff;
+        return b;
+      };
+      // no content size declared: only the decoder can tell the size
+      const compress = (zlib as unknown as { zstdCompressSync(b: Buffer, o: object): Buffer })
+        .zstdCompressSync;
+      const undeclared = (b: Buffer): Buffer =>
+        compress(b, { params: { [z.constants.ZSTD_c_contentSizeFlag!]: 0 } });
+      // frames one after another through the one context, views and copies
+      const texts = Array.from({ length: 40 }, (_, i) => text(1 + i * 997, 3 + i));
+      for (const t of texts) {
+        expect(Buffer.from(zstdDecompress(zstdCompressChunk(t, 3), 1 << 20, true)).equals(t)).toBe(true);
+        expect(Buffer.from(zstdDecompress(undeclared(t), t.length)).equals(t)).toBe(true);
+      }
+      const a = text(6000, 5);
+      const b = text(6000, 11);
+      const copy = zstdDecompress(undeclared(a), 1 << 20);
+      const view = zstdDecompress(undeclared(a), 1 << 20, true);
+      zstdDecompress(undeclared(b), 1 << 20, true);
+      expect(Buffer.from(copy).equals(a)).toBe(true);
+      expect(Buffer.from(view).equals(b)).toBe(true); // the kept buffer, reused
+      // one byte more than the limit is an error; the next frame decodes on a fresh context
+      expect(problemOf(() => zstdDecompress(undeclared(a), a.length - 1))).toBe('REVLOG:decompress');
+      expect(Buffer.from(zstdDecompress(undeclared(b), b.length)).equals(b)).toBe(true);
+      // corrupt frames the structural walk lets through: the decoder's error, then a fresh context
+      const good = undeclared(b);
+      let decoderErrors = 0;
+      for (let i = 8; i < good.length; i += 7) {
+        const bad = Buffer.from(good);
+        bad[i] ^= 0x5a;
+        if (problemOf(() => scanZstdFrame(bad)) !== undefined) continue;
+        const problem = problemOf(() => zstdDecompress(bad, 1 << 20));
+        if (problem === undefined) continue; // garbage out: the revlog's node check catches that
+        expect(problem).toBe('REVLOG:decompress');
+        decoderErrors++;
+        expect(Buffer.from(zstdDecompress(undeclared(a), a.length)).equals(a)).toBe(true);
+      }
+      expect(decoderErrors).toBeGreaterThan(0);
+      // beyond the kept buffer (1 MiB): a buffer of its own, never a view of a kept one
+      const big = text(3 << 20, 7);
+      const bigOut = zstdDecompress(undeclared(big), 4 << 20, true);
+      expect(Buffer.from(zstdDecompress(undeclared(a), 1 << 20, true)).equals(a)).toBe(true);
+      expect(Buffer.from(bigOut).equals(big)).toBe(true);
+    },
+  );
 
   it('zstd frames through the kept wasm context: views until the next call, large frames, errors', async () => {
     await prepareZstd();

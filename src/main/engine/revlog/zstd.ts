@@ -2,7 +2,9 @@
 // here for the revlog readers and their tests.
 export {
   ZSTD_MAGIC,
+  nativeZstd,
   prepareZstd,
+  prepareZstdDecoding,
   scanZstdFrame,
   zstdDecompress,
   zstdReadyFor,
