@@ -18,6 +18,12 @@ import { nativeZstd, zstdCodecStream } from './zstd';
 export type { CompressionKey };
 
 const OUTPUT_CHUNK = 64 * 1024;
+/**
+ * Decompressed pieces: node:zlib's streams cost a threadpool round-trip and a buffer per piece;
+ * 117 MB of a pull clone's changegroup (Node 24, zstd) decoded in 64 KiB pieces took 0.37-0.50 s
+ * of CPU, in 256 KiB 0.25-0.47 s, in 1 MiB 0.23-0.32 s (zlib: 0.40 -> 0.34 s; Node 20 0.75 -> 0.33-0.6 s).
+ */
+const DECOMPRESSED_CHUNK = 1 << 20;
 
 export function decompressStream(
   kind: CompressionKey,
@@ -27,13 +33,17 @@ export function decompressStream(
     case 'UN':
       return src;
     case 'GZ':
-      return viaTransform(() => zlib.createInflate({ chunkSize: OUTPUT_CHUNK }), src, 'zlib');
+      return viaTransform(() => zlib.createInflate({ chunkSize: DECOMPRESSED_CHUNK }), src, 'zlib');
     case 'BZ':
       return bunzip2(src);
     case 'ZS': {
       const native = nativeZstd();
       if (native)
-        return viaTransform(() => native.createZstdDecompress({ chunkSize: OUTPUT_CHUNK }), src, 'zstd');
+        return viaTransform(
+          () => native.createZstdDecompress({ chunkSize: DECOMPRESSED_CHUNK }),
+          src,
+          'zstd',
+        );
       return zstdCodecStream('decompress', src);
     }
     default:

@@ -9,6 +9,7 @@ import {
   fullReplaceDelta,
   patchText,
   patchedSize,
+  trivialDeltaText,
 } from './mpatch';
 import { HG_PYTHON, missing, prng, simpleDelta, skipNote } from './test-support';
 
@@ -22,6 +23,16 @@ const hunk = (start: number, end: number, data: string): Buffer => {
 const s = (b: Uint8Array): string => Buffer.from(b).toString('latin1');
 
 describe('mpatch', () => {
+  it('trivialDeltaText: the text of a delta that inserts it whole into the empty text, else undefined', () => {
+    expect(s(trivialDeltaText(hunk(0, 0, 'whole text\n'))!)).toBe('whole text\n');
+    expect(s(trivialDeltaText(hunk(0, 0, ''))!)).toBe('');
+    expect(trivialDeltaText(hunk(0, 3, 'abc'))).toBeUndefined(); // replaces a base's bytes
+    expect(trivialDeltaText(hunk(1, 1, 'abc'))).toBeUndefined();
+    expect(trivialDeltaText(Buffer.concat([hunk(0, 0, 'a'), hunk(0, 0, 'b')]))).toBeUndefined(); // two hunks
+    expect(trivialDeltaText(hunk(0, 0, 'abc').subarray(0, 14))).toBeUndefined(); // length lies
+    expect(trivialDeltaText(Buffer.alloc(8))).toBeUndefined();
+  });
+
   it('applies hunks: insert, replace, delete, append (hg-stream-formats.md §8.1 README rev2)', () => {
     const base = Buffer.from('hello\nrevision 1\n');
     expect(s(applyDelta(base, hunk(17, 17, 'revision 2\n')))).toBe('hello\nrevision 1\nrevision 2\n');

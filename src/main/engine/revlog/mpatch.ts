@@ -38,6 +38,17 @@ export function patchedSize(baseLength: number, delta: Uint8Array): number {
   return out;
 }
 
+/**
+ * The text a delta against the empty text inserts whole (one hunk 0..0, as a changegroup sends a
+ * full text: mdiff.trivialdiffheader), as a view of the delta; undefined for any other delta.
+ */
+export function trivialDeltaText(delta: Uint8Array): Uint8Array | undefined {
+  if (delta.length < 12) return undefined;
+  if (int32At(delta, 0) !== 0 || int32At(delta, 4) !== 0 || int32At(delta, 8) !== delta.length - 12)
+    return undefined;
+  return delta.subarray(12);
+}
+
 /** Applies one delta to base (mdiff.patch). */
 export function applyDelta(base: Uint8Array, delta: Uint8Array): Buffer {
   const size = patchedSize(base.length, delta);

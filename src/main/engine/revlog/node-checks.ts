@@ -9,7 +9,7 @@
 // next revision. Measured on Node 24 (loaded machine): the manifest group's main-thread time
 // 1.2 s -> 0.45 s. WebCrypto's digest, which also hashes off the main thread, cost as much main
 // thread as hashing in place (its copy of the input), and a copy into a SharedArrayBuffer is 10x
-// slower than into an ArrayBuffer.
+// slower than into an ArrayBuffer. Not on two cores or fewer (defaultWorkerAfter).
 //
 // A failed check is not seen by the add() that queued it but later: by the next add(), failed(),
 // or drain(). The owner (RepoWriteSession) drains before anything is made visible and reports the
@@ -17,7 +17,8 @@
 // node makes the next delta fail too). Memory stays bounded: a check waits while IN_FLIGHT_MAX
 // bytes are out. The worker is stopped by close().
 
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { SluiceError } from '../errors';
 
@@ -56,9 +57,17 @@ export interface NodeChecksOptions {
   workerAfter?: number;
 }
 
-function defaultWorkerAfter(): number {
+/**
+ * Bytes hashed in place before the worker starts: SLUICE_CHECK_WORKER_AFTER when set, else
+ * WORKER_AFTER, or never on two cores or fewer (as verify's scan workers, verify/scan-pool.ts):
+ * there the second core runs the transport's decompression, V8's GC and, in a loopback pull, the
+ * server. Measured on this 2-core machine (pull clone of the medium corpus from hg serve, loaded):
+ * the worker cost 0.3-0.5 s more process CPU and 15-25 MB more peak RSS for no wall time.
+ */
+export function defaultWorkerAfter(cores = availableParallelism()): number {
   const env = Number(process.env.SLUICE_CHECK_WORKER_AFTER);
-  return process.env.SLUICE_CHECK_WORKER_AFTER && Number.isFinite(env) && env >= 0 ? env : WORKER_AFTER;
+  if (process.env.SLUICE_CHECK_WORKER_AFTER && Number.isFinite(env) && env >= 0) return env;
+  return cores <= 2 ? Infinity : WORKER_AFTER;
 }
 
 export class NodeChecks {
@@ -226,5 +235,17 @@ export class NodeChecks {
 /** The check done in place (hash() in one call over parents + text). */
 export function checkNow(hashed: Uint8Array, node: Uint8Array, mismatch: Mismatch): SluiceError | null {
   const computed = hash('sha1', hashed, 'buffer');
+  return Buffer.compare(computed, node) !== 0 ? mismatch(computed) : null;
+}
+
+/** The check done in place over parents and a text that lie apart (three updates, no copy). */
+export function checkParts(
+  lo: Uint8Array,
+  hi: Uint8Array,
+  text: Uint8Array,
+  node: Uint8Array,
+  mismatch: Mismatch,
+): SluiceError | null {
+  const computed = createHash('sha1').update(lo).update(hi).update(text).digest();
   return Buffer.compare(computed, node) !== 0 ? mismatch(computed) : null;
 }

@@ -149,6 +149,48 @@ describe.each(formats)('RevlogWriter (%s)', (_name, format) => {
     await rl.close();
   });
 
+  it('a full text is taken from the received delta, and copied before the cache keeps it', async () => {
+    // rev 0 and rev 1 arrive as full texts (null delta base); rev 1 pushes rev 0 into the cache;
+    // the buffer rev 0 came in is then overwritten: rev 2, a delta against rev 0, must still
+    // rebuild and hash from the cache's own copy
+    const vfs = store();
+    const tx = Transaction.open(vfs);
+    const w = RevlogWriter.open({ radix: 'data/h', tx, format });
+    const [t0, t1] = history(2, 60);
+    const n0 = revisionNode(t0!, NULL_NODE, NULL_NODE);
+    const d0 = fullReplaceDelta(0, t0!);
+    await w.add({
+      node: n0,
+      p1: NULL_NODE,
+      p2: NULL_NODE,
+      deltaBase: NULL_NODE,
+      delta: d0,
+      linkRev: 0,
+      flags: 0,
+    });
+    const n1 = revisionNode(t1!, NULL_NODE, NULL_NODE);
+    const d1 = fullReplaceDelta(0, t1!);
+    await w.add({
+      node: n1,
+      p1: NULL_NODE,
+      p2: NULL_NODE,
+      deltaBase: NULL_NODE,
+      delta: d1,
+      linkRev: 1,
+      flags: 0,
+    });
+    d0.fill(0x5a);
+    const t2 = Buffer.concat([t0!, Buffer.from('more\n')]);
+    const n2 = revisionNode(t2, n0, n1);
+    await w.add({ node: n2, p1: n0, p2: n1, deltaBase: n0, delta: oneHunk(t0!, t2), linkRev: 2, flags: 0 });
+    w.close();
+    await tx.close();
+    const rl = await Revlog.open(join(vfs.storeDir, 'data/h.i'));
+    for (const [r, t] of [t0!, t1!, t2].entries())
+      expect(Buffer.from(await rl.revision(r)).equals(t)).toBe(true);
+    await rl.close();
+  });
+
   it('abort removes what the transaction created', async () => {
     const vfs = store();
     const { tx } = await writeHistory(vfs, history(12, 20000), format);

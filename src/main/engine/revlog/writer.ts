@@ -48,8 +48,8 @@ import {
   REVLOGV1,
 } from './constants';
 import { isNullNode, parseRevlogIndex, type RevlogIndex } from './index';
-import { applyDeltaInto, applyDeltas, onLineBoundaries, patchedSize } from './mpatch';
-import { checkNow, type NodeChecks } from './node-checks';
+import { applyDeltaInto, applyDeltas, onLineBoundaries, patchedSize, trivialDeltaText } from './mpatch';
+import { checkNow, checkParts, type NodeChecks } from './node-checks';
 
 /** revlog._maxinline: an inline revlog is split once its data reaches this size. */
 export const MAX_INLINE = 131072;
@@ -191,7 +191,7 @@ export class RevlogWriter {
   private readonly owned = new WeakSet<ArrayBufferLike>();
   private readonly spare: Uint8Array[] = [];
   /** the last text added or rebuilt, kept whatever its size (the next revision's usual base) */
-  private last: { rev: number; text: Uint8Array } | undefined;
+  private last: { rev: number; text: Uint8Array; borrowed: boolean } | undefined;
   /** revlog._chaininfocache */
   private readonly chainInfos = new Map<number, ChainInfo>();
   private journaled = false;
@@ -422,11 +422,19 @@ export class RevlogWriter {
     return this.last?.rev === rev ? this.last.text : this.cache.get(rev);
   }
 
-  /** rev's text becomes the last one; the one before goes to the cache, or back to the spare buffers. */
-  private keep(rev: number, text: Uint8Array): void {
+  /**
+   * rev's text becomes the last one; the one before goes to the cache, or back to the spare
+   * buffers. A borrowed text (a view of a received chunk) is copied before the cache keeps it:
+   * a view would hold the whole upstream chunk.
+   */
+  private keep(rev: number, text: Uint8Array, borrowed = false): void {
     const prev = this.last;
-    this.last = { rev, text };
-    if (prev && prev.rev !== rev && !this.cache.set(prev.rev, prev.text)) this.recycle(prev.text);
+    this.last = { rev, text, borrowed };
+    if (!prev || prev.rev === rev) return;
+    // new Uint8Array(view) copies (Buffer's slice() would be another view)
+    const keptText =
+      prev.borrowed && this.cache.keeps(prev.text.length) ? new Uint8Array(prev.text) : prev.text;
+    if (!this.cache.set(prev.rev, keptText)) this.recycle(prev.text);
   }
 
   /**
@@ -494,45 +502,60 @@ export class RevlogWriter {
       );
     if (!Number.isInteger(r.linkRev) || r.linkRev < 0)
       throw revlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
-    const baseText = await this.text(baseRev);
-    const badDelta = (e: unknown): SluiceError =>
-      revlogError(
-        this.radix,
-        'bad-delta',
-        `delta for ${short(r.node)} does not apply: ${(e as Error).message}`,
-      );
-    let size: number;
-    try {
-      size = patchedSize(baseText.length, r.delta);
-    } catch (e) {
-      throw badDelta(e);
-    }
-    // a small delta on a large base can still make a text past the bound (format/limits.ts)
-    if (size > this.maxText)
-      throw limitError(`${this.radix}: revision ${short(r.node)} of`, size, this.maxText);
-    let whole: Uint8Array;
-    try {
-      whole = this.textBuffer(size);
-      applyDeltaInto(baseText, r.delta, whole, PARENTS);
-    } catch (e) {
-      throw badDelta(e);
-    }
-    // storageutil.hashrevisionsha1: sha1(min(p1, p2) + max(p1, p2) + text), in one call
-    const swap = Buffer.compare(r.p1, r.p2) > 0;
-    whole.set(swap ? r.p2 : r.p1, 0);
-    whole.set(swap ? r.p1 : r.p2, NODE_SIZE);
-    const text = whole.subarray(PARENTS);
     const mismatch = (computed: Uint8Array): SluiceError =>
       revlogError(
         this.radix,
         'node-mismatch',
         `integrity check failed on ${short(r.node)}: content hashes to ${short(computed)}`,
       );
-    const checked = this.checks
-      ? this.checks.check(whole, r.node, mismatch)
-      : checkNow(whole, r.node, mismatch);
-    if (checked instanceof SluiceError) throw checked;
-    if (checked) await checked; // room in the checks' ring; whole is copied there before this resolves
+    // storageutil.hashrevisionsha1: sha1(min(p1, p2) + max(p1, p2) + text)
+    const swap = Buffer.compare(r.p1, r.p2) > 0;
+    const lo = swap ? r.p2 : r.p1;
+    const hi = swap ? r.p1 : r.p2;
+    // a full text (most file revisions of a clone: their first) is the delta's own bytes: hashed
+    // and stored from there, not copied into a text buffer of its own
+    const trivial = baseRev === NULL_REV ? trivialDeltaText(r.delta) : undefined;
+    let text: Uint8Array;
+    if (trivial) {
+      if (trivial.length > this.maxText)
+        throw limitError(`${this.radix}: revision ${short(r.node)} of`, trivial.length, this.maxText);
+      const bad = checkParts(lo, hi, trivial, r.node, mismatch);
+      if (bad) throw bad;
+      text = trivial;
+    } else {
+      const baseText = await this.text(baseRev);
+      const badDelta = (e: unknown): SluiceError =>
+        revlogError(
+          this.radix,
+          'bad-delta',
+          `delta for ${short(r.node)} does not apply: ${(e as Error).message}`,
+        );
+      let size: number;
+      try {
+        size = patchedSize(baseText.length, r.delta);
+      } catch (e) {
+        throw badDelta(e);
+      }
+      // a small delta on a large base can still make a text past the bound (format/limits.ts)
+      if (size > this.maxText)
+        throw limitError(`${this.radix}: revision ${short(r.node)} of`, size, this.maxText);
+      let whole: Uint8Array;
+      try {
+        whole = this.textBuffer(size);
+        applyDeltaInto(baseText, r.delta, whole, PARENTS);
+      } catch (e) {
+        throw badDelta(e);
+      }
+      // the parents in front of the text: one SHA-1 call over the whole
+      whole.set(lo, 0);
+      whole.set(hi, NODE_SIZE);
+      text = whole.subarray(PARENTS);
+      const checked = this.checks
+        ? this.checks.check(whole, r.node, mismatch)
+        : checkNow(whole, r.node, mismatch);
+      if (checked instanceof SluiceError) throw checked;
+      if (checked) await checked; // room in the checks' ring; whole is copied there before this resolves
+    }
     const rev = this.length;
     const stored = await this.chooseStorage(rev, text, p1, p2, baseRev, r.delta);
     this.append(
@@ -550,7 +573,7 @@ export class RevlogWriter {
       stored.chunk,
     );
     this.newNodes.set(nodeKey(r.node), rev);
-    this.keep(rev, text);
+    this.keep(rev, text, trivial !== undefined);
     return { rev, added: true };
   }
 
