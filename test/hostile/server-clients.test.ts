@@ -13,6 +13,7 @@ import {
   BATCH_MAX_REPLY,
   BETWEEN_MAX_PAIRS,
   GETBUNDLE_MAX_LIST,
+  REQUEST_ARGS_COUNT_MAX,
 } from '../../src/main/engine/wire/server-limits';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/main/engine/wire/server';
 import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
@@ -156,6 +157,33 @@ describe('requests asking for too much', () => {
       expect(r.body).toMatch(/error:abort/i); // mandatory: upper case
       expect(r.body).toContain(`too many ${k} entries`);
     }
+  });
+
+  it(`more than ${REQUEST_ARGS_COUNT_MAX} arguments (POST body, query string) are refused (400) before they are split; a batched command's too (hg-error)`, async () => {
+    const post = (args: string) =>
+      get(`${s.url}?cmd=heads`, {
+        method: 'POST',
+        body: args,
+        headers: { 'X-HgArgs-Post': String(args.length) },
+      });
+    const many = (n: number) => Array.from({ length: n }, (_, i) => `k${i}=`).join('&');
+    // 14 MB of distinct keys (under the 16 MiB body bound): ~400 MB of strings once split
+    const huge = Array.from({ length: 1_500_000 }, (_, i) => `k${i}=`).join('&');
+    for (const body of [many(REQUEST_ARGS_COUNT_MAX + 1), huge]) {
+      const r = await post(body);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatch(/too many arguments/);
+    }
+    const query = await get(`${s.url}?cmd=heads&${many(REQUEST_ARGS_COUNT_MAX)}`);
+    expect(query.status).toBe(400);
+    const ok = await post(many(REQUEST_ARGS_COUNT_MAX - 2)); // with cmd, one below the bound
+    expect(ok.status).toBe(200);
+    expect(ok.body).toBe(`${heads.join(' ')}\n`);
+    const batched = await get(
+      `${s.url}?cmd=batch&cmds=${encodeURIComponent(`heads ${Array.from({ length: REQUEST_ARGS_COUNT_MAX + 1 }, (_, i) => `k${i}=`).join(',')}`)}`,
+    );
+    expect(batched.type).toBe('application/hg-error');
+    expect(batched.body).toMatch(/too many arguments to heads in a batch/);
   });
 
   it('known: 300k nodes in a POST body are answered (linear); a body past 16 MiB is 413', async () => {

@@ -12,6 +12,7 @@ import {
   BATCH_MAX_COMMANDS,
   BETWEEN_MAX_PAIRS,
   GETBUNDLE_MAX_LIST,
+  REQUEST_ARGS_COUNT_MAX,
   REQUEST_ARGS_MAX,
 } from '../../src/main/engine/wire/server-limits';
 import { serveStdio, type StdioServerOptions } from '../../src/main/engine/wire/ssh-server';
@@ -101,6 +102,14 @@ describe('serve --stdio: requests asking for too much', () => {
     expect(await ok.done).toBe('ended');
     const body = ok.out().slice(ok.out().indexOf('\n') + 1);
     expect(body.split(';')).toHaveLength(BATCH_MAX_COMMANDS);
+  });
+
+  it(`more than ${REQUEST_ARGS_COUNT_MAX} arguments (\`* N\`) are refused from the count line (PROTOCOL)`, async () => {
+    const s = session();
+    s.input.end(`getbundle\n* ${REQUEST_ARGS_COUNT_MAX + 1}\n`);
+    const err = await within(s.done, 5000);
+    expect(codeOf(err)).toBe('PROTOCOL');
+    expect((err as Error).message).toMatch(/too many arguments/);
   });
 
   it(`between: more than ${BETWEEN_MAX_PAIRS} pairs is an out-of-band error`, async () => {

@@ -16,7 +16,13 @@ import { changegroupPart } from './getbundle-changegroup';
 import { decodeBundle2Caps, encodeBundle2Caps, serverBundle2Caps } from './capabilities';
 import type { RepoSnapshot } from './repo-state';
 import type { ServedCloneBundles } from './served-clone-bundles';
-import { BATCH_MAX_COMMANDS, BATCH_MAX_REPLY, BETWEEN_MAX_PAIRS, GETBUNDLE_MAX_LIST } from './server-limits';
+import {
+  BATCH_MAX_COMMANDS,
+  BATCH_MAX_REPLY,
+  BETWEEN_MAX_PAIRS,
+  GETBUNDLE_MAX_LIST,
+  REQUEST_ARGS_COUNT_MAX,
+} from './server-limits';
 import { StoreLocked, serverStream2, serverStreamOut } from './server-streams';
 import {
   NULL_HEX,
@@ -464,7 +470,10 @@ async function batch(env: CommandEnv, call: CommandCall): Promise<string> {
     const sp = pair.indexOf(' ');
     const op = sp < 0 ? pair : pair.slice(0, sp);
     const vals = new Map<string, string>();
-    for (const a of (sp < 0 ? '' : pair.slice(sp + 1)).split(',')) {
+    const argText = sp < 0 ? '' : pair.slice(sp + 1);
+    if (countOf(argText, ',', REQUEST_ARGS_COUNT_MAX) >= REQUEST_ARGS_COUNT_MAX)
+      throw new CommandAbort(`too many arguments to ${op} in a batch (at most ${REQUEST_ARGS_COUNT_MAX})`);
+    for (const a of argText.split(',')) {
       if (!a) continue;
       const eq = a.indexOf('=');
       if (eq < 0) throw new BadRequest('malformed batch argument');

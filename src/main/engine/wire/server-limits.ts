@@ -20,6 +20,12 @@ export const GETBUNDLE_MAX_LIST = 256;
  */
 export const REQUEST_ARGS_MAX = 16 << 20;
 /**
+ * Arguments of one command (hg's getbundle sends about 10): query string, X-HgArg headers and POST
+ * body together, an ssh command's `* N` pairs, a batched command's `k=v,...`. Counted before
+ * anything is split: 16 MiB of `k1=&k2=&...` made ~400 MB of strings and map entries.
+ */
+export const REQUEST_ARGS_COUNT_MAX = 1000;
+/**
  * HTTP request line and headers together: hg's client sends a command's arguments as X-HgArg-N
  * headers of `httpheader` bytes each (a getbundle with hundreds of common heads is tens of KB); hg
  * serve takes up to 100 headers. Node's default (16 KiB) would refuse such a pull with 431.

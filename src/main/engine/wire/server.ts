@@ -15,7 +15,12 @@ import { BadRequest, dispatchCommand, type CommandCall, type CommandEnv } from '
 import { sendBody, sendFile, sendStream } from './http-replies';
 import { ServedRepo } from './repo-state';
 import { ServedCloneBundles, type CloneBundleFile } from './served-clone-bundles';
-import { REQUEST_ARGS_MAX, REQUEST_HEADERS_MAX, SERVER_IDLE_TIMEOUT_MS } from './server-limits';
+import {
+  REQUEST_ARGS_COUNT_MAX,
+  REQUEST_ARGS_MAX,
+  REQUEST_HEADERS_MAX,
+  SERVER_IDLE_TIMEOUT_MS,
+} from './server-limits';
 import { parseQs } from './wire-encoding';
 
 export type { CloneBundleFile } from './served-clone-bundles';
@@ -79,6 +84,18 @@ class HttpFailure extends Error {
   ) {
     super(body);
   }
+}
+
+/**
+ * A query string's arguments (the URL's, X-HgArg headers', a POST body's), refused (400) past
+ * REQUEST_ARGS_COUNT_MAX before anything is split. `seen`: arguments already taken from elsewhere.
+ */
+function parseArgs(qs: string, seen = 0): Map<string, string[]> {
+  let n = seen;
+  for (let i = qs.indexOf('&'); i >= 0; i = qs.indexOf('&', i + 1))
+    if (++n >= REQUEST_ARGS_COUNT_MAX)
+      throw new HttpFailure(400, `too many arguments (at most ${REQUEST_ARGS_COUNT_MAX})\n`);
+  return parseQs(qs);
 }
 
 /** wireprotoserver.decodevaluefromheaders */
@@ -178,7 +195,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const raw = req.url ?? '/';
     const q = raw.indexOf('?');
     const path = q < 0 ? raw : raw.slice(0, q);
-    const query = parseQs(q < 0 ? '' : Buffer.from(raw.slice(q + 1), 'latin1').toString('latin1'));
+    const query = parseArgs(q < 0 ? '' : Buffer.from(raw.slice(q + 1), 'latin1').toString('latin1'));
     const host = req.headers.host ?? `${opts.address ?? '127.0.0.1'}`;
     const baseUrl = `http://${host}/`;
 
@@ -215,9 +232,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     let extra: Map<string, string[]>;
     if (postLen > 0) {
       const body = await readBody(req, REQUEST_ARGS_MAX);
-      extra = parseQs(body.subarray(0, postLen).toString('latin1'));
+      extra = parseArgs(body.subarray(0, postLen).toString('latin1'), query.size);
     } else {
-      extra = parseQs(headerValue(req, 'X-HgArg'));
+      extra = parseArgs(headerValue(req, 'X-HgArg'), query.size);
       discardBody(req, res, REQUEST_ARGS_MAX);
     }
     for (const [k, v] of extra) if (!args.has(k)) args.set(k, v[0]!);

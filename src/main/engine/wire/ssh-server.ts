@@ -18,7 +18,12 @@ import { BadRequest, dispatchCommand, wireCommand, type CommandEnv } from './com
 import { PipeReader } from './pipe-reader';
 import { ServedRepo, type SettingsOverrides } from './repo-state';
 import { ServedCloneBundles } from './served-clone-bundles';
-import { REQUEST_ARGS_MAX, REQUEST_LINE_MAX, SERVER_IDLE_TIMEOUT_MS } from './server-limits';
+import {
+  REQUEST_ARGS_COUNT_MAX,
+  REQUEST_ARGS_MAX,
+  REQUEST_LINE_MAX,
+  SERVER_IDLE_TIMEOUT_MS,
+} from './server-limits';
 import { latin1 } from './wire-encoding';
 
 /** sshv1protocolhandler.addcapabilities */
@@ -91,7 +96,8 @@ async function readArgs(reader: PipeReader, spec: string): Promise<Map<string, s
     const [name, n] = await header();
     if (!keys.includes(name)) throw new BadRequest(`unexpected parameter ${JSON.stringify(name)}`);
     if (name === '*') {
-      if (n > 1000) throw new BadRequest(`too many arguments (${n})`);
+      if (n > REQUEST_ARGS_COUNT_MAX)
+        throw new BadRequest(`too many arguments (${n}; at most ${REQUEST_ARGS_COUNT_MAX})`);
       for (let k = 0; k < n; k++) {
         const [key, len] = await header();
         args.set(key, await value(len));
