@@ -46,7 +46,7 @@ integrity error was found.
       },
       { min: 0, max: 1 },
     );
-    tuneHeapForMemory();
+    tuneHeapForMemory({ turbofan: false });
     const repo = resolve(positionals[0] ?? '.');
     const json = Boolean(values.json);
     const quiet = Boolean(values.quiet);
