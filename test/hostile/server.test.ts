@@ -354,6 +354,29 @@ describe('malformed HTTP framing (a raw socket server)', () => {
       server.close();
     }
   });
+
+  it('response headers trickled a byte every 20 ms (never idle, never ending): TIMEOUT, nothing at DEST', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const server = net.createServer((s) => {
+      s.once('data', () => {
+        s.write(head);
+        timers.push(setInterval(() => s.write('X'), 20)); // one endless header line
+      });
+      s.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      // idle 100 ms: the headers must be in within 500 ms (FLOOR_WINDOW_IDLES idle timeouts)
+      const r = await clone(`http://127.0.0.1:${port}/`, {}, { idleTimeoutMs: 100 });
+      expect(r.err?.code, r.err?.message).toBe('TIMEOUT');
+      expect(r.err?.message).toMatch(/response headers from 127\.0\.0\.1:\d+ took over 500 ms/);
+      expect(r.left).toEqual([]);
+    } finally {
+      for (const t of timers) clearInterval(t);
+      server.close();
+    }
+  });
 });
 
 describe('a hostile source repository', () => {

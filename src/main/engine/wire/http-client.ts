@@ -23,7 +23,7 @@ import {
   parseChallenges,
   type Credentials,
 } from './http-auth';
-import { ThroughputFloor } from './throughput-floor';
+import { FLOOR_WINDOW_IDLES, ThroughputFloor } from './throughput-floor';
 
 export type { Credentials };
 
@@ -394,9 +394,11 @@ export class HttpSession {
       let req: http.ClientRequest | null = null;
       let connectTimer: NodeJS.Timeout | null = null;
       const signal = this.opts.signal;
+      let headersTimer: NodeJS.Timeout | null = null;
       const fail = (e: SluiceError): void => {
         if (!failure) failure = e;
         if (connectTimer) clearTimeout(connectTimer);
+        if (headersTimer) clearTimeout(headersTimer);
         req?.destroy(e);
         if (!settled) {
           settled = true;
@@ -456,6 +458,23 @@ export class HttpSession {
           const connected = (): void => {
             if (connectTimer) clearTimeout(connectTimer);
             connectTimer = null;
+            // the idle timeout misses headers trickled a byte at a time (up to Node's 16 KiB
+            // bound: days); they are small, so the throughput floor's window bounds them whole
+            const headersMs = FLOOR_WINDOW_IDLES * this.idleTimeoutMs;
+            if (headersMs > 0)
+              headersTimer ??= setTimeout(
+                () =>
+                  fail(
+                    new SluiceError(
+                      'TIMEOUT',
+                      `the response headers from ${url.host} took over ${headersMs} ms`,
+                      {
+                        trickle: true,
+                      },
+                    ),
+                  ),
+                headersMs,
+              );
           };
           if ((s as net.Socket & { connecting?: boolean }).connecting)
             s.once(isHttps && !socket ? 'secureConnect' : 'connect', connected);
@@ -470,6 +489,7 @@ export class HttpSession {
         });
         r.on('response', (res) => {
           if (connectTimer) clearTimeout(connectTimer);
+          if (headersTimer) clearTimeout(headersTimer);
           if (settled) {
             res.destroy();
             return;
