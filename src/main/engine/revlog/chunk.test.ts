@@ -166,6 +166,41 @@ describe('revlog chunks', () => {
     },
   );
 
+  it.skipIf(!nativeZstd())(
+    `zstdCompressChunk through node:zlib's kept encoder: the wasm encoder's frames, one after another${
+      nativeZstd() ? '' : ' (skipped: this Node has no zstd in node:zlib)'
+    }`,
+    async () => {
+      const wasm = (await import('@bokuweb/zstd-wasm')) as unknown as {
+        init(): Promise<void>;
+        createCCtx(): number;
+        compressUsingDict(c: number, b: Uint8Array, d: Uint8Array, level: number): Uint8Array;
+      };
+      await wasm.init();
+      const cctx = wasm.createCCtx();
+      const text = (n: number, seed: number): Buffer => {
+        const b = Buffer.alloc(n);
+        for (let i = 0; i < n; i++) b[i] = (i * seed + (i >> 5) + ((i * i) >> 11)) & 0xff;
+        return b;
+      };
+      // small, around the kept buffer's growth, and past its 1 MiB (a buffer of the frame's own)
+      const sizes = [50, 1000, 70_000, 200_000, 1_100_000, 3, 64 << 10];
+      for (const [i, n] of sizes.entries()) {
+        const t = text(n, 7 + i);
+        const frame = zstdCompressChunk(t, 3);
+        expect(
+          Buffer.from(frame).equals(Buffer.from(wasm.compressUsingDict(cctx, t, new Uint8Array(0), 3))),
+        ).toBe(true);
+        expect(Buffer.from(zstdDecompress(frame, n)).equals(t)).toBe(true);
+      }
+      // a frame handed out is the caller's: the next one does not overwrite it
+      const a = zstdCompressChunk(text(5000, 3), 3);
+      const keep = Buffer.from(a);
+      zstdCompressChunk(text(5000, 5), 3);
+      expect(Buffer.from(a).equals(keep)).toBe(true);
+    },
+  );
+
   it('zstd frames through the kept wasm context: views until the next call, large frames, errors', async () => {
     await prepareZstd();
     const text = (n: number, seed: number): Buffer => {

@@ -1039,9 +1039,10 @@ function readAt(fd: number, pos: number, len: number, label: string): Uint8Array
   return buf;
 }
 
-// zstd for revlog chunks at level 3 (hg's revlog.zstd.level default): the wasm encoder of
-// format/zstd.ts with its kept context; chunks beyond its bound take node:zlib's zstd (Electron)
-// or zlib, which every revlog reads whatever its configured engine (revlog.decompress).
+// zstd for revlog chunks at level 3 (hg's revlog.zstd.level default): format/zstd.ts's kept
+// encoder (node:zlib's where it has zstd, else the wasm one); chunks beyond the wasm encoder's
+// bound without node:zlib's zstd take zlib, which every revlog reads whatever its configured
+// engine (revlog.decompress).
 async function zstdCompress(data: Uint8Array): Promise<Uint8Array | null> {
   if (data.length <= ZSTD_WASM_COMPRESS_MAX) {
     if (!zstdCompressReady()) await prepareZstd();
