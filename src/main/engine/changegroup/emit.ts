@@ -10,8 +10,9 @@
 // revlog's index and a text cache, whatever the repository's size.
 
 import { SluiceError, cancelled } from '../errors';
-import { NULL_REV } from '../revlog/constants';
+import { NULL_REV, STREAM_ABOVE } from '../revlog/constants';
 import { Revlog } from '../revlog/revlog';
+import { revlogError } from '../revlog/revlog-error';
 import { patchText } from '../revlog/mpatch';
 import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../revlog/texts';
 import type { RevlogIoMode } from '../revlog/file-io';
@@ -190,7 +191,16 @@ async function* emitGroup(
 ): AsyncGenerator<Uint8Array> {
   const index = rl.index;
   const n = index.length;
-  const parents = (r: number): [number, number] => [index.p1(r), index.p2(r)];
+  // a parent out of range (a hostile stream clone served on) is a typed error, not a read past the index
+  const parents = (r: number): [number, number] => {
+    const p1 = index.p1(r);
+    const p2 = index.p2(r);
+    if (p1 < NULL_REV || p1 >= n || p2 < NULL_REV || p2 >= n)
+      throw revlogError(rl.name, 'parent-out-of-range', `${rl.name}: rev ${r}: parent out of range`, {
+        rev: r,
+      });
+    return [p1, p2];
+  };
   const sending = new Uint8Array(n);
   for (const r of revs) sending[r] = 1;
   // the receiver has every ancestor (in this revlog) of the parents of what is sent
@@ -225,6 +235,11 @@ async function* emitGroup(
     else if (usable(p2)) base = p2;
     else base = prevrev;
     let payload: Uint8Array[];
+    // a large snapshot is checked against its node in pieces (memory: a few MiB) before it is
+    // decoded whole to be sent: a size that lies over a decompression bomb (a hostile stream
+    // clone served on) fails here, typed, instead of costing the server what it announces
+    if (deltaParent === NULL_REV && index.rawSize(rev) > STREAM_ABOVE)
+      await rl.streamRevision(rev, () => undefined);
     if (base === NULL_REV) {
       // a full text: the stored chunk itself when it is a snapshot, else rebuilt
       const text = deltaParent === NULL_REV && !full ? await rl.chunk(rev) : await rl.revision(rev);
