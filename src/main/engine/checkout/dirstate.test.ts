@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors';
-import { packDirstateV1, parseDirstateV1, type Dirstate } from './dirstate';
+import { packDirstateV1, packDirstateV1Clean, parseDirstateV1, type Dirstate } from './dirstate';
 
 describe('dirstate v1', () => {
   const ds: Dirstate = {
@@ -36,6 +36,31 @@ describe('dirstate v1', () => {
     expect([...back.entries.keys()].sort()).toEqual([...ds.entries.keys()].sort());
     expect(back.entries.get('caf\xc3\xa9')).toEqual(ds.entries.get('caf\xc3\xa9'));
     expect(back.entries.get('b/x')).toEqual(ds.entries.get('b/x'));
+  });
+
+  it('a checkout from null packs its columns to the bytes packDirstateV1 makes of the same entries', () => {
+    // manifest order (sorted), raw latin1 names, modes and sizes past 2^31 as hg's `l` truncates them
+    const paths = ['.hgtags', 'a/b', 'caf\xc3\xa9', 'link', 'z'];
+    const modes = Int32Array.from([0o100644, 0o100755, 0o100644, 0o120777, 0o100600]);
+    const rawSizes = [0, 12, 2 ** 31 + 5, 7, 4096];
+    const sizes = Int32Array.from(rawSizes); // wraps as the entries' `| 0` does
+    const mtimes = Int32Array.from([1_700_000_000, -1, 0x7fffffff, -1, 5]);
+    const p1 = Buffer.alloc(20, 0x5c);
+    const same: Dirstate = { p1, p2: new Uint8Array(20), entries: new Map() };
+    // entries inserted out of order: packDirstateV1 sorts them
+    for (const i of [4, 2, 0, 3, 1])
+      same.entries.set(paths[i]!, {
+        path: paths[i]!,
+        state: 'n',
+        mode: modes[i]!,
+        size: rawSizes[i]!,
+        mtime: mtimes[i]!,
+      });
+    const clean = packDirstateV1Clean(p1, paths, modes, sizes, mtimes);
+    expect(clean.equals(packDirstateV1(same))).toBe(true);
+    expect(packDirstateV1Clean(p1, [], new Int32Array(0), new Int32Array(0), new Int32Array(0))).toEqual(
+      Buffer.concat([p1, Buffer.alloc(20)]),
+    );
   });
 
   it('an empty file is the null working copy', () => {

@@ -89,21 +89,61 @@ export function packDirstateV1(ds: Dirstate): Buffer {
   let total = HEADER;
   for (const e of entries)
     total += ENTRY_HEADER + e.path.length + (e.copySource !== undefined ? 1 + e.copySource.length : 0);
-  const out = Buffer.allocUnsafe(total);
-  out.set(ds.p1, 0);
-  out.set(ds.p2, 20);
+  const out = packHeader(total, ds.p1, ds.p2);
   let pos = HEADER;
   for (const e of entries) {
     const name = e.copySource !== undefined ? e.path + '\0' + e.copySource : e.path;
-    out[pos] = e.state.charCodeAt(0);
-    out.writeInt32BE(e.mode | 0, pos + 1);
-    out.writeInt32BE(e.size | 0, pos + 5);
-    out.writeInt32BE(e.mtime | 0, pos + 9);
-    out.writeInt32BE(name.length, pos + 13);
-    pos += ENTRY_HEADER;
-    pos += out.write(name, pos, 'latin1');
+    pos = packEntry(out, pos, e.state.charCodeAt(0), e.mode, e.size, e.mtime, name);
   }
   return out;
+}
+
+/**
+ * pack_dirstate for a working copy where every file is tracked and clean ('n', no copy source),
+ * its rows as columns in path order: a checkout from null packs its 20k rows without an entry
+ * object, a map or a sort each (the manifest's order is pack_dirstate's sorted order). The same
+ * bytes as packDirstateV1 of those entries.
+ */
+export function packDirstateV1Clean(
+  p1: Uint8Array,
+  paths: readonly string[],
+  modes: Int32Array,
+  sizes: Int32Array,
+  mtimes: Int32Array,
+): Buffer {
+  let total = HEADER;
+  for (let i = 0; i < paths.length; i++) total += ENTRY_HEADER + paths[i]!.length;
+  const out = packHeader(total, p1, new Uint8Array(20));
+  let pos = HEADER;
+  const n = 'n'.charCodeAt(0);
+  for (let i = 0; i < paths.length; i++)
+    pos = packEntry(out, pos, n, modes[i]!, sizes[i]!, mtimes[i]!, paths[i]!);
+  return out;
+}
+
+function packHeader(total: number, p1: Uint8Array, p2: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(total);
+  out.set(p1, 0);
+  out.set(p2, 20);
+  return out;
+}
+
+/** One `>cllll` entry and its name (latin1) at pos; returns the position after it. */
+function packEntry(
+  out: Buffer,
+  pos: number,
+  state: number,
+  mode: number,
+  size: number,
+  mtime: number,
+  name: string,
+): number {
+  out[pos] = state;
+  out.writeInt32BE(mode | 0, pos + 1);
+  out.writeInt32BE(size | 0, pos + 5);
+  out.writeInt32BE(mtime | 0, pos + 9);
+  out.writeInt32BE(name.length, pos + 13);
+  return pos + ENTRY_HEADER + out.write(name, pos + ENTRY_HEADER, 'latin1');
 }
 
 /** Reads `.hg/dirstate` (v1); a missing file is the null working copy. */

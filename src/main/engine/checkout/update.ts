@@ -41,6 +41,7 @@ import {
   AMBIGUOUS_TIME,
   NONNORMAL,
   packDirstateV1,
+  packDirstateV1Clean,
   RANGE_MASK,
   readDirstateV1,
   writeFileAtomic,
@@ -217,10 +218,6 @@ function writePoolOptions(opts: UpdateOptions): WritePoolOptions {
   };
 }
 
-interface PlannedGet {
-  entry: ManifestEntry;
-}
-
 async function checkout(
   repo: LocalRepo,
   ds: Dirstate,
@@ -234,33 +231,46 @@ async function checkout(
   const reader = new FileTextReader(repo);
   const auditor = new PathAuditor(root, opts.auditor);
   const fresh = source.length === 0 && ds.entries.size === 0;
+  // from null every manifest entry is a get: no maps of the manifests (20k entries on the medium
+  // corpus, built on the serial path before the first file)
   const sourceMap = new Map(source.map((e) => [e.path, e]));
-  const targetMap = new Map(target.manifest.map((e) => [e.path, e]));
+  const targetMap = fresh ? undefined : new Map(target.manifest.map((e) => [e.path, e]));
   if (!fresh) await checkClean(auditor, reader, ds, sourceMap);
 
   // merge.calculateupdates for a clean working copy: get what differs, remove what is gone
-  const gets: PlannedGet[] = [];
+  let gets: ManifestEntry[] = [];
   /** manifestmerge's 'e' action: same file node, only the exec bit changes (chmod, no rewrite) */
   const execs: ManifestEntry[] = [];
-  for (const e of target.manifest) {
-    const old = sourceMap.get(e.path);
-    if (old && old.nodeHex === e.nodeHex && old.flag !== e.flag && old.flag !== 'l' && e.flag !== 'l')
-      execs.push(e);
-    else if (!old || old.nodeHex !== e.nodeHex || old.flag !== e.flag) gets.push({ entry: e });
-  }
+  if (fresh) gets = target.manifest;
+  else
+    for (const e of target.manifest) {
+      const old = sourceMap.get(e.path);
+      if (old && old.nodeHex === e.nodeHex && old.flag !== e.flag && old.flag !== 'l' && e.flag !== 'l')
+        execs.push(e);
+      else if (!old || old.nodeHex !== e.nodeHex || old.flag !== e.flag) gets.push(e);
+    }
   const execPaths = new Set(execs.map((e) => e.path));
-  const removes = source.filter((e) => !targetMap.has(e.path)).map((e) => e.path);
+  const removes = targetMap ? source.filter((e) => !targetMap.has(e.path)).map((e) => e.path) : [];
 
   const plan = planCloser(opts.closer, gets.length);
   const scratch = fresh
     ? undefined
     : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
   // the manifest's order (sorted paths): neighbours share directories and are claimed together
+  const paths: string[] = new Array(gets.length);
+  const nodes: string[] = new Array(gets.length);
+  const flags: string[] = new Array(gets.length);
+  for (let i = 0; i < gets.length; i++) {
+    const e = gets[i]!;
+    paths[i] = e.path;
+    nodes[i] = e.nodeHex;
+    flags[i] = e.flag;
+  }
   const batch: FileBatch = {
     loc: repo.loc,
-    paths: gets.map((g) => g.entry.path),
-    nodes: gets.map((g) => g.entry.nodeHex),
-    flags: gets.map((g) => g.entry.flag),
+    paths,
+    nodes,
+    flags,
     ...(scratch !== undefined ? { scratch } : {}),
     ...(opts.symlinks !== undefined ? { symlinks: opts.symlinks } : {}),
     ...(opts.streamAbove !== undefined ? { streamAbove: opts.streamAbove } : {}),
@@ -271,14 +281,14 @@ async function checkout(
   const writers = startFileWriters(batch, shared, writePoolOptions(opts), early);
   try {
     // Every name is checked before the first write (pathauditor, _checkcollision).
-    auditPathSet(auditor, targetMap.keys());
+    auditPathSet(auditor, targetMap ? targetMap.keys() : paths);
     if (!fresh) {
       // existing directories on the way (a fresh checkout's writer audits what mkdir finds) and
       // untracked files in the way (a fresh checkout's exclusive creates refuse those)
       const removing = new Set(removes);
       const seen = new Set<string>();
       for (const g of gets) {
-        const path = g.entry.path;
+        const path = g.path;
         auditExistingParents(auditor, path, removing, seen);
         if (!sourceMap.has(path) && inTheWay(auditor, path, removing))
           throw new SluiceError(
@@ -343,7 +353,24 @@ async function checkout(
       for (const e of execs) setExecFlag(auditor.fsPath(e.path), e.flag === 'x');
     }
     const now = fsNowSeconds(repo.hgDir);
-    for (let j = 0; j < target.manifest.length; j++) {
+    const v2 = repo.requirements.has('dirstate-v2');
+    /** from null into a dirstate-v1: its bytes straight from the written files' stats */
+    let v1Clean: Buffer | undefined;
+    if (fresh && !v2) {
+      const n = gets.length;
+      const modes = new Int32Array(n);
+      const sizes = new Int32Array(n);
+      const mtimes = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        modes[i] = st[i * 3]!;
+        sizes[i] = st[i * 3 + 1]!;
+        const mtime = st[i * 3 + 2]! & RANGE_MASK;
+        // merge.update: an mtime not strictly in the past cannot be trusted (see below)
+        mtimes[i] = mtime >= now ? AMBIGUOUS_TIME : mtime;
+      }
+      v1Clean = packDirstateV1Clean(newDs.p1, paths, modes, sizes, mtimes);
+    }
+    for (let j = 0; v1Clean === undefined && j < target.manifest.length; j++) {
       const e = target.manifest[j]!;
       const w = getIndex ? (getIndex.get(e.path) ?? -1) : j;
       const old = fresh ? undefined : ds.entries.get(e.path);
@@ -381,8 +408,8 @@ async function checkout(
     writeFileAtomic(join(repo.hgDir, 'branch'), Buffer.from(target.branch + '\n', 'latin1'));
     writeBookmarkState(repo.hgDir, target.bookmark);
     committed = true;
-    if (repo.requirements.has('dirstate-v2')) writeDirstateV2(repo.hgDir, newDs);
-    else writeFileAtomic(join(repo.hgDir, 'dirstate'), packDirstateV1(newDs));
+    if (v2) writeDirstateV2(repo.hgDir, newDs);
+    else writeFileAtomic(join(repo.hgDir, 'dirstate'), v1Clean ?? packDirstateV1(newDs));
     // hg's merge stats line (hg update / hg clone)
     ctx.log(
       'info',

@@ -600,6 +600,20 @@ describe('revlog texts', () => {
       'Manifest had implausibly-short line.',
     );
     expect(() => parseManifest(Buffer.from(`\0${n}\n`), () => {})).toThrow('zero-length filename');
+    // every digit checked on the bytes: the first, the last, upper case, the flag byte
+    const hex = '0123456789abcdef'.repeat(3).slice(0, 40);
+    const one: string[] = [];
+    parseManifest(Buffer.from(`p\0${hex}t\n`), (e) => one.push(`${e.path} ${e.nodeHex} ${e.flag}`));
+    expect(one).toEqual([`p ${hex} t`]);
+    for (const bad of [
+      'g' + n.slice(1),
+      n.slice(1) + 'g',
+      'A' + n.slice(1),
+      n.slice(1) + '/',
+      n + 'z',
+      n + '\0',
+    ])
+      expect(() => parseManifest(Buffer.from(`a\0${bad}\n`), () => {})).toThrow('Invalid manifest line');
   });
 
   it('filelog copy metadata', () => {
