@@ -42,9 +42,10 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
   --no-stream-preferred           do not advertise stream-preferred (plain 'hg clone' then fails)
   --publishing yes|no             override the repository's phases.publish
   --chunk-size N                  bundle2 payload chunk size (default 32768; 4096 = hg before 4.5)
-  --idle-timeout SECONDS          a connection (an ssh session) with nothing read or written for
-                                  this long is closed, and each request must arrive whole within
-                                  it (default 300)
+  --idle-timeout SECONDS          a connection with nothing read or written for this long is
+                                  closed, and each request must arrive whole within it (default
+                                  300); with --stdio also the session's idle time between
+                                  commands (default 3600)
   --http-post-args                advertise httppostargs (arguments in POST bodies)
   --clone-bundle FILE             serve FILE (packed1 or stream v2 bundle) as a clone bundle;
                                   repeatable, advertised in manifest order
@@ -93,6 +94,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
     const chunkSize = positiveInt('chunk-size', values['chunk-size'], 1 << 30);
     const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
     const idleTimeoutMs = idle ? { idleTimeoutMs: idle * 1000 } : {};
+    const sessionIdle = idle ? { sessionIdleTimeoutMs: idle * 1000 } : {};
     if (values.stdio) {
       if (values.address || values.port || values['clone-bundle'] || values['http-post-args'])
         throw new UsageError(
@@ -111,6 +113,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
           ...(publishing ? { publishing: publishing === 'yes' } : {}),
           ...(chunkSize ? { chunkSize } : {}),
           ...idleTimeoutMs,
+          ...sessionIdle,
         });
       } catch (e) {
         process.stdin.destroy(); // an open stdin (a silent client) would keep the process alive

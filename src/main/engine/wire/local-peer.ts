@@ -69,6 +69,7 @@ export async function openLocalPeer(path: string, opts: SshPeerOptions = {}): Pr
     errors,
     signal: stop.signal,
     idleTimeoutMs: 0,
+    sessionIdleTimeoutMs: 0,
   }).then(
     () => ({ code: 0, signal: null }),
     (e: unknown) => {

@@ -177,6 +177,15 @@ export class PipeReader {
     }
   }
 
+  /** Waits until a byte is buffered (true) or the pipe ended (false), consuming nothing. */
+  async ready(): Promise<boolean> {
+    for (;;) {
+      if (this.have > 0) return true;
+      if (this.ended && !this.failure) return false;
+      await this.more();
+    }
+  }
+
   /** Exactly `n` bytes; the pipe ending first is the onEnd error. */
   async readExact(n: number): Promise<Buffer> {
     while (this.have < n) await this.more();

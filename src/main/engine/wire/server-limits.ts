@@ -41,3 +41,10 @@ export const REQUEST_LINE_MAX = 4096;
  * connection either.
  */
 export const SERVER_IDLE_TIMEOUT_MS = 300_000;
+/**
+ * An ssh session with no command started for this long is ended. Longer than the idle timeout:
+ * unlike an HTTP client, an ssh client cannot reconnect mid-operation, and hg's holds its session
+ * through local work between commands (a legacy stream clone writes the whole store between
+ * stream_out and its getbundle; a clone checks out before closing it).
+ */
+export const SSH_SESSION_IDLE_MS = 3_600_000;

@@ -23,6 +23,7 @@ import {
   REQUEST_ARGS_MAX,
   REQUEST_LINE_MAX,
   SERVER_IDLE_TIMEOUT_MS,
+  SSH_SESSION_IDLE_MS,
 } from './server-limits';
 import { latin1 } from './wire-encoding';
 
@@ -39,11 +40,13 @@ export interface StdioServerOptions extends SettingsOverrides {
   /** bundle2 payload chunk size (default 32768) */
   chunkSize?: number;
   /**
-   * each command must arrive whole (line and arguments) within this long of the previous reply's
-   * end, and a reply's write must drain within it, else the session ends with TIMEOUT (default
+   * a command must arrive whole (line and arguments) within this long of its first byte, and a
+   * reply's write must drain within it, else the session ends with TIMEOUT (default
    * SERVER_IDLE_TIMEOUT_MS; 0: never, for the in-process local peer whose client is Sluice)
    */
   idleTimeoutMs?: number;
+  /** no command started for this long ends the session with TIMEOUT (default SSH_SESSION_IDLE_MS; 0: never) */
+  sessionIdleTimeoutMs?: number;
 }
 
 /** Writes `data`; a client that reads none of it for `idleMs` (0: forever) is a TIMEOUT. */
@@ -132,13 +135,11 @@ export async function serveStdio(opts: StdioServerOptions): Promise<void> {
   opts.signal?.addEventListener('abort', stop, { once: true });
   output.once('close', stop);
   const idleMs = opts.idleTimeoutMs ?? SERVER_IDLE_TIMEOUT_MS;
-  /** reads one whole request within idleMs: silence and a trickle are both a TIMEOUT */
-  const request = async <T>(read: () => Promise<T>): Promise<T> => {
-    if (idleMs <= 0) return read();
-    const timer = setTimeout(
-      () => reader.fail(new SluiceError('TIMEOUT', `no complete command from the client in ${idleMs} ms`)),
-      idleMs,
-    );
+  const sessionMs = opts.sessionIdleTimeoutMs ?? SSH_SESSION_IDLE_MS;
+  /** `read` within `ms` (0: no bound), else the reader fails with TIMEOUT worded by `why` */
+  const within = async <T>(ms: number, why: string, read: () => Promise<T>): Promise<T> => {
+    if (ms <= 0) return read();
+    const timer = setTimeout(() => reader.fail(new SluiceError('TIMEOUT', `${why} in ${ms} ms`)), ms);
     try {
       return await read();
     } finally {
@@ -147,7 +148,9 @@ export async function serveStdio(opts: StdioServerOptions): Promise<void> {
   };
   try {
     for (;;) {
-      const req = await request(async () => {
+      // a silent session ends after sessionMs; a started command (a trickle) must end within idleMs
+      await within(sessionMs, 'no command from the client', () => reader.ready());
+      const req = await within(idleMs, 'no complete command from the client', async () => {
         const line = latin1(await reader.readLine(REQUEST_LINE_MAX));
         const name = line.endsWith('\n') ? line.slice(0, -1) : line;
         if (!name) return null; // an empty line or the end of stdin: shutdown
