@@ -552,7 +552,10 @@ export class Revlog {
     const decoded = new Map<number, Uint8Array>();
     const chunks = deltaRevs.length ? await this.chainChunks(deltaRevs) : [];
     deltaRevs.forEach((r, k) => decoded.set(r, chunks[k]!));
-    const baseLength = Math.max(0, index.rawSize(base));
+    // a snapshot whose size the index does not give (negative: tolerated, as hg's rawsize()) is
+    // decoded whole first: the folded patches are checked against its length
+    const unsized = index.rawSize(base) < 0 ? (await this.chainChunks([base]))[0]! : undefined;
+    const baseLength = unsized?.length ?? index.rawSize(base);
     const patches = chains.map((chain, k) => {
       if (chain.length === 1) return undefined; // the snapshot itself
       const deltas = chain.slice(1).map((r) => decoded.get(r)!);
@@ -570,7 +573,7 @@ export class Revlog {
         throw this.wrap(e, revs[k]!);
       }
     });
-    await this.streamSnapshot(base, (piece) => {
+    const feed = (piece: Uint8Array): void => {
       for (let k = 0; k < revs.length; k++) {
         const p = patches[k];
         if (!p) outs[k]!.take(piece);
@@ -582,7 +585,9 @@ export class Revlog {
           }
         }
       }
-    });
+    };
+    if (unsized) feed(unsized);
+    else await this.streamSnapshot(base, feed);
     return revs.map((rev, k) => {
       try {
         patches[k]?.end();
