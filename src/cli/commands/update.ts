@@ -34,7 +34,11 @@ ${OUTPUT_HELP}`,
       { min: 1, max: 2 },
     );
     const rev = values.rev ?? positionals[1];
-    tuneHeapForMemory();
+    // no TurboFan either (Node >= 22, as verify): its compile jobs on V8's threads were ~10% of a
+    // checkout's CPU, paid again by each writer thread. CPU medians of 4-5 interleaved runs
+    // (loaded machine): history 2.12 -> 1.89 s and 2.01 -> 1.86 s, medium 2.95 -> 2.55 s and
+    // 2.92 -> 2.63 s, peak RSS -7 to -9 MB
+    tuneHeapForMemory({ turbofan: false });
     return runJobForCli(
       {
         kind: 'update',
