@@ -34,6 +34,7 @@ export const APPLY_PARTS = {
   'phase-heads': [],
   bookmarks: [],
   obsmarkers: [],
+  hgtagsfnodes: [],
   listkeys: ['namespace'],
   'check:heads': [],
   'check:updated-heads': [],
@@ -260,6 +261,15 @@ export async function applyBundle2Parts(
           // hg without evolution enabled ignores them too (bundle2.handleobsmarker)
           ctx.log('debug', `obsmarker-exchange: ${out.obsmarkerBytes} bytes received (not applied)`);
         }
+        break;
+      }
+      case 'hgtagsfnodes': {
+        // mandatory (bundle2.addparttagsfnodescache sends it whenever the sender's cache knows a
+        // head's .hgtags filenode): hg's handlehgtagsfnodes fills .hg/cache/hgtagsfnodes1 with
+        // it; that cache is computed on demand by any hg that lacks an entry, so it is read and
+        // dropped (bounded), not written
+        const data = await readSmallPayload(part);
+        ctx.log('debug', `ignoring ${Math.floor(data.length / 40)} received .hgtags fnodes cache entries`);
         break;
       }
       case 'stream2':
