@@ -4,14 +4,18 @@
 // hg's clone from sluice serve. Formats Sluice does not handle are refused, typed, before anything
 // is written.
 
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyChangegroupBundleFile } from '../../src/main/engine/apply/apply-changegroup';
+import { updateWorkingCopy } from '../../src/main/engine/checkout/update';
+import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/job/job-context';
+import { verifyRepository } from '../../src/main/engine/verify/verify';
 import { cloneFromUrl } from '../../src/main/engine/wire/clone';
 import { pullFromUrl } from '../../src/main/engine/wire/pull';
-import { hg, verifyOk } from './changegroup-support';
+import { startServer } from '../../src/main/engine/wire/server';
+import { hg, treeHash, verifyOk } from './changegroup-support';
 import { missing, removeDir, skipNote, startHgServe, tempDir, type HgServer } from './wire-support';
 
 /** What must agree with hg's own clone: nodes, phases, branches (closed heads), bookmarks, tags. */
@@ -77,3 +81,145 @@ describe.skipIf(missing('hg'))(`tags: the hgtagsfnodes part hg sends${skipNote('
     expectLike(partial, ref);
   }, 60_000);
 });
+
+/** The typed error of a refused operation (fails the test if it went through). */
+async function refusal(p: Promise<unknown>): Promise<SluiceError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(SluiceError);
+  return e as SluiceError;
+}
+
+describe.skipIf(missing('hg'))(
+  `lfs and largefiles repositories are refused, naming the requirement, before anything is written${skipNote('hg')}`,
+  () => {
+    let work = '';
+    const repos = { lfs: '', largefiles: '' };
+    const EXT = {
+      lfs: ['--config', 'extensions.lfs=', '--config', 'lfs.track=all()'],
+      largefiles: ['--config', 'extensions.largefiles='],
+    };
+    let lfsServer: HgServer | undefined;
+    beforeAll(async () => {
+      work = tempDir('formats-ext');
+      for (const kind of ['lfs', 'largefiles'] as const) {
+        const r = join(work, kind);
+        hg([...EXT[kind], 'init', r]);
+        writeFileSync(join(r, 'big.bin'), 'large content\n');
+        hg([...EXT[kind], 'add', '-q', ...(kind === 'largefiles' ? ['--large'] : []), 'big.bin'], r);
+        hg([...EXT[kind], 'commit', '-q', '-m', 'c0', '-d', '0 0'], r);
+        expect(hg(['debugrequirements'], r)).toContain(`${kind}\n`);
+        repos[kind] = r;
+      }
+      lfsServer = await startHgServe(repos.lfs, ['extensions.lfs=']);
+    }, 60_000);
+    afterAll(() => {
+      lfsServer?.stop();
+      if (work) removeDir(work);
+    });
+
+    it('lfs: clone (stream and --pull) from hg serve and pull from it', async () => {
+      for (const pull of [false, true]) {
+        const dest = join(work, `clone-${pull}`);
+        const e = await refusal(
+          cloneFromUrl({ kind: 'clone', url: lfsServer!.url, dest, pull }, new JobContext()),
+        );
+        expect(e.code).toBe('UNSUPPORTED_REQUIREMENTS');
+        expect(e.message).toContain('lfs');
+        expect(existsSync(dest)).toBe(false);
+        expect(readdirSync(work).filter((n) => n.includes('sluice-tmp'))).toEqual([]);
+      }
+      const plain = join(work, 'plain');
+      hg(['init', plain]);
+      const before = treeHash(plain);
+      const e = await refusal(
+        pullFromUrl({ kind: 'pull', repo: plain, source: lfsServer!.url }, new JobContext()),
+      );
+      expect(e.code).toBe('UNSUPPORTED_REQUIREMENTS');
+      expect(treeHash(plain)).toBe(before);
+    }, 60_000);
+
+    it.each(['lfs', 'largefiles'] as const)(
+      '%s: update, verify and serve',
+      async (kind) => {
+        const repo = repos[kind];
+        hg(['update', '-q', 'null'], repo);
+        const before = treeHash(repo);
+        const u = await refusal(updateWorkingCopy(repo, {}, new JobContext()));
+        expect(u.code).toBe('UNSUPPORTED_REQUIREMENTS');
+        expect(u.message).toContain(kind);
+        expect(treeHash(repo)).toBe(before);
+        const s = await refusal(startServer({ repo }));
+        expect(s.code).toBe('UNSUPPORTED_REQUIREMENTS');
+        expect(s.message).toContain(kind);
+        if (kind === 'lfs') {
+          // largefiles' standins are plain revlog content that hg verify (without --large) checks alike
+          const v = await refusal(verifyRepository(repo));
+          expect(v.code).toBe('UNSUPPORTED_REQUIREMENTS');
+          expect(v.message).toContain('lfs');
+        }
+      },
+      60_000,
+    );
+  },
+);
+
+describe.skipIf(missing('hg'))(
+  `copies in side data (format.exp-use-copies-side-data-changeset: exp-changelog-v2)${skipNote('hg')}`,
+  () => {
+    let work = '';
+    let src = '';
+    let server: HgServer | undefined;
+    beforeAll(async () => {
+      work = tempDir('formats-sidedata');
+      src = join(work, 'src');
+      hg(['init', '--config', 'format.exp-use-copies-side-data-changeset=yes', src]);
+      writeFileSync(join(src, 'a'), 'a\n');
+      hg(['commit', '-q', '-A', '-m', 'c0', '-d', '0 0'], src);
+      hg(['copy', '-q', 'a', 'b'], src);
+      hg(['commit', '-q', '-m', 'copy', '-d', '1 0'], src);
+      expect(hg(['debugrequirements'], src)).toContain('exp-changelog-v2\n');
+      server = await startHgServe(src);
+    }, 60_000);
+    afterAll(() => {
+      server?.stop();
+      if (work) removeDir(work);
+    });
+
+    it('its changegroups (marked exp-sidedata) apply and pull into a plain repository, copies kept', async () => {
+      const bundle = join(work, 'all.hg');
+      hg(['bundle', '-q', '--all', '-t', 'none-v2', bundle], src);
+      const fresh = join(work, 'apply');
+      await applyChangegroupBundleFile(bundle, fresh, new JobContext());
+      const ref = join(work, 'unbundle');
+      hg(['init', ref]);
+      hg(['unbundle', '-q', bundle], ref);
+      expectLike(fresh, ref);
+      const hgClone = join(work, 'hg-clone');
+      hg(['clone', '-q', '-U', '--pull', server!.url, hgClone]);
+      const dest = join(work, 'pull-clone');
+      await cloneFromUrl({ kind: 'clone', url: server!.url, dest, pull: true }, new JobContext());
+      expectLike(dest, hgClone);
+      expect(hg(['log', '-r', '1', '-T', '{file_copies}'], dest)).toBe('b (a)');
+    }, 60_000);
+
+    it('a stream clone, update, verify and serve are refused, naming the requirement', async () => {
+      const dest = join(work, 'stream');
+      const c = await refusal(cloneFromUrl({ kind: 'clone', url: server!.url, dest }, new JobContext()));
+      expect(c.code).toBe('UNSUPPORTED_REQUIREMENTS');
+      expect(c.message).toContain('exp-changelog-v2');
+      expect(existsSync(dest)).toBe(false);
+      for (const p of [
+        updateWorkingCopy(src, { rev: '0' }, new JobContext()),
+        verifyRepository(src),
+        startServer({ repo: src }),
+      ]) {
+        const e = await refusal(p);
+        expect(e.code).toBe('UNSUPPORTED_REQUIREMENTS');
+        expect(e.message).toContain('exp-changelog-v2');
+      }
+    }, 60_000);
+  },
+);

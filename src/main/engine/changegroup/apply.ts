@@ -28,9 +28,15 @@ export interface ChangegroupCounts {
   revisions: number;
 }
 
-/** Parts of a bundle2 Sluice applies (and the mandatory params it understands). */
+/**
+ * Parts of a bundle2 Sluice applies (and the mandatory params it understands). A repository with
+ * side data (exp-changelog-v2, copies in the changelog) marks every changegroup part it sends
+ * `exp-sidedata` and `exp-wanted-sidedata` (bundle2._addpartsfromopts, exchange's getbundle); side
+ * data itself travels only in cg4, which Sluice never asks for, so hg's handlechangegroup reads
+ * the 01-03 groups under them unchanged, and so does Sluice.
+ */
 export const APPLY_PARTS = {
-  changegroup: ['version', 'nbchanges', 'treemanifest', 'targetphase'],
+  changegroup: ['version', 'nbchanges', 'treemanifest', 'targetphase', 'exp-sidedata', 'exp-wanted-sidedata'],
   'phase-heads': [],
   bookmarks: [],
   obsmarkers: [],

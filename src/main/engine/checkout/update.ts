@@ -89,8 +89,13 @@ export interface UpdateStats {
 }
 
 const NULL_HEX = '0'.repeat(40);
-/** Working-copy requirements this writer cannot honour. */
-const UNSUPPORTED_WC = ['exp-sparse', 'dirstate-tracked-key-v1'];
+/**
+ * Requirements whose working copy this writer cannot produce: a sparse checkout, the tracked-key
+ * dirstate, and files whose content lives outside the revlogs (largefiles' `.hglf/` standins name
+ * files in the largefiles store; an lfs filelog holds pointers, REVIDX_EXTSTORED): hg without those
+ * extensions refuses to open such a repository (localrepo.ensurerequirementsrecognized).
+ */
+const UNSUPPORTED_WC = ['exp-sparse', 'dirstate-tracked-key-v1', 'largefiles', 'lfs'];
 
 export async function updateWorkingCopy(
   repoRoot: string,

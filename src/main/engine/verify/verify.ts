@@ -957,6 +957,9 @@ const UNSUPPORTED_FOR_VERIFY = [
   'changelogv2',
   'exp-changelog-v2',
   'narrowhg-experimental',
+  // filelog revisions flagged REVIDX_EXTSTORED hold pointers to blobs outside the store: hg
+  // verify without the lfs extension refuses to open the repository (ensurerequirementsrecognized)
+  'lfs',
 ];
 
 /**

@@ -1,6 +1,7 @@
 // Server capabilities (wireprotov1server.py `_capabilities`) and bundle2 capability blobs
 // (bundle2.py `encodecaps` / `decodecaps` / `getrepocaps`).
 
+import { SluiceError } from '../errors';
 import { quote, unquote, byteCompare } from './wire-encoding';
 
 export class Capabilities {
@@ -23,6 +24,16 @@ export class Capabilities {
   get(name: string): string | undefined {
     const v = this.map.get(name);
     return v === undefined ? undefined : v === true ? '' : v;
+  }
+
+  /**
+   * Requirements the server's repository imposes on a clone or pull that Sluice cannot take:
+   * `lfs-serve` means the repository requires lfs (hgext/lfs/wrapper._capabilities), so hg.clone
+   * gives the clone the lfs requirement before any data moves, and the server sends only cg3
+   * with REVIDX_EXTSTORED pointers.
+   */
+  refusedRemoteRequirements(): string[] {
+    return this.has('lfs-serve') ? ['lfs'] : [];
   }
 
   names(): string[] {
@@ -61,6 +72,17 @@ export class Capabilities {
     const v = this.get('httpmediatype');
     return v ? v.split(',') : [];
   }
+}
+
+/** Before anything is written: a server whose repository needs what Sluice lacks (lfs). */
+export function refuseRemoteRequirements(caps: Capabilities): void {
+  const refused = caps.refusedRemoteRequirements();
+  if (refused.length)
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      `the remote repository requires features unknown to Sluice: ${refused.join(', ')} (its files are stored outside the revlogs)`,
+      { unsupported: refused },
+    );
 }
 
 export function decodeBundle2Caps(blob: string): Map<string, string[]> {

@@ -37,7 +37,7 @@ import {
   locateRepository,
   unsupportedRequirements,
 } from '../store/requirements';
-import { Capabilities, clientBundleCaps } from './capabilities';
+import { Capabilities, clientBundleCaps, refuseRemoteRequirements } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
 import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from './clone-bundles';
 import { redactUrl, type HttpSession } from './http-client';
@@ -308,6 +308,7 @@ export async function cloneFromUrl(
     const peer = await openPeer(url, { ...opts, session, signal: ctx.signal, log });
     opened = peer;
     log('debug', `capabilities: ${peer.caps.raw}`);
+    refuseRemoteRequirements(peer.caps);
     // hg clone --pull, or a server that allows no stream clone: clone with the pull protocol
     if (req.pull || peer.caps.streamRequirements() === null) {
       if (!req.pull) log('info', 'the server offers no stream clone: cloning with the pull protocol');

@@ -22,7 +22,7 @@ import { readRepoConfig } from '../store/hgrc';
 import { obsolescenceEnabled } from '../repo/obsstore';
 import { RepoWriteSession } from '../repo/write-session';
 import { locateRepository } from '../store/requirements';
-import { clientBundleCaps } from './capabilities';
+import { clientBundleCaps, refuseRemoteRequirements } from './capabilities';
 import { isLocalSource, localSourcePath } from './local-peer';
 import { redactUrl } from './http-client';
 import { openPeer, openSession, type SessionOptions } from './open-peer';
@@ -277,6 +277,7 @@ export async function pullFromUrl(
       repo,
     });
     try {
+      refuseRemoteRequirements(peer.caps);
       const out = await pullFromPeer(repo, peer, ctx, { incoming: req.incoming === true, isDefaultPath });
       if (req.update && !req.incoming && out.changesets > 0) await updateWorkingCopy(repo, {}, ctx);
       return { ...out, repo };

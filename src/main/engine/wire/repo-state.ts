@@ -6,7 +6,12 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError } from '../errors';
-import { STREAM_FIXED_REQUIREMENTS, locateRepository, type RepoLocation } from '../store/requirements';
+import {
+  STREAM_FIXED_REQUIREMENTS,
+  locateRepository,
+  unsupportedRequirements,
+  type RepoLocation,
+} from '../store/requirements';
 import { readRepoConfig } from '../store/hgrc';
 import {
   ChangelogGraph,
@@ -252,8 +257,21 @@ export class ServedRepo {
     const requirements = loc.requirements;
     if (!requirements.has('store')) {
       throw new SluiceError(
-        'NOT_A_REPO',
-        `${this.root}: repositories without the store layout are not supported`,
+        'UNSUPPORTED_REQUIREMENTS',
+        `${this.root}: repositories without the store layout (requirement 'store', hg < 0.9.2 or format.usestore=false) cannot be served by Sluice`,
+        { unsupported: ['store'] },
+      );
+    }
+    // localrepo.ensurerequirementsrecognized: hg serve without an extension (lfs, largefiles) or a
+    // format (changelog-v2, narrow) refuses to open the repository; serving its revlogs as if they
+    // were plain would hand out pointers and standins as file contents
+    // (bookmarksinstore only moves the bookmarks file, which readBookmarks follows)
+    const unknown = unsupportedRequirements(requirements).filter((r) => r !== 'bookmarksinstore');
+    if (unknown.length) {
+      throw new SluiceError(
+        'UNSUPPORTED_REQUIREMENTS',
+        `repository ${this.root} requires features unknown to Sluice: ${unknown.join(', ')}`,
+        { unsupported: unknown },
       );
     }
     const hgrc = await readRepoConfig(this.root);
