@@ -7,24 +7,34 @@ import { existsSync } from 'node:fs';
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
 const WRAPPER = `
-import os, sys, time, resource, subprocess, json
+import os, sys, time, resource, signal, subprocess, json
+limit = float(sys.argv[1]) or None
 t = time.perf_counter()
-p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+# its own process group, so a timeout stops the command's forked workers too (hg update's)
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+timed_out = False
+try:
+    err = p.communicate(timeout=limit)[1]
+except subprocess.TimeoutExpired:
+    timed_out = True
+    os.killpg(p.pid, signal.SIGKILL)
+    err = p.communicate()[1]
 wall = time.perf_counter() - t
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
-sys.stderr.write(p.stderr.decode('utf-8', 'replace')[-4000:])
-print(json.dumps({"code": p.returncode, "wall": wall, "user": r.ru_utime, "sys": r.ru_stime, "maxrss_kb": r.ru_maxrss}))
+sys.stderr.write(err.decode('utf-8', 'replace')[-4000:])
+print(json.dumps({"code": 124 if timed_out else p.returncode, "timedOut": timed_out, "wall": wall, "user": r.ru_utime, "sys": r.ru_stime, "maxrss_kb": r.ru_maxrss}))
 `;
 
 /**
  * @param {string} cmd
  * @param {string[]} args
- * @param {{ env?: NodeJS.ProcessEnv, cwd?: string }} [opts]
- * @returns {Promise<{ code: number, wallMs: number, userMs: number, sysMs: number, maxRssKb: number, stderr: string }>}
+ * @param {{ env?: NodeJS.ProcessEnv, cwd?: string, timeoutMs?: number }} [opts] timeoutMs: the command's
+ *   process group is killed then, and the result has code 124 and timedOut
+ * @returns {Promise<{ code: number, timedOut: boolean, wallMs: number, userMs: number, sysMs: number, maxRssKb: number, stderr: string }>}
  */
 export function measure(cmd, args, opts = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, ['-c', WRAPPER, cmd, ...args], {
+    const child = spawn(PYTHON, ['-c', WRAPPER, String((opts.timeoutMs ?? 0) / 1000), cmd, ...args], {
       env: opts.env ?? process.env,
       cwd: opts.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -39,6 +49,7 @@ export function measure(cmd, args, opts = {}) {
         const r = JSON.parse(out.trim().split('\n').pop());
         resolve({
           code: r.code,
+          timedOut: r.timedOut,
           wallMs: r.wall * 1000,
           userMs: r.user * 1000,
           sysMs: r.sys * 1000,
