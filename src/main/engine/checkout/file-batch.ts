@@ -13,6 +13,7 @@
 // (the small texts) + 8 MiB read spans + a few MiB for a streamed file plus its decoded deltas,
 // whatever the largest file is (a 318 MB snapshot: 923 -> 101 MB peak RSS).
 import type { CloseStats } from '../../../shared/events';
+import type { ManifestEntry } from '../revlog/texts';
 import { BackgroundCloser, type CloseImpl, type CloserPlan } from '../closer/background-closer';
 import { SluiceError, toSluiceError } from '../errors';
 import { LocalRepo } from '../repo/local-repo';
@@ -24,19 +25,76 @@ import { STREAM_ABOVE } from '../revlog/constants';
 
 export const CHECKOUT_WORKER_KIND = 'sluice-checkout-files';
 
-/** What every thread needs to write the batch (structured-cloned to the workers). */
+/**
+ * What every thread needs to write the batch (structured-cloned to the workers). The files are
+ * columns in SharedArrayBuffers, which the clone shares instead of copying: a string per path and
+ * node cloned into each worker's heap was ~250 bytes a file there (+20 MB of peak RSS on the large
+ * corpus's 99k files); a thread decodes a path when it writes that file.
+ */
 export interface FileBatch {
   loc: RepoLocation;
-  /** manifest paths (latin1 byte strings), sorted: neighbours share filelog and working directories */
-  paths: string[];
-  nodes: string[];
-  flags: string[];
+  files: BatchFiles;
   /** set: file i is written at `${scratch}/${i}` (moved into place later), else at its path */
   scratch?: string;
   symlinks?: boolean;
   /** tests: stream texts above this size (default STREAM_ABOVE) */
   streamAbove?: number;
   closer: CloserPlan;
+}
+
+export interface BatchFiles {
+  count: number;
+  /**
+   * the manifest paths' bytes (latin1), back to back in the manifest's order (sorted: neighbours
+   * share filelog and working directories); file i's end at pathEnds[i]
+   */
+  pathBytes: Uint8Array;
+  pathEnds: Uint32Array;
+  /** file i's filelog node at i * 20 */
+  nodes: Uint8Array;
+  /** file i's manifest flag byte ('x', 'l', 't'), 0 for none */
+  flags: Uint8Array;
+}
+
+const shared8 = (n: number): Uint8Array => new Uint8Array(new SharedArrayBuffer(Math.max(1, n)));
+
+/** The entries' columns, in SharedArrayBuffers. */
+export function packBatchFiles(entries: readonly ManifestEntry[]): BatchFiles {
+  const count = entries.length;
+  let total = 0;
+  for (const e of entries) total += e.path.length; // latin1 byte strings: one char per byte
+  const pathBytes = shared8(total);
+  const pathEnds = new Uint32Array(new SharedArrayBuffer(Math.max(1, count) * 4));
+  const nodes = shared8(count * 20);
+  const flags = shared8(count);
+  const pb = Buffer.from(pathBytes.buffer, 0, pathBytes.length);
+  const nb = Buffer.from(nodes.buffer, 0, nodes.length);
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    const e = entries[i]!;
+    at += pb.write(e.path, at, 'latin1');
+    pathEnds[i] = at;
+    nb.write(e.nodeHex, i * 20, 'hex');
+    flags[i] = e.flag === '' ? 0 : e.flag.charCodeAt(0);
+  }
+  return { count, pathBytes, pathEnds, nodes, flags };
+}
+
+/** File i's manifest path (a latin1 byte string). */
+export function batchPath(files: BatchFiles, i: number): string {
+  const { pathBytes: b } = files;
+  return Buffer.from(b.buffer, b.byteOffset, b.length).toString(
+    'latin1',
+    i > 0 ? files.pathEnds[i - 1]! : 0,
+    files.pathEnds[i]!,
+  );
+}
+
+const FLAG_NAMES: Record<number, string> = { 0: '', 0x78: 'x', 0x6c: 'l', 0x74: 't' };
+
+/** File i's manifest flag: '', 'x', 'l' or 't'. */
+export function batchFlag(files: BatchFiles, i: number): string {
+  return FLAG_NAMES[files.flags[i]!] ?? '';
 }
 
 /** control words (Int32Array over a SharedArrayBuffer) */
@@ -75,7 +133,9 @@ export function newBatchShared(files: number): BatchShared {
 
 /** Where file i goes. */
 export function batchTarget(batch: FileBatch, i: number): string | Buffer {
-  return batch.scratch !== undefined ? `${batch.scratch}/${i}` : workingPath(batch.loc.root, batch.paths[i]!);
+  return batch.scratch !== undefined
+    ? `${batch.scratch}/${i}`
+    : workingPath(batch.loc.root, batchPath(batch.files, i));
 }
 
 export interface ShareResult {
@@ -102,14 +162,12 @@ export async function writeShare(
   const reader = new FileTextReader(repo);
   const closer = new BackgroundCloser(batch.closer, opts.closeImpl);
   const creator = new FileCreator(closer, batch.symlinks === undefined ? {} : { symlinks: batch.symlinks });
-  const n = batch.paths.length;
+  const n = batch.files.count;
   let error: SluiceError | undefined;
   let files = 0;
   const streamAbove = batch.streamAbove ?? STREAM_ABOVE;
   /** large files this thread claimed while another thread streamed one */
   const deferred: number[] = [];
-  /** the node of the file at hand (no buffer per file) */
-  const node = Buffer.alloc(20);
   const done = (i: number, w: WrittenFile): void => {
     stats[i * 3] = w.mode;
     stats[i * 3 + 1] = w.size;
@@ -126,7 +184,7 @@ export async function writeShare(
    * threads (CTL_BIG). false: deferred (another thread streams one and mayDefer).
    */
   const writeLarge = async (i: number, o: OpenedRevision, mayDefer: boolean): Promise<boolean> => {
-    const path = batch.paths[i]!;
+    const path = batchPath(batch.files, i);
     let locked = false;
     try {
       if (Atomics.compareExchange(control, CTL_BIG, 0, 1) !== 0) {
@@ -139,7 +197,7 @@ export async function writeShare(
       locked = true;
       const w = await creator.createStreamed(
         batchTarget(batch, i),
-        batch.flags[i]!,
+        batchFlag(batch.files, i),
         created(i),
         async (write) => {
           const strip = metaStripper(write);
@@ -163,15 +221,15 @@ export async function writeShare(
     mayDefer: boolean,
   ): Promise<boolean> => {
     const o = await opened;
-    if (batch.flags[i] !== 'l' && o.revlog.index.rawSize(o.rev) > streamAbove)
-      return writeLarge(i, o, mayDefer);
+    const flag = batchFlag(batch.files, i);
+    if (flag !== 'l' && o.revlog.index.rawSize(o.rev) > streamAbove) return writeLarge(i, o, mayDefer);
     try {
       // the text lives in the reader's reused buffer until the revision is released
       const text = stripFilelogMeta(await o.revlog.revisionView(o.rev));
-      done(i, await creator.create(batchTarget(batch, i), text, batch.flags[i]!, created(i)));
+      done(i, await creator.create(batchTarget(batch, i), text, flag, created(i)));
       return true;
     } catch (e) {
-      throw exists_(e, batch.paths[i]!);
+      throw exists_(e, batchPath(batch.files, i));
     } finally {
       await reader.release(o);
     }
@@ -182,12 +240,11 @@ export async function writeShare(
    * to wait. false: a large file deferred (see writeLarge).
    */
   const writeFile = (i: number, mayDefer: boolean): boolean | Promise<boolean> => {
-    const path = batch.paths[i]!;
-    node.write(batch.nodes[i]!, 0, 'hex');
-    const opened = reader.open(path, node);
+    const path = batchPath(batch.files, i);
+    const opened = reader.open(path, batch.files.nodes, i * 20);
     if (opened instanceof Promise) return writeSlow(i, opened, mayDefer);
     const { revlog, rev } = opened;
-    const flag = batch.flags[i]!;
+    const flag = batchFlag(batch.files, i);
     let w: WrittenFile | Promise<WrittenFile>;
     try {
       if (flag !== 'l' && revlog.index.rawSize(rev) > streamAbove) return writeLarge(i, opened, mayDefer);

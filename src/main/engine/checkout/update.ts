@@ -48,7 +48,7 @@ import {
   type Dirstate,
 } from './dirstate';
 import { readDirstateV2, writeDirstateV2 } from './dirstate-v2';
-import { batchTarget, FILE_PENDING, newBatchShared, type FileBatch } from './file-batch';
+import { batchTarget, FILE_PENDING, newBatchShared, packBatchFiles, type FileBatch } from './file-batch';
 import { FileTextReader, findRev } from './file-texts';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
 import { currentUmask, WorkingCopyWriter } from './wc-writer';
@@ -190,6 +190,10 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
       resolved.rev === NULL_REV ? 'default' : changesetBranch(await cl.revision(resolved.rev)).branch;
     const target: Target = { ...resolved, branch, manifest: await readManifestOf(cl, mf, resolved.rev) };
     const source = p1Rev === NULL_REV ? [] : await readManifestOf(cl, mf, p1Rev);
+    // the manifests are parsed: their texts (cached, ~9 MB on a 99k-file manifest) and read
+    // windows would otherwise stay through the whole checkout
+    mf.clearCache();
+    cl.clearCache();
     return await checkout(repo, ds, source, target, opts, ctx, early);
   } finally {
     await early?.terminate();
@@ -266,19 +270,10 @@ async function checkout(
     : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
   // the manifest's order (sorted paths): neighbours share directories and are claimed together
   const paths: string[] = new Array(gets.length);
-  const nodes: string[] = new Array(gets.length);
-  const flags: string[] = new Array(gets.length);
-  for (let i = 0; i < gets.length; i++) {
-    const e = gets[i]!;
-    paths[i] = e.path;
-    nodes[i] = e.nodeHex;
-    flags[i] = e.flag;
-  }
+  for (let i = 0; i < gets.length; i++) paths[i] = gets[i]!.path;
   const batch: FileBatch = {
     loc: repo.loc,
-    paths,
-    nodes,
-    flags,
+    files: packBatchFiles(gets),
     ...(scratch !== undefined ? { scratch } : {}),
     ...(opts.symlinks !== undefined ? { symlinks: opts.symlinks } : {}),
     ...(opts.streamAbove !== undefined ? { streamAbove: opts.streamAbove } : {}),
@@ -344,20 +339,20 @@ async function checkout(
   try {
     if (scratch) mkdirSync(scratch);
     const close = await writers.run(ctx, progress, () => {
-      if (!scratch) writer.ensureParents(batch.paths);
+      if (!scratch) writer.ensureParents(paths);
     });
     progress.finish();
     ctx.throwIfCancelled();
     // what each written file became: batch file i's stat (mode, size, mtime) in shared.stats; a
     // checkout from null gets every manifest entry, in the manifest's order
     const st = shared.stats;
-    const getIndex = fresh ? undefined : new Map(batch.paths.map((p, i) => [p, i]));
+    const getIndex = fresh ? undefined : new Map(paths.map((p, i) => [p, i]));
 
     if (scratch) {
       // the point of no return: removed files go, new contents are renamed into place
       committed = true;
       for (const path of removes) removeTracked(auditor, path);
-      for (let i = 0; i < gets.length; i++) writer.moveInto(batchTarget(batch, i), batch.paths[i]!);
+      for (let i = 0; i < gets.length; i++) writer.moveInto(batchTarget(batch, i), paths[i]!);
       for (const e of execs) setExecFlag(auditor.fsPath(e.path), e.flag === 'x');
     }
     const now = fsNowSeconds(repo.hgDir);

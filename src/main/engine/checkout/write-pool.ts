@@ -17,6 +17,7 @@ import {
   CTL_GO,
   CTL_NEXT,
   CTL_STOP,
+  batchPath,
   FILE_DONE,
   fromPosted,
   writeShare,
@@ -72,7 +73,11 @@ export interface WritePoolOptions {
  * startFileWriters() hands them the batch (stopping the ones it does not need); terminate() them
  * when the checkout stops before that.
  */
-export function prestartFileWriters(expectedFiles: number, opts: WritePoolOptions, zstd: boolean): FileWriters {
+export function prestartFileWriters(
+  expectedFiles: number,
+  opts: WritePoolOptions,
+  zstd: boolean,
+): FileWriters {
   return new FileWriters(opts, expectedFiles, zstd);
 }
 
@@ -87,7 +92,7 @@ export function startFileWriters(
   opts: WritePoolOptions = {},
   early?: FileWriters,
 ): FileWriters {
-  return (early ?? new FileWriters(opts, batch.paths.length, false)).assign(batch, shared);
+  return (early ?? new FileWriters(opts, batch.files.count, false)).assign(batch, shared);
 }
 
 export class FileWriters {
@@ -157,7 +162,7 @@ export class FileWriters {
   assign(batch: FileBatch, shared: BatchShared): this {
     this.batch = batch;
     this.shared = shared;
-    const want = this.countFor(batch.paths.length);
+    const want = this.countFor(batch.files.count);
     // early workers this batch does not need: idle, they have written nothing
     for (const w of this.workers.splice(want)) {
       w.removeAllListeners();
@@ -191,7 +196,7 @@ export class FileWriters {
     const { opts } = this;
     const batch = this.batch!;
     const shared = this.shared!;
-    const n = batch.paths.length;
+    const n = batch.files.count;
     const { control, status, stats } = shared;
     const count = this.workers.length;
     const results = this.results;
@@ -205,7 +210,7 @@ export class FileWriters {
         reported[i] = 1;
         const size = stats[i * 3 + 1]!;
         progress.addBytes(size);
-        progress.fileDone('w', batch.paths[i]!, size);
+        progress.fileDone('w', batchPath(batch.files, i), size);
       }
       while (low < hi && reported[low]) low++;
     };
