@@ -4,13 +4,14 @@
 // hg's clone from sluice serve. Formats Sluice does not handle are refused, typed, before anything
 // is written.
 
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyChangegroupBundleFile } from '../../src/main/engine/apply/apply-changegroup';
 import { updateWorkingCopy } from '../../src/main/engine/checkout/update';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/job/job-context';
+import type { SluiceEvent } from '../../src/shared/events';
 import { verifyRepository } from '../../src/main/engine/verify/verify';
 import { cloneFromUrl } from '../../src/main/engine/wire/clone';
 import { pullFromUrl } from '../../src/main/engine/wire/pull';
@@ -223,3 +224,40 @@ describe.skipIf(missing('hg'))(
     }, 60_000);
   },
 );
+
+describe.skipIf(missing('hg'))(`tree manifests (experimental.treemanifest)${skipNote('hg')}`, () => {
+  let work = '';
+  let src = '';
+  let server: HgServer | undefined;
+  beforeAll(async () => {
+    work = tempDir('formats-tree');
+    src = join(work, 'src');
+    hg(['init', '--config', 'experimental.treemanifest=1', src]);
+    mkdirSync(join(src, 'd', 'e'), { recursive: true });
+    writeFileSync(join(src, 'd', 'e', 'a'), 'a\n');
+    hg(['commit', '-q', '-A', '-m', 'c0', '-d', '0 0'], src);
+    server = await startHgServe(src);
+  }, 60_000);
+  afterAll(() => {
+    server?.stop();
+    if (work) removeDir(work);
+  });
+
+  it('a stream clone with a working copy is refused before the transfer; without one (-U) it verifies', async () => {
+    const dest = join(work, 'wc');
+    const events: SluiceEvent[] = [];
+    const ctx = new JobContext({ sink: (ev) => events.push(ev) });
+    const e = await refusal(cloneFromUrl({ kind: 'clone', url: server!.url, dest, update: true }, ctx));
+    // nothing streamed: the only phase is the connection
+    expect(events.flatMap((ev) => (ev.type === 'phase' ? [ev.phase] : []))).toEqual(['connect']);
+    expect(e.code).toBe('UNSUPPORTED_REQUIREMENTS');
+    expect(e.message).toContain('treemanifest');
+    expect(existsSync(dest)).toBe(false);
+    expect(readdirSync(work).filter((n) => n.includes('sluice-tmp'))).toEqual([]);
+    const bare = join(work, 'bare');
+    await cloneFromUrl({ kind: 'clone', url: server!.url, dest: bare }, new JobContext());
+    const ref = join(work, 'ref');
+    hg(['clone', '-q', '-U', '--stream', server!.url, ref]);
+    expectLike(bare, ref);
+  }, 60_000);
+});

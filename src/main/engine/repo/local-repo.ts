@@ -10,7 +10,12 @@ import { storePathEncoder, type StorePathEncoder } from '../store/encoding';
 import { locateRepository, type RepoLocation } from '../store/requirements';
 
 /** Requirements whose store layout this reader does not understand (a tree manifest has no flat `00manifest`). */
-const UNREADABLE = ['treemanifest', 'exp-changelog-v2', 'exp-revlogv2.2', 'narrowhg-experimental'];
+export const UNREADABLE_REQUIREMENTS: readonly string[] = [
+  'treemanifest',
+  'exp-changelog-v2',
+  'exp-revlogv2.2',
+  'narrowhg-experimental',
+];
 
 export class LocalRepo {
   private readonly encode: StorePathEncoder;
@@ -21,7 +26,7 @@ export class LocalRepo {
 
   static async open(root: string): Promise<LocalRepo> {
     const loc = await locateRepository(root);
-    const bad = UNREADABLE.filter((r) => loc.requirements.has(r));
+    const bad = UNREADABLE_REQUIREMENTS.filter((r) => loc.requirements.has(r));
     if (bad.length > 0)
       throw new SluiceError(
         'UNSUPPORTED_REQUIREMENTS',

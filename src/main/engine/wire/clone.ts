@@ -37,6 +37,7 @@ import {
   locateRepository,
   unsupportedRequirements,
 } from '../store/requirements';
+import { UNREADABLE_REQUIREMENTS } from '../repo/local-repo';
 import { Capabilities, clientBundleCaps, refuseRemoteRequirements } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
 import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from './clone-bundles';
@@ -315,6 +316,14 @@ export async function cloneFromUrl(
       return await pullClone(req, peer, session, dest, ctx, opts);
     }
     const plan = planStream(peer.caps, req.stream ?? 'auto');
+    // the checkout would read the streamed store (LocalRepo.open): refuse before the transfer
+    const unreadable = plan.requirements.filter((r) => UNREADABLE_REQUIREMENTS.includes(r));
+    if (req.update === true && unreadable.length)
+      throw new SluiceError(
+        'UNSUPPORTED_REQUIREMENTS',
+        `sluice cannot check out a repository that requires ${unreadable.join(', ')}: clone it without a working copy (-U)`,
+        { unsupported: unreadable },
+      );
     const source = url; // credentials already split off; never written to hgrc
     const applyOpts = {
       kind: 'clone' as const,
