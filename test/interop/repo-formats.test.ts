@@ -15,9 +15,9 @@ import type { SluiceEvent } from '../../src/shared/events';
 import { verifyRepository } from '../../src/main/engine/verify/verify';
 import { cloneFromUrl } from '../../src/main/engine/wire/clone';
 import { pullFromUrl } from '../../src/main/engine/wire/pull';
-import { startServer } from '../../src/main/engine/wire/server';
+import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
 import { hg, treeHash, verifyOk } from './changegroup-support';
-import { missing, removeDir, skipNote, startHgServe, tempDir, type HgServer } from './wire-support';
+import { hgAsync, missing, removeDir, skipNote, startHgServe, tempDir, type HgServer } from './wire-support';
 
 /** What must agree with hg's own clone: nodes, phases, branches (closed heads), bookmarks, tags. */
 function logOf(repo: string): string {
@@ -259,5 +259,45 @@ describe.skipIf(missing('hg'))(`tree manifests (experimental.treemanifest)${skip
     const ref = join(work, 'ref');
     hg(['clone', '-q', '-U', '--stream', server!.url, ref]);
     expectLike(bare, ref);
+  }, 60_000);
+});
+
+describe.skipIf(missing('hg'))(`sluice serve of a tree-manifest repository${skipNote('hg')}`, () => {
+  let work = '';
+  let sluice: RunningServer | undefined;
+  beforeAll(async () => {
+    work = tempDir('formats-tree-serve');
+    const src = join(work, 'src');
+    hg(['init', '--config', 'experimental.treemanifest=1', src]);
+    mkdirSync(join(src, 'd'));
+    writeFileSync(join(src, 'd', 'a'), 'a\n');
+    hg(['commit', '-q', '-A', '-m', 'c0', '-d', '0 0'], src);
+    sluice = await startServer({ repo: src });
+  }, 60_000);
+  afterAll(async () => {
+    await sluice?.close();
+    if (work) removeDir(work);
+  });
+
+  it('hg clone --stream works; a pull clone is refused, naming treemanifest (it sent directories as files)', async () => {
+    const stream = join(work, 'stream');
+    const s = await hgAsync(['clone', '-q', '--stream', sluice!.url, stream]);
+    expect(s.status, s.stderr).toBe(0);
+    const v = verifyOk(stream);
+    expect(v.ok, v.out).toBe(true);
+    expect(hg(['status'], stream)).toBe('');
+    const pull = join(work, 'pull');
+    const p = await hgAsync([
+      'clone',
+      '-q',
+      '--pull',
+      '--config',
+      'experimental.changegroup3=yes',
+      sluice!.url,
+      pull,
+    ]);
+    expect(p.status).not.toBe(0);
+    expect(p.stderr).toContain('treemanifest');
+    expect(existsSync(pull)).toBe(false);
   }, 60_000);
 });

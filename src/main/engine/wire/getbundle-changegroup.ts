@@ -41,6 +41,14 @@ export function changegroupPart(
   const commonRevs = req.common.map((h) => snap.revOfHex(h)).filter((r): r is number => r !== undefined);
   const outgoing = computeOutgoing(snap.graph, commonRevs, headRevs as number[]);
   if (!outgoing.missing.length) return { part: null, missing: 0 };
+  // changegroup.supportedoutgoingversions: a tree-manifest repository sends only cg3 with its
+  // directory manifests, which emitChangegroup does not write (it would send the directories of
+  // the root manifest as files); its stream clone is served
+  if (snap.requirements.has('treemanifest'))
+    return {
+      abort: 'no common changegroup version',
+      hint: 'sluice serve sends no changegroup of a tree-manifest repository (treemanifest): clone it with --stream',
+    };
   const version = chooseChangegroupVersion(req.b2caps);
   if (!version)
     return {
