@@ -279,7 +279,11 @@ async function checkout(
     ...(opts.streamAbove !== undefined ? { streamAbove: opts.streamAbove } : {}),
     closer: plan,
   };
-  const shared = newBatchShared(gets.length);
+  const count = gets.length;
+  // from null, the entries live on as `paths` and the batch's columns: their objects and hex
+  // strings (~100 B a file) go now instead of staying through the checkout (gets is the manifest)
+  if (fresh) target.manifest.length = 0;
+  const shared = newBatchShared(count);
   // the worker threads load while the paths are audited
   const writers = startFileWriters(batch, shared, writePoolOptions(opts), early);
   try {
@@ -306,7 +310,7 @@ async function checkout(
       ctx.emit({
         type: 'start',
         kind: 'update',
-        files: gets.length,
+        files: count,
         bytes: 0,
         requirements: [...repo.requirements].sort(),
         source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
@@ -327,7 +331,7 @@ async function checkout(
     throw e;
   }
   if (plan.background) ctx.log('debug', `starting ${plan.threads} threads for background file closing`);
-  const progress = new ProgressTracker(ctx, { bytes: 0, files: gets.length });
+  const progress = new ProgressTracker(ctx, { bytes: 0, files: count });
   const writer = new WorkingCopyWriter(auditor);
 
   const newDs: Dirstate = {
@@ -352,7 +356,7 @@ async function checkout(
       // the point of no return: removed files go, new contents are renamed into place
       committed = true;
       for (const path of removes) removeTracked(auditor, path);
-      for (let i = 0; i < gets.length; i++) writer.moveInto(batchTarget(batch, i), paths[i]!);
+      for (let i = 0; i < count; i++) writer.moveInto(batchTarget(batch, i), paths[i]!);
       for (const e of execs) setExecFlag(auditor.fsPath(e.path), e.flag === 'x');
     }
     const now = fsNowSeconds(repo.hgDir);
@@ -360,7 +364,7 @@ async function checkout(
     /** from null into a dirstate-v1: its bytes straight from the written files' stats */
     let v1Clean: Buffer | undefined;
     if (fresh && !v2) {
-      const n = gets.length;
+      const n = count;
       const modes = new Int32Array(n);
       const sizes = new Int32Array(n);
       const mtimes = new Int32Array(n);
@@ -373,34 +377,35 @@ async function checkout(
       }
       v1Clean = packDirstateV1Clean(newDs.p1, paths, modes, sizes, mtimes);
     }
-    for (let j = 0; v1Clean === undefined && j < target.manifest.length; j++) {
-      const e = target.manifest[j]!;
-      const w = getIndex ? (getIndex.get(e.path) ?? -1) : j;
-      const old = fresh ? undefined : ds.entries.get(e.path);
-      if (execPaths.has(e.path))
+    const entries = fresh ? count : target.manifest.length;
+    for (let j = 0; v1Clean === undefined && j < entries; j++) {
+      const path = fresh ? paths[j]! : target.manifest[j]!.path;
+      const w = getIndex ? (getIndex.get(path) ?? -1) : j;
+      const old = fresh ? undefined : ds.entries.get(path);
+      if (execPaths.has(path))
         // recordupdates for 'e': tracked, no file data (status looks it up)
-        newDs.entries.set(e.path, {
-          path: e.path,
+        newDs.entries.set(path, {
+          path,
           state: 'n',
           mode: 0,
           size: NONNORMAL,
           mtime: AMBIGUOUS_TIME,
         });
-      else if (w < 0 && old) newDs.entries.set(e.path, { ...old, copySource: undefined });
+      else if (w < 0 && old) newDs.entries.set(path, { ...old, copySource: undefined });
       else if (w >= 0) {
         const mtime = st[w * 3 + 2]! & RANGE_MASK;
         // merge.update: an mtime not strictly in the past cannot be trusted (a write within the
         // same second would keep it); hg stores it as unknown so status looks the file up
-        newDs.entries.set(e.path, {
-          path: e.path,
+        newDs.entries.set(path, {
+          path,
           state: 'n',
           mode: st[w * 3]!,
           size: st[w * 3 + 1]!,
           mtime: mtime >= now ? AMBIGUOUS_TIME : mtime,
         });
       } else
-        newDs.entries.set(e.path, {
-          path: e.path,
+        newDs.entries.set(path, {
+          path,
           state: 'n',
           mode: 0,
           size: NONNORMAL,
@@ -416,13 +421,13 @@ async function checkout(
     // hg's merge stats line (hg update / hg clone)
     ctx.log(
       'info',
-      `${gets.length} files updated, 0 files merged, ${removes.length} files removed, 0 files unresolved`,
+      `${count} files updated, 0 files merged, ${removes.length} files removed, 0 files unresolved`,
     );
     return {
       rev: target.rev,
       nodeHex: target.nodeHex,
       branch: target.branch,
-      files: gets.length,
+      files: count,
       removed: removes.length,
       bytes: progress.bytes,
       close,
@@ -434,7 +439,7 @@ async function checkout(
       ctx.phase('cleanup');
       // every thread has stopped and closed what it wrote (writeBatch settles only then)
       const created: (string | Buffer)[] = [];
-      for (let i = 0; i < gets.length; i++)
+      for (let i = 0; i < count; i++)
         if (Atomics.load(shared.status, i) !== FILE_PENDING) created.push(batchTarget(batch, i));
       writer.undo(created);
     }
