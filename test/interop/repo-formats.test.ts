@@ -4,8 +4,8 @@
 // hg's clone from sluice serve. Formats Sluice does not handle are refused, typed, before anything
 // is written.
 
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyChangegroupBundleFile } from '../../src/main/engine/apply/apply-changegroup';
 import { updateWorkingCopy } from '../../src/main/engine/checkout/update';
@@ -300,4 +300,123 @@ describe.skipIf(missing('hg'))(`sluice serve of a tree-manifest repository${skip
     expect(p.stderr).toContain('treemanifest');
     expect(existsSync(pull)).toBe(false);
   }, 60_000);
+});
+
+/**
+ * The formats hg 6.3.2 still makes that Sluice reads and writes, each with the content that
+ * exercises them: hashed long paths (`dh/`), names dotencode and fncache encode (upper case, `~`,
+ * `:`, trailing dots and spaces, non-ASCII), an exec flip only, a symlink becoming a file, a file
+ * becoming a directory, a tag, a closed named branch and a merge with a rename.
+ */
+const FORMATS: [string, string[]][] = [
+  ['no generaldelta', ['format.usegeneraldelta=false', 'format.sparse-revlog=false']],
+  ['no dotencode', ['format.dotencode=false']],
+  ['no fncache', ['format.usefncache=false']],
+  ['no share-safe', ['format.use-share-safe=false']],
+  ['zlib', ['format.revlog-compression=zlib']],
+  ['no store', ['format.usestore=false']],
+];
+
+function makeContentRepo(dir: string, config: string[]): void {
+  hg(['init', ...config.flatMap((c) => ['--config', c]), dir]);
+  const w = (name: string, data: string): void => {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), data);
+  };
+  let date = 0;
+  const commit = (msg: string, ...extra: string[]): void => {
+    hg(['commit', '-q', '-A', '-m', msg, '-d', `${date++} 0`, ...extra], dir);
+  };
+  w(`long/${'x'.repeat(70)}/${'Y'.repeat(70)}/${'Z'.repeat(40)}.TXT`, 'hashed\n');
+  for (const n of ['Upper/MiXeD.txt', 'tilde~1.txt', 'co:lon.txt', 'trail./f', 'sp ace /f ', 'naïve/ünï.txt'])
+    w(n, `${n}\n`);
+  w('run.sh', '#!/bin/sh\n');
+  w('thing', 'a file\n');
+  symlinkSync('run.sh', join(dir, 'link'));
+  commit('c0');
+  chmodSync(join(dir, 'run.sh'), 0o755);
+  commit('exec flip');
+  rmSync(join(dir, 'link'));
+  w('link', 'now a file\n');
+  rmSync(join(dir, 'thing'));
+  w('thing/inner.txt', 'now a directory\n');
+  commit('symlink to file, file to directory');
+  hg(['tag', '-q', '-d', `${date++} 0`, 'v1'], dir);
+  hg(['branch', '-q', 'stable'], dir);
+  w('s.txt', 's\n');
+  commit('stable');
+  commit('close stable', '--close-branch');
+  hg(['update', '-q', 'default'], dir);
+  hg(['rename', '-q', 'Upper/MiXeD.txt', 'Upper/moved.txt'], dir);
+  commit('rename');
+  hg(['update', '-q', '3'], dir);
+  w('tilde~1.txt', 'side\n');
+  commit('side');
+  hg(['merge', '-q', '6'], dir); // the rename
+  commit('merge');
+  hg(['bookmark', '-q', '-r', '2', 'mark'], dir);
+}
+
+/** The working copy as content: type, exec bit, symlink target or bytes, for every path. */
+function workingCopy(repo: string): string {
+  return treeHash(repo, /^\.hg$/) + ' ' + hg(['status', '--all', '-T', '{status} {path}\n'], repo);
+}
+
+describe.skipIf(missing('hg'))(`repository formats hg 6.3.2 makes${skipNote('hg')}`, () => {
+  let work = '';
+  beforeAll(() => {
+    work = tempDir('formats-matrix');
+  });
+  afterAll(() => work && removeDir(work));
+
+  it.each(FORMATS)(
+    '%s: clone from hg serve, update between revisions, apply of hg bundle --all, hg clone from sluice serve',
+    async (label, config) => {
+      const base = join(work, label.replace(/ /g, '-'));
+      const src = join(base, 'src');
+      makeContentRepo(src, config);
+      const server = await startHgServe(src);
+      try {
+        const ref = join(base, 'ref');
+        hg(['clone', '-q', server.url, ref]);
+        const ours = join(base, 'ours');
+        await cloneFromUrl({ kind: 'clone', url: server.url, dest: ours, update: true }, new JobContext());
+        expectLike(ours, ref);
+        expect(hg(['status'], ours)).toBe('');
+        expect(workingCopy(ours)).toBe(workingCopy(ref));
+        // between revisions once: the flips and type changes do not depend on the store format
+        for (const rev of label === FORMATS[0]![0] ? ['1', 'stable', 'tip'] : []) {
+          await updateWorkingCopy(ours, { rev }, new JobContext());
+          hg(['update', '-q', '-C', rev], ref);
+          expect(workingCopy(ours), rev).toBe(workingCopy(ref));
+        }
+      } finally {
+        server.stop();
+      }
+      const bundle = join(base, 'all.hg');
+      hg(['bundle', '-q', '--all', bundle], src);
+      const applied = join(base, 'applied');
+      await applyChangegroupBundleFile(bundle, applied, new JobContext());
+      const unbundled = join(base, 'unbundled');
+      hg(['init', unbundled]);
+      hg(['unbundle', '-q', bundle], unbundled);
+      expectLike(applied, unbundled);
+      if (config.includes('format.usestore=false')) {
+        const e = await refusal(startServer({ repo: src }));
+        expect(e.code).toBe('UNSUPPORTED_REQUIREMENTS');
+        expect(e.message).toContain('store');
+        return;
+      }
+      const sluice = await startServer({ repo: src });
+      try {
+        const theirs = join(base, 'theirs');
+        const r = await hgAsync(['clone', '-q', '--pull', sluice.url, theirs]);
+        expect(r.status, r.stderr).toBe(0);
+        expectLike(theirs, join(base, 'ref'));
+      } finally {
+        await sluice.close();
+      }
+    },
+    120_000,
+  );
 });
