@@ -166,6 +166,52 @@ interface ZstdNativeHandle {
   close(): void;
 }
 
+/** A node:zlib zstd stream's native handle, kept and driven by hand (one frame per writeSync). */
+interface NativeKept {
+  handle: ZstdNativeHandle;
+  state: Uint32Array;
+  out: Buffer;
+  error: string | undefined;
+}
+
+/**
+ * The handle and write state of a fresh node:zlib zstd stream, with its error handler replaced
+ * (the stream's own destroys the stream; the frame's caller throws instead); null when node:zlib's
+ * internals are not the expected shape.
+ */
+function keepNativeHandle(stream: { _handle?: ZstdNativeHandle; _writeState?: unknown }): NativeKept | null {
+  const handle = stream._handle;
+  const state = stream._writeState;
+  if (
+    !handle ||
+    typeof handle.writeSync !== 'function' ||
+    !(state instanceof Uint32Array) ||
+    state.length < 2
+  )
+    return null;
+  const k: NativeKept = { handle, state, out: Buffer.allocUnsafe(64 << 10), error: undefined };
+  handle.onerror = (message) => {
+    k.error = message;
+  };
+  return k;
+}
+
+/** At least `cap` bytes of output: the kept buffer, grown up to KEPT_BUFFER_MAX; a fresh one beyond. */
+function keptOutput(k: NativeKept, cap: number): { out: Buffer; own: boolean } {
+  if (cap > KEPT_BUFFER_MAX) return { out: Buffer.allocUnsafe(cap), own: true };
+  if (cap > k.out.length)
+    k.out = Buffer.allocUnsafe(Math.min(KEPT_BUFFER_MAX, Math.max(cap, 2 * k.out.length)));
+  return { out: k.out, own: false };
+}
+
+function closeNative(k: NativeKept): void {
+  try {
+    k.handle.close();
+  } catch {
+    // closed already
+  }
+}
+
 /**
  * One node:zlib zstd decoder kept for every frame on this thread: its ZSTD_DCtx decodes a whole
  * frame per writeSync call into a kept output buffer, the way node:zlib's own sync calls drive
@@ -179,12 +225,6 @@ interface ZstdNativeHandle {
  * of 1.0 -> 1.9 KB, 213-239 -> 166-218 ms; `sluice update` from null, CPU medians of 4-5
  * interleaved runs, history 2.04 -> 1.82 s, medium 2.94 -> 2.76 s.
  */
-interface NativeKept {
-  handle: ZstdNativeHandle;
-  state: Uint32Array;
-  out: Buffer;
-  error: string | undefined;
-}
 let nativeKept: NativeKept | null | undefined;
 
 function nativeKeptDecoder(): NativeKept | null {
@@ -193,22 +233,7 @@ function nativeKeptDecoder(): NativeKept | null {
   const Ctor = (zlib as unknown as { ZstdDecompress?: new () => unknown }).ZstdDecompress;
   if (!nativeZstd() || typeof Ctor !== 'function') return null;
   try {
-    const stream = new Ctor() as { _handle?: ZstdNativeHandle; _writeState?: unknown };
-    const handle = stream._handle;
-    const state = stream._writeState;
-    if (
-      !handle ||
-      typeof handle.writeSync !== 'function' ||
-      !(state instanceof Uint32Array) ||
-      state.length < 2
-    )
-      return null;
-    const k: NativeKept = { handle, state, out: Buffer.allocUnsafe(64 << 10), error: undefined };
-    // in place of the stream's handler (which destroys the stream): the frame's caller throws
-    handle.onerror = (message) => {
-      k.error = message;
-    };
-    nativeKept = k;
+    nativeKept = keepNativeHandle(new Ctor() as Parameters<typeof keepNativeHandle>[0]);
   } catch {
     nativeKept = null;
   }
@@ -218,11 +243,7 @@ function nativeKeptDecoder(): NativeKept | null {
 /** Retires the kept native decoder after a failed frame (zstd keeps a context's error). */
 function dropNativeKept(k: NativeKept): void {
   if (nativeKept === k) nativeKept = undefined;
-  try {
-    k.handle.close();
-  } catch {
-    // closed already
-  }
+  closeNative(k);
 }
 
 /** ZSTD_e_continue: node:zlib's flush value for a write that is not the stream's last */
@@ -236,11 +257,7 @@ const ZSTD_E_CONTINUE = 0;
 function nativeKeptDecode(k: NativeKept, data: Uint8Array, limit: number, view: boolean): Uint8Array {
   // one byte beyond the limit tells "more than limit" from "exactly limit"
   const cap = Math.max(1, limit) + 1;
-  const own = cap > KEPT_BUFFER_MAX;
-  let out = k.out;
-  if (own) out = Buffer.allocUnsafe(cap);
-  else if (cap > out.length)
-    out = k.out = Buffer.allocUnsafe(Math.min(KEPT_BUFFER_MAX, Math.max(cap, 2 * out.length)));
+  const { out, own } = keptOutput(k, cap);
   k.handle.writeSync(ZSTD_E_CONTINUE, data, 0, data.length, out, 0, cap);
   if (k.error !== undefined) {
     dropNativeKept(k);
@@ -266,15 +283,9 @@ function nativeKeptDecode(k: NativeKept, data: Uint8Array, limit: number, view: 
  * the 19,678 texts of the medium corpus's tip (107.5 MB) at level 3: 1.02-1.42 -> 0.67-1.00 s of
  * CPU. null: not this runtime (the wasm encoder then).
  */
-interface NativeEncoder {
-  handle: ZstdNativeHandle;
-  state: Uint32Array;
-  out: Buffer;
-  error: string | undefined;
-}
-const nativeEncoders = new Map<number, NativeEncoder | null>();
+const nativeEncoders = new Map<number, NativeKept | null>();
 
-function nativeKeptEncoder(level: number): NativeEncoder | null {
+function nativeKeptEncoder(level: number): NativeKept | null {
   const known = nativeEncoders.get(level);
   if (known !== undefined) return known;
   nativeEncoders.set(level, null);
@@ -283,23 +294,9 @@ function nativeKeptEncoder(level: number): NativeEncoder | null {
   const levelParam = native?.constants.ZSTD_c_compressionLevel;
   if (!native || typeof Ctor !== 'function' || levelParam === undefined) return null;
   try {
-    const stream = new Ctor({ params: { [levelParam]: level } }) as {
-      _handle?: ZstdNativeHandle;
-      _writeState?: unknown;
-    };
-    const handle = stream._handle;
-    const state = stream._writeState;
-    if (
-      !handle ||
-      typeof handle.writeSync !== 'function' ||
-      !(state instanceof Uint32Array) ||
-      state.length < 2
-    )
-      return null;
-    const e: NativeEncoder = { handle, state, out: Buffer.allocUnsafe(64 << 10), error: undefined };
-    handle.onerror = (message) => {
-      e.error = message;
-    };
+    const e = keepNativeHandle(
+      new Ctor({ params: { [levelParam]: level } }) as Parameters<typeof keepNativeHandle>[0],
+    );
     nativeEncoders.set(level, e);
     return e;
   } catch {
@@ -311,29 +308,21 @@ function nativeKeptEncoder(level: number): NativeEncoder | null {
 const ZSTD_E_END = 2;
 
 /** One frame of data through a kept native encoder: a copy (the kept buffer is reused). */
-function nativeKeptEncode(e: NativeEncoder, data: Uint8Array): Uint8Array {
+function nativeKeptEncode(e: NativeKept, data: Uint8Array): Uint8Array {
   // ZSTD_compressBound, plus one byte so that a full buffer means "did not fit"
   const cap =
     data.length +
     (data.length >>> 8) +
     (data.length < 128 << 10 ? ((128 << 10) - data.length) >>> 11 : 0) +
     64;
-  const own = cap > KEPT_BUFFER_MAX;
-  let out = e.out;
-  if (own) out = Buffer.allocUnsafe(cap);
-  else if (cap > out.length)
-    out = e.out = Buffer.allocUnsafe(Math.min(KEPT_BUFFER_MAX, Math.max(cap, 2 * out.length)));
+  const { out, own } = keptOutput(e, cap);
   e.handle.writeSync(ZSTD_E_END, data, 0, data.length, out, 0, cap);
   const failed =
     e.error ?? (e.state[1] !== 0 || e.state[0] === 0 ? 'frame did not fit its bound' : undefined);
   if (failed !== undefined) {
     // a context left mid-frame or in error cannot start the next frame: a new encoder then
     for (const [level, enc] of nativeEncoders) if (enc === e) nativeEncoders.delete(level);
-    try {
-      e.handle.close();
-    } catch {
-      // closed already
-    }
+    closeNative(e);
     throw new SluiceError('COMPRESSION', `zstd compression failed: ${failed}`);
   }
   const result = out.subarray(0, cap - e.state[0]!);
