@@ -4,7 +4,16 @@
 // hg's clone from sluice serve. Formats Sluice does not handle are refused, typed, before anything
 // is written.
 
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  readFileSync,
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyChangegroupBundleFile } from '../../src/main/engine/apply/apply-changegroup';
@@ -419,4 +428,30 @@ describe.skipIf(missing('hg'))(`repository formats hg 6.3.2 makes${skipNote('hg'
     },
     120_000,
   );
+});
+
+describe.skipIf(missing('hg'))(`subrepositories${skipNote('hg')}`, () => {
+  let work = '';
+  beforeAll(() => {
+    work = tempDir('formats-subrepo');
+  });
+  afterAll(() => work && removeDir(work));
+
+  it('update writes .hgsub and .hgsubstate as files and warns that the subrepositories are left to hg', async () => {
+    const src = join(work, 'src');
+    hg(['init', src]);
+    hg(['init', join(src, 'sub')]);
+    writeFileSync(join(src, 'sub', 'a'), 'a\n');
+    hg(['commit', '-q', '-A', '-m', 's0', '-d', '0 0'], join(src, 'sub'));
+    writeFileSync(join(src, '.hgsub'), 'sub = sub\n');
+    hg(['add', '-q', '.hgsub'], src);
+    hg(['commit', '-q', '-m', 'p0', '-d', '0 0'], src);
+    hg(['update', '-q', 'null'], src);
+    const events: SluiceEvent[] = [];
+    await updateWorkingCopy(src, {}, new JobContext({ sink: (ev) => events.push(ev) }));
+    const warnings = events.flatMap((ev) => (ev.type === 'log' && ev.level === 'warn' ? [ev.message] : []));
+    expect(warnings.join('\n')).toContain('subrepositories (.hgsub)');
+    expect(readFileSync(join(src, '.hgsubstate'), 'latin1')).toMatch(/^[0-9a-f]{40} sub\n$/);
+    expect(hg(['status'], src)).toBe('');
+  }, 60_000);
 });

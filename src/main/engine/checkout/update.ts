@@ -243,6 +243,13 @@ async function checkout(
   const reader = new FileTextReader(repo);
   const auditor = new PathAuditor(root, opts.auditor);
   const fresh = source.length === 0 && ds.entries.size === 0;
+  // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice writes
+  // `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
+  if (target.manifest.some((e) => e.path === '.hgsub'))
+    ctx.log(
+      'warn',
+      'this revision has subrepositories (.hgsub): Sluice does not clone or update them; run hg update to get them',
+    );
   // from null every manifest entry is a get: no maps of the manifests (20k entries on the medium
   // corpus, built on the serial path before the first file)
   const sourceMap = new Map(source.map((e) => [e.path, e]));
@@ -324,6 +331,8 @@ async function checkout(
               (target.branch !== 'default' ? ` on branch ${target.branch}` : '')
           : `updating to branch ${target.branch}`,
       );
+    // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice
+    // writes `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
     ctx.phase('checkout');
     ctx.throwIfCancelled();
   } catch (e) {
