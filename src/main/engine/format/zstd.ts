@@ -196,12 +196,15 @@ function keepNativeHandle(stream: { _handle?: ZstdNativeHandle; _writeState?: un
   return k;
 }
 
-/** At least `cap` bytes of output: the kept buffer, grown up to KEPT_BUFFER_MAX; a fresh one beyond. */
-function keptOutput(k: NativeKept, cap: number): { out: Buffer; own: boolean } {
-  if (cap > KEPT_BUFFER_MAX) return { out: Buffer.allocUnsafe(cap), own: true };
+/**
+ * At least `cap` bytes of output: the kept buffer, grown up to KEPT_BUFFER_MAX; a fresh one beyond
+ * (the caller tells which by `out !== k.out`: no result object per frame).
+ */
+function keptOutput(k: NativeKept, cap: number): Buffer {
+  if (cap > KEPT_BUFFER_MAX) return Buffer.allocUnsafe(cap);
   if (cap > k.out.length)
     k.out = Buffer.allocUnsafe(Math.min(KEPT_BUFFER_MAX, Math.max(cap, 2 * k.out.length)));
-  return { out: k.out, own: false };
+  return k.out;
 }
 
 function closeNative(k: NativeKept): void {
@@ -257,7 +260,8 @@ const ZSTD_E_CONTINUE = 0;
 function nativeKeptDecode(k: NativeKept, data: Uint8Array, limit: number, view: boolean): Uint8Array {
   // one byte beyond the limit tells "more than limit" from "exactly limit"
   const cap = Math.max(1, limit) + 1;
-  const { out, own } = keptOutput(k, cap);
+  const out = keptOutput(k, cap);
+  const own = out !== k.out;
   k.handle.writeSync(ZSTD_E_CONTINUE, data, 0, data.length, out, 0, cap);
   if (k.error !== undefined) {
     dropNativeKept(k);
@@ -315,7 +319,8 @@ function nativeKeptEncode(e: NativeKept, data: Uint8Array): Uint8Array {
     (data.length >>> 8) +
     (data.length < 128 << 10 ? ((128 << 10) - data.length) >>> 11 : 0) +
     64;
-  const { out, own } = keptOutput(e, cap);
+  const out = keptOutput(e, cap);
+  const own = out !== e.out;
   e.handle.writeSync(ZSTD_E_END, data, 0, data.length, out, 0, cap);
   const failed =
     e.error ?? (e.state[1] !== 0 || e.state[0] === 0 ? 'frame did not fit its bound' : undefined);
