@@ -2,7 +2,7 @@
 // debug lines, and a one-line progress bar with rate and ETA when stderr is a terminal. Shared by
 // every job command (apply, bundle, and WIRE's clone / VERIFY's verify).
 
-import { debugLine, formatHgBytes, type SluiceEvent } from '../shared/events';
+import { debugLine, formatHgBytes, transferredLine, type SluiceEvent } from '../shared/events';
 import type { JobRequest } from '../shared/jobs';
 import { isSluiceError } from '../main/engine/errors';
 import { JobContext, type JobContextOptions } from '../main/engine/job/job-context';
@@ -105,10 +105,7 @@ export class EventRenderer {
         }
         break;
       case 'done': {
-        const secs = Math.max(e.wallMs, 1) / 1000;
-        status(
-          `transferred ${formatHgBytes(e.bytes)} in ${secs.toFixed(1)} seconds (${formatHgBytes(e.bytes / secs)}/sec)`,
-        );
+        status(transferredLine(e.bytes, e.wallMs));
         if (this.flags.debug) {
           const c = e.close;
           status(

@@ -148,5 +148,11 @@ export function formatHgBytes(n: number): string {
     const [mult, div, unit] = units[i]!;
     if (Math.abs(n) >= div * mult) return `${(n / div).toFixed(digits[i]!)} ${unit}`;
   }
-  return `${n} bytes`;
+  return `${n.toFixed(0)} bytes`;
+}
+
+/** hg's closing line of a transfer (streamclone.py consumev1/v2: "transferred X in S seconds (R/sec)"). */
+export function transferredLine(bytes: number, wallMs: number): string {
+  const secs = Math.max(wallMs, 1) / 1000;
+  return `transferred ${formatHgBytes(bytes)} in ${secs.toFixed(1)} seconds (${formatHgBytes(bytes / secs)}/sec)`;
 }

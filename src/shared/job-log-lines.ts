@@ -3,7 +3,14 @@
 // seconds (R/sec)"). Runs in the app's engine worker, next to the engine: per-file lines are made
 // there and leave as one text chunk per batch (the host's JobLogStore keeps them).
 
-import { debugLine, formatHgBytes, type JobKind, type JobPhase, type SluiceEvent } from './events';
+import {
+  debugLine,
+  formatHgBytes,
+  transferredLine,
+  type JobKind,
+  type JobPhase,
+  type SluiceEvent,
+} from './events';
 
 export class JobLogLines {
   private lines: string[] = [];
@@ -36,9 +43,7 @@ export class JobLogLines {
         break;
       case 'done':
         if (this.kind === 'clone' || this.kind === 'apply') {
-          const secs = event.wallMs / 1000;
-          const rate = secs > 0 ? formatHgBytes(event.bytes / secs) : formatHgBytes(event.bytes);
-          this.lines.push(`transferred ${formatHgBytes(event.bytes)} in ${secs.toFixed(1)} seconds (${rate}/sec)`);
+          this.lines.push(transferredLine(event.bytes, event.wallMs));
         }
         break;
       case 'error':
