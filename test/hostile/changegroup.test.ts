@@ -197,6 +197,70 @@ describe('a revision past the size bound (decompression bombs)', () => {
   });
 });
 
+describe('delta bombs: hunks lying about their lengths or positions (mpatch.c checks)', () => {
+  /** a.txt's second revision carried by `delta` against its 3000-byte first revision */
+  function withSecondDelta(delta: Buffer): CraftedGroups {
+    const h = craftHistory([
+      [{ name: 'a.txt', content: 'a'.repeat(3000) }],
+      [{ name: 'a.txt', content: 'a'.repeat(3000) + 'b'.repeat(20) }],
+    ]);
+    const second = h.files[0]!.chunks[1]!;
+    const head = second.subarray(4, 4 + 100);
+    h.files[0]!.chunks[1] = Buffer.concat([i32(4 + 100 + delta.length), head, delta]);
+    return h;
+  }
+  const hunk = (start: number, end: number, len: number, data = Buffer.alloc(0)): Buffer =>
+    Buffer.concat([i32(start), i32(end), i32(len), data]);
+  const cases: [string, Buffer, RegExp][] = [
+    [
+      'a hunk claiming 2 GiB of data in a 40-byte chunk',
+      hunk(3000, 3000, 0x7fffffff, Buffer.alloc(28, 0x62)),
+      /hunk data beyond the delta/,
+    ],
+    ['a hunk claiming a negative length', hunk(3000, 3000, -20, Buffer.alloc(20, 0x62)), /invalid patch/],
+    ['a hunk ending past its base (end 2^31-1)', hunk(0, 0x7fffffff, 1, Buffer.from('b')), /invalid patch/],
+    ['a hunk starting past its base', hunk(3001, 3001, 1, Buffer.from('b')), /invalid patch/],
+    ['a hunk whose end is before its start', hunk(20, 10, 1, Buffer.from('b')), /invalid patch/],
+    [
+      'hunks out of order',
+      Buffer.concat([hunk(10, 20, 1, Buffer.from('b')), hunk(0, 5, 1, Buffer.from('c'))]),
+      /invalid patch/,
+    ],
+    [
+      'overlapping hunks',
+      Buffer.concat([hunk(0, 10, 1, Buffer.from('b')), hunk(5, 15, 1, Buffer.from('c'))]),
+      /invalid patch/,
+    ],
+    [
+      'a truncated hunk header',
+      Buffer.concat([hunk(3000, 3000, 1, Buffer.from('b')), Buffer.alloc(8)]),
+      /truncated hunk header/,
+    ],
+  ];
+  it.each(cases)(
+    '%s: REVLOG bad-delta naming data/a.txt, nothing allocated near the lie',
+    async (_, delta, why) => {
+      const bytes = await bundle2Of(assembleCg2(withSecondDelta(delta)));
+      const before = process.memoryUsage().arrayBuffers;
+      const err = await refused(bytes);
+      expect(err.code, err.message).toBe('REVLOG');
+      expect(err.details).toMatchObject({ revlog: 'data/a.txt', problem: 'bad-delta' });
+      expect(err.message).toMatch(why);
+      // a buffer of the claimed size would show here (the repository's texts are a few KiB)
+      expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 << 20);
+    },
+  );
+
+  it('many hunks each re-inserting the whole base cannot grow the text past base + delta bytes', async () => {
+    // 1000 insertions at position 0 (legal: each starts where the last ended): each base byte is
+    // still copied once, so the text is 3000 + 4000 bytes, not 1000 copies of the base
+    const many = Buffer.concat(Array.from({ length: 1000 }, () => hunk(0, 0, 4, Buffer.from('bbbb'))));
+    const err = await refused(await bundle2Of(assembleCg2(withSecondDelta(many))));
+    // built (7000 bytes) and found not to be the revision sent
+    expect(err.details).toMatchObject({ revlog: 'data/a.txt', problem: 'node-mismatch' });
+  });
+});
+
 describe('node checks on the second thread (large texts, SLUICE_CHECK_WORKER_AFTER=0)', () => {
   /** Runs fn with every text of 64 KiB or more hashed by the node check worker. */
   async function onWorker<T>(fn: () => Promise<T>): Promise<T> {
