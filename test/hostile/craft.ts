@@ -1,7 +1,7 @@
 // Hand-made changegroups for hostile-input tests: one changeset adding the given files, built
 // byte by byte (no hg needed), so a test can give a filelog any name, lie in any length, or
 // append anything. Nodes are real (storageutil.hashrevisionsha1), so an honest one applies.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Bundle2Writer, type Bundle2OutPart } from '../../src/main/engine/format/bundle2';
 import type { CompressionKey } from '../../src/main/engine/format/stream-reader';
 
@@ -259,3 +259,18 @@ export function partHead(type: string, params: [string, string][], payloadSize: 
 }
 
 export { i32 };
+
+/**
+ * cg2 changelog chunks without end: a linear history of valid changesets (each hashes to its
+ * node, its parent the one before), each carrying `descBytes` of incompressible description.
+ */
+export function* endlessChangesets(descBytes = 32 << 10): Generator<Buffer> {
+  let p1: Buffer = NULL;
+  for (let i = 0; ; i++) {
+    const desc = randomBytes(descBytes / 2).toString('hex');
+    const text = Buffer.from(`${'0'.repeat(40)}\nTest <test@example.com>\n${i} 0\n\n${desc}`, 'latin1');
+    const node = nodeOf(text, p1);
+    yield cg2Chunk(node, node, fullTextDelta(text), p1);
+    p1 = node;
+  }
+}

@@ -13,7 +13,7 @@ import { pullFromUrl } from '../../src/main/engine/wire/pull';
 import { createEmptyRepository } from '../../src/main/engine/changegroup';
 import { decompressWire } from '../../src/main/engine/wire/codec';
 import { treeHash } from '../interop/changegroup-support';
-import { pieces } from './craft';
+import { endlessChangesets, i32, partHead, pieces } from './craft';
 import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
 import type { CloneRequest } from '../../src/shared/jobs';
 import { FIXTURES, extractFixture, removeDir, tempDir } from '../interop/wire-support';
@@ -455,5 +455,96 @@ describe('a pull reply that goes on past its end', () => {
     expect((err as SluiceError).code, (err as Error).message).toBe('MALFORMED');
     expect((err as Error).message).toMatch(/after the end of the bundle2 stream/);
     expect(treeHash(repo)).toBe(before);
+  });
+});
+
+describe('input without a length that never ends, against the free space', () => {
+  // the free space as a fake probe sees it: 8 MiB, so the guard keeps half (4 MiB) free and the
+  // test writes a few MiB, not a disk's worth; the servers give up at CAP whatever happens
+  const freeSpace = { probe: () => 8 << 20 };
+  const CAP = 48 << 20;
+
+  /** Writes `next()` pieces to res with backpressure until the client hangs up or CAP is sent. */
+  function pump(res: import('node:http').ServerResponse, next: () => Buffer): { sent: number } {
+    const state = { sent: 0 };
+    const go = (): void => {
+      for (;;) {
+        if (res.destroyed) return;
+        if (state.sent >= CAP) return void res.destroy();
+        const b = next();
+        state.sent += b.length;
+        if (!res.write(b)) return void res.once('drain', go);
+      }
+    };
+    go();
+    return state;
+  }
+
+  it('a pull whose getbundle reply (chunked, no Content-Length) adds changesets without end stops with IO ENOSPC before the reserve, the repository as it was', async () => {
+    let state = { sent: 0 };
+    const s = await serve((_req, res, ctx) => {
+      if (ctx.cmd !== 'getbundle') return false;
+      res.writeHead(200, { 'Content-Type': 'application/mercurial-0.2' });
+      res.write(Buffer.concat([Buffer.from('\x04none', 'latin1'), Buffer.from('HG20'), i32(0)]));
+      // a changegroup part whose payload chunks never end
+      res.write(partHead('CHANGEGROUP', [['version', '02']], 0).subarray(0, -4));
+      const changesets = endlessChangesets();
+      state = pump(res, () => {
+        const c = changesets.next().value as Buffer;
+        return Buffer.concat([i32(c.length), c]);
+      });
+      return true;
+    });
+    const repo = join(work, `pull-${destCount++}`);
+    await createEmptyRepository(repo);
+    const before = treeHash(repo);
+    const err = await pullFromUrl({ kind: 'pull', repo, source: s.url }, new JobContext({ freeSpace })).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SluiceError);
+    expect((err as SluiceError).code, (err as Error).message).toBe('IO');
+    expect((err as SluiceError).details).toMatchObject({ errno: 'ENOSPC', free: 8 << 20, reserve: 4 << 20 });
+    expect((err as Error).message).toMatch(
+      /not enough space in .*: the transaction stopped after \d+ bytes: 8388608 were free when it started, and Sluice leaves 4194304 free/,
+    );
+    expect(treeHash(repo)).toBe(before);
+    // what socket buffers held when the client hung up, far from the cap
+    expect(state.sent).toBeLessThan(CAP / 2);
+  });
+
+  it('a clone bundle without Content-Length that never ends is given up at the reserve (IO, ENOSPC); the clone falls back to the server', async () => {
+    let state = { sent: 0 };
+    const cdn = await serve((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+      res.write('HGS1UN'); // a bundle's magic, then bytes without end
+      const piece = Buffer.alloc(1 << 16, 0x2a);
+      state = pump(res, () => piece);
+      return true;
+    });
+    const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
+    const repo = extractFixture('default', join(work, `cb-endless-${destCount++}`));
+    const origin = await startServer({
+      repo,
+      cloneBundles: { manifest: `${cdn.url}full.hg BUNDLESPEC=${spec}\n` },
+    });
+    try {
+      const parent = join(work, `p${destCount++}`);
+      const logs: string[] = [];
+      const ctx = new JobContext({
+        fileEvents: false,
+        freeSpace,
+        sink: (e) => void (e.type === 'log' && logs.push(e.message)),
+      });
+      await cloneFromUrl({ kind: 'clone', url: origin.url, dest: join(parent, 'clone') }, ctx, {
+        idleTimeoutMs: 5000,
+      });
+      expect(logs.join('\n')).toMatch(
+        /error fetching bundle: not enough space in .*: the download of .*full\.hg stopped after \d+ bytes: 8388608 were free when it started, and Sluice leaves 4194304 free; falling back/,
+      );
+      expect(readdirSync(parent)).toEqual(['clone']);
+      expect(state.sent).toBeLessThan(CAP / 2);
+    } finally {
+      await origin.close();
+    }
   });
 });

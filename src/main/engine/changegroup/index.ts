@@ -120,6 +120,7 @@ async function inTransaction(
       signal: ctx.signal,
       log: (l, m) => ctx.log(l, m),
       ...(opts.desc !== undefined ? { desc: opts.desc } : {}),
+      freeSpace: ctx.freeSpace,
     });
     session.setTargetPhase(opts.targetPhase ?? 1);
     const g0 = session.graph();

@@ -3,6 +3,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { EventSink, JobPhase, SluiceEvent } from '../../../shared/events';
+import type { FreeSpacePolicy } from '../apply/free-space';
 import { cancelled } from '../errors';
 
 /** An event as a job emits it; the context stamps jobId and time. */
@@ -48,6 +49,8 @@ export interface JobContextOptions {
   askCredentials?: CredentialsPrompt;
   /** for network jobs (WIRE): the ssh command (timeouts are the request's) */
   connect?: ConnectOptions;
+  /** how writes without a declared size watch the free space (apply/free-space.ts; default statfs) */
+  freeSpace?: FreeSpacePolicy;
 }
 
 export class JobContext {
@@ -57,6 +60,7 @@ export class JobContext {
   readonly progressIntervalMs: number;
   readonly askCredentials: CredentialsPrompt | undefined;
   readonly connect: ConnectOptions;
+  readonly freeSpace: FreeSpacePolicy;
   private readonly sink: EventSink;
 
   constructor(options: JobContextOptions = {}) {
@@ -67,6 +71,7 @@ export class JobContext {
     this.progressIntervalMs = 1000 / Math.max(0.1, options.progressHz ?? 10);
     this.askCredentials = options.askCredentials;
     this.connect = options.connect ?? {};
+    this.freeSpace = options.freeSpace ?? {};
   }
 
   emit(event: JobEventInput): void {

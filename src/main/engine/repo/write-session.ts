@@ -6,6 +6,7 @@
 
 import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { FreeSpaceGuard, type FreeSpacePolicy } from '../apply/free-space';
 import { SluiceError, toSluiceError } from '../errors';
 import { maxRevisionSize } from '../format/limits';
 import { prepareZstd } from '../format/zstd';
@@ -49,6 +50,8 @@ export interface WriteSessionOptions {
   desc?: string;
   /** false: no undo.* at close (a follow-up transaction: `hg rollback` still undoes the one before) */
   undo?: boolean;
+  /** how the revlog writes watch the free space (a changegroup declares no size) */
+  freeSpace?: FreeSpacePolicy;
 }
 
 /** Bookmark changes as bundle2's `bookmarks` part carries them: null deletes. */
@@ -79,6 +82,8 @@ export class RepoWriteSession {
   private readonly maxText = maxRevisionSize();
   /** node checks of large texts (manifests) on a second thread (revlog/node-checks.ts) */
   private readonly checks = new NodeChecks();
+  /** what the revlogs write, against the free space: a changegroup that never ends stops */
+  private readonly space: FreeSpaceGuard;
 
   private constructor(
     readonly location: RepoLocation,
@@ -86,8 +91,10 @@ export class RepoWriteSession {
     private readonly locks: HeldLock[],
     private readonly log: (level: 'debug' | 'info' | 'warn', message: string) => void,
     private readonly undo: boolean,
+    freeSpace: FreeSpacePolicy | undefined,
   ) {
     this.format = revlogFormatFor(location.requirements);
+    this.space = new FreeSpaceGuard(join(vfs.storeDir, '00changelog.i'), 'the transaction', freeSpace);
     this.tx = Transaction.open(vfs, { undo });
     // after commit every writer was flushed; after an error what is queued is rolled back anyway
     this.tx.addCleanup(() => {
@@ -103,6 +110,7 @@ export class RepoWriteSession {
       onClose: (w: RevlogWriter) => this.openWriters.delete(w),
       maxText: this.maxText,
       checks: this.checks,
+      onWrite: (bytes: number) => this.space.take(bytes),
     };
   }
 
@@ -158,7 +166,7 @@ export class RepoWriteSession {
         await acquireLock(join(location.storeDir, 'lock'), lockOpts('lock', `repository ${repoRoot}`)),
       );
       if (rollbackJournal(vfs, (m) => log('warn', m))) log('warn', 'rolled back an interrupted transaction');
-      session = new RepoWriteSession(location, vfs, locks, log, opts.undo ?? true);
+      session = new RepoWriteSession(location, vfs, locks, log, opts.undo ?? true, opts.freeSpace);
     } catch (e) {
       for (const l of locks.reverse()) l.release();
       throw toSluiceError(e);

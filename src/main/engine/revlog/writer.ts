@@ -123,6 +123,8 @@ export interface RevlogWriterOptions {
   /** NAME.i most likely exists (a pull into a repository with history): opened without asking first */
   likelyExists?: boolean;
   checks?: NodeChecks;
+  /** told the bytes of each revision before it is queued (may throw: the free space guard) */
+  onWrite?: (bytes: number) => void;
 }
 
 interface PendingEntry {
@@ -205,6 +207,7 @@ export class RevlogWriter {
   private journaled = false;
   private readonly existedIndex: boolean;
   private readonly checks: NodeChecks | undefined;
+  private readonly onWrite: ((bytes: number) => void) | undefined;
 
   private constructor(opts: RevlogWriterOptions, indexBytes: Uint8Array | null) {
     this.maxText = opts.maxText ?? maxRevisionSize();
@@ -215,6 +218,7 @@ export class RevlogWriter {
     this.onNewFile = opts.onNewFile;
     this.onClose = opts.onClose;
     this.checks = opts.checks;
+    this.onWrite = opts.onWrite;
     this.indexPath = vfsPath(opts.tx.vfs, opts.radix + '.i');
     this.existedIndex = indexBytes !== null;
     this.oldBytes = indexBytes ?? new Uint8Array(0);
@@ -767,6 +771,7 @@ export class RevlogWriter {
   }
 
   private append(e: PendingEntry, chunk: Uint8Array): void {
+    this.onWrite?.(ENTRY_SIZE + chunk.length); // before anything of the revision is queued
     this.journal();
     const rev = this.length;
     this.pending.push(e);

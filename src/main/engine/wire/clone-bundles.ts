@@ -8,7 +8,7 @@
 
 import { open } from 'node:fs/promises';
 import { totalmem } from 'node:os';
-import { checkFreeSpace } from '../apply/free-space';
+import { FreeSpaceGuard, checkFreeSpace, type FreeSpacePolicy } from '../apply/free-space';
 import { SluiceError, cancelled } from '../errors';
 import { unsupportedRequirements } from '../store/requirements';
 import type { HttpSession } from './http-client';
@@ -173,6 +173,8 @@ export interface DownloadOptions {
    * throws to give up: a body that is not what was asked for is not downloaded to its end.
    */
   checkStart?: (start: Buffer) => void;
+  /** how the writes watch the free space (a body without Content-Length may never end) */
+  freeSpace?: FreeSpacePolicy;
 }
 
 const START_BYTES = 4;
@@ -198,6 +200,9 @@ export async function downloadWithResume(
   let validator: string | null = null;
   let failures = 0;
   let start = Buffer.alloc(0);
+  const guard = (): FreeSpaceGuard =>
+    new FreeSpaceGuard(path, `the download of ${redactUrl(url)}`, opts.freeSpace);
+  let space = guard();
   try {
     for (;;) {
       if (opts.signal?.aborted) throw cancelled();
@@ -219,6 +224,7 @@ export async function downloadWithResume(
               `${redactUrl(url)}: the server ignored the range request; downloading again from the start`,
             );
           have = 0;
+          space = guard();
           await fh.truncate(0);
           const len = res.headers['content-length'];
           total = len !== undefined && /^\d+$/.test(len) ? Number(len) : null;
@@ -270,6 +276,7 @@ export async function downloadWithResume(
             start = Buffer.concat([start.subarray(0, have), chunk]).subarray(0, START_BYTES);
             if (start.length === START_BYTES) opts.checkStart(start);
           }
+          space.take(chunk.length);
           await fh.write(chunk, 0, chunk.length, have);
           have += chunk.length;
           gotBytes = true;

@@ -618,6 +618,7 @@ async function downloadCloneBundle(
     await downloadWithResume(session, url, file, {
       signal: ctx.signal,
       checkStart: checkBundleMagic,
+      freeSpace: ctx.freeSpace,
       ...(opts.downloadRetries !== undefined ? { retries: opts.downloadRetries } : {}),
       log: (m) => log('warn', m),
       onProgress: (bytes, total) => {
