@@ -5,6 +5,7 @@
 import { SluiceError } from '../errors';
 import { Capabilities } from './capabilities';
 import { CLIENT_WIRE_ENGINES, decompressWire } from './codec';
+import { readAhead } from './read-ahead';
 import type { HttpResponse, HttpSession } from './http-client';
 import { redactUrl } from './http-client';
 import { WirePeer, readSmall, type PeerResponse } from './peer';
@@ -118,6 +119,7 @@ export class HttpPeer extends WirePeer {
     res: HttpResponse,
     base: string,
     compressible: boolean,
+    readAheadBytes = 0,
   ): Promise<PeerResponse> {
     const safe = redactUrl(base);
     if (res.status < 200 || res.status > 299) {
@@ -161,16 +163,19 @@ export class HttpPeer extends WirePeer {
       );
     }
     const subtype = proto.slice('application/mercurial-'.length).split(';')[0]!.trim();
+    // the reply itself (an error reply above is read whole): read ahead before decompression
+    const body = (): AsyncIterable<Uint8Array> =>
+      readAheadBytes > 0 ? readAhead(res.body, readAheadBytes) : res.body;
     if (subtype === '0.1') {
       return {
         mediaType: '0.1',
         engine: compressible ? 'zlib' : 'none',
-        body: compressible ? decompressWire('zlib', res.body) : res.body,
+        body: compressible ? decompressWire('zlib', body()) : body(),
         discard: () => res.discard(),
       };
     }
     if (subtype === '0.2') {
-      const first = await takePrefix(res.body, 1);
+      const first = await takePrefix(body(), 1);
       const len = first.prefix[0]!;
       if (len === 0)
         throw new SluiceError(
@@ -241,6 +246,7 @@ export class HttpPeer extends WirePeer {
     cmd: string,
     args: Record<string, string> = {},
     compressible = false,
+    readAheadBytes = 0,
   ): Promise<PeerResponse> {
     const r = this.buildRequest(cmd, args);
     this.log?.(`sending ${cmd} command`);
@@ -249,7 +255,7 @@ export class HttpPeer extends WirePeer {
       headers: r.headers,
       ...(r.body ? { body: r.body } : {}),
     });
-    const parsed = await HttpPeer.checkResponse(res, this.url, compressible);
+    const parsed = await HttpPeer.checkResponse(res, this.url, compressible, readAheadBytes);
     const moved = HttpPeer.stripQuery(res.url, r.qs);
     if (!moved.qsDropped && moved.base !== this.url) {
       this.log?.(`real URL is ${redactUrl(moved.base)}`);

@@ -80,10 +80,15 @@ export abstract class WirePeer {
    * _callstream: the decoded reply of one command. `compressible`: the server may compress it
    * (a streamres over HTTP); replies are never compressed over ssh.
    */
+  /**
+   * One command's streamed reply. `readAhead`: bytes of the reply the transport may read ahead
+   * of the consumer (wire/read-ahead.ts; the HTTP transport does, before decompression).
+   */
   abstract callStream(
     cmd: string,
     args?: Record<string, string>,
     compressible?: boolean,
+    readAhead?: number,
   ): Promise<PeerResponse>;
 
   /** Ends the connection (ssh: the child process); idempotent. */
@@ -169,9 +174,9 @@ export abstract class WirePeer {
     return this.callStream('stream_out');
   }
 
-  async getbundle(args: GetbundleArgs): Promise<PeerResponse> {
+  async getbundle(args: GetbundleArgs, opts: { readAhead?: number } = {}): Promise<PeerResponse> {
     if (!this.caps.has('getbundle'))
       throw new SluiceError('PROTOCOL', 'the server does not support getbundle');
-    return this.callStream('getbundle', encodeGetbundleArgs(args), true);
+    return this.callStream('getbundle', encodeGetbundleArgs(args), true, opts.readAhead);
   }
 }

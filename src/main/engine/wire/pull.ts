@@ -31,6 +31,12 @@ import { findCommonHeads } from './discovery';
 import type { WirePeer } from './peer';
 import { readBookmarks } from './repo-state';
 
+/**
+ * Bytes of the getbundle reply (as sent: compressed) read ahead of the apply (wire/read-ahead.ts):
+ * room for what the server sends while the client rebuilds and hashes the manifest group.
+ */
+const PULL_READ_AHEAD = 16 << 20;
+
 export interface PullOutcome {
   /** URL pulled from (after redirects) */
   url: string;
@@ -178,7 +184,7 @@ export async function pullFromPeer(
   }
 
   if (disco.anyIncoming) log('info', 'adding changesets');
-  const resp = await peer.getbundle(args);
+  const resp = await peer.getbundle(args, { readAhead: PULL_READ_AHEAD });
   let applied: ApplyToRepoResult;
   try {
     applied = await applyBundle2ToRepo(repoRoot, resp.body, ctx, {
