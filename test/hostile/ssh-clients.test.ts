@@ -62,9 +62,14 @@ function session(opts: Partial<StdioServerOptions> = {}, output = new PassThroug
 
 /** `name\n` and the `key <len>\nvalue` pairs of its arguments */
 function command(name: string, args: Record<string, string>): string {
-  return `${name}\n${Object.entries(args)
+  return `${name}\n${argPairs(args)}`;
+}
+
+/** `key <len>\nvalue` pairs (a command's arguments, or a `* N` list's) */
+function argPairs(args: Record<string, string>): string {
+  return Object.entries(args)
     .map(([k, v]) => `${k} ${Buffer.byteLength(v, 'latin1')}\n${v}`)
-    .join('')}`;
+    .join('');
 }
 
 /** what the session came to within `ms` (the old server never ended a silent session) */
@@ -201,6 +206,29 @@ describe('serve --stdio: clients that stall', () => {
     const err = await within(s.done, 5000);
     expect(codeOf(err)).toBe('TIMEOUT');
     expect((err as Error).message).toMatch(/read nothing of the reply/);
+  });
+
+  it('a client that reads a reply too slowly (2 KiB every 40 ms: each 4 KiB write drains within the idle timeout, 20 KiB per 400 ms is below the floor) ends the session with TIMEOUT', async () => {
+    const output = new PassThrough({ highWaterMark: 1024 });
+    output.pause();
+    let read = 0;
+    const reader = setInterval(() => {
+      const b = output.read(2048) as Buffer | null;
+      if (b) read += b.length;
+    }, 40);
+    const s = session({ idleTimeoutMs: 400, chunkSize: 4096 }, output);
+    // the whole history as a changegroup (147 KB in 4 KiB chunks)
+    s.input.write(
+      `getbundle\n* 2\n${argPairs({ bundlecaps: `HG20,bundle2=${encodeURIComponent('HG20\nchangegroup=02')}`, heads: heads.join(' ') })}`,
+    );
+    const err = await within(s.done, 8000);
+    clearInterval(reader);
+    expect(codeOf(err), `${String(err)} after ${read} bytes`).toBe('TIMEOUT');
+    expect((err as Error).message).toMatch(
+      /^the client read only \d+ bytes of the reply in 0\.\d s of waiting \(reading too slowly\)$/,
+    );
+    expect(read).toBeGreaterThan(0);
+    expect(read).toBeLessThan(64 << 10);
   });
 
   it('the CLI: `sluice -R REPO serve --stdio --idle-timeout 1` with a silent client exits with an abort', async () => {

@@ -4,6 +4,7 @@
 import http from 'node:http';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { ReaderFloor } from './throughput-floor';
 
 /** corked bytes before a flush */
 const FLUSH_BYTES = 256 * 1024;
@@ -26,29 +27,20 @@ export async function sendBody(
   return buf.length;
 }
 
-function drained(res: http.ServerResponse): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
-
 /**
  * A streamed 200 reply with backpressure. Writes are corked and flushed every ~256 KiB so the
- * many small pieces of a framed payload (4-byte headers, views) leave in few writev calls.
- * Returns the bytes sent.
+ * many small pieces of a framed payload (4-byte headers, views) leave in few writev calls. A
+ * client reading too slowly (ReaderFloor, `idleMs` the server's idle timeout) is a TIMEOUT
+ * thrown after the connection is cut. Returns the bytes sent.
  */
 export async function sendStream(
   res: http.ServerResponse,
   contentType: string,
   body: AsyncIterable<Uint8Array>,
-  contentLength?: number,
+  contentLength: number | undefined,
+  idleMs: number,
 ): Promise<number> {
+  const floor = new ReaderFloor(res, idleMs);
   res.writeHead(200, 'Script output follows', {
     'Content-Type': contentType,
     ...(contentLength !== undefined ? { 'Content-Length': String(contentLength) } : {}),
@@ -65,7 +57,7 @@ export async function sendStream(
       if (batched >= FLUSH_BYTES || !ok) {
         res.uncork();
         batched = 0;
-        if (res.writableNeedDrain) await drained(res);
+        await floor.drained(sent);
         res.cork();
       }
     }
@@ -79,11 +71,15 @@ export async function sendStream(
   return sent;
 }
 
-/** A file with `Range: bytes=a-b` support (resumable clone bundle downloads). Returns bytes sent. */
+/**
+ * A file with `Range: bytes=a-b` support (resumable clone bundle downloads); a client reading too
+ * slowly is a TIMEOUT as in sendStream. Returns bytes sent.
+ */
 export async function sendFile(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   path: string,
+  idleMs: number,
 ): Promise<number> {
   const st = await stat(path);
   const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? ''));
@@ -111,11 +107,17 @@ export async function sendFile(
     res.end();
     return 0;
   }
+  const floor = new ReaderFloor(res, idleMs);
   let sent = 0;
-  for await (const chunk of createReadStream(path, { start, end }) as AsyncIterable<Buffer>) {
-    if (res.destroyed) break;
-    sent += chunk.length;
-    if (!res.write(chunk)) await drained(res);
+  try {
+    for await (const chunk of createReadStream(path, { start, end }) as AsyncIterable<Buffer>) {
+      if (res.destroyed) break;
+      sent += chunk.length;
+      if (!res.write(chunk)) await floor.drained(sent);
+    }
+  } catch (e) {
+    res.destroy(e as Error);
+    throw e;
   }
   res.end();
   return sent;

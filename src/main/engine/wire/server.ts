@@ -214,7 +214,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       return { status: 401, bytes: body.length };
     }
     if (bundle && (req.method === 'GET' || req.method === 'HEAD')) {
-      return { status: req.headers.range ? 206 : 200, bytes: await sendFile(req, res, bundle.path) };
+      return { status: req.headers.range ? 206 : 200, bytes: await sendFile(req, res, bundle.path, idleMs) };
     }
     if (cmd === undefined) {
       const text = `sluice serve: read-only Mercurial repository for stream clones\nclone it with: hg clone --stream ${baseUrl}\n`;
@@ -260,7 +260,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       case 'error':
         return { status: 200, bytes: await sendBody(res, 200, HGERRTYPE, rsp.message) };
       case 'stream-legacy':
-        return { status: 200, bytes: await sendStream(res, HGTYPE, rsp.body, rsp.length) };
+        return { status: 200, bytes: await sendStream(res, HGTYPE, rsp.body, rsp.length, idleMs) };
       case 'stream': {
         const { mediaType, engine } = responseType(protoCaps, rsp.preferUncompressed);
         // uncompressed replies have a known size: Content-Length spares both sides the chunked
@@ -269,7 +269,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           engine === 'none' && rsp.length !== null
             ? rsp.length + (mediaType === HGTYPE2 ? 1 + engine.length : 0)
             : undefined;
-        const sent = await sendStream(res, mediaType, framed(mediaType, engine, rsp.body), length);
+        const sent = await sendStream(res, mediaType, framed(mediaType, engine, rsp.body), length, idleMs);
         const cut = rsp.interruption();
         if (cut) {
           logLine(req, 200, 0, Date.now(), `stream interrupted: ${cut.message}`);

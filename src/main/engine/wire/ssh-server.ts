@@ -10,7 +10,8 @@
 // access control, as in hg. The [server] and [phases] settings apply as over HTTP, and so do the
 // bounds on what a client may make the server hold (server-limits.ts): what one command may ask
 // for, its arguments' size, and the idle timeout (a session that says nothing, a command trickled
-// a byte at a time, a reply nobody reads end with TIMEOUT; hg's ssh server waits forever).
+// a byte at a time, a reply nobody reads or read too slowly end with TIMEOUT; hg's ssh server
+// waits forever).
 
 import type { Readable, Writable } from 'node:stream';
 import { SluiceError, toSluiceError } from '../errors';
@@ -25,6 +26,7 @@ import {
   SERVER_IDLE_TIMEOUT_MS,
   SSH_SESSION_IDLE_MS,
 } from './server-limits';
+import { ReaderFloor } from './throughput-floor';
 import { latin1 } from './wire-encoding';
 
 /** sshv1protocolhandler.addcapabilities */
@@ -41,7 +43,8 @@ export interface StdioServerOptions extends SettingsOverrides {
   chunkSize?: number;
   /**
    * a command must arrive whole (line and arguments) within this long of its first byte, and a
-   * reply's write must drain within it, else the session ends with TIMEOUT (default
+   * reply must be read (something within it, and at the pace of throughput-floor.ts's
+   * ReaderFloor), else the session ends with TIMEOUT (default
    * SERVER_IDLE_TIMEOUT_MS; 0: never, for the in-process local peer whose client is Sluice)
    */
   idleTimeoutMs?: number;
@@ -49,31 +52,19 @@ export interface StdioServerOptions extends SettingsOverrides {
   sessionIdleTimeoutMs?: number;
 }
 
-/** Writes `data`; a client that reads none of it for `idleMs` (0: forever) is a TIMEOUT. */
-async function write(out: Writable, data: Uint8Array | string, idleMs: number): Promise<void> {
-  if (!out.write(data)) {
-    await new Promise<void>((resolve, reject) => {
-      const settle = (err?: SluiceError): void => {
-        clearTimeout(timer);
-        out.off('drain', done);
-        out.off('close', closed);
-        if (err) reject(err);
-        else resolve();
-      };
-      const done = (): void => settle();
-      const closed = (): void => settle(new SluiceError('CANCELLED', 'the client went away'));
-      const timer =
-        idleMs > 0
-          ? setTimeout(
-              () =>
-                settle(new SluiceError('TIMEOUT', `the client read nothing of the reply for ${idleMs} ms`)),
-              idleMs,
-            )
-          : undefined;
-      out.on('drain', done);
-      out.on('close', closed);
-    });
-  }
+/**
+ * Writes to `out` with backpressure; a client that reads nothing for `idleMs`, or reads too slowly
+ * (throughput-floor.ts: ReaderFloor), is a TIMEOUT; 0: wait forever.
+ */
+function writerTo(out: Writable, idleMs: number): (data: Uint8Array | string) => Promise<void> {
+  const floor = new ReaderFloor(out, idleMs);
+  let written = 0;
+  return async (data) => {
+    written += typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+    if (out.write(data)) return;
+    await floor.drained(written);
+    if (out.destroyed) throw new SluiceError('CANCELLED', 'the client went away');
+  };
 }
 
 /** sshv1protocolhandler.getargs: one `key <len>` line per declared name, values by name. */
@@ -135,6 +126,8 @@ export async function serveStdio(opts: StdioServerOptions): Promise<void> {
   opts.signal?.addEventListener('abort', stop, { once: true });
   output.once('close', stop);
   const idleMs = opts.idleTimeoutMs ?? SERVER_IDLE_TIMEOUT_MS;
+  const write = writerTo(output, idleMs);
+  const writeError = writerTo(errors, idleMs);
   const sessionMs = opts.sessionIdleTimeoutMs ?? SSH_SESSION_IDLE_MS;
   /** `read` within `ms` (0: no bound), else the reader fails with TIMEOUT worded by `why` */
   const within = async <T>(ms: number, why: string, read: () => Promise<T>): Promise<T> => {
@@ -161,7 +154,7 @@ export async function serveStdio(opts: StdioServerOptions): Promise<void> {
       if (!req) return;
       const { name, cmd, args } = req;
       if (!cmd || !args) {
-        await write(output, '0\n', idleMs);
+        await write('0\n');
         continue;
       }
       const rsp = await dispatchCommand(env, name, {
@@ -172,22 +165,18 @@ export async function serveStdio(opts: StdioServerOptions): Promise<void> {
       });
       switch (rsp!.type) {
         case 'bytes':
-          await write(
-            output,
-            Buffer.concat([Buffer.from(`${rsp!.data.length}\n`, 'latin1'), rsp!.data]),
-            idleMs,
-          );
+          await write(Buffer.concat([Buffer.from(`${rsp!.data.length}\n`, 'latin1'), rsp!.data]));
           break;
         case 'error':
           // _sshv1respondooberror
-          await write(errors, `${rsp!.message.replace(/\n$/, '')}\n-\n`, idleMs);
-          await write(output, '\n', idleMs);
+          await writeError(`${rsp!.message.replace(/\n$/, '')}\n-\n`);
+          await write('\n');
           break;
         case 'stream':
         case 'stream-legacy':
           for await (const chunk of rsp!.body) {
             if (gone.signal.aborted) return;
-            await write(output, chunk, idleMs);
+            await write(chunk);
           }
           break;
       }

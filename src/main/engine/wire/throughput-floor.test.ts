@@ -1,8 +1,8 @@
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SluiceError } from '../errors';
 import { PipeReader } from './pipe-reader';
-import { FLOOR_BYTES, FLOOR_WINDOW_IDLES, ThroughputFloor } from './throughput-floor';
+import { FLOOR_BYTES, FLOOR_WINDOW_IDLES, ReaderFloor, ThroughputFloor } from './throughput-floor';
 
 const IDLE = 1000;
 const WINDOW = IDLE * FLOOR_WINDOW_IDLES;
@@ -89,5 +89,79 @@ describe('PipeReader: the floor on a pipe (ssh)', () => {
       setTimeout(() => src.write('r'), 30); // each reply a wait of 30 ms: 360 ms in all
       expect((await reader.readExact(1)).toString()).toBe('r');
     }
+  });
+});
+
+describe('ReaderFloor: the server waiting on a client that reads its reply', () => {
+  /** A client taking `step` bytes every `everyMs` (step 0: takes nothing), behind a 1 KiB buffer. */
+  function client(step: number, everyMs: number): { out: Writable; stop: () => void } {
+    let credit = 0;
+    let pending: { n: number; cb: () => void } | null = null;
+    const timer = setInterval(() => {
+      credit += step;
+      if (pending && credit >= pending.n) {
+        credit -= pending.n;
+        const { cb } = pending;
+        pending = null;
+        cb();
+      }
+    }, everyMs);
+    const out = new Writable({
+      highWaterMark: 1024,
+      write(chunk: Buffer, _enc, cb) {
+        if (credit >= chunk.length) {
+          credit -= chunk.length;
+          setImmediate(cb);
+        } else pending = { n: chunk.length, cb };
+      },
+    });
+    return { out, stop: () => clearInterval(timer) };
+  }
+
+  /** Writes `total` bytes in 512-byte writes through a ReaderFloor; the error that ended it, or null. */
+  async function reply(out: Writable, idleMs: number, total: number): Promise<Error | null> {
+    const floor = new ReaderFloor(out, idleMs);
+    let written = 0;
+    try {
+      while (written < total) {
+        written += 512;
+        if (!out.write(Buffer.alloc(512))) await floor.drained(written);
+      }
+      return null;
+    } catch (e) {
+      return e as Error;
+    }
+  }
+
+  it('a client taking 512 bytes every 20 ms (never idle for 200 ms, 5 KiB per idle timeout): TIMEOUT, reading too slowly', async () => {
+    const c = client(512, 20);
+    const err = await reply(c.out, 200, 1 << 20);
+    c.stop();
+    expect(err).toBeInstanceOf(SluiceError);
+    expect((err as SluiceError).code).toBe('TIMEOUT');
+    expect(err!.message).toMatch(
+      /^the client read only \d+ bytes of the reply in 0\.\d s of waiting \(reading too slowly\)$/,
+    );
+    expect((err as SluiceError).details!.bytes).toBeLessThan(FLOOR_BYTES);
+  });
+
+  it('a client taking nothing: TIMEOUT after the idle timeout', async () => {
+    const c = client(0, 10);
+    const err = await reply(c.out, 200, 1 << 20);
+    c.stop();
+    expect((err as SluiceError).code).toBe('TIMEOUT');
+    expect(err!.message).toBe('the client read nothing of the reply for 200 ms');
+  });
+
+  it('a client taking the floor and more per idle timeout gets the whole reply', async () => {
+    const c = client(64 << 10, 20); // 3.2 MB/s
+    expect(await reply(c.out, 200, 1 << 20)).toBeNull();
+    c.stop();
+  });
+
+  it('an idle timeout of 0 waits for the slowest client', async () => {
+    const c = client(512, 20);
+    expect(await reply(c.out, 0, 8 << 10)).toBeNull();
+    c.stop();
   });
 });
