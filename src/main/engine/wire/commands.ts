@@ -176,29 +176,15 @@ function listkeys(snap: RepoSnapshot, namespace: string, sorted = true): string 
 }
 
 function lookup(snap: RepoSnapshot, key: string): number | undefined {
-  if (key === 'tip') return snap.headRevs().length ? Math.max(...snap.headRevs()) : undefined;
+  if (key === 'tip') return snap.headRevs()[0]; // rev descending: the highest visible rev
   if (isHexNode(key)) return snap.revOfHex(key);
   for (const [name, hex] of snap.servedBookmarks()) if (name === key) return snap.revOfHex(hex);
   if (/^\d+$/.test(key)) {
     const r = Number(key);
     if (r < snap.graph.length && snap.visible(r)) return r;
   }
-  // an unambiguous node prefix (clone -r 8fbb0e6e): the binary nodes compared in place (a batch
-  // may hold thousands of lookups: no hex string per changeset and lookup)
-  if (/^[0-9a-f]{1,39}$/.test(key)) {
-    const whole = Buffer.from(key.slice(0, key.length & ~1), 'hex').toString('latin1');
-    const half = key.length & 1 ? parseInt(key[key.length - 1]!, 16) : -1;
-    const nodes = snap.graph.nodes;
-    let found: number | undefined;
-    for (let r = 0; r < nodes.length; r++) {
-      const n = nodes[r]!;
-      if (!n.startsWith(whole) || (half >= 0 && n.charCodeAt(whole.length) >> 4 !== half)) continue;
-      if (!snap.visible(r)) continue;
-      if (found !== undefined) return undefined;
-      found = r;
-    }
-    return found;
-  }
+  // an unambiguous node prefix (clone -r 8fbb0e6e)
+  if (/^[0-9a-f]{1,39}$/.test(key)) return snap.revOfPrefix(key);
   return undefined;
 }
 

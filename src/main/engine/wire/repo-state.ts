@@ -71,6 +71,8 @@ export class RepoSnapshot {
   readonly phases: Uint8Array;
   readonly hasSecret: boolean;
   private headsCache: number[] | null = null;
+  /** revs in node order (revOfPrefix), made on the first prefix lookup */
+  private byNode: Int32Array | null = null;
 
   constructor(
     readonly root: string,
@@ -130,6 +132,40 @@ export class RepoSnapshot {
   revOfHex(hex: string): number | undefined {
     const r = this.graph.rev(Buffer.from(hex, 'hex').toString('latin1'));
     return r !== undefined && this.visible(r) ? r : undefined;
+  }
+
+  /**
+   * The visible rev whose node starts with the hex digits `prefix` (1-39 of them, lower case);
+   * undefined when none or several do (revlog's _partialmatch on the served view). A binary
+   * search in the revs sorted by node, sorted once per snapshot: a batch may hold thousands of
+   * lookups, and a walk of the whole history for each made one request cost lookups × changesets.
+   */
+  revOfPrefix(prefix: string): number | undefined {
+    const nodes = this.graph.nodes;
+    const sorted = (this.byNode ??= Int32Array.from(nodes.keys()).sort((a, b) =>
+      nodes[a]! < nodes[b]! ? -1 : 1,
+    ));
+    // nodes are 20-byte latin1 strings: whole bytes of the prefix, then its odd last digit (a high nibble)
+    const whole = Buffer.from(prefix.slice(0, prefix.length & ~1), 'hex').toString('latin1');
+    const half = prefix.length & 1 ? parseInt(prefix[prefix.length - 1]!, 16) : -1;
+    const from = half >= 0 ? whole + String.fromCharCode(half << 4) : whole;
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (nodes[sorted[mid]!]! < from) lo = mid + 1;
+      else hi = mid;
+    }
+    let found: number | undefined;
+    for (let i = lo; i < sorted.length; i++) {
+      const r = sorted[i]!;
+      const n = nodes[r]!;
+      if (!n.startsWith(whole) || (half >= 0 && n.charCodeAt(whole.length) >> 4 !== half)) break;
+      if (!this.visible(r)) continue;
+      if (found !== undefined) return undefined;
+      found = r;
+    }
+    return found;
   }
 
   hex(rev: number): string {
