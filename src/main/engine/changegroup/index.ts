@@ -70,6 +70,17 @@ export interface ApplyToRepoOptions {
    * HTTP body or a file does) or 'ignore' (an ssh pipe, where the next reply follows)
    */
   trailing?: 'refuse' | 'ignore';
+  /**
+   * the text of a stored manifest the changegroup's first manifest delta likely applies to,
+   * rebuilt by the caller while it waited (wire/pull.ts): given to the manifest writer
+   */
+  manifestSeed?: Promise<ManifestSeed | undefined>;
+}
+
+/** A stored root manifest's node and text. */
+export interface ManifestSeed {
+  node: Uint8Array;
+  text: Uint8Array;
 }
 
 export interface ApplyToRepoResult extends ChangegroupCounts {
@@ -123,6 +134,8 @@ async function inTransaction(
       freeSpace: ctx.freeSpace,
     });
     session.setTargetPhase(opts.targetPhase ?? 1);
+    const seed = await opts.manifestSeed;
+    if (seed) session.manifest('').seed(seed.node, seed.text);
     const g0 = session.graph();
     const headsBefore = new Set(g0.headRevs().map((r) => g0.nodes[r]!));
     const tracker = new ProgressTracker(ctx, { bytes: opts.totalBytes ?? 0, files: 0 });

@@ -239,6 +239,47 @@ describe('RevlogWriter refuses bad revisions', () => {
   });
 });
 
+describe('RevlogWriter.seed (a stored text built by the caller)', () => {
+  it('a delta on a seeded revision applies to the seeded text; a wrong seed fails the node check; an unknown node is not taken', async () => {
+    const vfs = store();
+    const format = formats[1]![1];
+    const texts = history(6, 30);
+    const { tx: tx0, nodes } = await writeHistory(vfs, texts.slice(0, 5), format);
+    await tx0.close();
+    const next = texts[5]!;
+    const incoming = {
+      node: revisionNode(next, nodes[4]!, NULL_NODE),
+      p1: nodes[4]!,
+      p2: Buffer.from(NULL_NODE),
+      deltaBase: nodes[4]!,
+      delta: oneHunk(texts[4]!, next),
+      linkRev: 5,
+      flags: 0,
+    };
+    const open = (): { tx: Transaction; w: RevlogWriter } => {
+      const tx = Transaction.open(vfs);
+      return { tx, w: RevlogWriter.open({ radix: 'data/f.txt', tx, format }) };
+    };
+
+    // the seeded text is what the delta applies to, not the stored one
+    const wrong = open();
+    expect(wrong.w.seed(nodes[4]!, Buffer.concat([texts[4]!, Buffer.from('x\n')]))).toBe(true);
+    await expect(wrong.w.add(incoming)).rejects.toMatchObject({ details: { problem: 'node-mismatch' } });
+    wrong.w.close();
+    await wrong.tx.abort();
+
+    const right = open();
+    expect(right.w.seed(Buffer.alloc(20, 9), Buffer.from('nothing\n'))).toBe(false);
+    expect(right.w.seed(nodes[4]!, Buffer.from(texts[4]!))).toBe(true);
+    expect(await right.w.add(incoming)).toEqual({ rev: 5, added: true });
+    right.w.close();
+    await right.tx.close();
+    const rl = await Revlog.open(join(vfs.storeDir, 'data/f.txt.i'));
+    expect(Buffer.from(await rl.revision(5)).equals(next)).toBe(true);
+    await rl.close();
+  });
+});
+
 describe('RevlogWriter.close hand-over (new filelogs written in batches)', () => {
   it('a new inline revlog is handed over unwritten, journaled; writeNewFiles makes it readable; an existing one is written at close', async () => {
     const vfs = store();

@@ -450,6 +450,19 @@ export class RevlogWriter {
   }
 
   /**
+   * The text of stored revision `node`, built by someone else (a pull rebuilds its local tip's
+   * manifest while it waits for the server): kept as text() would keep it. Not checked here: a
+   * wrong text fails the node check of the revision whose delta applies to it. False when `node`
+   * is not a stored revision.
+   */
+  seed(node: Uint8Array, text: Uint8Array): boolean {
+    const rev = this.old.rev(node);
+    if (rev === undefined || rev < 0) return false;
+    if (!this.cached(rev)) this.keep(rev, text);
+    return true;
+  }
+
+  /**
    * Full text of a stored revision, along its delta chain, stopping at a cached text. Valid until
    * the next add() (its buffer may be reused).
    */
