@@ -1,8 +1,11 @@
 // Changegroups written by Sluice, applied by real hg: a whole repository and an incremental range
 // (hg clone -r at a middle changeset, then the rest), cg2 and cg3, the fast (linkrev) and slow
 // (manifest) file paths. hg unbundle must take them, verify, and show the source's log.
+// And the deltas chosen are hg's own (`hg bundle`, the cgpacker hg serve uses): the receiver's
+// work depends only on them (it stores a delta it is given as is), so `hg clone --pull` from
+// sluice serve costs hg's client exactly what it costs from hg serve.
 
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -12,6 +15,10 @@ import {
   emitChangegroup,
   type ChangegroupVersion,
 } from '../../src/main/engine/changegroup/emit';
+import { APPLY_PARTS } from '../../src/main/engine/changegroup/apply';
+import { ChangegroupReader } from '../../src/main/engine/changegroup/reader';
+import { ByteSource } from '../../src/main/engine/format/byte-source';
+import { Bundle2Reader } from '../../src/main/engine/format/bundle2';
 import { locateRepository } from '../../src/main/engine/store/requirements';
 import { ChangelogGraph } from '../../src/main/engine/wire/changelog-graph';
 import { bundle2Reply } from '../../src/main/engine/wire/bundle2-reply';
@@ -37,6 +44,33 @@ async function writeBundle(
   };
   await pipeline(Readable.from(bundle2Reply([part], 32768)), createWriteStream(out));
   return outgoing.missing.length;
+}
+
+/** `group node<-base` for every chunk of a cg2 bundle's changegroup part, in order. */
+async function deltaBasesOf(file: string): Promise<string[]> {
+  const bundle = await Bundle2Reader.open(new ByteSource(createReadStream(file)), { knownParts: APPLY_PARTS });
+  try {
+    for (let part = await bundle.nextPart(); part; part = await bundle.nextPart()) {
+      if (part.type !== 'changegroup') continue;
+      const cg = new ChangegroupReader(part.payload, '02');
+      const out: string[] = [];
+      const group = async (name: string): Promise<void> => {
+        await cg.readGroup((d) => {
+          const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex').slice(0, 12);
+          const base = hex(d.deltaBase);
+          const kind = /^0+$/.test(base) ? 'full' : base === hex(d.p1) || base === hex(d.p2) ? 'parent' : 'other';
+          out.push(`${name} ${hex(d.node)}<-${base} ${kind}`);
+        });
+      };
+      await group('changelog');
+      await group('manifest');
+      for (let name = await cg.nextName(); name !== null; name = await cg.nextName()) await group(name);
+      return out;
+    }
+    throw new Error(`${file}: no changegroup part`);
+  } finally {
+    await bundle.close();
+  }
 }
 
 describe.skipIf(missing('hg'))(`changegroups from Sluice applied by hg${skipNote('hg')}`, () => {
@@ -90,4 +124,33 @@ describe.skipIf(missing('hg'))(`changegroups from Sluice applied by hg${skipNote
       }, 60_000);
     }
   }
+
+  it("sends hg's delta bases: each revision against the base `hg bundle` picks (a whole repository, a range)", async () => {
+    // a file whose store has intermediate snapshots (a delta against an older snapshot, not a
+    // parent) and full texts in mid-history (sent as a delta against p1, computed)
+    const chain = join(work, 'chain');
+    await hgOk(['init', chain], work);
+    for (let i = 1; i <= 10; i++) {
+      writeFileSync(join(chain, 'f'), Array.from({ length: i * 300 }, (_, k) => `${k}\n`).join(''));
+      await hgOk(['commit', '-q', '-A', '-m', `r${i}`, '-u', 't', '--config', 'format.maxchainlen=2'], chain);
+    }
+    const chainMiddle = (await hgOk(['log', '-r', '4', '-T', '{node}'], chain)).trim();
+    for (const [tag, repo, common] of [
+      ['all', src.path, []],
+      ['range', src.path, [src.middle]],
+      ['chain-all', chain, []],
+      ['chain-range', chain, [chainMiddle]],
+    ] as const) {
+      const ours = join(work, `bases-${tag}.hg`);
+      const theirs = join(work, `bases-${tag}-hg.hg`);
+      await writeBundle(repo, ours, '02', [...common], true);
+      const range = common.length ? ['--base', common[0]!] : ['--all'];
+      await hgOk(['-R', repo, 'bundle', '-q', '-t', 'none-v2', ...range, theirs], work);
+      const expected = await deltaBasesOf(theirs);
+      // hg sends the changelog as full texts; the chain repository's snapshots go as stored
+      expect(expected.filter((l) => l.startsWith('changelog ')).every((l) => l.endsWith(' full'))).toBe(true);
+      if (tag.startsWith('chain')) expect(expected.filter((l) => l.endsWith(' other')).length).toBeGreaterThan(0);
+      expect(await deltaBasesOf(ours)).toEqual(expected);
+    }
+  }, 60_000);
 });
