@@ -192,6 +192,8 @@ export class RevlogWriter {
   private unwritten = { i: new WriteQueue(), d: new WriteQueue() };
   /** delayed changelog: entries (+ inline data) not yet in NAME.i */
   private delayBuf: Buffer[] = [];
+  /** where each delayed piece starts (delayBuf's offsets) */
+  private delayStarts: number[] = [];
   private delayLen = 0;
   private readonly origIndexSize: number;
   /** the original NAME.i bytes (inline revlogs: their data lives there) */
@@ -389,10 +391,28 @@ export class RevlogWriter {
     return readAt(this.dataFd(), e.offset, e.clen, this.radix + '.d');
   }
 
+  /**
+   * Bytes of the delayed entries: a view of the piece holding them (each piece is a whole entry
+   * and its chunk). Joining all the pieces per read made a changegroup whose deltas name old
+   * changesets as bases copy the whole delayed changelog once per changeset.
+   */
   private readDelayed(pos: number, len: number): Uint8Array {
-    const all = this.delayBuf.length === 1 ? this.delayBuf[0]! : Buffer.concat(this.delayBuf);
-    this.delayBuf = [all];
-    return all.subarray(pos, pos + len);
+    const starts = this.delayStarts;
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (starts[mid]! <= pos) lo = mid;
+      else hi = mid - 1;
+    }
+    const piece = this.delayBuf[lo]!;
+    const at = pos - starts[lo]!;
+    if (at + len <= piece.length) return piece.subarray(at, at + len);
+    // across pieces (not written so): the pieces it spans, joined
+    let end = lo;
+    while (end < starts.length && starts[end]! < pos + len) end++;
+    const joined = Buffer.concat(this.delayBuf.slice(lo, end));
+    return joined.subarray(at, at + len);
   }
 
   /**
@@ -821,6 +841,7 @@ export class RevlogWriter {
   }
 
   private delay(piece: Buffer): void {
+    this.delayStarts.push(this.delayLen);
     this.delayBuf.push(piece);
     this.delayLen += piece.length;
   }
@@ -831,6 +852,7 @@ export class RevlogWriter {
     if (!this.delayed || this.delayLen === 0) return;
     const all = Buffer.concat(this.delayBuf, this.delayLen);
     this.delayBuf = [];
+    this.delayStarts = [];
     this.delayLen = 0;
     if (this.origLength === 0) {
       const tmp = this.indexPath + '.a';
