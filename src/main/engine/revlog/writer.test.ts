@@ -382,4 +382,100 @@ describe('the delayed changelog', () => {
     expect(Buffer.from(await rl.revision(299))).toEqual(texts[299]);
     expect(Buffer.from(await rl.revision(150))).toEqual(texts[150]);
   });
+
+  /** Adds texts[from..to) to a changelog writer, each a delta against a revision halfway back. */
+  async function addChangesets(
+    w: RevlogWriter,
+    texts: Buffer[],
+    nodes: Buffer[],
+    from: number,
+    to: number,
+  ): Promise<void> {
+    for (let i = from; i < to; i++) {
+      const t = texts[i]!;
+      const prev = i ? nodes[i - 1]! : Buffer.from(NULL_NODE);
+      const node = revisionNode(t, prev, NULL_NODE);
+      const base = i >= 2 ? i >> 1 : -1;
+      const delta = fullReplaceDelta(base < 0 ? 0 : texts[base]!.length, t);
+      const deltaBase = base < 0 ? Buffer.from(NULL_NODE) : nodes[base]!;
+      await w.add({ node, p1: prev, p2: NULL_NODE, deltaBase, delta, linkRev: i, flags: 0 });
+      nodes[i] = node;
+    }
+  }
+  const randomTexts = (n: number): Buffer[] =>
+    Array.from({ length: n }, (_, i) => Buffer.from(`${i}:${randomBytes(1024).toString('hex')}`));
+
+  it('past its memory bound the delayed changelog goes to 00changelog.i.a, read back from there, renamed over a new index', async () => {
+    const vfs = store();
+    const tx = Transaction.open(vfs);
+    const w = RevlogWriter.open({
+      radix: '00changelog',
+      tx,
+      format: formats[0]![1],
+      changelog: true,
+      cacheBytes: 0,
+      delayMemory: 8192,
+    });
+    const texts = randomTexts(300);
+    const nodes: Buffer[] = [];
+    await addChangesets(w, texts, nodes, 0, 300);
+    const pending = join(vfs.storeDir, '00changelog.i.a');
+    expect(existsSync(pending)).toBe(true);
+    expect(existsSync(join(vfs.storeDir, '00changelog.i'))).toBe(false); // nothing visible yet
+    w.finalize();
+    w.close();
+    await tx.close();
+    expect(existsSync(pending)).toBe(false);
+    const rl = await Revlog.open(join(vfs.storeDir, '00changelog.i'));
+    expect(rl.length).toBe(300);
+    for (const r of [0, 1, 150, 299]) expect(Buffer.from(await rl.revision(r))).toEqual(texts[r]);
+  });
+
+  it('onto an existing changelog: copied after it at finalize; an abort removes 00changelog.i.a and leaves the changelog as it was', async () => {
+    const vfs = store();
+    const texts = randomTexts(200);
+    const nodes: Buffer[] = [];
+    const tx1 = Transaction.open(vfs);
+    const w1 = RevlogWriter.open({ radix: '00changelog', tx: tx1, format: formats[0]![1], changelog: true });
+    await addChangesets(w1, texts, nodes, 0, 20);
+    w1.finalize();
+    w1.close();
+    await tx1.close();
+    const index = join(vfs.storeDir, '00changelog.i');
+    const before = readFileSync(index);
+    const pending = join(vfs.storeDir, '00changelog.i.a');
+
+    const tx2 = Transaction.open(vfs);
+    const w2 = RevlogWriter.open({
+      radix: '00changelog',
+      tx: tx2,
+      format: formats[0]![1],
+      changelog: true,
+      cacheBytes: 0,
+      delayMemory: 8192,
+    });
+    await addChangesets(w2, texts, nodes, 20, 120);
+    expect(existsSync(pending)).toBe(true);
+    await tx2.abort();
+    expect(existsSync(pending)).toBe(false);
+    expect(readFileSync(index)).toEqual(before);
+
+    const tx3 = Transaction.open(vfs);
+    const w3 = RevlogWriter.open({
+      radix: '00changelog',
+      tx: tx3,
+      format: formats[0]![1],
+      changelog: true,
+      cacheBytes: 0,
+      delayMemory: 8192,
+    });
+    await addChangesets(w3, texts, nodes, 20, 200);
+    w3.finalize();
+    w3.close();
+    await tx3.close();
+    expect(existsSync(pending)).toBe(false);
+    const rl = await Revlog.open(index);
+    expect(rl.length).toBe(200);
+    for (const r of [0, 19, 20, 100, 199]) expect(Buffer.from(await rl.revision(r))).toEqual(texts[r]);
+  });
 });
