@@ -48,7 +48,14 @@ import {
   type Dirstate,
 } from './dirstate';
 import { readDirstateV2, writeDirstateV2 } from './dirstate-v2';
-import { batchTarget, FILE_PENDING, newBatchShared, packBatchFiles, type FileBatch } from './file-batch';
+import {
+  batchTarget,
+  FILE_PENDING,
+  newBatchShared,
+  packBatchFiles,
+  packManifestFiles,
+  type FileBatch,
+} from './file-batch';
 import { FileTextReader, findRev } from './file-texts';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
 import { currentUmask, WorkingCopyWriter } from './wc-writer';
@@ -143,21 +150,29 @@ export async function checkoutAfterClone(
 
 interface Target extends ResolvedRevision {
   branch: string;
-  manifest: ManifestEntry[];
+  /** the revision's manifest text (empty for null or an empty manifest) */
+  manifestText: Uint8Array;
 }
 
-async function readManifestOf(cl: Revlog, mf: Revlog, rev: number): Promise<ManifestEntry[]> {
-  const out: ManifestEntry[] = [];
-  if (rev === NULL_REV) return out;
+const NO_TEXT = new Uint8Array(0);
+
+/** The manifest text of changeset `rev` (empty for the null revision and an empty manifest). */
+async function readManifestText(cl: Revlog, mf: Revlog, rev: number): Promise<Uint8Array> {
+  if (rev === NULL_REV) return NO_TEXT;
   const entry = parseChangelogEntry(await cl.revision(rev));
-  if (entry.manifest.every((b) => b === 0)) return out;
+  if (entry.manifest.every((b) => b === 0)) return NO_TEXT;
   const mrev = findRev(mf.index, entry.manifest);
   if (mrev === undefined)
     throw new SluiceError(
       'REVLOG',
       `manifest ${Buffer.from(entry.manifest).toString('hex')} of revision ${rev} is missing`,
     );
-  parseManifest(await mf.revision(mrev), (e) => out.push(e));
+  return mf.revision(mrev);
+}
+
+function manifestEntries(text: Uint8Array): ManifestEntry[] {
+  const out: ManifestEntry[] = [];
+  parseManifest(text, (e) => out.push(e));
   return out;
 }
 
@@ -188,8 +203,8 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
       opts.rev !== undefined ? await resolver.resolve(opts.rev) : await defaultTarget(repo, resolver, p1Rev);
     const branch =
       resolved.rev === NULL_REV ? 'default' : changesetBranch(await cl.revision(resolved.rev)).branch;
-    const target: Target = { ...resolved, branch, manifest: await readManifestOf(cl, mf, resolved.rev) };
-    const source = p1Rev === NULL_REV ? [] : await readManifestOf(cl, mf, p1Rev);
+    const target: Target = { ...resolved, branch, manifestText: await readManifestText(cl, mf, resolved.rev) };
+    const source = manifestEntries(await readManifestText(cl, mf, p1Rev));
     // the manifests are parsed: their texts (cached, ~9 MB on a 99k-file manifest) and read
     // windows would otherwise stay through the whole checkout
     mf.clearCache();
@@ -243,26 +258,28 @@ async function checkout(
   const reader = new FileTextReader(repo);
   const auditor = new PathAuditor(root, opts.auditor);
   const fresh = source.length === 0 && ds.entries.size === 0;
+  // from null every manifest line is a get: the lines' bytes go straight into the batch's columns
+  // (no entry object, hex string or map per line on the serial path before the first file)
+  const packed = fresh ? packManifestFiles(target.manifestText) : undefined;
+  const targetEntries = fresh ? [] : manifestEntries(target.manifestText);
+  target.manifestText = NO_TEXT;
   // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice writes
   // `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
-  if (target.manifest.some((e) => e.path === '.hgsub'))
+  if (packed ? packed.paths.includes('.hgsub') : targetEntries.some((e) => e.path === '.hgsub'))
     ctx.log(
       'warn',
       'this revision has subrepositories (.hgsub): Sluice does not clone or update them; run hg update to get them',
     );
-  // from null every manifest entry is a get: no maps of the manifests (20k entries on the medium
-  // corpus, built on the serial path before the first file)
   const sourceMap = new Map(source.map((e) => [e.path, e]));
-  const targetMap = fresh ? undefined : new Map(target.manifest.map((e) => [e.path, e]));
+  const targetMap = fresh ? undefined : new Map(targetEntries.map((e) => [e.path, e]));
   if (!fresh) await checkClean(auditor, reader, ds, sourceMap);
 
   // merge.calculateupdates for a clean working copy: get what differs, remove what is gone
-  let gets: ManifestEntry[] = [];
+  const gets: ManifestEntry[] = [];
   /** manifestmerge's 'e' action: same file node, only the exec bit changes (chmod, no rewrite) */
   const execs: ManifestEntry[] = [];
-  if (fresh) gets = target.manifest;
-  else
-    for (const e of target.manifest) {
+  if (!fresh)
+    for (const e of targetEntries) {
       const old = sourceMap.get(e.path);
       if (old && old.nodeHex === e.nodeHex && old.flag !== e.flag && old.flag !== 'l' && e.flag !== 'l')
         execs.push(e);
@@ -271,25 +288,22 @@ async function checkout(
   const execPaths = new Set(execs.map((e) => e.path));
   const removes = targetMap ? source.filter((e) => !targetMap.has(e.path)).map((e) => e.path) : [];
 
-  const plan = planCloser(opts.closer, gets.length);
+  const files = packed ? packed.files : packBatchFiles(gets);
+  const count = files.count;
+  const plan = planCloser(opts.closer, count);
   const scratch = fresh
     ? undefined
     : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
   // the manifest's order (sorted paths): neighbours share directories and are claimed together
-  const paths: string[] = new Array(gets.length);
-  for (let i = 0; i < gets.length; i++) paths[i] = gets[i]!.path;
+  const paths = packed ? packed.paths : gets.map((g) => g.path);
   const batch: FileBatch = {
     loc: repo.loc,
-    files: packBatchFiles(gets),
+    files,
     ...(scratch !== undefined ? { scratch } : {}),
     ...(opts.symlinks !== undefined ? { symlinks: opts.symlinks } : {}),
     ...(opts.streamAbove !== undefined ? { streamAbove: opts.streamAbove } : {}),
     closer: plan,
   };
-  const count = gets.length;
-  // from null, the entries live on as `paths` and the batch's columns: their objects and hex
-  // strings (~100 B a file) go now instead of staying through the checkout (gets is the manifest)
-  if (fresh) target.manifest.length = 0;
   const shared = newBatchShared(count);
   // the worker threads load while the paths are audited
   const writers = startFileWriters(batch, shared, writePoolOptions(opts), early);
@@ -386,9 +400,9 @@ async function checkout(
       }
       v1Clean = packDirstateV1Clean(newDs.p1, paths, modes, sizes, mtimes);
     }
-    const entries = fresh ? count : target.manifest.length;
+    const entries = fresh ? count : targetEntries.length;
     for (let j = 0; v1Clean === undefined && j < entries; j++) {
-      const path = fresh ? paths[j]! : target.manifest[j]!.path;
+      const path = fresh ? paths[j]! : targetEntries[j]!.path;
       const w = getIndex ? (getIndex.get(path) ?? -1) : j;
       const old = fresh ? undefined : ds.entries.get(path);
       if (execPaths.has(path))

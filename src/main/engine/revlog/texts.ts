@@ -148,9 +148,28 @@ export interface ManifestEntry {
  */
 export function parseManifest(text: Uint8Array, onEntry: (e: ManifestEntry) => void): void {
   const buf = Buffer.from(text.buffer, text.byteOffset, text.length);
+  scanManifest(text, (pos, nul, flag) => {
+    onEntry({
+      path: buf.toString('latin1', pos, nul),
+      nodeHex: buf.toString('latin1', nul + 1, nul + 41),
+      flag: flag === 0 ? '' : FLAGS[flag]!,
+    });
+  });
+}
+
+/**
+ * The checks of parseManifest without building anything: `onLine(start, nul, flag)` for each line,
+ * its path at text[start, nul), its 40 hex digits after the NUL, its flag byte (0 for none; else
+ * x, l or t). For readers that take the lines' bytes as they are (a checkout's file columns).
+ */
+export function scanManifest(
+  text: Uint8Array,
+  onLine: (start: number, nul: number, flag: number) => void,
+): void {
   const len = text.length;
   let pos = 0;
-  let prev: string | undefined;
+  let prevStart = -1;
+  let prevEnd = -1;
   while (pos < len) {
     if (text[pos] === 0) throw malformed('Manifest had an entry with a zero-length filename.');
     // the typed array's own search (Buffer's indexOf dispatches on its argument's type first)
@@ -159,9 +178,11 @@ export function parseManifest(text: Uint8Array, onEntry: (e: ManifestEntry) => v
     if (nl - pos < 42) throw malformed('Manifest had implausibly-short line.');
     const nul = typedIndexOf.call(text, 0, pos);
     if (nul < 0 || nul > nl) throw malformed('Manifest line has no NUL.');
-    const path = buf.toString('latin1', pos, nul);
-    if (prev !== undefined && !(prev < path)) throw malformed('Manifest lines not in sorted order.');
-    prev = path;
+    // strictly ascending paths, compared as bytes (latin1 strings compare the same way)
+    if (prevStart >= 0 && !bytesBefore(text, prevStart, prevEnd, pos, nul))
+      throw malformed('Manifest lines not in sorted order.');
+    prevStart = pos;
+    prevEnd = nul;
     const rest = nl - nul - 1;
     if (rest !== 40 && rest !== 41) throw malformed('Invalid manifest line');
     // 40 lowercase hex digits, checked on the bytes (a RegExp on the string cost ~1 µs a line)
@@ -169,12 +190,22 @@ export function parseManifest(text: Uint8Array, onEntry: (e: ManifestEntry) => v
       const c = text[i]!;
       if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) throw malformed('Invalid manifest line');
     }
-    const nodeHex = buf.toString('latin1', nul + 1, nul + 41);
-    const flag = rest === 41 ? FLAGS[text[nl - 1]!] : '';
-    if (flag === undefined) throw malformed('Invalid manifest line');
-    onEntry({ path, nodeHex, flag });
+    const flag = rest === 41 ? text[nl - 1]! : 0;
+    if (rest === 41 && FLAGS[flag] === undefined) throw malformed('Invalid manifest line');
+    onLine(pos, nul, flag);
     pos = nl + 1;
   }
+}
+
+/** text[a, aEnd) sorts strictly before text[b, bEnd), byte by byte. */
+function bytesBefore(text: Uint8Array, a: number, aEnd: number, b: number, bEnd: number): boolean {
+  const n = Math.min(aEnd - a, bEnd - b);
+  for (let i = 0; i < n; i++) {
+    const x = text[a + i]!;
+    const y = text[b + i]!;
+    if (x !== y) return x < y;
+  }
+  return aEnd - a < bEnd - b;
 }
 
 const typedIndexOf = Uint8Array.prototype.indexOf;
