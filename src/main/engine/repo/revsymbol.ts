@@ -3,7 +3,7 @@
 // (bookmarks, tags, branches: a branch name means its tip, localrepo.branchtip), then a unique
 // hex prefix. With no symbol: what hg.clone checks out (the `@` bookmark, else the tip of
 // `default`, else tip). Hidden (obsolete) changesets are not filtered: Sluice reads no obsstore.
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import { NULL_REV } from '../revlog/constants';
@@ -48,9 +48,10 @@ function parseNodeNameLines(text: string, into: Map<string, string>): void {
   }
 }
 
-async function readOptional(path: string): Promise<string | null> {
+/** Read synchronously, like store/requirements.ts's readOptional (see there: no threadpool start). */
+function readOptional(path: string): string | null {
   try {
-    return await readFile(path, 'latin1');
+    return readFileSync(path, 'latin1');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
@@ -87,7 +88,7 @@ export class RevisionResolver {
     const inStore = this.repo.requirements.has('bookmarksinstore');
     const path = inStore ? join(this.repo.loc.storeDir, 'bookmarks') : join(this.repo.hgDir, 'bookmarks');
     const map = new Map<string, string>();
-    parseNodeNameLines((await readOptional(path)) ?? '', map);
+    parseNodeNameLines(readOptional(path) ?? '', map);
     for (const [name, hex] of map) if (this.revOfHex(hex) === undefined) map.delete(name);
     this.bookmarks = map;
     return map;
@@ -175,7 +176,7 @@ export class RevisionResolver {
       await manifest.close();
       await filelog?.close();
     }
-    parseNodeNameLines((await readOptional(join(this.repo.hgDir, 'localtags'))) ?? '', tags);
+    parseNodeNameLines(readOptional(join(this.repo.hgDir, 'localtags')) ?? '', tags);
     for (const [name, hex] of tags)
       if (hex === NULL_HEX || this.revOfHex(hex) === undefined) tags.delete(name);
     this.tags = tags;

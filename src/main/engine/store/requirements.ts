@@ -2,7 +2,8 @@
 // them: requirements.py, localrepo.makelocalrepository/_readrequires/newreporequirements,
 // scmutil.writereporequirements/filterrequirements, streamclone.new_stream_clone_requirements.
 
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, normalize } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors.js';
 
@@ -127,9 +128,15 @@ function parseRequiresFile(text: string, what: string): Set<string> {
   return new Set(lines);
 }
 
-async function readOptional(path: string): Promise<string | null> {
+/**
+ * A small file read synchronously: locateRepository reads a few of them before any job, and an
+ * async read would start libuv's threadpool (sized for the background closer: 52 threads, ~15 ms
+ * of the main thread's CPU at every `sluice update`'s start, on its serial path), which a checkout
+ * closing its files synchronously (Linux, macOS) never needs otherwise.
+ */
+function readOptional(path: string): string | null {
   try {
-    return await readFile(path, 'latin1');
+    return readFileSync(path, 'latin1');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
@@ -159,23 +166,23 @@ export interface RepoLocation {
 export async function locateRepository(repoRoot: string): Promise<RepoLocation> {
   const hgDir = join(repoRoot, '.hg');
   try {
-    if (!(await stat(hgDir)).isDirectory()) throw new Error('not a directory');
+    if (!statSync(hgDir).isDirectory()) throw new Error('not a directory');
   } catch {
     throw new SluiceError('NOT_A_REPO', `repository ${repoRoot} not found`);
   }
-  const requirements = parseRequiresFile((await readOptional(join(hgDir, 'requires'))) ?? '', '.hg/requires');
+  const requirements = parseRequiresFile(readOptional(join(hgDir, 'requires')) ?? '', '.hg/requires');
 
   let storeOwnerHgDir = hgDir;
   if (requirements.has('shared') || requirements.has('relshared')) {
     // localrepo._getsharedvfs: absolute for `shared`, relative to .hg for `relshared`.
-    const raw = await readOptional(join(hgDir, 'sharedpath'));
+    const raw = readOptional(join(hgDir, 'sharedpath'));
     if (raw === null)
       throw new SluiceError('NOT_A_REPO', `shared repository ${repoRoot} has no .hg/sharedpath`);
     const shared = raw.replace(/\n+$/, '');
     storeOwnerHgDir =
       requirements.has('relshared') || !isAbsolute(shared) ? normalize(join(hgDir, shared)) : shared;
     try {
-      await stat(storeOwnerHgDir);
+      statSync(storeOwnerHgDir);
     } catch {
       throw new SluiceError(
         'NOT_A_REPO',
@@ -184,7 +191,7 @@ export async function locateRepository(repoRoot: string): Promise<RepoLocation> 
     }
   }
   if (requirements.has('share-safe')) {
-    const storeRequires = await readOptional(join(storeOwnerHgDir, 'store', 'requires'));
+    const storeRequires = readOptional(join(storeOwnerHgDir, 'store', 'requires'));
     if (storeRequires === null) {
       throw new SluiceError('NOT_A_REPO', `share-safe repository ${repoRoot} has no .hg/store/requires`);
     }
