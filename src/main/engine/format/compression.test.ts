@@ -172,6 +172,14 @@ describe('compressStream / decompressStream', () => {
     for (const kind of ['GZ', 'ZS'] as CompressionKey[]) {
       expect(await errorCode(() => collect(decompressStream(kind, failing())))).toBe('NETWORK');
     }
+    // compressing: after more than one coalesced input piece (256 KiB) went in
+    async function* failingLate(): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < 40; i++) yield sample(10_000);
+      throw new SluiceError('NETWORK', 'connection reset');
+    }
+    for (const kind of ['GZ', 'ZS'] as CompressionKey[]) {
+      expect(await errorCode(() => collect(compressStream(kind, failingLate())))).toBe('NETWORK');
+    }
   });
 
   it('BZ cannot be written; UN is the identity', async () => {
