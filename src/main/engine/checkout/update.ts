@@ -203,7 +203,11 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
       opts.rev !== undefined ? await resolver.resolve(opts.rev) : await defaultTarget(repo, resolver, p1Rev);
     const branch =
       resolved.rev === NULL_REV ? 'default' : changesetBranch(await cl.revision(resolved.rev)).branch;
-    const target: Target = { ...resolved, branch, manifestText: await readManifestText(cl, mf, resolved.rev) };
+    const target: Target = {
+      ...resolved,
+      branch,
+      manifestText: await readManifestText(cl, mf, resolved.rev),
+    };
     const source = manifestEntries(await readManifestText(cl, mf, p1Rev));
     // the manifests are parsed: their texts (cached, ~9 MB on a 99k-file manifest) and read
     // windows would otherwise stay through the whole checkout
@@ -441,6 +445,7 @@ async function checkout(
     committed = true;
     if (v2) writeDirstateV2(repo.hgDir, newDs);
     else writeFileAtomic(join(repo.hgDir, 'dirstate'), v1Clean ?? packDirstateV1(newDs));
+    await writers.terminate(); // their threads ended while the dirstate was written
     // hg's merge stats line (hg update / hg clone)
     ctx.log(
       'info',

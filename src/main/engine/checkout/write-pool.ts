@@ -102,6 +102,8 @@ export class FileWriters {
   private shared: BatchShared | undefined;
   /** a worker failed before the batch was assigned */
   private failedEarly = false;
+  /** the workers' termination, once started (terminate() is idempotent) */
+  private stopped: Promise<void> | undefined;
   private readonly script: WorkerScript | null;
 
   constructor(
@@ -177,20 +179,29 @@ export class FileWriters {
     return this;
   }
 
-  /** Stops the workers (before run(): none has written anything). */
-  async terminate(): Promise<void> {
+  /**
+   * Stops the workers (before run(): none has written anything; after it: their threads end), and
+   * resolves once their threads have exited. The same promise for every call.
+   */
+  terminate(): Promise<void> {
     if (this.shared) {
       Atomics.store(this.shared.control, CTL_STOP, 1);
       Atomics.notify(this.shared.control, CTL_GO);
     }
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    // never rejects: run() starts it without awaiting (a worker that cannot stop has written nothing more)
+    this.stopped ??= Promise.all(this.workers.map((w) => w.terminate())).then(
+      () => undefined,
+      () => undefined,
+    );
+    return this.stopped;
   }
 
   /**
    * Writes every file of the batch. `prepare` runs on the main thread before any file is written
    * (the directories). Resolves with the closers' merged stats once every file is written and
    * closed; rejects with the first error (or CANCELLED) once every thread has stopped and closed
-   * what it wrote, leaving the shared status to say which files exist.
+   * what it wrote, leaving the shared status to say which files exist. The worker threads' ends
+   * (their isolates torn down, ~10-20 ms) go on in the background: await terminate() for them.
    */
   async run(ctx: JobContext, progress: ProgressTracker, prepare: () => void): Promise<CloseStats> {
     const { opts } = this;
@@ -270,7 +281,9 @@ export class FileWriters {
       return mergeCloseStats(closes);
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
-      await this.terminate();
+      // every thread has posted its result (or failed): nothing of theirs is open any more, so the
+      // caller goes on (the dirstate) while their threads end
+      void this.terminate();
     }
   }
 }
