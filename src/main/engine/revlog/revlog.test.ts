@@ -46,6 +46,43 @@ async function problem(
 
 const store = (shape: string): string => join(repos[shape]!, '.hg', 'store');
 
+/** A built non-inline revlog written as big.i and big.d in `dir`, opened for streaming reads. */
+function writeSplitRevlog(
+  dir: string,
+  built: { index: Buffer; data: Buffer },
+): { dataPath: string; open: () => Promise<Revlog> } {
+  const indexPath = join(dir, 'big.i');
+  const dataPath = join(dir, 'big.d');
+  writeFileSync(indexPath, built.index);
+  writeFileSync(dataPath, built.data);
+  return { dataPath, open: () => Revlog.open(indexPath, { io: 'sync', wholeFileLimit: 1 << 16 }) };
+}
+
+/**
+ * Streams `rev` from a freshly opened revlog and cuts the data file to `cutAt(rl)` bytes once the
+ * first piece has arrived (a reader that decompressed the chunk whole first would not notice);
+ * returns the typed failure.
+ */
+async function cutAfterFirstPiece(
+  open: () => Promise<Revlog>,
+  dataPath: string,
+  rev: number,
+  cutAt: (rl: Revlog) => number,
+): ReturnType<typeof problem> {
+  const rl = await open();
+  let first = true;
+  try {
+    return await problem(
+      rl.streamRevision(rev, () => {
+        if (first) truncateSync(dataPath, cutAt(rl));
+        first = false;
+      }),
+    );
+  } finally {
+    await rl.close();
+  }
+}
+
 describe('Revlog: fixture repos', () => {
   for (const shape of SHAPES) {
     it(`${shape}: changelog, manifest and filelogs read back, node ids checked`, async () => {
@@ -204,12 +241,8 @@ describe('Revlog.streamRevision of a full snapshot', () => {
       const built = buildRevlog([{ text }, { text: 'small\n' }], { inline: false, compression });
       const dir = makeTempDir('stream');
       try {
-        const indexPath = join(dir, 'big.i');
-        const dataPath = join(dir, 'big.d');
-        writeFileSync(indexPath, built.index);
-        writeFileSync(dataPath, built.data);
-        const open = (): Promise<Revlog> => Revlog.open(indexPath, { io: 'sync', wholeFileLimit: 1 << 16 });
-        let rl = await open();
+        const { dataPath, open } = writeSplitRevlog(dir, built);
+        const rl = await open();
         expect(rl.index.base(0)).toBe(0);
         expect(rl.index.compressedLength(0)).toBeGreaterThan(2 << 20); // read in several pieces
         const pieces: number[] = [];
@@ -226,16 +259,10 @@ describe('Revlog.streamRevision of a full snapshot', () => {
         await rl.close();
         // the stored chunk's second half is cut off once the first piece has arrived: a reader
         // that had decompressed it whole would not notice; a streaming one fails reading it
-        rl = await open();
-        let first = true;
-        const err = await problem(
-          rl.streamRevision(0, () => {
-            if (first) truncateSync(dataPath, built.data.length >> 1);
-            first = false;
-          }),
-        );
-        expect(err).toMatchObject({ code: 'REVLOG', problem: 'partial-read' });
-        await rl.close();
+        expect(await cutAfterFirstPiece(open, dataPath, 0, () => built.data.length >> 1)).toMatchObject({
+          code: 'REVLOG',
+          problem: 'partial-read',
+        });
       } finally {
         removeDir(dir);
       }
@@ -306,12 +333,8 @@ describe('Revlog.streamRevisions of a delta chain', () => {
       );
       const dir = makeTempDir('stream-chain');
       try {
-        const indexPath = join(dir, 'big.i');
-        const dataPath = join(dir, 'big.d');
-        writeFileSync(indexPath, built.index);
-        writeFileSync(dataPath, built.data);
-        const open = (): Promise<Revlog> => Revlog.open(indexPath, { io: 'sync', wholeFileLimit: 1 << 16 });
-        let rl = await open();
+        const { dataPath, open } = writeSplitRevlog(dir, built);
+        const rl = await open();
         expect(rl.deltaChain(3).chain).toEqual([0, 1, 2, 3]);
         for (let r = 0; r < texts.length; r++) {
           const pieces: Buffer[] = [];
@@ -332,16 +355,9 @@ describe('Revlog.streamRevisions of a delta chain', () => {
         await rl.close();
         // the snapshot's stored chunk cut in half once the tip's first piece has arrived: a
         // reader that decompressed the snapshot whole first would not notice
-        rl = await open();
-        let first = true;
-        const err = await problem(
-          rl.streamRevision(3, () => {
-            if (first) truncateSync(dataPath, rl.index.compressedLength(0) >> 1);
-            first = false;
-          }),
-        );
-        expect(err).toMatchObject({ code: 'REVLOG', problem: 'partial-read' });
-        await rl.close();
+        expect(
+          await cutAfterFirstPiece(open, dataPath, 3, (rl) => rl.index.compressedLength(0) >> 1),
+        ).toMatchObject({ code: 'REVLOG', problem: 'partial-read' });
       } finally {
         removeDir(dir);
       }
