@@ -13,6 +13,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './net-harness.mjs';
 
 const SSHD = '/usr/sbin/sshd';
 
@@ -21,17 +22,6 @@ function keygen(path) {
     encoding: 'utf8',
   });
   if (r.status !== 0) throw new Error(`ssh-keygen failed: ${r.stderr}`);
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = s.address().port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Resolves once the port answers with an SSH identification line. */

@@ -27,6 +27,7 @@ import {
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fmtTable, measure } from './measure.mjs';
+import { freePort, waitForHttp } from '../net-harness.mjs';
 import { startSshd } from '../sshd-harness.mjs';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
@@ -62,32 +63,6 @@ export function peakRssMb(pid) {
   return m ? Number(m[1]) / 1024 : 0;
 }
 
-async function waitHttp(url, timeoutMs = 30_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const r = await fetch(url);
-      await r.arrayBuffer();
-      return;
-    } catch {
-      if (Date.now() > end) throw new Error(`${url} did not come up`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-async function freePort() {
-  const net = await import('node:net');
-  return new Promise((res, rej) => {
-    const s = net.createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => res(p));
-    });
-  });
-}
-
 export async function startServer(kind, corpus, extra = []) {
   const port = await freePort();
   const env = { ...process.env, HGPLAIN: '1', HGRCPATH: '' };
@@ -102,7 +77,7 @@ export async function startServer(kind, corpus, extra = []) {
           env,
         });
   const url = `http://127.0.0.1:${port}/`;
-  await waitHttp(`${url}?cmd=capabilities`);
+  await waitForHttp(`${url}?cmd=capabilities`, 30_000);
   return { url, pid: proc.pid, proc, stop: () => proc.kill('SIGTERM') };
 }
 

@@ -5,9 +5,9 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { freePort, waitForHttp } from '../../scripts/net-harness.mjs';
 import {
   HG_ENV,
   tempDirMaker,
@@ -71,30 +71,7 @@ export function makeTinyCorpus(dir: string, extra: string[] = []): string {
   return dest;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolvePort(port));
-    });
-  });
-}
-
-export async function waitForHttp(url: string, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const r = await fetch(url);
-      await r.arrayBuffer();
-      return;
-    } catch {
-      if (Date.now() > end) throw new Error(`${url} did not come up`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+export { freePort, waitForHttp };
 
 export interface HgServer {
   url: string;
