@@ -13,7 +13,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureCorpus } from './corpus.mjs';
-import { fmtTable, measure } from './measure.mjs';
+import { fmtTable, measure, sectionArgs } from './measure.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const HG_ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '/dev/null', LC_ALL: 'C' };
@@ -175,10 +175,7 @@ export async function run(options = {}) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const repsAt = args.indexOf('--reps');
-  const reps = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
-  const corpus = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--reps');
+  const { corpus, reps } = sectionArgs(process.argv.slice(2));
   const text = await run({ corpusDir: corpus, reps, say: (l) => process.stderr.write(l + '\n') });
   process.stdout.write(String(text));
 }

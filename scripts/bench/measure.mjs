@@ -76,7 +76,22 @@ export async function medianOf(reps, run) {
 export function fmtTable(headers, rows) {
   const cells = [headers, ...rows].map((r) => r.map((c) => String(c)));
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => r[i].length)));
-  const line = (r) => '| ' + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
-  const sep = '|' + widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|';
+  const line = (r) =>
+    '| ' + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
+  const sep =
+    '|' + widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : '-'.repeat(w + 1) + ':')).join('|') + '|';
   return [line(cells[0]), sep, ...cells.slice(1).map(line)].join('\n');
+}
+
+/**
+ * A bench section's own command line, `[CORPUS] [--reps N]` (other --flags are left to the caller):
+ * the corpus is the first word that is neither a flag nor the value of --reps; reps defaults to 3.
+ * @param {string[]} args
+ * @returns {{ corpus: string | undefined, reps: number }}
+ */
+export function sectionArgs(args) {
+  const repsAt = args.indexOf('--reps');
+  const reps = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
+  const corpus = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--reps');
+  return { corpus, reps };
 }

@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { fmtTable, measure } from './measure.mjs';
+import { fmtTable, measure, sectionArgs } from './measure.mjs';
 import { SLUICE, cpuMs, prepare, startServer, storeBytes } from './wire-bench.mjs';
 
 const ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '' };
@@ -123,9 +123,6 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const args = process.argv.slice(2);
-  const repsAt = args.indexOf('--reps');
-  const reps = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
-  const corpus = args.find((a, i) => !a.startsWith('--') && (repsAt < 0 || i !== repsAt + 1));
+  const { corpus, reps } = sectionArgs(process.argv.slice(2));
   await run({ corpusDir: corpus, reps });
 }

@@ -26,7 +26,7 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { fmtTable, measure } from './measure.mjs';
+import { fmtTable, measure, sectionArgs } from './measure.mjs';
 import { freePort, waitForHttp } from '../net-harness.mjs';
 import { startSshd } from '../sshd-harness.mjs';
 
@@ -214,9 +214,6 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const args = process.argv.slice(2);
-  const repsAt = args.indexOf('--reps');
-  const reps = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
-  const corpus = args.find((a, i) => !a.startsWith('--') && (repsAt < 0 || i !== repsAt + 1));
+  const { corpus, reps } = sectionArgs(process.argv.slice(2));
   await run({ corpusDir: corpus, reps });
 }
