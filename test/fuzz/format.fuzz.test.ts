@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { openStreamBundle } from '../../src/main/engine/format/bundle-file';
 import {
-  Bundle2Reader,
   Bundle2Writer,
   int32,
   parsePartHeader,
@@ -16,18 +15,14 @@ import {
 } from '../../src/main/engine/format/bundle2';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
 import { readStreamOut } from '../../src/main/engine/format/stream-v1';
-import {
-  STREAM2_PARAMS,
-  readStream2Part,
-  stream2EntryHeader,
-  stream2Params,
-} from '../../src/main/engine/format/stream2';
-import type { StreamReader } from '../../src/main/engine/format/stream-reader';
+import { stream2EntryHeader, stream2Params } from '../../src/main/engine/format/stream2';
 import {
   FIXTURE_BUNDLES,
   SHAPES,
   asyncPieces,
   cutsArb,
+  drain,
+  drainBundle2,
   fixture,
   mutatedArb,
   params,
@@ -43,51 +38,8 @@ const GETBUNDLE = SHAPES.map((s) => {
   return b.subarray(1 + b[0]!);
 });
 
-/** Reads every entry and all its data; the reader is closed whatever happens. */
-async function drain(reader: StreamReader): Promise<number> {
-  let total = 0;
-  try {
-    for (;;) {
-      const e = await reader.nextEntry();
-      if (!e) break;
-      let got = 0;
-      await reader.copyData((c) => {
-        got += c.length;
-      });
-      expect(got).toBe(e.size);
-      total += got;
-    }
-  } finally {
-    await reader.close();
-  }
-  return total;
-}
-
 const source = (bytes: Uint8Array, cuts: number[]): ByteSource =>
   new ByteSource(asyncPieces(splitBy(bytes, cuts)));
-
-/** Every part of a bundle2 stream with its payload read (stream2 parts through their reader). */
-async function drainBundle2(src: ByteSource): Promise<void> {
-  const b = await Bundle2Reader.open(src, {
-    knownParts: {
-      stream2: STREAM2_PARAMS,
-      listkeys: ['namespace'],
-      'phase-heads': [],
-      bookmarks: [],
-      changegroup: ['version', 'nbchanges'],
-    },
-  });
-  try {
-    for (;;) {
-      const part = await b.nextPart();
-      if (!part) break;
-      if (part.type === 'stream2') await drain(readStream2Part(part, b.compression));
-      else await part.payload.drain();
-    }
-  } finally {
-    await b.close();
-  }
-}
 
 describe('fuzz: stream clone bundles (packed1, v2 in every compression)', () => {
   it('the fixtures themselves parse, in any split', async () => {

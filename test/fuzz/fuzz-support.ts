@@ -7,7 +7,12 @@
 // minute) multiplies every property's run count; FUZZ_SEED fixes fast-check's seed so a failure
 // printed by scripts/fuzz-long.mjs can be replayed.
 import fc from 'fast-check';
+import { expect } from 'vitest';
 import { isSluiceError } from '../../src/main/engine/errors';
+import { Bundle2Reader } from '../../src/main/engine/format/bundle2';
+import type { ByteSource } from '../../src/main/engine/format/byte-source';
+import type { StreamReader } from '../../src/main/engine/format/stream-reader';
+import { STREAM2_PARAMS, readStream2Part } from '../../src/main/engine/format/stream2';
 
 export {
   FIXTURES,
@@ -232,4 +237,50 @@ export function splitBy(buf: Uint8Array, cuts: readonly number[]): Uint8Array[] 
   }
   out.push(buf.subarray(prev));
   return out;
+}
+
+/** Reads every entry and all its data; the reader is closed whatever happens. */
+export async function drain(reader: StreamReader): Promise<number> {
+  let total = 0;
+  try {
+    for (;;) {
+      const e = await reader.nextEntry();
+      if (!e) break;
+      let got = 0;
+      await reader.copyData((c) => {
+        got += c.length;
+      });
+      expect(got).toBe(e.size);
+      total += got;
+    }
+  } finally {
+    await reader.close();
+  }
+  return total;
+}
+
+/**
+ * Every part of a bundle2 stream (a bundle file's or a getbundle body) with its payload read, as
+ * the clone reads it: stream2 parts through their reader.
+ */
+export async function drainBundle2(src: ByteSource): Promise<void> {
+  const b = await Bundle2Reader.open(src, {
+    knownParts: {
+      stream2: STREAM2_PARAMS,
+      listkeys: ['namespace'],
+      'phase-heads': [],
+      bookmarks: [],
+      changegroup: ['version', 'nbchanges'],
+    },
+  });
+  try {
+    for (;;) {
+      const part = await b.nextPart();
+      if (!part) break;
+      if (part.type === 'stream2') await drain(readStream2Part(part, b.compression));
+      else await part.payload.drain();
+    }
+  } finally {
+    await b.close();
+  }
 }

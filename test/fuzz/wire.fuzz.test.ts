@@ -21,13 +21,12 @@ import {
 } from '../../src/main/engine/wire/wire-encoding';
 import { parsePhaseRoots } from '../../src/main/engine/wire/changelog-graph';
 import { parseBundleSpec, parseCloneBundlesManifest } from '../../src/main/engine/wire/clone-bundles';
-import { Bundle2Reader } from '../../src/main/engine/format/bundle2';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
-import { STREAM2_PARAMS, readStream2Part } from '../../src/main/engine/format/stream2';
 import {
   SHAPES,
   asyncPieces,
   cutsArb,
+  drainBundle2,
   fixture,
   mutatedArb,
   params,
@@ -99,31 +98,6 @@ const CONTENT_TYPES = [
   undefined,
 ];
 
-async function drainBody(body: AsyncIterable<Uint8Array>): Promise<void> {
-  // a getbundle body is a bundle2 stream: read it like the clone does
-  const b = await Bundle2Reader.open(new ByteSource(body), {
-    knownParts: { stream2: STREAM2_PARAMS, listkeys: ['namespace'], 'phase-heads': [], bookmarks: [] },
-  });
-  try {
-    for (;;) {
-      const part = await b.nextPart();
-      if (!part) break;
-      if (part.type === 'stream2') {
-        const r = readStream2Part(part, b.compression);
-        for (;;) {
-          const e = await r.nextEntry();
-          if (!e) break;
-          await r.copyData(() => undefined);
-        }
-      } else {
-        await part.payload.drain();
-      }
-    }
-  } finally {
-    await b.close();
-  }
-}
-
 describe('fuzz: capabilities and the handshake', () => {
   it('mutated and random capability strings: every accessor answers or throws a SluiceError', async () => {
     await fc.assert(
@@ -162,7 +136,7 @@ describe('fuzz: capabilities and the handshake', () => {
       expect(peer.caps.streamRequirements()).toContain('revlogv1');
       const res = await peer.getbundle({ bundlecaps: ['HG20'], cg: false, stream: true });
       expect(res.engine).toBe('none');
-      expect(await parsesOrSluiceError(() => drainBody(res.body))).toBe('ok');
+      expect(await parsesOrSluiceError(() => drainBundle2(new ByteSource(res.body)))).toBe('ok');
     }
   });
 
@@ -216,7 +190,7 @@ describe('fuzz: capabilities and the handshake', () => {
           await parsesOrSluiceError(async () => {
             const peer = await HttpPeer.connect('http://127.0.0.1:1/repo', session);
             const res = await peer.getbundle({ bundlecaps: ['HG20'], cg: false, stream: true });
-            await drainBody(res.body);
+            await drainBundle2(new ByteSource(res.body));
           }, 'getbundle');
         },
       ),
