@@ -1,29 +1,15 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeStorePath } from './encoding.js';
 import { serializeFncache } from './fncache.js';
 import { readRepoConfig } from './hgrc.js';
 import { CHANGELOG_STUB, clonedHgrc, createRepoSkeleton, withoutCredentials } from './repo-layout.js';
 import { cloneRequirements, DEFAULT_NEW_REPO_REQUIREMENTS, readRequirements } from './requirements.js';
-import {
-  missing,
-  skipNote,
-  extractFixtureRepo,
-  FIXTURES,
-  hg,
-  makeTempDir,
-  removeDir,
-} from './test-support.js';
+import { missing, skipNote, extractFixtureRepo, FIXTURES, hg, scratchArea } from './test-support.js';
 import { listStreamFiles } from './walk.js';
 
-let tmp: string;
-beforeAll(() => {
-  tmp = makeTempDir('layout');
-});
-afterAll(() => removeDir(tmp));
-let n = 0;
-const fresh = (label: string): string => join(tmp, `${label}-${n++}`);
+const { path: fresh } = scratchArea('layout');
 
 function tree(root: string): string[] {
   const out: string[] = [];

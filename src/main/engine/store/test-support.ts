@@ -2,10 +2,12 @@
 // Python, running Mercurial's own functions over a batch of byte strings, temp dirs, fixtures.
 
 import { spawnSync } from 'node:child_process';
-import { HG_PYTHON, tempDirMaker } from '../test-support';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { HG_PYTHON, removeDir, tempDirMaker } from '../test-support';
 
 export { FIXTURES, HG_PYTHON, extractFixtureRepo, missing, prng, removeDir, skipNote } from '../test-support';
-
 
 /** Runs `python` (a script reading hex lines on stdin) with hg's Python; returns stdout lines. */
 export function runHgPython(script: string, input: string[]): string[] {
@@ -37,6 +39,28 @@ export function hg(
 }
 
 export const makeTempDir = tempDirMaker('store');
+
+/**
+ * A temp dir for a whole test file (made before its first test, removed after its last) handing
+ * out new names in it: `path(label)` a name nothing has taken, `dir(label)` one made a directory.
+ */
+export function scratchArea(area: string): { path(label: string): string; dir(label: string): string } {
+  let root = '';
+  let n = 0;
+  beforeAll(() => {
+    root = makeTempDir(area);
+  });
+  afterAll(() => removeDir(root));
+  const path = (label: string): string => join(root, `${label}-${n++}`);
+  return {
+    path,
+    dir(label) {
+      const d = path(label);
+      mkdirSync(d, { recursive: true });
+      return d;
+    },
+  };
+}
 
 export const hex = (s: string): string => Buffer.from(s, 'latin1').toString('hex');
 export const unhex = (h: string): string => Buffer.from(h, 'hex').toString('latin1');

@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors.js';
 import { encodeDir, encodeStorePath } from './encoding.js';
 import { serializeFncache } from './fncache.js';
@@ -20,27 +20,15 @@ import {
   extractFixtureRepo,
   FIXTURES,
   hg,
-  makeTempDir,
+  scratchArea,
   prng,
   readPacked1Fixture,
   readStreamOutFixture,
   readStreamV2Fixture,
-  removeDir,
   type FixtureEntry,
 } from './test-support.js';
 
-let tmp: string;
-beforeAll(() => {
-  tmp = makeTempDir('walk');
-});
-afterAll(() => removeDir(tmp));
-
-let counter = 0;
-function freshDir(label: string): string {
-  const d = join(tmp, `${label}-${counter++}`);
-  mkdirSync(d, { recursive: true });
-  return d;
-}
+const { dir: freshDir } = scratchArea('walk');
 
 const triple = (f: StoreFile | FixtureEntry): [string, string, number] => [f.vfs, f.name, f.size];
 const v1Wire = (f: StoreFile): [string, string, number] => [f.vfs, encodeDir(f.name), f.size];
