@@ -339,50 +339,6 @@ describe('RevlogWriter.close hand-over (new filelogs written in batches)', () =>
 });
 
 describe('the delayed changelog', () => {
-  it('deltas against old changesets read their bases from the delayed entries in place, not by joining them all each time', async () => {
-    const vfs = store();
-    const tx = Transaction.open(vfs);
-    // no text cache to speak of: the bases are read back from the delayed entries
-    const w = RevlogWriter.open({
-      radix: '00changelog',
-      tx,
-      format: formats[0]![1],
-      changelog: true,
-      cacheBytes: 0,
-    });
-    // 2 KiB of hex each: stored as ~1.1 KiB (zlib), 300 KB delayed in all
-    const texts = Array.from({ length: 300 }, (_, i) =>
-      Buffer.from(`${i}:${randomBytes(1024).toString('hex')}`),
-    );
-    const nodes: Buffer[] = [];
-    const joined = vi.spyOn(Buffer, 'concat');
-    let prev: Buffer = Buffer.from(NULL_NODE);
-    try {
-      for (const [i, t] of texts.entries()) {
-        const node = revisionNode(t, prev, NULL_NODE);
-        // a changegroup may name any known revision as a delta base: here one halfway back
-        const base = i >= 2 ? i >> 1 : -1;
-        const delta = base < 0 ? fullReplaceDelta(0, t) : fullReplaceDelta(texts[base]!.length, t);
-        const deltaBase = base < 0 ? Buffer.from(NULL_NODE) : nodes[base]!;
-        await w.add({ node, p1: prev, p2: NULL_NODE, deltaBase, delta, linkRev: i, flags: 0 });
-        nodes.push(node);
-        prev = node;
-      }
-      // bytes joined while adding (an entry and its chunk, per revision): the old code also joined
-      // the whole delayed changelog per base read (~300 × 150 KB on average)
-      const bytes = joined.mock.results.reduce((n, r) => n + (r.value as Buffer).length, 0);
-      expect(bytes).toBeLessThan(2 * 300 * 2200);
-    } finally {
-      joined.mockRestore();
-    }
-    w.finalize();
-    w.close();
-    await tx.close();
-    const rl = await Revlog.open(join(vfs.storeDir, '00changelog.i'));
-    expect(Buffer.from(await rl.revision(299))).toEqual(texts[299]);
-    expect(Buffer.from(await rl.revision(150))).toEqual(texts[150]);
-  });
-
   /** Adds texts[from..to) to a changelog writer, each a delta against a revision halfway back. */
   async function addChangesets(
     w: RevlogWriter,
@@ -404,6 +360,38 @@ describe('the delayed changelog', () => {
   }
   const randomTexts = (n: number): Buffer[] =>
     Array.from({ length: n }, (_, i) => Buffer.from(`${i}:${randomBytes(1024).toString('hex')}`));
+
+  it('deltas against old changesets read their bases from the delayed entries in place, not by joining them all each time', async () => {
+    const vfs = store();
+    const tx = Transaction.open(vfs);
+    // no text cache to speak of: the bases are read back from the delayed entries
+    const w = RevlogWriter.open({
+      radix: '00changelog',
+      tx,
+      format: formats[0]![1],
+      changelog: true,
+      cacheBytes: 0,
+    });
+    // 2 KiB of hex each: stored as ~1.1 KiB (zlib), 300 KB delayed in all
+    const texts = randomTexts(300);
+    const joined = vi.spyOn(Buffer, 'concat');
+    try {
+      // a changegroup may name any known revision as a delta base: here one halfway back
+      await addChangesets(w, texts, [], 0, texts.length);
+      // bytes joined while adding (an entry and its chunk, per revision): the old code also joined
+      // the whole delayed changelog per base read (~300 × 150 KB on average)
+      const bytes = joined.mock.results.reduce((n, r) => n + (r.value as Buffer).length, 0);
+      expect(bytes).toBeLessThan(2 * 300 * 2200);
+    } finally {
+      joined.mockRestore();
+    }
+    w.finalize();
+    w.close();
+    await tx.close();
+    const rl = await Revlog.open(join(vfs.storeDir, '00changelog.i'));
+    expect(Buffer.from(await rl.revision(299))).toEqual(texts[299]);
+    expect(Buffer.from(await rl.revision(150))).toEqual(texts[150]);
+  });
 
   it('past its memory bound the delayed changelog goes to 00changelog.i.a, read back from there, renamed over a new index', async () => {
     const vfs = store();
