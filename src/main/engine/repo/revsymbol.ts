@@ -3,11 +3,11 @@
 // (bookmarks, tags, branches: a branch name means its tip, localrepo.branchtip), then a unique
 // hex prefix. With no symbol: what hg.clone checks out (the `@` bookmark, else the tip of
 // `default`, else tip). Hidden (obsolete) changesets are not filtered: Sluice reads no obsstore.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import { NULL_REV } from '../revlog/constants';
 import type { Revlog } from '../revlog/revlog';
+import { readSmallFileSync } from '../store/requirements';
 import { decodeExtra, parseChangelogEntry, parseManifest } from '../revlog/texts';
 import type { LocalRepo } from './local-repo';
 
@@ -48,17 +48,6 @@ function parseNodeNameLines(text: string, into: Map<string, string>): void {
   }
 }
 
-/** Read synchronously, like store/requirements.ts's readOptional (see there: no threadpool start). */
-function readOptional(path: string): string | null {
-  try {
-    return readFileSync(path, 'latin1');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    throw e;
-  }
-}
-
 export class RevisionResolver {
   private readonly branches = new Map<number, { branch: string; closed: boolean }>();
   private tags: Map<string, string> | undefined;
@@ -88,7 +77,7 @@ export class RevisionResolver {
     const inStore = this.repo.requirements.has('bookmarksinstore');
     const path = inStore ? join(this.repo.loc.storeDir, 'bookmarks') : join(this.repo.hgDir, 'bookmarks');
     const map = new Map<string, string>();
-    parseNodeNameLines(readOptional(path) ?? '', map);
+    parseNodeNameLines(readSmallFileSync(path) ?? '', map);
     for (const [name, hex] of map) if (this.revOfHex(hex) === undefined) map.delete(name);
     this.bookmarks = map;
     return map;
@@ -176,7 +165,7 @@ export class RevisionResolver {
       await manifest.close();
       await filelog?.close();
     }
-    parseNodeNameLines(readOptional(join(this.repo.hgDir, 'localtags')) ?? '', tags);
+    parseNodeNameLines(readSmallFileSync(join(this.repo.hgDir, 'localtags')) ?? '', tags);
     for (const [name, hex] of tags)
       if (hex === NULL_HEX || this.revOfHex(hex) === undefined) tags.delete(name);
     this.tags = tags;

@@ -132,14 +132,24 @@ function parseRequiresFile(text: string, what: string): Set<string> {
  * A small file read synchronously: locateRepository reads a few of them before any job, and an
  * async read would start libuv's threadpool (sized for the background closer: 52 threads, ~15 ms
  * of the main thread's CPU at every `sluice update`'s start, on its serial path), which a checkout
- * closing its files synchronously (Linux, macOS) never needs otherwise.
+ * closing its files synchronously (Linux, macOS) never needs otherwise (revsymbol's bookmarks and
+ * tags files too). Null when it does not exist; other errors as they are.
  */
-function readOptional(path: string): string | null {
+export function readSmallFileSync(path: string): string | null {
   try {
     return readFileSync(path, 'latin1');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw e;
+  }
+}
+
+/** readSmallFileSync with its other errors typed. */
+function readOptional(path: string): string | null {
+  try {
+    return readSmallFileSync(path);
+  } catch (e) {
     throw toSluiceError(e);
   }
 }
