@@ -53,6 +53,12 @@ describe('JobRegistry', () => {
   let pushes: PushMessage[];
   let cleaned: string[];
   let registry: JobRegistry;
+  /** Every registry's workers are fakes, kept in `workers` in the order they were made. */
+  const createWorker = (start: WorkerStartData): FakeWorker => {
+    const w = new FakeWorker(start);
+    workers.push(w);
+    return w;
+  };
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'sluice-registry-'));
@@ -62,11 +68,7 @@ describe('JobRegistry', () => {
     pushes = [];
     cleaned = [];
     registry = new JobRegistry({
-      createWorker: (start) => {
-        const w = new FakeWorker(start);
-        workers.push(w);
-        return w;
-      },
+      createWorker,
       history,
       logs,
       cleanStaleTemporaries: async (dest) => void cleaned.push(dest),
@@ -283,11 +285,7 @@ describe('JobRegistry', () => {
     const refused: string[] = [];
     const remembered: string[] = [];
     const reg = new JobRegistry({
-      createWorker: (start) => {
-        const w = new FakeWorker(start);
-        workers.push(w);
-        return w;
-      },
+      createWorker,
       history,
       logs,
       batchIntervalMs: 20,
