@@ -6,6 +6,7 @@ import { BarChart, type Bar } from '../charts/BarChart';
 import { LineChart } from '../charts/LineChart';
 import { FolderField, TextField } from '../components/fields';
 import { Icon } from '../components/Icon';
+import { EmptyState } from '../components/EmptyState';
 import { ScreenFrame } from '../components/ScreenFrame';
 import { ErrorDetails } from '../components/ErrorDetails';
 import { formatDuration, formatTimestamp, formatCount } from '../lib/format';
@@ -59,16 +60,12 @@ export function ComparisonsScreen() {
           {current ? (
             <ComparisonResults run={current} />
           ) : (
-            <div className="empty-state small" data-testid="empty-comparisons">
-              <div className="empty-art" aria-hidden="true">
-                <Icon name="compare" size={36} />
-              </div>
-              <h2>No comparison yet</h2>
+            <EmptyState icon="compare" title="No comparison yet" testId="empty-comparisons">
               <p>
                 Pick a bundle, a server or a local repository, choose the configurations, and run them. Each
                 run is a real transfer; the numbers come from the engine&rsquo;s own measurements.
               </p>
-            </div>
+            </EmptyState>
           )}
         </div>
       </div>

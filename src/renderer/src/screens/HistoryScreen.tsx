@@ -4,6 +4,7 @@ import { useEffect, useMemo, useState } from 'react';
 import type { HistoryRecord } from '../../../shared/ipc';
 import { SearchField } from '../components/fields';
 import { Icon } from '../components/Icon';
+import { EmptyState } from '../components/EmptyState';
 import { ScreenFrame } from '../components/ScreenFrame';
 import { ErrorDetails } from '../components/ErrorDetails';
 import { KIND_LABEL } from '../components/labels';
@@ -110,15 +111,11 @@ export function HistoryScreen() {
           Loading…
         </p>
       ) : history.length === 0 ? (
-        <div className="empty-state small" data-testid="empty-history">
-          <div className="empty-art" aria-hidden="true">
-            <Icon name="history" size={36} />
-          </div>
-          <h2>No history yet</h2>
+        <EmptyState icon="history" title="No history yet" testId="empty-history">
           <p>
             When a clone, apply, bundle or verify job ends, its timings are kept here, also after a restart.
           </p>
-        </div>
+        </EmptyState>
       ) : (
         <div className="table-scroll">
           <table className="data-table history-table" data-testid="history-table">

@@ -7,6 +7,7 @@ import { errorNotice } from '../lib/errors';
 import type { RepoRow } from '../../../shared/library';
 import { SearchField } from '../components/fields';
 import { Icon } from '../components/Icon';
+import { EmptyState } from '../components/EmptyState';
 import { ScreenFrame } from '../components/ScreenFrame';
 import { formatBytes, formatCount, formatTimestamp } from '../lib/format';
 import { filterRepos, sortRepos } from '../store/library';
@@ -75,13 +76,9 @@ export function RepositoriesScreen() {
           Loading…
         </p>
       ) : all.length === 0 ? (
-        <div className="empty-state small" data-testid="empty-library">
-          <div className="empty-art" aria-hidden="true">
-            <Icon name="bundle" size={36} />
-          </div>
-          <h2>No repositories yet</h2>
+        <EmptyState icon="bundle" title="No repositories yet" testId="empty-library">
           <p>Clone from a URL or apply a bundle, or add a repository you already have: use “Add existing…” or drop its folder here.</p>
-        </div>
+        </EmptyState>
       ) : (
         <>
           {!ENGINE_ACTIONS.pull.available || !ENGINE_ACTIONS.update.available ? (

@@ -6,6 +6,7 @@ import { useSluice, useSluiceShallow } from '../store/react';
 import { isTerminal } from '../store/transfers';
 import { TransferRow } from '../components/TransferRow';
 import { Icon } from '../components/Icon';
+import { EmptyState } from '../components/EmptyState';
 import { ScreenFrame } from '../components/ScreenFrame';
 
 export function TransfersScreen() {
@@ -58,11 +59,7 @@ function EmptyTransfers() {
   }));
   const [starting, setStarting] = useState(false);
   return (
-    <div className="empty-state" data-testid="empty-transfers">
-      <div className="empty-art" aria-hidden="true">
-        <Icon name="transfers" size={40} />
-      </div>
-      <h2>Clone your first repository</h2>
+    <EmptyState icon="transfers" title="Clone your first repository" testId="empty-transfers" large>
       <p>
         Sluice streams a Mercurial repository&rsquo;s store straight to disk, byte for byte like{' '}
         <code>hg clone --stream</code>. Try it on the bundled sample repository, or bring your own.
@@ -92,6 +89,6 @@ function EmptyTransfers() {
           Or drop a stream bundle (<code>.hg</code>) anywhere in this window.
         </span>
       </p>
-    </div>
+    </EmptyState>
   );
 }
