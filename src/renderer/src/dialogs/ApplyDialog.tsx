@@ -12,7 +12,7 @@ import { toUiError, type UiError } from '../lib/errors';
 import { formatBytes, formatCount } from '../lib/format';
 import { baseName, joinPath, repoNameFromBundle, dirName } from '../lib/paths';
 import { useSluice, useSluiceShallow } from '../store/react';
-import { closerFromDefaults, validateDestination } from '../store/requests';
+import { closerFromDefaults, transferOptionsFrom, validateDestination } from '../store/requests';
 
 export function BundleFacts({ info }: { info: BundleInfo }) {
   return (
@@ -99,11 +99,7 @@ export function ApplyDialog({
         ? joinPath(appInfo.defaultCloneDir, repoNameFromBundle(info.path), appInfo.platform)
         : joinPath(dirName(info.path), repoNameFromBundle(info.path))),
   );
-  const [options, setOptions] = useState<TransferOptionValues>({
-    backgroundClose: initial?.closer?.backgroundClose ?? defaults.backgroundClose,
-    closeThreads: initial?.closer?.closeThreads ?? defaults.closeThreads,
-    verify: initial?.verify ?? defaults.verify,
-  });
+  const [options, setOptions] = useState<TransferOptionValues>(() => transferOptionsFrom(initial, defaults));
   const [showErrors, setShowErrors] = useState(false);
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<UiError | null>(null);

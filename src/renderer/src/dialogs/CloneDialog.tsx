@@ -18,7 +18,12 @@ import { toUiError, type UiError } from '../lib/errors';
 import { dirName, joinPath, repoNameFromUrl } from '../lib/paths';
 import { destinationProblem, HgCommandLine, RecentFolders, useDestinationCheck } from './clone-helpers';
 import { useSluice, useSluiceShallow } from '../store/react';
-import { closerFromDefaults, validateCloneUrl, validateDestination } from '../store/requests';
+import {
+  closerFromDefaults,
+  transferOptionsFrom,
+  validateCloneUrl,
+  validateDestination,
+} from '../store/requests';
 
 type Probe =
   | { state: 'idle' }
@@ -53,11 +58,7 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
   const [checkout, setCheckout] = useState(initial?.update ?? true);
   const [updateRev, setUpdateRev] = useState(initial?.updateRev ?? '');
   const [pull, setPull] = useState(initial?.pull ?? false);
-  const [options, setOptions] = useState<TransferOptionValues>({
-    backgroundClose: initial?.closer?.backgroundClose ?? defaults.backgroundClose,
-    closeThreads: initial?.closer?.closeThreads ?? defaults.closeThreads,
-    verify: initial?.verify ?? defaults.verify,
-  });
+  const [options, setOptions] = useState<TransferOptionValues>(() => transferOptionsFrom(initial, defaults));
   const [showErrors, setShowErrors] = useState(false);
   const [urlTouched, setUrlTouched] = useState(false);
   const [probe, setProbe] = useState<Probe>({ state: 'idle' });

@@ -12,6 +12,21 @@ export function closerFromDefaults(
     : { backgroundClose: d.backgroundClose, closeThreads: d.closeThreads };
 }
 
+/**
+ * The closer and verify options a transfer dialog opens with: a failed request's own ("Edit &
+ * retry"), else the defaults of Settings.
+ */
+export function transferOptionsFrom(
+  initial: { closer?: Partial<CloserOptions>; verify?: boolean } | undefined,
+  d: Pick<TransferDefaults, 'backgroundClose' | 'closeThreads' | 'verify'>,
+): Pick<TransferDefaults, 'backgroundClose' | 'closeThreads' | 'verify'> {
+  return {
+    backgroundClose: initial?.closer?.backgroundClose ?? d.backgroundClose,
+    closeThreads: initial?.closer?.closeThreads ?? d.closeThreads,
+    verify: initial?.verify ?? d.verify,
+  };
+}
+
 /** An http(s) or ssh URL with a host, or a local repository: an absolute path or a file:/// URL. */
 export function validateCloneUrl(raw: string): string | null {
   const url = raw.trim();
