@@ -80,6 +80,8 @@ export function compressStream(
           ),
         );
       }
+      // as the pieces come: coalesced, sluice serve's CPU per pull clone on Node 20 went from
+      // 3.0-3.6 to 3.6-5.6 s (zstd-codec's wasm stream has no per-write thread hop to save)
       return zstdCodecStream('compress', src);
     }
     default:
