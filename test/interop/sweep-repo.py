@@ -36,13 +36,13 @@ for f in rng.sample(FORMATS, rng.randint(0, 3)):
     config += f
 
 # names hg stores encoded: uppercase, '~', trailing dots and spaces, Windows-reserved names,
-# directories ending .i/.d/.hg, non-ASCII, long paths past the fncache's hashed encoding (120)
+# directories ending .i/.d/.hg, non-ASCII (UTF-8 and bytes that are not), long paths past the fncache's hashed encoding (120)
 LONG = 'long/' + '/'.join(['Segment_%02d_%s' % (i, 'x' * 20) for i in range(8)]) + '/Leaf~File.TXT'
 NAMES = [
     'a.txt', 'dir/b.txt', 'dir/sub/c.txt', 'UPPER/Case.TXT', 'tilde~1.txt', 'trail.', 'trail ',
     'aux.txt', 'con', 'dir/prn.c', 'nul/x', 'lpt1.dat', 'store.d/x', 'sub.i/y', 'z.hg/w',
     'caf\u00e9.txt', 'k\u00f6nig/\u00e4.txt', LONG, LONG.replace('Leaf', 'Other'), 'empty', 'x/.hidden',
-    'data/foo.i', 'meta.d',
+    'data/foo.i', 'meta.d', b'latin1-caf\xe9.txt', b'raw\xff/f',
 ]
 # a few names are both a file and a directory at different times
 SWAP = ['swap', 'swap2']
@@ -143,9 +143,10 @@ for i in range(n_commits):
         rmpath(os.path.join(dest, victim))
     elif op < 0.45 and files:
         src = rng.choice(files)
-        dst = rng.choice(NAMES).encode('utf-8')
-        if src != dst and not os.path.exists(p(dst)) and not os.path.islink(os.path.join(dest, src)):
-            hg(rng.choice(['copy', 'rename']), os.path.join(dest, src), p(dst), ok=(0, 1))
+        dst = rng.choice(NAMES + ['moved-%d.txt' % i, 'dir/moved-%d' % i])
+        dst = dst.encode('utf-8') if isinstance(dst, str) else dst
+        if src != dst and not os.path.lexists(p(dst)) and not os.path.islink(os.path.join(dest, src)):
+            hg(rng.choice(['copy', 'rename']), os.path.join(dest, src), p(dst), ok=(0, 1, 255))
     elif op < 0.50 and files:
         f = os.path.join(dest, rng.choice(files))
         if not os.path.islink(f):
@@ -183,8 +184,27 @@ for i in range(n_commits):
         # a second head on default: commit on top of an older default revision
         hg('update', '-q', '-C', 'max(branch(default) and not head())', ok=(0, 1, 255))
         write('head-%d.txt' % i, text(3))
-    elif op < 0.82:
+    elif op < 0.78:
         # merge another head of this branch, or another branch
+        code = hg('merge', '-q', '-r', 'max(head() and not . and not closed())', ok=(0, 1, 255))
+        if code != 0:
+            hg('update', '-q', '-C', '.')
+            continue
+    elif op < 0.82:
+        # two sides from one parent, a rename on one and a copy plus an edit on the other, merged
+        plain = [f for f in files if os.path.isfile(os.path.join(dest, f))
+                 and not os.path.islink(os.path.join(dest, f))]
+        if len(plain) < 2:
+            continue
+        a, b = rng.sample(plain, 2)
+        hg('update', '-q', '-C', '.')
+        hg('rename', os.path.join(dest, a), p('ren-%d-a' % i), ok=(0, 1, 255))
+        commit('side one %d' % i)
+        hg('update', '-q', '-C', '.^')
+        hg('copy', os.path.join(dest, b), p('dir/cp-%d-b' % i), ok=(0, 1, 255))
+        with open(os.path.join(dest, a), 'ab') as fh:
+            fh.write(b'edited on side two %d\n' % i)
+        commit('side two %d' % i)
         code = hg('merge', '-q', '-r', 'max(head() and not . and not closed())', ok=(0, 1, 255))
         if code != 0:
             hg('update', '-q', '-C', '.')
