@@ -133,6 +133,12 @@ tags = []
 n_commits = rng.randint(25, 45)
 for i in range(n_commits):
     op = rng.random()
+    if big_blob is not None and rng.random() < 0.25:
+        # a few 64-byte edits of the big incompressible file: small deltas against a big base
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(big_blob) - 64)
+            big_blob[at:at + 64] = rng.randbytes(64)
+        write('big.bin', bytes(big_blob))
     files = tracked()
     if op < 0.30:
         for _ in range(rng.randint(1, 3)):
