@@ -339,6 +339,15 @@ describe('RevlogWriter.close hand-over (new filelogs written in batches)', () =>
 });
 
 describe('the delayed changelog', () => {
+  /** A changelog writer (its new revisions delayed, as in a pull's transaction) in `tx`. */
+  const openChangelog = (tx: Transaction, opts: { cacheBytes?: number; delayMemory?: number } = {}) =>
+    RevlogWriter.open({ radix: '00changelog', tx, format: formats[0]![1], changelog: true, ...opts });
+  /** The writer finalized and closed, then the transaction committed. */
+  async function commit(w: RevlogWriter, tx: Transaction): Promise<void> {
+    w.finalize();
+    w.close();
+    await tx.close();
+  }
   /** Adds texts[from..to) to a changelog writer, each a delta against a revision halfway back. */
   async function addChangesets(
     w: RevlogWriter,
@@ -365,13 +374,7 @@ describe('the delayed changelog', () => {
     const vfs = store();
     const tx = Transaction.open(vfs);
     // no text cache to speak of: the bases are read back from the delayed entries
-    const w = RevlogWriter.open({
-      radix: '00changelog',
-      tx,
-      format: formats[0]![1],
-      changelog: true,
-      cacheBytes: 0,
-    });
+    const w = openChangelog(tx, { cacheBytes: 0 });
     // 2 KiB of hex each: stored as ~1.1 KiB (zlib), 300 KB delayed in all
     const texts = randomTexts(300);
     const joined = vi.spyOn(Buffer, 'concat');
@@ -385,9 +388,7 @@ describe('the delayed changelog', () => {
     } finally {
       joined.mockRestore();
     }
-    w.finalize();
-    w.close();
-    await tx.close();
+    await commit(w, tx);
     const rl = await Revlog.open(join(vfs.storeDir, '00changelog.i'));
     expect(Buffer.from(await rl.revision(299))).toEqual(texts[299]);
     expect(Buffer.from(await rl.revision(150))).toEqual(texts[150]);
@@ -396,23 +397,14 @@ describe('the delayed changelog', () => {
   it('past its memory bound the delayed changelog goes to 00changelog.i.a, read back from there, renamed over a new index', async () => {
     const vfs = store();
     const tx = Transaction.open(vfs);
-    const w = RevlogWriter.open({
-      radix: '00changelog',
-      tx,
-      format: formats[0]![1],
-      changelog: true,
-      cacheBytes: 0,
-      delayMemory: 8192,
-    });
+    const w = openChangelog(tx, { cacheBytes: 0, delayMemory: 8192 });
     const texts = randomTexts(300);
     const nodes: Buffer[] = [];
     await addChangesets(w, texts, nodes, 0, 300);
     const pending = join(vfs.storeDir, '00changelog.i.a');
     expect(existsSync(pending)).toBe(true);
     expect(existsSync(join(vfs.storeDir, '00changelog.i'))).toBe(false); // nothing visible yet
-    w.finalize();
-    w.close();
-    await tx.close();
+    await commit(w, tx);
     expect(existsSync(pending)).toBe(false);
     const rl = await Revlog.open(join(vfs.storeDir, '00changelog.i'));
     expect(rl.length).toBe(300);
@@ -424,24 +416,15 @@ describe('the delayed changelog', () => {
     const texts = randomTexts(200);
     const nodes: Buffer[] = [];
     const tx1 = Transaction.open(vfs);
-    const w1 = RevlogWriter.open({ radix: '00changelog', tx: tx1, format: formats[0]![1], changelog: true });
+    const w1 = openChangelog(tx1);
     await addChangesets(w1, texts, nodes, 0, 20);
-    w1.finalize();
-    w1.close();
-    await tx1.close();
+    await commit(w1, tx1);
     const index = join(vfs.storeDir, '00changelog.i');
     const before = readFileSync(index);
     const pending = join(vfs.storeDir, '00changelog.i.a');
 
     const tx2 = Transaction.open(vfs);
-    const w2 = RevlogWriter.open({
-      radix: '00changelog',
-      tx: tx2,
-      format: formats[0]![1],
-      changelog: true,
-      cacheBytes: 0,
-      delayMemory: 8192,
-    });
+    const w2 = openChangelog(tx2, { cacheBytes: 0, delayMemory: 8192 });
     await addChangesets(w2, texts, nodes, 20, 120);
     expect(existsSync(pending)).toBe(true);
     await tx2.abort();
@@ -449,18 +432,9 @@ describe('the delayed changelog', () => {
     expect(readFileSync(index)).toEqual(before);
 
     const tx3 = Transaction.open(vfs);
-    const w3 = RevlogWriter.open({
-      radix: '00changelog',
-      tx: tx3,
-      format: formats[0]![1],
-      changelog: true,
-      cacheBytes: 0,
-      delayMemory: 8192,
-    });
+    const w3 = openChangelog(tx3, { cacheBytes: 0, delayMemory: 8192 });
     await addChangesets(w3, texts, nodes, 20, 200);
-    w3.finalize();
-    w3.close();
-    await tx3.close();
+    await commit(w3, tx3);
     expect(existsSync(pending)).toBe(false);
     const rl = await Revlog.open(index);
     expect(rl.length).toBe(200);
