@@ -5,7 +5,7 @@
 import { useId, type ReactNode } from 'react';
 import type { BackgroundCloseMode, StreamVersionChoice } from '../../../shared/jobs';
 import { useSluice } from '../store/react';
-import { Icon } from './Icon';
+import { Icon, type IconName } from './Icon';
 
 interface TextFieldProps {
   onBlur?: () => void;
@@ -81,6 +81,15 @@ export function TextField({
   );
 }
 
+/** The button beside a path field that opens the native picker (Electron only). */
+export function ChooseButton({ icon, onClick }: { icon: IconName; onClick: () => void }) {
+  return (
+    <button type="button" className="button" onClick={onClick}>
+      <Icon name={icon} /> Choose…
+    </button>
+  );
+}
+
 // a TextField whose `after` is the picker button
 export function FolderField(
   props: Pick<TextFieldProps, 'id' | 'label' | 'value' | 'onChange' | 'error' | 'hint' | 'placeholder'>,
@@ -94,17 +103,14 @@ export function FolderField(
       {...props}
       after={
         canPick ? (
-          <button
-            type="button"
-            className="button"
+          <ChooseButton
+            icon="folder"
             onClick={async () => {
               const parent = value.replace(/[\\/][^\\/]*$/, '') || undefined;
               const picked = await pickDirectory(parent);
               if (picked) onChange(picked);
             }}
-          >
-            <Icon name="folder" /> Choose…
-          </button>
+          />
         ) : undefined
       }
     />

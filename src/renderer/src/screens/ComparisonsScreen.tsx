@@ -4,7 +4,7 @@
 import { useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import { BarChart, type Bar } from '../charts/BarChart';
 import { LineChart } from '../charts/LineChart';
-import { FolderField, TextField } from '../components/fields';
+import { ChooseButton, FolderField, TextField } from '../components/fields';
 import { Icon } from '../components/Icon';
 import { EmptyState } from '../components/EmptyState';
 import { ScreenFrame } from '../components/ScreenFrame';
@@ -206,13 +206,10 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           placeholder="/path/to/stream-v2.hg"
           after={
             canPick ? (
-              <button
-                type="button"
-                className="button"
+              <ChooseButton
+                icon="bundle"
                 onClick={async () => setBundlePath((await pickBundlePath()) ?? bundlePath)}
-              >
-                <Icon name="bundle" /> Choose…
-              </button>
+              />
             ) : undefined
           }
         />
@@ -238,13 +235,10 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
           hint="Sluice first writes an uncompressed stream-v2 bundle per chunk size, then applies it."
           after={
             canPick ? (
-              <button
-                type="button"
-                className="button"
+              <ChooseButton
+                icon="folder"
                 onClick={async () => setRepo((await pickDirectory(repo || undefined)) ?? repo)}
-              >
-                <Icon name="folder" /> Choose…
-              </button>
+              />
             ) : undefined
           }
         />
