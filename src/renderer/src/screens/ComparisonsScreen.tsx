@@ -402,6 +402,12 @@ const mbFixed = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1)
 const mb = (v: number) => `${mbFixed(v)} MiB/s`;
 const secs = (v: number) => formatDuration(v);
 
+/** The formats a finished comparison exports to, in the order of their buttons. */
+const EXPORTS = [
+  ['JSON', 'json', comparisonToJson],
+  ['CSV', 'csv', comparisonToCsv],
+] as const;
+
 function ComparisonResults({ run }: { run: ComparisonRun }) {
   const { cancelComparison, removeComparison, exportText, openPath } = useSluiceShallow((s) => ({
     cancelComparison: s.cancelComparison,
@@ -464,20 +470,16 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
             </button>
           ) : (
             <>
-              <button
-                type="button"
-                className="button"
-                onClick={() => void exportText(`${base}.json`, comparisonToJson(run))}
-              >
-                <Icon name="download" /> JSON
-              </button>
-              <button
-                type="button"
-                className="button"
-                onClick={() => void exportText(`${base}.csv`, comparisonToCsv(run))}
-              >
-                <Icon name="download" /> CSV
-              </button>
+              {EXPORTS.map(([label, ext, render]) => (
+                <button
+                  key={ext}
+                  type="button"
+                  className="button"
+                  onClick={() => void exportText(`${base}.${ext}`, render(run))}
+                >
+                  <Icon name="download" /> {label}
+                </button>
+              ))}
               <button
                 type="button"
                 className="button ghost"
