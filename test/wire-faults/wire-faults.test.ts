@@ -323,32 +323,16 @@ describe('wire client against a scripted server', () => {
     );
     await cloneFails(cut.url, 'TRUNCATED', { stream: 'v1' });
 
-    const huge = await serve(
-      answer(
-        'stream_out',
-        200,
-        { 'Content-Type': 'application/mercurial-0.1' },
-        `0\n1 3\ndata/x.i\0${2 ** 50}\nabc`,
-      ),
-      { v1: true },
-    );
+    /** a v1-only server whose stream_out reply is `body` */
+    const streamOut = (body: string) =>
+      serve(answer('stream_out', 200, { 'Content-Type': 'application/mercurial-0.1' }, body), { v1: true });
+    const huge = await streamOut(`0\n1 3\ndata/x.i\0${2 ** 50}\nabc`);
     await cloneFails(huge.url, 'LIMIT', { stream: 'v1' });
     // a total beyond the free space at DEST is refused before anything is written
-    const hugeTotal = await serve(
-      answer(
-        'stream_out',
-        200,
-        { 'Content-Type': 'application/mercurial-0.1' },
-        `0\n1 ${2 ** 50}\ndata/x.i\0${2 ** 50}\nabc`,
-      ),
-      { v1: true },
-    );
+    const hugeTotal = await streamOut(`0\n1 ${2 ** 50}\ndata/x.i\0${2 ** 50}\nabc`);
     expect((await cloneFails(hugeTotal.url, 'IO', { stream: 'v1' })).details?.errno).toBe('ENOSPC');
 
-    const forbidden = await serve(
-      answer('stream_out', 200, { 'Content-Type': 'application/mercurial-0.1' }, '1\n'),
-      { v1: true },
-    );
+    const forbidden = await streamOut('1\n');
     await cloneFails(forbidden.url, 'NO_STREAM', { stream: 'v1' });
   });
 
