@@ -357,15 +357,18 @@ describe('errors from the peer', () => {
     ]);
     expect(await readParts(bytes)).toEqual([{ type: 'bookmarks', params: {}, payload: 'abcde' }]);
     const mandatoryOob = Buffer.concat([encodePartHeader({ type: 'pushkey' }, 0), int32(0)]);
-    const bad = Buffer.concat([
-      ascii('HG20'),
-      int32(0),
-      encodePartHeader({ type: 'bookmarks' }, 0),
-      int32(-1),
-      mandatoryOob,
-      int32(0),
-      int32(0),
-    ]);
+    /** a bundle of one bookmarks part whose payload is only an interrupt carrying `inner` */
+    const interrupted = (inner: Buffer): Buffer =>
+      Buffer.concat([
+        ascii('HG20'),
+        int32(0),
+        encodePartHeader({ type: 'bookmarks' }, 0),
+        int32(-1),
+        inner,
+        int32(0),
+        int32(0),
+      ]);
+    const bad = interrupted(mandatoryOob);
     expect(await errorCode(() => readParts(bad))).toBe('UNKNOWN_PART');
     // interrupts nested deeper than any producer writes them
     let nested = Buffer.concat([encodePartHeader({ type: 'output', mandatory: false }, 0), int32(0)]);
@@ -376,15 +379,7 @@ describe('errors from the peer', () => {
         nested,
         int32(0),
       ]);
-    const deep = Buffer.concat([
-      ascii('HG20'),
-      int32(0),
-      encodePartHeader({ type: 'bookmarks' }, 0),
-      int32(-1),
-      nested,
-      int32(0),
-      int32(0),
-    ]);
+    const deep = interrupted(nested);
     expect(await errorCode(() => readParts(deep))).toBe('LIMIT');
   });
 
