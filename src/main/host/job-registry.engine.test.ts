@@ -22,23 +22,33 @@ describe.skipIf(process.platform === 'win32')('JobRegistry with the engine worke
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  it('cancels an apply stuck on its input and leaves no destination and no temporary', async () => {
-    // A bundle that arrives through a FIFO: the first 64 KiB, then nothing until the test ends.
-    const fifo = join(dir, 'slow.hg');
-    execFileSync('mkfifo', [fifo]);
-    const bytes = await readFile(sampleBundle);
-    const dest = join(dir, 'out', 'repo');
+  /** A registry running jobs on real engine workers in `dir`, and the messages it pushes. */
+  function engineRegistry(cancelGraceMs: number): {
+    registry: JobRegistry;
+    history: HistoryStore;
+    pushes: PushMessage[];
+  } {
     const history = new HistoryStore(join(dir, 'history.json'));
     const registry = new JobRegistry({
       createWorker: (start) => new EngineWorkerHost(start, SOURCE_WORKER),
       history,
       logs: new JobLogStore(join(dir, 'logs')),
       cleanStaleTemporaries,
-      cancelGraceMs: 1000,
+      cancelGraceMs,
       batchIntervalMs: 10,
     });
     const pushes: PushMessage[] = [];
     registry.onPush((m) => pushes.push(m));
+    return { registry, history, pushes };
+  }
+
+  it('cancels an apply stuck on its input and leaves no destination and no temporary', async () => {
+    // A bundle that arrives through a FIFO: the first 64 KiB, then nothing until the test ends.
+    const fifo = join(dir, 'slow.hg');
+    execFileSync('mkfifo', [fifo]);
+    const bytes = await readFile(sampleBundle);
+    const dest = join(dir, 'out', 'repo');
+    const { registry, history, pushes } = engineRegistry(1000);
 
     const { jobId } = registry.start({ kind: 'apply', bundlePath: fifo, dest });
     const writer = await open(fifo, 'w'); // opens once the engine opened the FIFO for reading
@@ -67,16 +77,7 @@ describe.skipIf(process.platform === 'win32')('JobRegistry with the engine worke
     execFileSync('mkfifo', [fifo]);
     const bytes = await readFile(sampleBundle);
     const dest = join(dir, 'out', 'repo');
-    const registry = new JobRegistry({
-      createWorker: (start) => new EngineWorkerHost(start, SOURCE_WORKER),
-      history: new HistoryStore(join(dir, 'history.json')),
-      logs: new JobLogStore(join(dir, 'logs')),
-      cleanStaleTemporaries,
-      cancelGraceMs: 4000,
-      batchIntervalMs: 10,
-    });
-    const pushes: PushMessage[] = [];
-    registry.onPush((m) => pushes.push(m));
+    const { registry, pushes } = engineRegistry(4000);
     const { jobId } = registry.start({ kind: 'apply', bundlePath: fifo, dest });
     const writer = await open(fifo, 'w');
     let stop = false;
