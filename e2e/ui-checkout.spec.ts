@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { missing, skipNote } from '../src/main/engine/test-support';
 import { test, expect, repoFromFixture, startHgServe, type HgServe } from './fixtures';
-import { expectTransferState, hgVerify, screenshot, transferRow } from './ui-helpers';
+import { expectTransferState, hgVerify, openCloneDialog, screenshot, transferRow } from './ui-helpers';
 
 const hgOut = (args: string[]): string =>
   spawnSync('hg', args, { encoding: 'utf8', env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' } }).stdout ??
@@ -27,10 +27,7 @@ test.describe(`clone with checkout${skipNote('hg')}`, () => {
   }) => {
     server = await startHgServe(await repoFromFixture(tempDir));
     const dest = join(tempDir, 'with-files');
-    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
-    const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
-    await dialog.getByLabel('Repository URL').fill(server.url);
-    await dialog.getByLabel('Destination folder').fill(dest);
+    const dialog = await openCloneDialog(page, server.url, dest);
     await expect(dialog.getByLabel('Check out working copy')).toBeChecked();
     await expect(dialog.getByLabel('Revision to check out')).toBeVisible();
     await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
@@ -62,10 +59,7 @@ test.describe(`clone with checkout${skipNote('hg')}`, () => {
   }) => {
     server = await startHgServe(await repoFromFixture(tempDir));
     const dest = join(tempDir, 'bare');
-    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
-    const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
-    await dialog.getByLabel('Repository URL').fill(server.url);
-    await dialog.getByLabel('Destination folder').fill(dest);
+    const dialog = await openCloneDialog(page, server.url, dest);
     await dialog.getByLabel('Check out working copy').uncheck();
     await expect(dialog.getByLabel('Revision to check out')).toBeHidden();
     await dialog.getByRole('button', { name: 'Clone', exact: true }).click();

@@ -10,6 +10,7 @@ import { test, expect, repoFromFixture, startHgServe, startWebHost, type HgServe
 import {
   expectTransferState,
   hgVerify,
+  openCloneDialog,
   screenshot,
   startThrottleProxy,
   transferRow,
@@ -80,9 +81,7 @@ test.describe(`clone from URL${skipNote('hg')}`, () => {
   }) => {
     const source = await repoFromFixture(tempDir);
     const dest = join(tempDir, 'cloned-local');
-    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
-    const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
-    await dialog.getByLabel('Repository URL').fill(source);
+    const dialog = await openCloneDialog(page, source);
     await dialog.getByRole('button', { name: 'Test connection' }).click();
     await expect(dialog.getByTestId('probe-result')).toContainText('revlogv1');
     await dialog.getByLabel('Destination folder').fill(dest);
@@ -101,10 +100,7 @@ test.describe(`clone from URL${skipNote('hg')}`, () => {
     const parent = join(tempDir, 'out');
     const dest = join(parent, 'cancelled');
 
-    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
-    const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
-    await dialog.getByLabel('Repository URL').fill(proxy.url);
-    await dialog.getByLabel('Destination folder').fill(dest);
+    const dialog = await openCloneDialog(page, proxy.url, dest);
     await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
 
     const row = transferRow(page, dest);

@@ -4,7 +4,7 @@
 import { build } from 'esbuild';
 import { join } from 'node:path';
 import { test, expect, PROJECT_ROOT } from './fixtures';
-import { dropFile, screenshot, transferRow } from './ui-helpers';
+import { dropFile, openCloneDialog, screenshot, transferRow } from './ui-helpers';
 import type { Page } from '@playwright/test';
 
 let demoBridge: string | undefined;
@@ -110,9 +110,7 @@ test('a stalled transfer is flagged with cancel and retry at hand', async ({ pag
   await page.getByLabel('Stalled after').fill('3');
   await page.getByRole('button', { name: 'Done' }).click();
 
-  await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
-  const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
-  await dialog.getByLabel('Repository URL').fill('http://127.0.0.1:8000/slow-repo');
+  const dialog = await openCloneDialog(page, 'http://127.0.0.1:8000/slow-repo');
   await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
   const row = transferRow(page, 'slow-repo');
   const banner = row.getByTestId('stall-banner');
@@ -131,9 +129,7 @@ test('a failed transfer explains the error in words and retries the same request
   webHost,
 }) => {
   await openWithDemoHost(page, webHost.origin, webHost.url, 4);
-  await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
-  const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
-  await dialog.getByLabel('Repository URL').fill('http://127.0.0.1:8000/broken-repo');
+  const dialog = await openCloneDialog(page, 'http://127.0.0.1:8000/broken-repo');
   await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
   const row = transferRow(page, 'broken-repo');
   await expect(row).toHaveAttribute('data-state', 'failed', { timeout: 15_000 });

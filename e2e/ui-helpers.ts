@@ -132,6 +132,15 @@ export function hgVerify(repo: string): { status: number | null; output: string 
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
+/** Opens the "Clone from URL" dialog and fills in the URL, and the destination when given. */
+export async function openCloneDialog(page: Page, url: string, dest?: string): Promise<Locator> {
+  await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
+  const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
+  await dialog.getByLabel('Repository URL').fill(url);
+  if (dest !== undefined) await dialog.getByLabel('Destination folder').fill(dest);
+  return dialog;
+}
+
 /** The transfer row whose route mentions `text` (a destination, a URL). */
 export function transferRow(page: Page, text: string): Locator {
   return page.getByTestId('transfer').filter({ hasText: text });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { missing, skipNote } from '../src/main/engine/test-support';
 import { test, expect, repoFromFixture, startHgServe, PROJECT_ROOT, type HgServe } from './fixtures';
-import { expectTransferState, SCREENSHOT_DIR, transferRow } from './ui-helpers';
+import { expectTransferState, openCloneDialog, SCREENSHOT_DIR, transferRow } from './ui-helpers';
 
 const HG_ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '', HGUSER: 'E2E <e2e@example.com>' };
 
@@ -20,10 +20,7 @@ function hg(cwd: string, ...args: string[]): string {
 }
 
 async function cloneThroughDialog(page: Page, url: string, dest: string): Promise<void> {
-  await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
-  const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
-  await dialog.getByLabel('Repository URL').fill(url);
-  await dialog.getByLabel('Destination folder').fill(dest);
+  const dialog = await openCloneDialog(page, url, dest);
   await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
   await expect(dialog).toBeHidden();
   await expectTransferState(transferRow(page, dest), 'done');
@@ -119,9 +116,7 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     const served = await repoFromFixture(tempDir);
     server = await startHgServe(served);
     writeFileSync(join(tempDir, 'a-file'), 'x');
-    await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
-    const dialog = page.getByRole('dialog', { name: 'Clone from URL' });
-    await dialog.getByLabel('Repository URL').fill(server.url);
+    const dialog = await openCloneDialog(page, server.url);
     const destField = dialog.getByLabel('Destination folder');
     await destField.fill(join(tempDir, 'a-file'));
     await expect(dialog.locator('.field-error')).toContainText('This folder is a file');
