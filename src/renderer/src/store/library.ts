@@ -46,9 +46,7 @@ export function createLibrarySlice(deps: StoreDeps): StateCreator<SluiceState, [
     removeRepository: async (path) => {
       try {
         await deps.api.invoke('library:remove', path);
-        const repos = { ...get().repos };
-        delete repos[path];
-        set({ repos });
+        get().ingestLibrary({ rows: [], removed: [path] });
       } catch (e) {
         get().notify(errorNotice(`Could not remove ${baseName(path)} from the list`, e));
       }
@@ -57,9 +55,7 @@ export function createLibrarySlice(deps: StoreDeps): StateCreator<SluiceState, [
     trashRepository: async (path) => {
       try {
         await deps.api.invoke('library:trash', path);
-        const repos = { ...get().repos };
-        delete repos[path];
-        set({ repos });
+        get().ingestLibrary({ rows: [], removed: [path] });
         get().notify({ tone: 'success', text: `Moved ${baseName(path)} to the trash` });
       } catch (e) {
         get().notify(errorNotice(`Could not delete ${baseName(path)}`, e));
