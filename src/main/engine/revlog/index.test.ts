@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { isSluiceError, type SluiceError } from '../errors';
 import {
@@ -10,14 +10,7 @@ import {
   type RevlogIndex,
 } from './index';
 import { NULL_NODE } from './constants';
-import {
-  SHAPES,
-  buildRevlog,
-  entryOffsets,
-  extractFixtureRepo,
-  makeTempDir,
-  removeDir,
-} from './test-support';
+import { SHAPES, buildRevlog, entryOffsets, extractFixture, makeTempDir, removeDir } from './test-support';
 
 function revlogFiles(dir: string): string[] {
   const out: string[] = [];
@@ -56,12 +49,7 @@ let tmp: string;
 const stores: Record<string, string> = {};
 beforeAll(() => {
   tmp = makeTempDir('index');
-  for (const shape of SHAPES) {
-    const dir = join(tmp, shape);
-    mkdirSync(dir);
-    extractFixtureRepo(shape, dir);
-    stores[shape] = join(dir, '.hg', 'store');
-  }
+  for (const shape of SHAPES) stores[shape] = join(extractFixture(shape, tmp), '.hg', 'store');
 });
 afterAll(() => removeDir(tmp));
 

@@ -11,7 +11,7 @@ import { parseChangelogEntry, parseManifest, copySource, parseFilelogMeta } from
 import {
   SHAPES,
   buildRevlog,
-  extractFixtureRepo,
+  extractFixture,
   makeTempDir,
   missing,
   prng,
@@ -23,11 +23,7 @@ let tmp: string;
 const repos: Record<string, string> = {};
 beforeAll(() => {
   tmp = makeTempDir('revlog');
-  for (const shape of SHAPES) {
-    const dir = join(tmp, shape);
-    mkdirSync(dir);
-    repos[shape] = extractFixtureRepo(shape, dir);
-  }
+  for (const shape of SHAPES) repos[shape] = extractFixture(shape, tmp);
 });
 afterAll(() => removeDir(tmp));
 
