@@ -250,11 +250,19 @@ describe.skipIf(missing('hg', 'hg-python'))(
           }
         }, 120_000);
 
+        it('sluice clone checks out what hg clone does (the @ bookmark, else the tip of default)', async () => {
+          const ours = join(work, 'clone-wc-sluice');
+          const theirs = join(work, 'clone-wc-hg');
+          await job({ kind: 'clone', url: hgServe.url, dest: ours });
+          await hg(['clone', '-q', hgServe.url, theirs]);
+          await expectSameCheckout(ours, theirs, 'the clone default');
+        }, 120_000);
+
         it('sluice update matches hg update: tip, an old revision, a closed branch, a tag, a bookmark', async () => {
           const ours = join(work, 'wc-sluice');
           const theirs = join(work, 'wc-hg');
           for (const d of [ours, theirs]) await hg(['clone', '-q', '-U', src, d]);
-          const revs = ['tip', '1', 'closedtip', ...made.tags.slice(0, 1), 'book', '0', 'default'];
+          const revs = ['tip', '1', 'closedtip', ...made.tags.slice(0, 1), 'book', '0', 'default', 'null'];
           for (const rev of revs) {
             await job({ kind: 'update', repo: ours, rev });
             await hg(['update', '-q', rev], theirs);
