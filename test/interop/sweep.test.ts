@@ -231,7 +231,8 @@ describe.skipIf(missing('hg', 'hg-python'))(
         }, 120_000);
 
         it('sluice apply of hg bundle --all (gzip-v2, bzip2-v1, zstd-v2) into new and existing repositories', async () => {
-          for (const type of ['gzip-v2', 'bzip2-v1', 'zstd-v2']) {
+          const types = ['gzip-v2', 'bzip2-v1', 'zstd-v2'];
+          for (const type of types) {
             const bundle = join(work, `all-${type}.hg`);
             await hg(['-R', src, 'bundle', '-q', '--all', '-t', type, bundle]);
             const ref = join(work, `ref-unbundle-${type}`);
@@ -240,7 +241,8 @@ describe.skipIf(missing('hg', 'hg-python'))(
             const dest = join(work, `apply-${type}`);
             await job({ kind: 'apply', bundlePath: bundle, dest });
             await expectLike(dest, ref);
-
+            // into an existing repository: one type per seed (CI time)
+            if (type !== types[seed % types.length]) continue;
             const refOld = join(work, `ref-unbundle-old-${type}`);
             const old = join(work, `apply-old-${type}`);
             for (const d of [refOld, old]) await hg(['clone', '-q', '-U', '-r', middle, src, d]);
