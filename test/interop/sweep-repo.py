@@ -222,8 +222,8 @@ for i in range(n_commits):
             hg('tag', '-q', '--remove', t)
             tags.remove(t)
         else:
-            hg('tag', '-q', '-f', '-r', rng.choice(['.', '.^', 'min(all())']), t, ok=(0, 1, 255))
-            if t not in tags:
+            code = hg('tag', '-q', '-f', '-r', rng.choice(['.', '.^', 'min(all())']), t, ok=(0, 1, 255))
+            if code == 0 and t not in tags:
                 tags.append(t)
         continue
     elif op < 0.92:
