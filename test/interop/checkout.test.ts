@@ -14,13 +14,13 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
-  readlinkSync,
   symlinkSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { debugstateEntries, workingCopyTree } from './working-copy-support';
 import { updateWorkingCopy, type UpdateOptions } from '../../src/main/engine/checkout/update';
 import { verifyRepository } from '../../src/main/engine/verify/verify';
 import { runJob } from '../../src/main/engine/job/run-job';
@@ -59,34 +59,8 @@ function hg(args: string[], cwd?: string): string {
   return r.stdout;
 }
 
-/** Every entry below dir except .hg: type, exec bit, content hash or link target. */
-function tree(dir: string, base = '', out = new Map<string, string>()): Map<string, string> {
-  for (const name of readdirSync(dir)) {
-    if (base === '' && name === '.hg') continue;
-    const p = join(dir, name);
-    const rel = base + name;
-    const st = lstatSync(p);
-    if (st.isSymbolicLink()) out.set(rel, `link -> ${readlinkSync(p)}`);
-    else if (st.isDirectory()) tree(p, rel + '/', out);
-    else
-      out.set(
-        rel,
-        `file ${st.mode & 0o111 ? 'x' : '-'} ${createHash('sha1').update(readFileSync(p)).digest('hex')}`,
-      );
-  }
-  return out;
-}
-
-/** debugstate without the set/unset column (timing decides it, for hg as for Sluice). */
 function debugstate(repo: string): string[] {
-  return hg(['debugstate', '--no-dates'], repo)
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      const f = l.trim().split(/\s+/);
-      f.splice(3, 1); // set / unset
-      return f.join(' ');
-    });
+  return debugstateEntries(hg(['debugstate', '--no-dates'], repo));
 }
 
 async function update(repo: string, opts: UpdateOptions = {}): Promise<SluiceEvent[]> {
@@ -111,7 +85,7 @@ async function refusal(repo: string, opts: UpdateOptions = {}): Promise<SluiceEr
 
 /** What hg sees in a checkout Sluice made, against `hg clone` of the same source. */
 function expectSameAsHg(ours: string, theirs: string): void {
-  expect(tree(ours)).toEqual(tree(theirs));
+  expect(workingCopyTree(ours, 'utf8')).toEqual(workingCopyTree(theirs, 'utf8'));
   // before any status: hg status rewrites entries it had to look up
   expect(debugstate(ours)).toEqual(debugstate(theirs));
   expect(hg(['status'], ours)).toBe('');
@@ -293,8 +267,8 @@ describe(
         hg(['clone', '-q', src, theirs]);
         await update(ours);
         expectSameAsHg(ours, theirs);
-        expect(tree(ours).get('link-to-run')).toBe('link -> run.sh');
-        expect(tree(ours).get('run.sh')).toMatch(/^file x /);
+        expect(workingCopyTree(ours, 'utf8').get('link-to-run')).toBe('link -> run.sh');
+        expect(workingCopyTree(ours, 'utf8').get('run.sh')).toMatch(/^file x /);
 
         for (const rev of ['0', 'stable', 'v0.1', 'null']) {
           await update(ours, { rev });
@@ -366,7 +340,7 @@ describe(
         const events = await update(ours, { workers, mainShare: workers === 0 });
         expectSameAsHg(ours, theirs);
         const files = events.flatMap((e) => (e.type === 'files' ? e.entries : []));
-        expect(files.map((f) => f.name).sort()).toEqual([...tree(theirs).keys()].sort());
+        expect(files.map((f) => f.name).sort()).toEqual([...workingCopyTree(theirs, 'utf8').keys()].sort());
       }
       // threads started before the manifest is read (sized by the tip's manifest) that the batch
       // does not need are stopped: here all of them, the null revision has no file
@@ -473,7 +447,7 @@ describe('dirstate-v2 when the repository requires it' + skipNoHg, () => {
           .toString('latin1'),
       ).toBe('dirstate-v2\n');
       expect(v2state(ours)).toEqual(v2state(theirs));
-      expect(tree(ours)).toEqual(tree(theirs));
+      expect(workingCopyTree(ours, 'utf8')).toEqual(workingCopyTree(theirs, 'utf8'));
       expect(hg([...V2, 'status'], ours)).toBe('');
       expect(hg([...V2, 'id', '-i'], ours)).toBe(hg([...V2, 'id', '-i'], theirs));
       await update(ours, { rev: '0' });

@@ -10,10 +10,10 @@
 // 1-3 MB incompressible file with deltas to every repository.
 
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { debugstateEntries, workingCopyTree } from './working-copy-support';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { runJob } from '../../src/main/engine/job/run-job';
 import { verifyRepository } from '../../src/main/engine/verify/verify';
@@ -82,46 +82,15 @@ async function expectVerified(repo: string): Promise<void> {
   );
 }
 
-/**
- * Every entry below dir except .hg: type, exec bit, content hash or link target. Names are read
- * as bytes (a repository's names need not be UTF-8) and shown in latin1.
- */
-function tree(dir: Buffer | string, base = '', out = new Map<string, string>()): Map<string, string> {
-  const root = typeof dir === 'string' ? Buffer.from(dir) : dir;
-  for (const name of readdirSync(root, { encoding: 'buffer' })) {
-    const rel = base + name.toString('latin1');
-    if (rel === '.hg') continue;
-    const p = Buffer.concat([root, Buffer.from('/'), name]);
-    const st = lstatSync(p);
-    if (st.isSymbolicLink())
-      out.set(rel, `link -> ${readlinkSync(p, { encoding: 'buffer' }).toString('latin1')}`);
-    else if (st.isDirectory()) tree(p, rel + '/', out);
-    else
-      out.set(
-        rel,
-        `file ${st.mode & 0o111 ? 'x' : '-'} ${createHash('sha1').update(readFileSync(p)).digest('hex')}`,
-      );
-  }
-  return out;
-}
-
-/** debugstate without the set/unset column (timing decides it, for hg as for Sluice). */
 async function debugstate(repo: string): Promise<string[]> {
-  return (await hg(['debugstate', '--no-dates'], repo))
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => {
-      const f = l.trim().split(/\s+/);
-      f.splice(3, 1);
-      return f.join(' ');
-    });
+  return debugstateEntries(await hg(['debugstate', '--no-dates'], repo));
 }
 
 const readOr = (p: string): string => (existsSync(p) ? readFileSync(p, 'latin1') : '<none>');
 
 async function expectSameCheckout(ours: string, theirs: string, rev: string): Promise<void> {
   const what = `update to ${rev}`;
-  expect(tree(ours), what).toEqual(tree(theirs));
+  expect(workingCopyTree(ours), what).toEqual(workingCopyTree(theirs));
   expect(await debugstate(ours), what).toEqual(await debugstate(theirs));
   expect(await hg(['status'], ours), what).toBe('');
   expect(await hg(['id', '-i'], ours), what).toBe(await hg(['id', '-i'], theirs));
