@@ -569,6 +569,34 @@ describe('a stream clone bundle announcing more than the disk holds', () => {
     expect((err as Error).message).toMatch(/the stream announces 140737488355328 bytes/);
     expect(readdirSync(parent)).toEqual([]);
   });
+
+  it("a size that fits the free space but not the free space less the reserve is refused the same way (the guard's rule)", async () => {
+    const { applyBundleFile } = await import('../../src/main/engine/apply/apply-bundle');
+    const { stream2EntryHeader, stream2Params } = await import('../../src/main/engine/format/stream2');
+    const { mkdirSync, readdirSync, writeFileSync } = await import('node:fs');
+    const size = 6 << 20; // 8 MiB free (a fake probe), 4 MiB kept
+    const bundle = await bundle2Of(null, {
+      extra: [
+        {
+          type: 'stream2',
+          mandatoryParams: stream2Params(1, size, ['revlogv1']),
+          data: Buffer.concat([stream2EntryHeader('s', 'data/a.i', size), Buffer.alloc(1000)]),
+        },
+      ],
+    });
+    const file = join(work, `reserve-${n++}.hg`);
+    writeFileSync(file, bundle);
+    const parent = join(work, `reserve-dest-${n++}`);
+    mkdirSync(parent);
+    const ctx = new JobContext({ freeSpace: { probe: () => 8 << 20 } });
+    const err = await applyBundleFile(file, join(parent, 'dest'), {}, ctx).catch((e: unknown) => e);
+    expect((err as SluiceError).code, (err as Error).message).toBe('IO');
+    expect((err as SluiceError).details).toMatchObject({ errno: 'ENOSPC', free: 8 << 20, reserve: 4 << 20 });
+    expect((err as Error).message).toMatch(
+      /the stream announces 6291456 bytes, 8388608 are free and Sluice leaves 4194304 free/,
+    );
+    expect(readdirSync(parent)).toEqual([]);
+  });
 });
 
 describe('manifests and file groups that disagree (hg server.validate, always on)', () => {

@@ -287,7 +287,7 @@ describe('clone bundle manifests pointing anywhere', () => {
     expect(r.err).toBeNull();
     expect(r.logs.join('\n')).toMatch(
       new RegExp(
-        `error fetching bundle: not enough space in .*: .*full\\.hg announces ${huge} bytes, \\d+ are free; falling back`,
+        `error fetching bundle: not enough space in .*: .*full\\.hg announces ${huge} bytes, \\d+ are free and Sluice leaves \\d+ free; falling back`,
       ),
     );
   });
@@ -511,6 +511,40 @@ describe('input without a length that never ends, against the free space', () =>
     // the ~8 MiB the guard let through, and what socket buffers held when the client hung up:
     // far from the cap
     expect(state.sent).toBeLessThan(CAP / 2);
+  });
+
+  it('a clone bundle whose Content-Length fits the free space but not the free space less the reserve is refused before a byte is written (one rule with the guard); the clone falls back', async () => {
+    const declared = 6 << 20; // 8 MiB free, 4 MiB kept: the guard would stop it at 4 MiB
+    const cdn = await serve((_req, res) => {
+      res.writeHead(200, { 'Content-Length': String(declared) });
+      res.end(Buffer.concat([Buffer.from('HGS1UN'), Buffer.alloc(declared - 6, 0x2a)]));
+      return true;
+    });
+    const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
+    const repo = extractFixture('default', join(work, `cb-declared-${destCount++}`));
+    const origin = await startServer({
+      repo,
+      cloneBundles: { manifest: `${cdn.url}full.hg BUNDLESPEC=${spec}\n` },
+    });
+    try {
+      const parent = join(work, `p${destCount++}`);
+      const logs: string[] = [];
+      const ctx = new JobContext({
+        fileEvents: false,
+        freeSpace,
+        sink: (e) => void (e.type === 'log' && logs.push(e.message)),
+      });
+      await cloneFromUrl({ kind: 'clone', url: origin.url, dest: join(parent, 'clone') }, ctx, {
+        idleTimeoutMs: 5000,
+      });
+      expect(logs.join('\n')).toMatch(
+        /error fetching bundle: not enough space in .*: .*full\.hg announces 6291456 bytes, 8388608 are free and Sluice leaves 4194304 free; falling back/,
+      );
+      expect(logs.join('\n')).not.toMatch(/stopped after/);
+      expect(readdirSync(parent)).toEqual(['clone']);
+    } finally {
+      await origin.close();
+    }
   });
 
   it('a clone bundle without Content-Length that never ends is given up at the reserve (IO, ENOSPC); the clone falls back to the server', async () => {

@@ -110,7 +110,7 @@ async function applyOpened(
       { unsupported },
     );
   }
-  await checkFreeSpace(dest, header.bytes, 'the stream announces');
+  checkFreeSpace(dest, header.bytes, 'the stream announces', ctx.freeSpace);
   const requirements =
     opts.writeRequirements === false ? [...DEFAULT_NEW_REPO_REQUIREMENTS] : cloneRequirements(streamed);
   ctx.throwIfCancelled();

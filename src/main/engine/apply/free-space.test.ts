@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors';
-import { FREE_SPACE_LOOK_EVERY, FREE_SPACE_RESERVE, FreeSpaceGuard } from './free-space';
+import {
+  FREE_SPACE_LOOK_EVERY,
+  FREE_SPACE_RESERVE,
+  FreeSpaceGuard,
+  checkFreeSpace,
+  spaceBudget,
+} from './free-space';
 
 const work = mkdtempSync(join(tmpdir(), 'sluice-free-space-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -74,5 +80,50 @@ describe('FreeSpaceGuard', () => {
     const g = new FreeSpaceGuard(join(work, 'a', 'b', 'c'), 'the test');
     expect(() => g.take(1)).not.toThrow();
     expect(() => g.take(2 ** 52)).toThrow(new RegExp(`not enough space in ${work}: the test stopped`));
+  });
+});
+
+describe("checkFreeSpace: a declared size, the guard's rule", () => {
+  it('refuses a size that fits the free space but not the free space less the reserve (the guard would stop it part-way)', () => {
+    const free = 1 << 30;
+    const policy = { probe: () => free };
+    const budget = free - FREE_SPACE_RESERVE;
+    expect(() => checkFreeSpace(join(work, 'x'), budget, 'the test announces', policy)).not.toThrow();
+    const err = thrown(() => checkFreeSpace(join(work, 'x'), budget + 1, 'the test announces', policy));
+    expect(err.code).toBe('IO');
+    expect(err.details).toEqual({ errno: 'ENOSPC', needed: budget + 1, free, reserve: FREE_SPACE_RESERVE });
+    expect(err.message).toBe(
+      `not enough space in ${work}: the test announces ${budget + 1} bytes, ${free} are free and Sluice leaves ${FREE_SPACE_RESERVE} free`,
+    );
+  });
+
+  it.each([10 << 20, 1 << 30, 3 * 2 ** 40 + 7, 1])(
+    'what it lets through, the guard lets through whole, and one byte more neither (free %i)',
+    (free) => {
+      const policy = { probe: () => free };
+      const { budget } = spaceBudget(free);
+      checkFreeSpace(join(work, 'y'), budget, 'the test announces', policy);
+      const g = new FreeSpaceGuard(join(work, 'y'), 'the test', policy);
+      g.take(budget);
+      expect(() => g.take(1)).toThrow(/stopped after/);
+      expect(() => checkFreeSpace(join(work, 'y'), budget + 1, 'the test announces', policy)).toThrow(
+        /announces/,
+      );
+    },
+  );
+
+  it('keeps at most half of what is free, as the guard does; an unknown free space checks nothing', () => {
+    expect(spaceBudget(10 << 20)).toEqual({ budget: 5 << 20, reserve: 5 << 20 });
+    expect(spaceBudget(1 << 30)).toEqual({
+      budget: (1 << 30) - FREE_SPACE_RESERVE,
+      reserve: FREE_SPACE_RESERVE,
+    });
+    expect(() =>
+      checkFreeSpace(join(work, 'z'), 2 ** 52, 'the test announces', { probe: () => undefined }),
+    ).not.toThrow();
+    // the real probe, on the folder that exists above a path not made yet
+    expect(() => checkFreeSpace(join(work, 'a', 'b'), 2 ** 52, 'the test announces')).toThrow(
+      new RegExp(`not enough space in ${work}: the test announces`),
+    );
   });
 });

@@ -4,17 +4,18 @@
 //   (checkFreeSpace): a compression bomb in a stream's core, a huge announced length;
 // - data without a declared size (a changegroup, a chunked download) as it is written
 //   (FreeSpaceGuard): a server or bundle that never ends stops with a reserve still free.
+// Both apply one rule (spaceBudget): what may be written is what is free less the reserve, so a
+// declared size that the guard would stop part-way is refused at the start instead.
 // Either way the error is IO with errno ENOSPC, as a real ENOSPC would be, thrown before the write.
 
 import { existsSync, statfsSync } from 'node:fs';
-import { statfs } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { SluiceError } from '../errors';
 
 /**
- * What data without a declared size leaves free on its filesystem (at most half of what was free
- * when it started: a small pull onto a nearly full disk still fits): the writes queued in memory
- * between two looks, hg's journal and the rest of the system need room.
+ * What a write leaves free on its filesystem (at most half of what was free when it started, see
+ * spaceBudget): the writes queued in memory between two looks, hg's journal and the rest of the
+ * system need room.
  */
 export const FREE_SPACE_RESERVE = 64 << 20;
 /** At most this much is written between two looks at the free space (statfs costs ~1 µs). */
@@ -28,6 +29,15 @@ export interface FreeSpacePolicy {
   probe?: FreeSpaceProbe;
   /** default FREE_SPACE_RESERVE */
   reserve?: number;
+}
+
+/**
+ * The one rule: of `free` bytes, an operation may write all but the reserve, which is at most
+ * half of what is free (a small pull onto a nearly full disk still fits).
+ */
+export function spaceBudget(free: number, reserve = FREE_SPACE_RESERVE): { budget: number; reserve: number } {
+  const kept = Math.min(reserve, Math.floor(free / 2));
+  return { budget: free - kept, reserve: kept };
 }
 
 const statfsFree: FreeSpaceProbe = (dir) => {
@@ -52,23 +62,21 @@ function existingParent(path: string): string {
 
 /**
  * Throws IO (errno ENOSPC) when `bytes` do not fit in the free space of the filesystem `path`
- * will be written to (its nearest existing parent folder). `what` says who announced them ("the
- * stream announces"). Where the free space cannot be read, the writes will tell.
+ * will be written to (its nearest existing parent folder) less the reserve (spaceBudget, the
+ * FreeSpaceGuard's rule). `what` says who announced them ("the stream announces"). Where the free
+ * space cannot be read, the writes will tell.
  */
-export async function checkFreeSpace(path: string, bytes: number, what: string): Promise<void> {
-  for (let dir = dirname(resolve(path)); ; dir = dirname(dir)) {
-    let free: number;
-    try {
-      const s = await statfs(dir);
-      free = s.bavail * s.bsize;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && dirname(dir) !== dir) continue;
-      return;
-    }
-    if (bytes > free)
-      throw noSpace(dir, `${what} ${bytes} bytes, ${free} are free`, { needed: bytes, free });
-    return;
-  }
+export function checkFreeSpace(path: string, bytes: number, what: string, policy: FreeSpacePolicy = {}): void {
+  const dir = existingParent(path);
+  const free = (policy.probe ?? statfsFree)(dir);
+  if (free === undefined) return;
+  const { budget, reserve } = spaceBudget(free, policy.reserve);
+  if (bytes > budget)
+    throw noSpace(dir, `${what} ${bytes} bytes, ${free} are free and Sluice leaves ${reserve} free`, {
+      needed: bytes,
+      free,
+      reserve,
+    });
 }
 
 /**
@@ -126,8 +134,7 @@ export class FreeSpaceGuard {
       return;
     }
     if (this.budget === undefined) {
-      this.reserve = Math.min(this.reserve, Math.floor(free / 2));
-      this.budget = free - this.reserve;
+      ({ budget: this.budget, reserve: this.reserve } = spaceBudget(free, this.reserve));
       return;
     }
     if (free < this.reserve)

@@ -256,11 +256,14 @@ export async function downloadWithResume(
           throw err;
         }
         // a declared size must fit in the free space before a byte is written (not ENOSPC mid-way)
-        if (total !== null)
-          await checkFreeSpace(path, total - have, `${redactUrl(url)} announces`).catch((e: unknown) => {
+        if (total !== null) {
+          try {
+            checkFreeSpace(path, total - have, `${redactUrl(url)} announces`, opts.freeSpace);
+          } catch (e) {
             res.discard();
             throw e;
-          });
+          }
+        }
         validator =
           (res.headers.etag as string | undefined) ??
           (res.headers['last-modified'] as string | undefined) ??
