@@ -248,6 +248,21 @@ describe('requests asking for too much', () => {
 });
 
 describe('connections that stall, and too many at once', () => {
+  let big: Promise<string> | undefined;
+  /** 32 MiB of incompressible file data: more than the kernel's socket buffers hold (made once) */
+  const bigRepo = (): Promise<string> =>
+    (big ??= (async () => {
+      const dir = join(work, 'big');
+      await createEmptyRepository(dir);
+      const content = randomBytes(32 << 20).toString('latin1');
+      await applyBundle2ToRepo(
+        dir,
+        pieces(await bundle2Of(craftCg2([{ name: 'big.bin', content }]).cg)),
+        new JobContext(),
+      );
+      return dir;
+    })());
+
   it('a request whose headers never end, or whose body stops short of its Content-Length, is closed after the idle timeout', async () => {
     const s = await serve({ idleTimeoutMs: 400 });
     const headers = raw(s, 'GET /?cmd=heads HTTP/1.1\r\nHost: x\r\nX-HgArg-1: nodes=');
@@ -265,16 +280,7 @@ describe('connections that stall, and too many at once', () => {
   });
 
   it('a client that stops reading a stream clone is cut off after the idle timeout; its request slot is freed', async () => {
-    // 32 MiB of incompressible file data: more than the kernel's socket buffers hold
-    const big = join(work, 'big');
-    await createEmptyRepository(big);
-    const content = randomBytes(32 << 20).toString('latin1');
-    await applyBundle2ToRepo(
-      big,
-      pieces(await bundle2Of(craftCg2([{ name: 'big.bin', content }]).cg)),
-      new JobContext(),
-    );
-    const s = await serve({ repo: big, idleTimeoutMs: 500, maxActiveRequests: 1 });
+    const s = await serve({ repo: await bigRepo(), idleTimeoutMs: 500, maxActiveRequests: 1 });
     const t0 = Date.now();
     const socket = connect(s.port, s.address);
     socket.pause(); // never reads
@@ -292,6 +298,46 @@ describe('connections that stall, and too many at once', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(500);
     expect(socket.bytesRead).toBe(0);
     socket.destroy();
+  });
+
+  it('a client that reads a stream clone, but too slowly (2 KiB every 50 ms, 40 KiB/s, below 64 KiB per idle timeout), is cut off: TIMEOUT logged, its request slot freed', async () => {
+    const logs: string[] = [];
+    const s = await serve({
+      repo: await bigRepo(),
+      idleTimeoutMs: 500,
+      maxActiveRequests: 1,
+      log: (l) => logs.push(l),
+    });
+    const socket = connect(s.port, s.address);
+    socket.pause();
+    socket.on('error', () => undefined);
+    let read = 0;
+    const reader = setInterval(() => {
+      const b = socket.read(2048) as Buffer | null;
+      if (b) read += b.length;
+    }, 50);
+    socket.write('GET /?cmd=stream_out HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await fetch(`${s.url}?cmd=heads`)).status).toBe(503); // the stream holds the one slot
+    let status = 503;
+    const t0 = Date.now();
+    while (status === 503 && Date.now() - t0 < 20_000) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await fetch(`${s.url}?cmd=heads`)).status;
+    }
+    clearInterval(reader);
+    socket.destroy();
+    expect(status).toBe(200);
+    const cut = logs.find((l) => /stream_out/.test(l));
+    expect(cut, logs.join('\n')).toMatch(
+      / error: the client read (only \d+ bytes of the reply in \d+\.\d s of waiting \(reading too slowly\)|nothing of the reply for 500 ms)$/,
+    );
+    // it was reading all along (not the stalled client above), and got a fraction of the reply.
+    // Over TCP the server sees a slow reader's progress only as whole writes complete (corked
+    // 256 KiB writevs, after kernel buffers of megabytes): below the floor that is no progress
+    // within an idle timeout, ReaderFloor's other branch; the floor's message proper is --stdio's
+    expect(read).toBeGreaterThan(0);
+    expect(read).toBeLessThan(8 << 20);
   });
 
   it('past maxActiveRequests a request is refused with 503 (Retry-After), and served again once one ends', async () => {
