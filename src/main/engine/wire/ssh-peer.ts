@@ -3,7 +3,7 @@
 // reply are skipped, as hg does), commands as `name\n` + `key <len>\n<value>` arguments (the
 // argument names are the command table's, wireprotov1server's), framed replies `<len>\n<bytes>`
 // for plain commands and batch, raw streams for getbundle and stream_out, and the remote's
-// stderr shown as `remote: ...` lines.
+// stderr shown as `remote: ...` lines (the first SHOWN_STDERR).
 //
 // Credentials stay with ssh (keys, agent, its own prompts): Sluice never sees a password. Without
 // a terminal (the app) ssh runs in a session of its own with BatchMode=yes, so it fails at once
@@ -29,6 +29,11 @@ const DEFAULT_CONNECT_TIMEOUT = 30_000;
 const DEFAULT_IDLE_TIMEOUT = 60_000;
 /** stderr lines kept to explain a failure */
 const KEPT_STDERR = 40;
+/**
+ * stderr lines shown as `remote: ...` (hg shows them all; a remote flooding stderr would make
+ * millions of log events, each an IPC message in the app): the rest are counted, not shown
+ */
+const SHOWN_STDERR = 1000;
 
 /**
  * What the peer talks to: the server's stdin, stdout and stderr and its life. ssh's child process
@@ -265,7 +270,9 @@ export class SshPeer extends WirePeer {
     this.stderrLines.push(line);
     this.stderrSeen++;
     if (this.stderrLines.length > KEPT_STDERR) this.stderrLines.shift();
-    this.opts.log?.('info', `remote: ${line}`);
+    if (this.stderrSeen <= SHOWN_STDERR) this.opts.log?.('info', `remote: ${line}`);
+    else if (this.stderrSeen === SHOWN_STDERR + 1)
+      this.opts.log?.('info', `remote: (more output from the remote not shown)`);
   }
 
   get requests(): number {

@@ -1,0 +1,178 @@
+// Hostile ssh servers: the ssh command is a shell script standing in for `ssh host 'hg -R path
+// serve --stdio'` (Sluice runs it as it runs ssh), so a remote can print an endless login banner,
+// never answer, claim absurd reply lengths or flood stderr, without an sshd. Each clone ends with
+// a typed SluiceError in bounded time and memory, nothing left at DEST, the remote's processes
+// gone.
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SluiceError } from '../../src/main/engine/errors';
+import { JobContext } from '../../src/main/engine/job/job-context';
+import { removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import { cloneFromUrl } from '../../src/main/engine/wire/clone';
+
+let work = '';
+beforeAll(() => {
+  work = tempDirMaker('hostile-ssh-servers')('w');
+});
+afterAll(() => removeDir(work));
+
+/** the handshake reply of a stream-capable server (hello's framed capabilities, between's `1\n\n`) */
+const CAPS = 'capabilities: batch branchmap getbundle known lookup stream';
+const hello = (caps: string): string => `printf '%s\\n%s\\n1\\n\\n' ${caps.length + 1} '${caps}'`;
+const HELLO = hello(CAPS);
+
+let n = 0;
+/**
+ * Clones ssh://host/repo with `body` (sh) as the ssh command. The script records its pid, so the
+ * test can check the remote's process group is gone afterwards.
+ */
+async function cloneFrom(
+  body: string,
+  opts: { connectTimeoutMs?: number; idleTimeoutMs?: number } = {},
+): Promise<{ err: SluiceError; left: string[]; logs: string[]; alive: boolean }> {
+  const i = n++;
+  const script = join(work, `remote-${i}.sh`);
+  const pidFile = join(work, `remote-${i}.pid`);
+  writeFileSync(script, `echo $$ > ${pidFile}\n${body}\n`);
+  const parent = join(work, `p${i}`);
+  const logs: string[] = [];
+  const ctx = new JobContext({
+    fileEvents: false,
+    connect: { sshCommand: `sh ${script}`, remoteCommand: 'hg' },
+    sink: (e) => void (e.type === 'log' && logs.push(e.message)),
+  });
+  const err = await cloneFromUrl(
+    { kind: 'clone', url: 'ssh://host/repo', dest: join(parent, 'clone') },
+    ctx,
+    {
+      connectTimeoutMs: opts.connectTimeoutMs ?? 5000,
+      idleTimeoutMs: opts.idleTimeoutMs ?? 5000,
+    },
+  ).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(SluiceError);
+  let left: string[] = [];
+  try {
+    left = readdirSync(parent);
+  } catch {
+    /* parent never created */
+  }
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  let alive = true;
+  for (let t = 0; t < 40 && alive; t++) {
+    try {
+      process.kill(-pid, 0); // the remote's process group: the script and what it started
+      await new Promise((r) => setTimeout(r, 50));
+    } catch {
+      alive = false;
+    }
+  }
+  return { err: err as SluiceError, left, logs, alive };
+}
+
+describe('ssh remotes that print before the handshake', () => {
+  it('an endless login banner (lines) is given up after 500 lines, as sshpeer._performhandshake does: PROTOCOL', async () => {
+    const r = await cloneFrom(`while :; do echo "Welcome to the host, have a nice day"; done`);
+    expect(r.err.code, r.err.message).toBe('PROTOCOL');
+    expect(r.err.message).toMatch(/no suitable response from remote hg on host/);
+    expect(r.left).toEqual([]);
+    expect(r.alive).toBe(false);
+  });
+
+  it('an endless banner line (no newline) is cut at the line bound: LIMIT', async () => {
+    const r = await cloneFrom(`yes | tr -d '\\n'`);
+    expect(r.err.code, r.err.message).toBe('LIMIT');
+    expect(r.err.message).toMatch(/line longer than \d+ bytes/);
+    expect(r.left).toEqual([]);
+    expect(r.alive).toBe(false);
+  });
+
+  it('a banner trickled a line at a time, never idle: the handshake must be done within the connect timeout (TIMEOUT)', async () => {
+    const r = await cloneFrom(`while :; do echo motd; sleep 0.1; done`, {
+      connectTimeoutMs: 300,
+      idleTimeoutMs: 200,
+    });
+    // 500 lines would take 50 s: the connect timeout ends it first
+    expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    expect(r.err.message).toMatch(/no answer from host within/);
+    expect(r.left).toEqual([]);
+    expect(r.alive).toBe(false);
+  });
+});
+
+describe('ssh remotes that never answer', () => {
+  it('silent from the start (it reads, never writes): TIMEOUT at the connect timeout, the remote killed', async () => {
+    const r = await cloneFrom('cat >/dev/null', { connectTimeoutMs: 300 });
+    expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    expect(r.left).toEqual([]);
+    expect(r.alive).toBe(false);
+  });
+
+  it('silent after the handshake: TIMEOUT after the idle timeout', async () => {
+    const r = await cloneFrom(`${HELLO}\ncat >/dev/null`, { idleTimeoutMs: 300 });
+    expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    expect(r.err.message).toMatch(/stopped sending data for 300 ms/);
+    expect(r.left).toEqual([]);
+    expect(r.alive).toBe(false);
+  });
+});
+
+describe('ssh remotes claiming absurd lengths', () => {
+  it("hello's own length is not trusted (hg reads the handshake as lines): a huge one is harmless", async () => {
+    // then silence: the handshake passed, the clone waits for its first reply
+    const r = await cloneFrom(`printf '99999999999999999999\\n%s\\n1\\n\\n' '${CAPS}'\ncat >/dev/null`, {
+      idleTimeoutMs: 300,
+    });
+    expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    expect(r.logs.join('\n')).toMatch(/capabilities: batch branchmap/);
+  });
+
+  it.each([
+    ['a 13-digit length', '9999999999999', 'PROTOCOL', /unexpected response from remote/],
+    ['a 12-digit length', '999999999999', 'LIMIT', /response larger than/],
+    ['64 MiB and one byte, then nothing', String((64 << 20) + 1), 'LIMIT', /response larger than/],
+    ['a negative length', '-5', 'PROTOCOL', /unexpected response from remote/],
+  ])(
+    'a reply framed with %s: %s before anything is allocated or waited for',
+    async (_what, len, code, message) => {
+      // no stream capability: the clone pulls, its first command a framed batch (heads, known)
+      const caps = 'capabilities: batch branchmap getbundle known lookup';
+      const r = await cloneFrom(`${hello(caps)}\nprintf '%s\\n' '${len}'\ncat >/dev/null`, {
+        idleTimeoutMs: 3000,
+      });
+      expect(r.err.code, r.err.message).toBe(code);
+      expect(r.err.message).toMatch(message);
+      expect(r.left).toEqual([]);
+      expect(r.alive).toBe(false);
+    },
+  );
+});
+
+describe('ssh remotes flooding stderr', () => {
+  it('an endless stderr flood while stdout is silent: TIMEOUT; the remote: lines shown are bounded', async () => {
+    const r = await cloneFrom(`(yes 'remote noise' >&2) &\n${HELLO}\ncat >/dev/null`, {
+      idleTimeoutMs: 500,
+    });
+    expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    // millions of lines came in the half second; 1000 are shown, then one notice
+    const noise = r.logs.filter((l) => l === 'remote: remote noise');
+    expect(noise.length).toBe(1000);
+    expect(r.logs.filter((l) => l === 'remote: (more output from the remote not shown)')).toHaveLength(1);
+    expect(r.left).toEqual([]);
+    expect(r.alive).toBe(false);
+  });
+
+  it('an endless stderr line (no newline) is shown in bounded pieces', async () => {
+    const r = await cloneFrom(`(yes | tr -d '\\n' >&2) &\n${HELLO}\ncat >/dev/null`, {
+      idleTimeoutMs: 500,
+    });
+    expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    const remote = r.logs.filter((l) => l.startsWith('remote: '));
+    expect(remote.length).toBeLessThanOrEqual(1003); // with the handshake's two debug lines
+    for (const l of remote) expect(l.length).toBeLessThanOrEqual(4096 + 8);
+    expect(r.alive).toBe(false);
+  });
+});
