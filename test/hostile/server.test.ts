@@ -4,6 +4,7 @@
 // either succeeds without harm or fails with a typed SluiceError, leaving nothing at DEST.
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
@@ -578,6 +579,199 @@ describe('input without a length that never ends, against the free space', () =>
       );
       expect(readdirSync(parent)).toEqual(['clone']);
       expect(state.sent).toBeLessThan(CAP / 2);
+    } finally {
+      await origin.close();
+    }
+  });
+});
+
+describe('Content-Encoding the client never asked for (it sends Accept-Encoding: identity)', () => {
+  // 64 MiB of zeros in ~64 KB of gzip or deflate: a client that inflated it would hold it
+  const bomb = {
+    gzip: gzipSync(Buffer.alloc(64 << 20)),
+    deflate: deflateSync(Buffer.alloc(64 << 20)),
+  };
+  it.each([
+    ['gzip', 'capabilities'],
+    ['deflate', 'capabilities'],
+    ['gzip', 'getbundle'],
+    ['deflate', 'batch'],
+  ] as const)(
+    'a %s-encoded %s reply is refused, not inflated: PROTOCOL, nothing at DEST',
+    async (enc, cmd) => {
+      let accept: string | undefined;
+      const s = await serve((req, res, ctx) => {
+        if (ctx.cmd !== cmd) return false;
+        accept = String(req.headers['accept-encoding']);
+        res.writeHead(200, {
+          'Content-Type': cmd === 'getbundle' ? 'application/mercurial-0.2' : 'application/mercurial-0.1',
+          'Content-Encoding': enc,
+          'Content-Length': String(bomb[enc].length),
+        });
+        res.end(bomb[enc]);
+        return true;
+      });
+      const r = await clone(s.url, { pull: true });
+      expect(accept).toBe('identity');
+      expect(r.err?.code, r.err?.message).toBe('PROTOCOL');
+      expect(r.err?.message).toMatch(new RegExp(`Content-Encoding: ${enc}`));
+      expect(r.left).toEqual([]);
+    },
+  );
+});
+
+describe('chunked replies that lie about their chunk sizes (a raw socket server)', () => {
+  /** the backend's reply to the same request, its body re-framed by `frame` as chunked */
+  async function rawServer(frame: (body: Buffer) => Buffer): Promise<{ url: string; close: () => void }> {
+    const server = net.createServer((sock) => {
+      let got = '';
+      sock.on('data', (d: Buffer) => {
+        got += d.toString('latin1');
+        const end = got.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const path = /^[A-Z]+ (\S+)/.exec(got)![1]!;
+        const headers = Object.fromEntries(
+          got
+            .slice(0, end)
+            .split('\r\n')
+            .slice(1)
+            .map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()])
+            .filter(([k]) => k!.startsWith('x-hg')),
+        ) as Record<string, string>;
+        got = '';
+        void fetch(new URL(path, backend.url), { headers }).then(async (b) => {
+          const body = Buffer.from(await b.arrayBuffer());
+          const cmd = new URL(path, 'http://x').searchParams.get('cmd');
+          const type = b.headers.get('content-type') ?? '';
+          sock.write(`HTTP/1.1 200 OK\r\nContent-Type: ${type}\r\nTransfer-Encoding: chunked\r\n\r\n`);
+          sock.write(cmd === 'getbundle' || cmd === 'stream_out' ? frame(body) : chunked(body));
+        });
+      });
+      sock.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    return {
+      url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/`,
+      close: () => server.close(),
+    };
+  }
+  const chunked = (b: Buffer): Buffer =>
+    Buffer.concat([Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n0\r\n\r\n')]);
+  it.each([
+    [
+      'a chunk longer than its size says',
+      (b: Buffer) => Buffer.concat([Buffer.from('10\r\n'), b, Buffer.from('\r\n0\r\n\r\n')]),
+    ],
+    [
+      'a chunk shorter than its size says, then the next size',
+      (b: Buffer) =>
+        Buffer.concat([Buffer.from(`${(b.length + 5).toString(16)}\r\n`), b, Buffer.from('\r\n0\r\n\r\n')]),
+    ],
+    [
+      'a chunk size that is not hex',
+      (b: Buffer) => Buffer.concat([Buffer.from('zz\r\n'), b, Buffer.from('\r\n0\r\n\r\n')]),
+    ],
+    [
+      'a negative chunk size',
+      (b: Buffer) => Buffer.concat([Buffer.from('-10\r\n'), b, Buffer.from('\r\n0\r\n\r\n')]),
+    ],
+    ['a 40-digit chunk size', (b: Buffer) => Buffer.concat([Buffer.from(`${'f'.repeat(40)}\r\n`), b])],
+    [
+      'a chunk extension of 100 KB',
+      (b: Buffer) =>
+        Buffer.concat([
+          Buffer.from(`${b.length.toString(16)};x=${'a'.repeat(100_000)}\r\n`),
+          b,
+          Buffer.from('\r\n0\r\n\r\n'),
+        ]),
+    ],
+  ])(
+    '%s: a typed error, nothing at DEST (or, read whole before the lie, a complete clone)',
+    async (what, frame) => {
+      const s = await rawServer(frame);
+      try {
+        for (const req of [{}, { pull: true }] as Partial<CloneRequest>[]) {
+          const r = await clone(s.url, req, { idleTimeoutMs: 300 });
+          if (r.err === null) {
+            // the reply was read whole before the lie (a few bytes after the compressed stream or
+            // the stream clone's end, then a next size that never comes): the clone is complete,
+            // its store as an honest clone's
+            const dest = join(work, `p${destCount - 1}`, 'clone');
+            expect(what).toMatch(/shorter/);
+            const honest = await clone(backend.url, req);
+            expect(honest.err).toBeNull();
+            const honestDest = join(work, `p${destCount - 1}`, 'clone');
+            expect(treeHash(join(dest, '.hg', 'store'))).toBe(treeHash(join(honestDest, '.hg', 'store')));
+            continue;
+          }
+          expect(['NETWORK', 'TIMEOUT', 'TRUNCATED'], r.err.message).toContain(r.err.code);
+          expect(r.left).toEqual([]);
+        }
+      } finally {
+        s.close();
+      }
+    },
+  );
+});
+
+describe('a pull from a server that trickles or stops mid-frame', () => {
+  async function pullFrom(url: string, idleTimeoutMs = 5000): Promise<{ err: SluiceError; same: boolean }> {
+    const repo = join(work, `pull-${destCount++}`);
+    await createEmptyRepository(repo);
+    const before = treeHash(repo);
+    const err = await pullFromUrl({ kind: 'pull', repo, source: url, idleTimeoutMs }, new JobContext()).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SluiceError);
+    return { err: err as SluiceError, same: treeHash(repo) === before };
+  }
+
+  it('a getbundle reply trickling a byte every 20 ms past the changelog (never idle): TIMEOUT from the throughput floor, the repository as it was', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const s = await serve(trickledGetbundle(timers, 2000));
+    const r = await pullFrom(s.url, 100);
+    for (const t of timers) clearInterval(t);
+    expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    expect(r.err.message).toMatch(/trickling/);
+    expect(r.same).toBe(true);
+  });
+
+  it.each([10, 100, 2000, 6000])(
+    'a getbundle reply cut after %i bytes (the connection closed mid-frame): TRUNCATED, the repository as it was',
+    async (at) => {
+      const s = await serve(async (_req, res, ctx) => {
+        if (ctx.cmd !== 'getbundle') return false;
+        const b = await ctx.forward();
+        res.writeHead(200, b.headers);
+        res.write(b.body.subarray(0, Math.min(at, b.body.length - 1)));
+        setTimeout(() => res.socket?.destroy(), 30);
+        return true;
+      });
+      const r = await pullFrom(s.url);
+      expect(r.err.code, r.err.message).toBe('TRUNCATED');
+      expect(r.same).toBe(true);
+    },
+  );
+});
+
+describe('a clone bundle manifest with thousands of entries', () => {
+  it('is parsed, the first compatible entry alone is tried (as hg), and the clone falls back once it fails', async () => {
+    const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
+    const cdn = await serve((_req, res) => {
+      res.writeHead(404);
+      res.end();
+      return true;
+    });
+    const manifest =
+      Array.from({ length: 5000 }, (_, i) => `${cdn.url}b${i}.hg BUNDLESPEC=nonsense-v9\n`).join('') +
+      Array.from({ length: 5000 }, (_, i) => `${cdn.url}c${i}.hg BUNDLESPEC=${spec}\n`).join('');
+    const repo = extractFixture('default', join(work, `cb-many-${destCount++}`));
+    const origin = await startServer({ repo, cloneBundles: { manifest } });
+    try {
+      const r = await clone(origin.url);
+      expect(r.err).toBeNull();
+      expect(cdn.hits.map((h) => h.path)).toEqual(['/c0.hg']);
+      expect(r.logs.join('\n')).toMatch(/HTTP error fetching bundle: 404.*falling back/);
     } finally {
       await origin.close();
     }

@@ -349,6 +349,16 @@ export class HttpSession {
         );
         continue;
       }
+      // Accept-Encoding: identity was asked for; a gzip or deflate body is never inflated (a 64 KB
+      // bomb would be 64 MiB), nor misread as hg's bytes (urllib under hg does not decode it either)
+      const encoding = String(res.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+      if (status >= 200 && status < 300 && encoding !== 'identity' && encoding !== '') {
+        res.destroy();
+        throw new SluiceError(
+          'PROTOCOL',
+          `the server sent ${redactUrl(url.toString())} with Content-Encoding: ${encoding.slice(0, 40)}, which Sluice did not ask for (Accept-Encoding: identity)`,
+        );
+      }
       return this.wrap(res, url);
     }
   }
