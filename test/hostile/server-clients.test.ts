@@ -4,9 +4,10 @@
 // get a typed refusal (503) instead of piling up. Each bound comes with the honest request just
 // below it still answered. (The ssh transport's argument bounds: wire/ssh-server.test.ts.)
 import { randomBytes } from 'node:crypto';
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BATCH_MAX_COMMANDS,
@@ -19,7 +20,7 @@ import { startServer, type RunningServer, type ServerOptions } from '../../src/m
 import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { bundle2Of, craftCg2, pieces } from './craft';
-import { extractFixture, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import { FIXTURES, extractFixture, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
 
 let work = '';
 let repo = '';
@@ -370,5 +371,112 @@ describe('connections that stall, and too many at once', () => {
     await Promise.all([a.closed, b.closed]);
     await new Promise((r) => setTimeout(r, 50));
     expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
+  });
+});
+
+describe('push, getbundle lists and paths a client makes up', () => {
+  let s: RunningServer;
+  let tip: string[] = [];
+  beforeAll(async () => {
+    writeFileSync(join(repo, '.hg', 'hgrc'), '[paths]\nsecret = http://user:SECRET-MARKER@example.com/\n');
+    s = await serve({
+      cloneBundles: { files: [{ path: join(FIXTURES, 'default', 'packed1.hg') }] },
+    });
+    tip = (await get(`${s.url}?cmd=heads`)).body.trim().split(' ');
+  });
+
+  it('unbundle and pushkey are refused (hg-error: read-only) and an endless push body is not read to its end', async () => {
+    for (const cmd of ['unbundle', 'pushkey']) {
+      const r = await get(
+        `${s.url}?cmd=${cmd}&heads=666f726365&namespace=bookmarks&key=x&old=&new=${'0'.repeat(40)}`,
+        {
+          method: 'POST',
+          body: 'HG10UN',
+          headers: { 'Content-Type': 'application/mercurial-0.1' },
+        },
+      );
+      expect(r.type, cmd).toBe('application/hg-error');
+      expect(r.body).toMatch(new RegExp(`read-only: ${cmd} is not supported`));
+    }
+    const c = raw(
+      s,
+      `POST /?cmd=unbundle&heads=666f726365 HTTP/1.1\r\nHost: x\r\nContent-Type: application/mercurial-0.1\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
+    const chunk = Buffer.concat([
+      Buffer.from('100000\r\n'),
+      Buffer.alloc(1 << 20, 0x61),
+      Buffer.from('\r\n'),
+    ]);
+    let sent = 0;
+    const pump = (): void => {
+      while (!c.socket.destroyed && sent < 256 << 20 && c.socket.write(chunk)) sent += chunk.length;
+      if (!c.socket.destroyed && sent < 256 << 20) c.socket.once('drain', pump);
+    };
+    pump();
+    const { data } = await c.closed;
+    expect(data).toMatch(/read-only: unbundle is not supported/);
+    expect(sent).toBeLessThan(64 << 20); // the server hung up after 16 MiB, not 256 MiB
+    // the capabilities say so before a client tries: no `unbundle`, hg push stops at that
+    expect((await get(`${s.url}?cmd=capabilities`)).body.split(' ')).not.toContain('unbundle');
+  });
+
+  it('getbundle with 100k heads (the real ones, repeated) and 100k unknown common nodes is answered; 100k unknown heads is an error:abort part', async () => {
+    const caps = `HG20,bundle2=${encodeURIComponent('HG20\nchangegroup=02')}`;
+    // no X-HgProto: an application/mercurial-0.1 reply, zlib as hg's
+    const post = (args: string) =>
+      fetch(`${s.url}?cmd=getbundle`, {
+        method: 'POST',
+        body: args,
+        headers: { 'X-HgArgs-Post': String(args.length) },
+      }).then(async (r) => inflateSync(Buffer.from(await r.arrayBuffer())));
+    const many = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('+');
+    const ok = await post(
+      `bundlecaps=${caps}&heads=${many(100_000, (i) => tip[i % tip.length]!)}&common=${many(100_000, (i) => i.toString(16).padStart(40, 'e'))}`,
+    );
+    expect(ok.toString('latin1', 0, 4)).toBe('HG20');
+    expect(ok.toString('latin1')).toMatch(/CHANGEGROUP/i);
+    const bad = await post(
+      `bundlecaps=${caps}&heads=${many(100_000, (i) => i.toString(16).padStart(40, 'd'))}`,
+    );
+    expect(bad.toString('latin1')).toMatch(/error:abort.*unknown revision requested/is);
+    // and a node that is not hex at all is a 400, not a crash
+    const notHex = await fetch(
+      `${s.url}?cmd=getbundle&bundlecaps=${encodeURIComponent(caps)}&heads=${'z'.repeat(40)}`,
+    );
+    expect([200, 400]).toContain(notHex.status);
+    expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
+  });
+
+  it.each([
+    '/../../../../etc/passwd',
+    '/%2e%2e/%2e%2e/%2e%2e/etc/passwd',
+    '/.hg/hgrc',
+    '/.hg/store/00changelog.i',
+    '//.hg/hgrc',
+    '/.sluice/bundles/0/../../../.hg/hgrc',
+    '/.sluice/bundles/0/%2e%2e%2f%2e%2e%2f%2e%2e%2f.hg%2fhgrc',
+    '/.sluice/bundles/1/packed1.hg',
+    '/.sluice/bundles/0/packed1.hg/..',
+    '/.sluice/bundles/0/PACKED1.HG',
+    '/./.sluice/bundles/0/packed1.hg',
+    '/?cmd=../../.hg/hgrc',
+  ])('GET %s: 404 or 400, nothing of the repository or the disk', async (path) => {
+    const c = raw(s, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const { data } = await c.closed;
+    expect(data).toMatch(/^HTTP\/1\.1 (400|404) /);
+    expect(data).not.toMatch(/SECRET-MARKER|root:|HGS1UN|\0\0/);
+  });
+
+  it('the served bundle is served at its own route, whole and by Range', async () => {
+    const [route] = (await get(`${s.url}?cmd=clonebundles`)).body.split(' ');
+    const whole = await fetch(route!);
+    expect(whole.status).toBe(200);
+    const file = readFileSync(join(FIXTURES, 'default', 'packed1.hg'));
+    expect(Buffer.from(await whole.arrayBuffer()).equals(file)).toBe(true);
+    const part = await fetch(route!, { headers: { Range: 'bytes=10-' } });
+    expect(part.status).toBe(206);
+    expect(Buffer.from(await part.arrayBuffer()).equals(file.subarray(10))).toBe(true);
+    const past = await fetch(route!, { headers: { Range: `bytes=${file.length}-` } });
+    expect(past.status).toBe(416);
   });
 });
