@@ -4,7 +4,7 @@
 // get a typed refusal (503) instead of piling up. Each bound comes with the honest request just
 // below it still answered. (The ssh transport's argument bounds: wire/ssh-server.test.ts.)
 import { randomBytes } from 'node:crypto';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -20,7 +20,15 @@ import { startServer, type RunningServer, type ServerOptions } from '../../src/m
 import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { bundle2Of, craftCg2, pieces } from './craft';
-import { FIXTURES, extractFixture, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import {
+  FIXTURES,
+  extractFixture,
+  hgSync,
+  missing,
+  removeDir,
+  tempDirMaker,
+} from '../../src/main/engine/test-support';
+import { cloneFromUrl } from '../../src/main/engine/wire/clone';
 
 let work = '';
 let repo = '';
@@ -480,3 +488,65 @@ describe('push, getbundle lists and paths a client makes up', () => {
     expect(past.status).toBe(416);
   });
 });
+
+describe('requests while the repository is being written', () => {
+  it('a pull-clone during a transaction sees the repository as it was; a stream clone waits for the lock and sees it as it became', async () => {
+    const dir = join(work, 'written');
+    await createEmptyRepository(dir);
+    const first = craftCg2([{ name: 'a.txt', content: 'first\n' }], 'first');
+    await applyBundle2ToRepo(dir, pieces(await bundle2Of(first.cg)), new JobContext());
+    // a second root with a 2 MB file: the transaction is held open half-way through its file data
+    const second = craftCg2([{ name: 'b.bin', content: randomBytes(2 << 20).toString('latin1') }], 'second');
+    const bundle = await bundle2Of(second.cg);
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let halfway!: () => void;
+    const atHalf = new Promise<void>((r) => (halfway = r));
+    async function* held(): AsyncGenerator<Uint8Array> {
+      yield bundle.subarray(0, bundle.length >> 1);
+      halfway();
+      await released;
+      yield bundle.subarray(bundle.length >> 1);
+    }
+    const s = await serve({ repo: dir });
+    const writing = applyBundle2ToRepo(dir, held(), new JobContext());
+    await atHalf;
+    await new Promise((r) => setTimeout(r, 100)); // the writer has taken what it was given
+    // the writer holds the store lock (hg's lock: a symbolic link to host:pid, a file on Windows)
+    expect(() => lstatSync(join(dir, '.hg', 'store', 'lock'))).not.toThrow();
+
+    // the old state, whole: one head, and a pull clone of it
+    expect((await get(`${s.url}?cmd=heads`)).body).toBe(`${first.changeset.toString('hex')}\n`);
+    const pulled = join(work, 'written-pull');
+    await cloneFromUrl(
+      { kind: 'clone', url: s.url, dest: pulled, pull: true },
+      new JobContext({ fileEvents: false }),
+    );
+    expect(await headsOf(pulled)).toEqual([first.changeset.toString('hex')]);
+
+    // a stream clone lists the store under the lock, as hg: it waits for the writer
+    let streamed = false;
+    const streamDest = join(work, 'written-stream');
+    const streaming = cloneFromUrl(
+      { kind: 'clone', url: s.url, dest: streamDest, stream: 'v2' },
+      new JobContext({ fileEvents: false }),
+    ).then(() => (streamed = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(streamed).toBe(false);
+    release();
+    await writing;
+    await streaming;
+    expect((await headsOf(streamDest)).sort()).toEqual(
+      [first.changeset.toString('hex'), second.changeset.toString('hex')].sort(),
+    );
+    if (!missing('hg')) {
+      for (const d of [pulled, streamDest]) expect(hgSync(['verify', '-q'], d).status, d).toBe(0);
+    }
+  });
+});
+
+/** the heads of a repository, as its own served `heads` answers them */
+async function headsOf(dir: string): Promise<string[]> {
+  const s = await serve({ repo: dir });
+  return (await get(`${s.url}?cmd=heads`)).body.trim().split(' ');
+}
