@@ -104,6 +104,8 @@ export async function addChangegroup(
     await tick();
   });
   counts.changesets = cl.length - clStart;
+  // the changelog's texts are not read again (linkrevs need its nodes only)
+  cl.releaseTexts();
 
   const linkRev = (w: RevlogWriter, d: DeltaChunk): number => {
     const r = cl.rev(d.linkNode);
@@ -133,8 +135,10 @@ export async function addChangegroup(
 
   emitPhase(ctx, progress, 'manifests');
   ctx.log('debug', 'adding manifests');
+  const manifestWriters = new Set<RevlogWriter>();
   const addManifests = (dir: string): Promise<{ received: number; added: number }> => {
     const w = session.manifest(dir);
+    manifestWriters.add(w);
     return addGroup(w, (r) => needed.addManifest(w, dir, r));
   };
   counts.manifests += (await addManifests('')).added;
@@ -148,6 +152,9 @@ export async function addChangegroup(
       counts.manifests += g.added;
     }
   }
+
+  // the manifests' texts are not read again either: not held through the file groups
+  for (const w of manifestWriters) w.releaseTexts();
 
   emitPhase(ctx, progress, 'files');
   ctx.log('debug', 'adding file changes');

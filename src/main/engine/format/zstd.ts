@@ -596,6 +596,21 @@ export function prepareZstdDecoding(): Promise<void> {
   return nativeKeptDecoder() ? Promise.resolve() : prepareZstd();
 }
 
+/** Whether this thread loaded the wasm codec (@bokuweb/zstd-wasm): what prepareZstd() costs, its heap. */
+export function zstdWasmLoaded(): boolean {
+  return oneShot !== undefined;
+}
+
+/**
+ * prepareZstd() for a writer of revlog chunks (it decodes delta bases and encodes at `level`):
+ * nothing to load where node:zlib keeps both a decoder and an encoder (Node >= 22.15, Electron's
+ * Node 24). Loading the wasm module there anyway cost its 16 MiB heap in every pull and apply
+ * (measured: peak RSS of the medium corpus's bundle apply, Node 24) for chunks it never saw.
+ */
+export function prepareZstdWriting(level = 3): Promise<void> {
+  return nativeKeptDecoder() && nativeKeptEncoder(level) ? Promise.resolve() : prepareZstd();
+}
+
 /**
  * Loads the decoder a frame needs (default: the one-shot decoder revlog chunks use). The frame's
  * info and the caller's bound pick it, as zstdDecompress will.

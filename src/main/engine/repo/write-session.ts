@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { FreeSpaceGuard, type FreeSpacePolicy } from '../apply/free-space';
 import { SluiceError, toSluiceError } from '../errors';
 import { maxRevisionSize } from '../format/limits';
-import { prepareZstd } from '../format/zstd';
+import { prepareZstdWriting } from '../format/zstd';
 import {
   RevlogWriter,
   revlogFormatFor,
@@ -139,7 +139,7 @@ export class RepoWriteSession {
     const log = opts.log ?? (() => undefined);
     // revlog chunks to read (delta bases) and write are zstd: the codec loads while the locks are
     // taken and the changesets arrive, not when the first base is rebuilt
-    if (reqs.has('revlog-compression-zstd')) prepareZstd().catch(() => undefined);
+    if (reqs.has('revlog-compression-zstd')) prepareZstdWriting().catch(() => undefined);
     const vfs: RepoVfs = {
       hgDir: location.hgDir,
       storeDir: location.storeDir,

@@ -111,6 +111,20 @@ describe('revlog chunks', () => {
     expect(Buffer.from(fresh.zstdDecompress(frame, 100)).toString()).toBe('hello, revlog');
   });
 
+  it('prepareZstdWriting readies the encoder and the decoder of revlog chunks, loading the wasm module only without node:zlib zstd', async () => {
+    vi.resetModules();
+    const fresh = await import('../format/zstd');
+    const native = fresh.nativeZstd() !== null;
+    await fresh.prepareZstdWriting();
+    expect(fresh.zstdCompressReady()).toBe(true);
+    const t = Buffer.from('a manifest line\n'.repeat(400));
+    const frame = fresh.zstdCompressChunk(t, 3);
+    expect(fresh.zstdReadyFor(fresh.scanZstdFrame(frame), t.length)).toBe(true);
+    expect(Buffer.from(fresh.zstdDecompress(frame, t.length)).equals(t)).toBe(true);
+    // the wasm codec (a 16 MiB heap) only where node:zlib has no zstd
+    expect(fresh.zstdWasmLoaded()).toBe(!native);
+  });
+
   it.skipIf(!nativeZstd())(
     `small zstd frames through node:zlib's kept decoder: one context, exact limits, errors retire it${
       nativeZstd() ? '' : ' (skipped: this Node has no zstd in node:zlib)'

@@ -150,6 +150,41 @@ describe.each(formats)('RevlogWriter (%s)', (_name, format) => {
     await rl.close();
   });
 
+  it('releaseTexts: the texts kept for deltas are let go, later bases are rebuilt from the stored chunks', async () => {
+    // large texts (built into recycled buffers) on a branchy history; every fourth revision the
+    // writer forgets its texts, so the next delta's base comes back from NAME.i / NAME.d
+    const vfs = store();
+    const tx = Transaction.open(vfs);
+    const w = RevlogWriter.open({ radix: 'data/released', tx, format, cacheBytes: 1 << 20 });
+    const lines = history(20, 100).map((t) => t.subarray(t.length - 101));
+    const texts: Buffer[] = [];
+    const nodes: Buffer[] = [];
+    for (let i = 0; i < 20; i++) {
+      const p = i === 0 ? -1 : i % 3 === 0 ? i - 2 : i - 1;
+      const base = p < 0 ? Buffer.alloc(300_000, 98) : texts[p]!;
+      const text = Buffer.concat([base.subarray(0, 9), lines[i]!, base.subarray(9)]);
+      const p1 = p < 0 ? Buffer.from(NULL_NODE) : nodes[p]!;
+      const node = revisionNode(text, p1, NULL_NODE);
+      const delta = p < 0 ? fullReplaceDelta(0, text) : oneHunk(base, text);
+      await w.add({ node, p1, p2: NULL_NODE, deltaBase: p1, delta, linkRev: i, flags: 0 });
+      texts.push(text);
+      nodes.push(node);
+      if (i % 4 === 3) {
+        w.releaseTexts();
+        expect(Buffer.from(await w.text(i - 1)).equals(texts[i - 1]!)).toBe(true);
+        w.releaseTexts();
+      }
+    }
+    w.releaseTexts();
+    for (const r of [19, 0, 7]) expect(Buffer.from(await w.text(r)).equals(texts[r]!)).toBe(true);
+    w.close();
+    await tx.close();
+    const rl = await Revlog.open(join(vfs.storeDir, 'data/released.i'));
+    for (let r = 0; r < texts.length; r++)
+      expect(Buffer.from(await rl.revision(r)).equals(texts[r]!)).toBe(true);
+    await rl.close();
+  });
+
   it('a full text is taken from the received delta, and copied before the cache keeps it', async () => {
     // rev 0 and rev 1 arrive as full texts (null delta base); rev 1 pushes rev 0 into the cache;
     // the buffer rev 0 came in is then overwritten: rev 2, a delta against rev 0, must still
