@@ -135,6 +135,14 @@ export class RevlogIndex {
     for (let k = 0; k < NODE_SIZE; k++) if (e[b + k] !== node[at + k]) return false;
     return true;
   }
+  /** nodeEquals for a node given as a 20-char latin1 string (a digest from hash(..., 'binary')). */
+  nodeEqualsLatin1(rev: number, node: string): boolean {
+    const b = rev * ENTRY_SIZE + 32;
+    const e = this.entries;
+    if (node.length !== NODE_SIZE) return false;
+    for (let k = 0; k < NODE_SIZE; k++) if (e[b + k] !== node.charCodeAt(k)) return false;
+    return true;
+  }
   /**
    * Writes the sorted parent nodes of rev (the smaller first; the null node for NULL_REV) into
    * `out` at 0 and 20: what revlog.hash feeds SHA-1 before the text. Parents must be in range.
