@@ -1,11 +1,9 @@
-// Worker thread entry of checkout's file writers (file-batch.ts): started before its batch is
-// known (write-pool.ts prestartFileWriters: it loads while the main thread reads the manifest),
-// it loads the zstd decoder if the revlogs need it, takes its batch from the one message it gets,
-// waits until the main thread has made the working directories, writes its share of the batch,
-// and reports once, with its closer's stats and the first error. Built as
-// out/cli/checkout-worker.mjs and out/main/checkout-worker.js.
+// Worker thread entry of checkout's file writers (file-batch.ts): started once the main thread
+// begins writing (write-pool.ts), it takes its batch from the one message it gets, waits until
+// the main thread has made the working directories (set by then unless the pool is used
+// differently), writes its share of the batch, and reports once, with its closer's stats and the
+// first error. Built as out/cli/checkout-worker.mjs and out/main/checkout-worker.js.
 import { parentPort, workerData } from 'node:worker_threads';
-import { prepareZstdDecoding } from '../format/zstd';
 import {
   CHECKOUT_WORKER_KIND,
   CTL_GO,
@@ -31,12 +29,5 @@ async function run(port: NonNullable<typeof parentPort>, task: CheckoutTask): Pr
 const data = workerData as CheckoutWorkerData | undefined;
 if (parentPort && data?.kind === CHECKOUT_WORKER_KIND) {
   const port = parentPort;
-  // a failed load is the first chunk's error to report (it loads again there)
-  const ready = data.zstd ? prepareZstdDecoding().catch(() => undefined) : undefined;
-  port.once('message', (task: CheckoutTask) => {
-    void (async () => {
-      await ready;
-      await run(port, task);
-    })();
-  });
+  port.once('message', (task: CheckoutTask) => void run(port, task));
 }

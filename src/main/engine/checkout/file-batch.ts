@@ -368,11 +368,9 @@ export function fromPosted(p: PostedError): SluiceError {
   return new SluiceError(p.code as SluiceError['code'], p.message, p.details as never);
 }
 
-/** A checkout worker's workerData: it may start before its batch is known (prestartFileWriters). */
+/** A checkout worker's workerData (its batch comes as its one message). */
 export interface CheckoutWorkerData {
   kind: typeof CHECKOUT_WORKER_KIND;
-  /** load the zstd decoder while waiting for the batch */
-  zstd: boolean;
 }
 
 /** The one message a checkout worker receives: its batch (the SharedArrayBuffers are shared, not copied). */

@@ -59,7 +59,7 @@ import {
 import { FileTextReader, findRev } from './file-texts';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
 import { currentUmask, WorkingCopyWriter } from './wc-writer';
-import { prestartFileWriters, startFileWriters, type FileWriters, type WritePoolOptions } from './write-pool';
+import { startFileWriters, type WritePoolOptions } from './write-pool';
 
 export interface UpdateOptions {
   /** hg's REV; default: hg.clone's pick (`@`, tip of default, tip) */
@@ -180,18 +180,7 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
   const v2 = repo.requirements.has('dirstate-v2');
   const ds = v2 ? readDirstateV2(repo.hgDir) : readDirstateV1(join(repo.hgDir, 'dirstate'));
   const p1Hex = Buffer.from(ds.p1).toString('hex');
-  // the manifest's index first: the writer threads start from it, before the changelog's index
-  // is read (history corpus: 10k entries, ~15 ms)
   const mf = await repo.manifestlog();
-  // A checkout into an empty working copy writes about the whole manifest: its writer threads
-  // start now and load while the manifest is read (its size, from the index, says how many).
-  let early: FileWriters | undefined;
-  if (p1Hex === NULL_HEX && ds.entries.size === 0 && mf.length > 0)
-    early = prestartFileWriters(
-      Math.floor(mf.index.rawSize(mf.length - 1) / MANIFEST_LINE_GUESS),
-      writePoolOptions(opts),
-      repo.requirements.has('revlog-compression-zstd'),
-    );
   let cl: Revlog | undefined;
   try {
     cl = await repo.changelog();
@@ -213,9 +202,8 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
     // windows would otherwise stay through the whole checkout
     mf.clearCache();
     cl.clearCache();
-    return await checkout(repo, ds, source, target, opts, ctx, early);
+    return await checkout(repo, ds, source, target, opts, ctx);
   } finally {
-    await early?.terminate();
     await cl?.close();
     await mf.close();
   }
@@ -238,9 +226,6 @@ async function defaultTarget(
   return tip === undefined ? resolver.cloneDefault() : resolver.resolve(String(tip));
 }
 
-/** bytes per manifest line, a little above a typical one (path + NUL + 40 hex + flag + newline) */
-const MANIFEST_LINE_GUESS = 100;
-
 function writePoolOptions(opts: UpdateOptions): WritePoolOptions {
   return {
     ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
@@ -256,7 +241,6 @@ async function checkout(
   target: Target,
   opts: UpdateOptions,
   ctx: JobContext,
-  early: FileWriters | undefined,
 ): Promise<UpdateStats> {
   const root = repo.root;
   const reader = new FileTextReader(repo);
@@ -309,8 +293,8 @@ async function checkout(
     closer: plan,
   };
   const shared = newBatchShared(count);
-  // the worker threads load while the paths are audited
-  const writers = startFileWriters(batch, shared, writePoolOptions(opts), early);
+  // its worker threads start once the directories are made (write-pool.ts)
+  const writers = startFileWriters(batch, shared, writePoolOptions(opts));
   try {
     // Every name is checked before the first write (pathauditor, _checkcollision).
     auditPathSet(auditor, targetMap ? targetMap.keys() : paths);

@@ -66,55 +66,31 @@ export interface WritePoolOptions {
 }
 
 /**
- * Starts checkout's worker threads before their batch is known, for about `expectedFiles` files:
- * a worker takes ~0.1 s to start and load its modules (more on a busy machine), which now overlaps
- * the main thread's reading of the manifest instead of following it. `zstd`: the repository's
- * revlogs are zstd-compressed, so each worker loads the wasm decoder while it waits.
- * startFileWriters() hands them the batch (stopping the ones it does not need); terminate() them
- * when the checkout stops before that.
+ * The worker threads for a batch. They start in run(), once the main thread has made the
+ * directories and begins writing: a worker's start (~150-200 ms of CPU: its isolate, Node's
+ * bootstrap, the modules) on the other core slowed the main thread's serial part (the manifest,
+ * the plan, the audit, the directories) by about as much as it overlapped, so the first file came
+ * later (README, "Checkout"). terminate() when the checkout stops before run().
  */
-export function prestartFileWriters(
-  expectedFiles: number,
-  opts: WritePoolOptions,
-  zstd: boolean,
-): FileWriters {
-  return new FileWriters(opts, expectedFiles, zstd);
-}
-
-/**
- * The worker threads for a batch, started now or taken over from prestartFileWriters() (they load
- * while the main thread audits the paths; none writes before run() says so). terminate() when the
- * checkout stops before run().
- */
-export function startFileWriters(
-  batch: FileBatch,
-  shared: BatchShared,
-  opts: WritePoolOptions = {},
-  early?: FileWriters,
-): FileWriters {
-  return (early ?? new FileWriters(opts, batch.files.count, false)).assign(batch, shared);
+export function startFileWriters(batch: FileBatch, shared: BatchShared, opts: WritePoolOptions = {}): FileWriters {
+  return new FileWriters(opts, batch, shared);
 }
 
 export class FileWriters {
   private readonly workers: Worker[] = [];
   private readonly results: Promise<CheckoutWorkerMessage>[] = [];
-  private batch: FileBatch | undefined;
-  private shared: BatchShared | undefined;
-  /** a worker failed before the batch was assigned */
-  private failedEarly = false;
   /** the workers' termination, once started (terminate() is idempotent) */
   private stopped: Promise<void> | undefined;
   private readonly script: WorkerScript | null;
 
   constructor(
     private readonly opts: WritePoolOptions,
-    expectedFiles: number,
-    private readonly zstd: boolean,
+    private readonly batch: FileBatch,
+    private readonly shared: BatchShared,
   ) {
     this.script = opts.closeImpl
       ? null
       : locateWorkerScript(import.meta.url, './checkout-worker.ts', 'checkout-worker');
-    this.spawn(this.countFor(expectedFiles));
   }
 
   private countFor(files: number): number {
@@ -123,10 +99,13 @@ export class FileWriters {
     return Math.min(defaultCheckoutWorkers(), Math.floor(files / MIN_FILES_PER_THREAD));
   }
 
+  /** Starts `count` workers on the batch (they write once CTL_GO is set). */
   private spawn(count: number): void {
     const script = this.script!;
+    const shared = this.shared;
+    const task: CheckoutTask = { batch: this.batch, shared };
     while (this.workers.length < count) {
-      const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND, zstd: this.zstd };
+      const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND };
       const worker = new Worker(script.bootstrap ?? script.script, {
         workerData: script.bootstrap ? { ...data, __entry: script.script.href } : data,
         // a file's garbage is short-lived: a small young generation keeps RSS (and page faults) down
@@ -141,8 +120,7 @@ export class FileWriters {
           const fail = (why: string): void => {
             if (settled) return;
             settled = true;
-            if (this.shared) Atomics.store(this.shared.control, CTL_STOP, 1);
-            else this.failedEarly = true;
+            Atomics.store(shared.control, CTL_STOP, 1);
             resolve({
               close: NO_CLOSES,
               files: 0,
@@ -157,26 +135,8 @@ export class FileWriters {
           worker.on('exit', (code) => fail(`exited with code ${code}`));
         }),
       );
+      worker.postMessage(task);
     }
-  }
-
-  /** Hands the batch to as many workers as it is worth (started now, or earlier and idle). */
-  assign(batch: FileBatch, shared: BatchShared): this {
-    this.batch = batch;
-    this.shared = shared;
-    const want = this.countFor(batch.files.count);
-    // early workers this batch does not need: idle, they have written nothing
-    for (const w of this.workers.splice(want)) {
-      w.removeAllListeners();
-      w.on('error', () => undefined); // an error while it stops is of no interest (and must not throw)
-      void w.terminate();
-    }
-    this.results.splice(want);
-    this.spawn(want);
-    if (this.failedEarly) Atomics.store(shared.control, CTL_STOP, 1);
-    const task: CheckoutTask = { batch, shared };
-    for (const w of this.workers) w.postMessage(task);
-    return this;
   }
 
   /**
@@ -184,10 +144,8 @@ export class FileWriters {
    * resolves once their threads have exited. The same promise for every call.
    */
   terminate(): Promise<void> {
-    if (this.shared) {
-      Atomics.store(this.shared.control, CTL_STOP, 1);
-      Atomics.notify(this.shared.control, CTL_GO);
-    }
+    Atomics.store(this.shared.control, CTL_STOP, 1);
+    Atomics.notify(this.shared.control, CTL_GO);
     // never rejects: run() starts it without awaiting (a worker that cannot stop has written nothing more)
     this.stopped ??= Promise.all(this.workers.map((w) => w.terminate())).then(
       () => undefined,
@@ -204,13 +162,9 @@ export class FileWriters {
    * (their isolates torn down, ~10-20 ms) go on in the background: await terminate() for them.
    */
   async run(ctx: JobContext, progress: ProgressTracker, prepare: () => void): Promise<CloseStats> {
-    const { opts } = this;
-    const batch = this.batch!;
-    const shared = this.shared!;
+    const { opts, batch, shared, results } = this;
     const n = batch.files.count;
     const { control, status, stats } = shared;
-    const count = this.workers.length;
-    const results = this.results;
     // progress: files whose status turned DONE, in claim order (a window of at most the claimed ones)
     let low = 0;
     const reported = new Uint8Array(n);
@@ -244,6 +198,8 @@ export class FileWriters {
       }
       Atomics.store(control, CTL_GO, 1);
       Atomics.notify(control, CTL_GO);
+      if (!Atomics.load(control, CTL_STOP)) this.spawn(this.countFor(n));
+      const count = this.workers.length;
       let next = performance.now() + ctx.progressIntervalMs;
       const r: ShareResult =
         opts.mainShare === false && count > 0
