@@ -14,6 +14,17 @@ function int32At(b: Uint8Array, pos: number): number {
   return (b[pos]! << 24) | (b[pos + 1]! << 16) | (b[pos + 2]! << 8) | b[pos + 3]!;
 }
 
+const bufferCopy = Buffer.prototype.copy;
+
+/**
+ * Copies src[start, end) into out at `at` without a view of src: `out.set(src.subarray(...))`
+ * builds a FastBuffer per call when src is a Buffer (a JS constructor, slow until compiled; a
+ * manifest fold's 24k copies cold: 15-24 -> 6-12 ms, Node 24).
+ */
+function copyRange(src: Uint8Array, start: number, end: number, out: Uint8Array, at: number): void {
+  bufferCopy.call(src, out, at, start, end);
+}
+
 /** Size of base patched with delta, validating every hunk (mpatch.c `mpatch_decode` + `apply` checks). */
 export function patchedSize(baseLength: number, delta: Uint8Array): number {
   const len = delta.length;
@@ -76,18 +87,18 @@ export function applyDeltaInto(
     const n = int32At(delta, pos + 8);
     pos += 12;
     if (start > last) {
-      out.set(base.subarray(last, start), o);
+      copyRange(base, last, start, out, o);
       o += start - last;
     }
     if (n > 0) {
-      out.set(delta.subarray(pos, pos + n), o);
+      copyRange(delta, pos, pos + n, out, o);
       o += n;
     }
     pos += n;
     last = end;
   }
   if (last < base.length) {
-    out.set(base.subarray(last), o);
+    copyRange(base, last, base.length, out, o);
     o += base.length - last;
   }
   return o - outOffset;
@@ -167,18 +178,18 @@ export function applyFolded(
     // mpatch_apply's checks: fragments ascending and within the base
     if (start < last || f[i + 1]! > base.length) throw badDelta('invalid patch');
     if (start > last) {
-      out.set(base.subarray(last, start), o);
+      copyRange(base, last, start, out, o);
       o += start - last;
     }
     if (n > 0) {
       const off = f[i + 4]!;
-      out.set(sources[f[i + 3]!]!.subarray(off, off + n), o);
+      copyRange(sources[f[i + 3]!]!, off, off + n, out, o);
       o += n;
     }
     last = f[i + 1]!;
   }
   if (last < base.length) {
-    out.set(base.subarray(last), o);
+    copyRange(base, last, base.length, out, o);
     o += base.length - last;
   }
   if (o - outOffset !== patch.size) throw badDelta('invalid patch');
