@@ -178,11 +178,11 @@ export function newBatchShared(files: number): BatchShared {
   };
 }
 
-/** Where file i goes. */
-export function batchTarget(batch: FileBatch, i: number): string | Buffer {
+/** Where file i goes (`path`: its batchPath, when the caller has it already). */
+export function batchTarget(batch: FileBatch, i: number, path?: string): string | Buffer {
   return batch.scratch !== undefined
     ? `${batch.scratch}/${i}`
-    : workingPath(batch.loc.root, batchPath(batch.files, i));
+    : workingPath(batch.loc.root, path ?? batchPath(batch.files, i));
 }
 
 export interface ShareResult {
@@ -243,7 +243,7 @@ export async function writeShare(
       }
       locked = true;
       const w = await creator.createStreamed(
-        batchTarget(batch, i),
+        batchTarget(batch, i, path),
         batchFlag(batch.files, i),
         created(i),
         async (write) => {
@@ -273,7 +273,8 @@ export async function writeShare(
     try {
       // the text lives in the reader's reused buffer until the revision is released
       const text = stripFilelogMeta(await o.revlog.revisionView(o.rev));
-      done(i, await creator.create(batchTarget(batch, i), text, flag, created(i)));
+      const path = batchPath(batch.files, i);
+      done(i, await creator.create(batchTarget(batch, i, path), text, flag, created(i)));
       return true;
     } catch (e) {
       throw exists_(e, batchPath(batch.files, i));
@@ -297,7 +298,7 @@ export async function writeShare(
       if (flag !== 'l' && revlog.index.rawSize(rev) > streamAbove) return writeLarge(i, opened, mayDefer);
       const view = revlog.revisionViewNow(rev);
       if (view === undefined) return writeSlow(i, opened, mayDefer);
-      w = creator.create(batchTarget(batch, i), stripFilelogMeta(view), flag, created(i));
+      w = creator.create(batchTarget(batch, i, path), stripFilelogMeta(view), flag, created(i));
     } catch (e) {
       reader.release(opened);
       throw exists_(e, path);
