@@ -3,9 +3,13 @@
 # same nodes (fixed dates, user and random choices). Used by sweep.test.ts.
 #
 #   /usr/bin/python3 sweep-repo.py SEED DEST [--big]
+#   /usr/bin/python3 sweep-repo.py SEED COPY --markers
 #
 # Prints one JSON line: the format options the repository was made with and the revisions worth
-# updating to (an old one, a closed branch head, a tag, a bookmark).
+# updating to (an old one, a closed branch head, a tag, a bookmark). --markers adds obsolescence
+# markers to COPY, a copy of a generated repository, and turns evolution on in its hgrc: a draft
+# head amended (a successor), draft changesets pruned (a head, sometimes one with descendants:
+# orphans), a marker whose predecessor is unknown here, sometimes one on a public changeset.
 import json
 import os
 import random
@@ -17,6 +21,7 @@ from mercurial import dispatch
 seed = int(sys.argv[1])
 dest = os.path.abspath(sys.argv[2]).encode()
 big = '--big' in sys.argv
+markers = '--markers' in sys.argv
 rng = random.Random(seed)
 
 FORMATS = [
@@ -114,6 +119,54 @@ def tracked():
 def commit(msg, **kw):
     hg('commit', '-q', '-A', '-m', msg, ok=(0, 1), **kw)
 
+
+def add_markers():
+    from mercurial import hg as hglib, ui as uimod
+
+    def nodes(revset):
+        u = uimod.ui.load()
+        for c in config:
+            section, rest = c.split('.', 1)
+            name, value = rest.split('=', 1)
+            u.setconfig(section.encode(), name.encode(), value.encode())
+        repo = hglib.repository(u, dest)
+        return [repo[r].hex() for r in repo.revs(revset.encode())]
+
+    mrng = random.Random(seed * 7919 + 1)
+    with open(os.path.join(dest, b'.hg', b'hgrc'), 'ab') as fh:
+        fh.write(b'[experimental]\nevolution = all\n')
+    made = []
+    heads = nodes('heads(draft()) and not merge() and not secret()')
+    if heads:
+        hg('update', '-q', '-C', mrng.choice(heads))
+        write('amended-%d.txt' % seed, text(2))
+        hg('commit', '-q', '-A', '--amend', '-m', 'amended', ok=(0, 1))
+        made.append('amend')
+    heads = nodes('heads(draft()) and not merge() and not secret() and not .')
+    if heads:
+        hg('debugobsolete', '-d', '%d 0' % (2_000_000 + seed), '-u', 'test', mrng.choice(heads))
+        made.append('prune head')
+    mids = nodes('draft() and not head() and not merge()')
+    if mids and mrng.random() < 0.5:
+        hg('debugobsolete', '-d', '%d 0' % (2_000_001 + seed), '-u', 'test', mrng.choice(mids))
+        made.append('prune with descendants')
+    visible = nodes('draft() and not secret()')
+    if visible:
+        unknown = '%040x' % mrng.getrandbits(160)
+        hg('debugobsolete', '-d', '%d 0' % (2_000_002 + seed), '-u', 'test', unknown, mrng.choice(visible))
+        made.append('unknown predecessor')
+    if mrng.random() < 0.3:
+        hg('debugobsolete', '-d', '%d 0' % (2_000_003 + seed), '-u', 'test', nodes('public()')[-1])
+        made.append('public pruned')
+    hg('update', '-q', '-C', 'default')
+    print(json.dumps({'config': config, 'markers': made}))
+
+
+if markers:
+    # the amend's marker takes its date from devel.default-date, else the clock
+    config += ['experimental.evolution=all', 'devel.default-date=2000000 0']
+    add_markers()
+    sys.exit(0)
 
 os.makedirs(dest)
 hg('init', dest)

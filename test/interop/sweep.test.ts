@@ -10,16 +10,18 @@
 // 1-3 MB incompressible file with deltas to every repository.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSshd, type Sshd } from '../../scripts/sshd-harness.mjs';
 import { debugstateEntries, workingCopyTree } from './working-copy-support';
-import { JobContext } from '../../src/main/engine/job/job-context';
+import { JobContext, type ConnectOptions } from '../../src/main/engine/job/job-context';
+import { cloneFromUrl, type CloneResult } from '../../src/main/engine/wire/clone';
 import { runJob } from '../../src/main/engine/job/run-job';
 import { verifyRepository } from '../../src/main/engine/verify/verify';
 import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
 import { HG_ENV, HG_PYTHON, ROOT, type RunResult } from '../../src/main/engine/test-support';
-import type { JobRequest } from '../../src/shared/jobs';
+import type { CloneRequest, JobRequest } from '../../src/shared/jobs';
 import {
   hgAsync,
   missing,
@@ -33,6 +35,18 @@ import {
 } from './wire-support';
 
 const GENERATOR = join(ROOT, 'test', 'interop', 'sweep-repo.py');
+
+/**
+ * The heavier paths, each on with SLUICE_SWEEP_WIDE=1 (all) or a list (ssh,bundles,obsmarkers):
+ * ssh starts an sshd and some 15 ssh sessions per seed, clone bundles make three bundles and
+ * six clones, obsmarkers a second generated repository and its own servers.
+ */
+type WidePath = 'ssh' | 'bundles' | 'obsmarkers';
+const wideSpec = (process.env.SLUICE_SWEEP_WIDE ?? '').split(',').map((s) => s.trim());
+const wide = (path: WidePath): boolean =>
+  wideSpec.includes('1') || wideSpec.includes('all') || wideSpec.includes(path);
+const wideNote = (path: WidePath, cost: string): string =>
+  wide(path) ? '' : ` (skipped: SLUICE_SWEEP_WIDE=${path} or =1 runs it; ${cost})`;
 
 /** "1-3,7" -> [1, 2, 3, 7]; default: seed 1 (CI time). */
 function seeds(spec = process.env.SLUICE_SWEEP_SEEDS ?? '1'): number[] {
@@ -60,10 +74,27 @@ async function hg(args: string[], cwd?: string): Promise<string> {
 }
 
 const LOG = '{rev}:{node} {phase} {branch} {bookmarks} {tags}\n';
+const EVOLVE = ['--config', 'experimental.evolution=all'];
 const logOf = (repo: string): Promise<string> => hg(['-R', repo, 'log', '-T', LOG]);
 
-async function job(request: JobRequest): Promise<void> {
-  await runJob(request, new JobContext({ sink: () => undefined }));
+async function job(request: JobRequest, connect?: ConnectOptions): Promise<void> {
+  await runJob(request, new JobContext({ sink: () => undefined, ...(connect ? { connect } : {}) }));
+}
+
+/** cloneFromUrl without a checkout, with its logs (which path it took shows in `via`). */
+async function clone(
+  url: string,
+  dest: string,
+  opts: Omit<CloneRequest, 'kind' | 'url' | 'dest'> = {},
+  connect?: ConnectOptions,
+): Promise<CloneResult & { logs: string[] }> {
+  const logs: string[] = [];
+  const ctx = new JobContext({
+    fileEvents: false,
+    ...(connect ? { connect } : {}),
+    sink: (e) => void (e.type === 'log' && logs.push(e.message)),
+  });
+  return { ...(await cloneFromUrl({ kind: 'clone', url, dest, update: false, ...opts }, ctx)), logs };
 }
 
 /** hg verify and sluice verify pass and count the same; hg log (nodes, phases, branches, bookmarks, tags) equals ref's. */
@@ -107,6 +138,33 @@ interface Made {
 describe.skipIf(missing('hg', 'hg-python'))(
   `sweep over generated repositories${skipNote('hg', 'hg-python')}`,
   () => {
+    // one sshd for every seed (the harness of wire-ssh.test.ts); remote commands run with the
+    // temp home's .hgrc (the slow paths hg needs for some formats) and Sluice from source
+    let sshd: Sshd | undefined;
+    let sluiceRemote = '';
+    const sshOn = (): boolean => wide('ssh') && !missing('sshd', 'ssh');
+    beforeAll(async () => {
+      if (!sshOn()) return;
+      sshd = await startSshd();
+      writeFileSync(
+        join(sshd.home, '.hgrc'),
+        '[storage]\ndirstate-v2.slow-path = allow\nrevlog.persistent-nodemap.slow-path = allow\n',
+      );
+      sluiceRemote = join(sshd.home, 'sluice-remote');
+      const sluice = `SLUICE_FROM_SOURCE=1 exec '${process.execPath}' '${join(ROOT, 'bin', 'sluice.cjs')}'`;
+      // the same remote serving only the legacy stream (serve --v1-only)
+      for (const [path, extra] of [
+        [sluiceRemote, ''],
+        [`${sluiceRemote}-v1`, ' --v1-only'],
+      ] as const) {
+        writeFileSync(path, `#!/bin/sh\n${sluice} "$@"${extra}\n`);
+        chmodSync(path, 0o755);
+      }
+    }, 60_000);
+    afterAll(async () => {
+      await sshd?.stop();
+    });
+
     for (const seed of seeds()) {
       describe(`seed ${seed}`, () => {
         let work = '';
@@ -118,6 +176,15 @@ describe.skipIf(missing('hg', 'hg-python'))(
         let refPull = '';
         let refStream = '';
         let hasSecret = false;
+        let refIncrMade: Promise<string> | undefined;
+        /** hg's own clone -r middle and pull from hg serve (revision numbers follow arrival order) */
+        const refIncr = (): Promise<string> =>
+          (refIncrMade ??= (async () => {
+            const ref = join(work, 'ref-incr');
+            await hg(['clone', '-q', '-U', '-r', middle, hgServe.url, ref]);
+            await hg(['-R', ref, 'pull', '-q']);
+            return ref;
+          })());
 
         beforeAll(async () => {
           work = tempDir(`sweep-${seed}`);
@@ -188,15 +255,11 @@ describe.skipIf(missing('hg', 'hg-python'))(
           const incr = join(work, 'hg-incr-from-sluice');
           await hg(['clone', '-q', '-U', '-r', middle, sluiceServe.url, incr]);
           await hg(['-R', incr, 'pull', '-q', sluiceServe.url]);
-          // revision numbers depend on the history's order of arrival: hg's own incremental pull
-          const refIncr = join(work, 'ref-incr');
-          await hg(['clone', '-q', '-U', '-r', middle, hgServe.url, refIncr]);
-          await hg(['-R', refIncr, 'pull', '-q']);
-          await expectLike(incr, refIncr);
+          await expectLike(incr, await refIncr());
           const ours = join(work, 'sluice-incr-from-hg');
           await hg(['clone', '-q', '-U', '-r', middle, hgServe.url, ours]);
           await job({ kind: 'pull', repo: ours });
-          await expectLike(ours, refIncr);
+          await expectLike(ours, await refIncr());
         }, 120_000);
 
         it('sluice apply of hg bundle --all (gzip-v2, bzip2-v1, zstd-v2) into new and existing repositories', async () => {
@@ -242,6 +305,236 @@ describe.skipIf(missing('hg', 'hg-python'))(
             await expectSameCheckout(ours, theirs, rev);
           }
         }, 120_000);
+
+        it('legacy v1 stream: sluice clone --stream v1 from hg serve and sluice serve --v1-only; hg clone --stream from the latter', async () => {
+          const v1 = await startServer({ repo: src, streamV2: false });
+          try {
+            for (const [label, url] of [
+              ['hg', hgServe.url],
+              ['sluice', v1.url],
+            ] as const) {
+              const dest = join(work, `v1-${label}`);
+              const r = await clone(url, dest, { stream: 'v1' });
+              // a secret changeset: neither server streams (stream_out answers 1), both are pulled from
+              expect(r.via, label).toBe(hasSecret ? 'pull' : 'stream-v1');
+              // hg's v2 stream clone is the reference: the same store files, the phases from listkeys
+              await expectLike(dest, refStream);
+              expect(requiresOf(dest), label).toBe(requiresOf(refStream));
+              if (!hasSecret) expect(storeDigest(dest), label).toEqual(storeDigest(refStream));
+            }
+            const hgDest = join(work, 'hg-v1-from-sluice');
+            await hg(['clone', '-q', '-U', '--stream', v1.url, hgDest]);
+            await expectLike(hgDest, refStream);
+          } finally {
+            await v1.close();
+          }
+        }, 120_000);
+
+        it('an hg share -B of the repository: sluice verify and update in it, sluice serve from it, against hg', async () => {
+          const SHARE = ['--config', 'extensions.share='];
+          const ours = join(work, 'share-sluice');
+          const theirs = join(work, 'share-hg');
+          for (const d of [ours, theirs]) await hg([...SHARE, 'share', '-q', '-U', '-B', src, d]);
+          await expectVerified(ours);
+          for (const rev of ['tip', 'book', '1', 'null']) {
+            await job({ kind: 'update', repo: ours, rev });
+            await hg([...SHARE, 'update', '-q', rev], theirs);
+            await expectSameCheckout(ours, theirs, rev);
+          }
+          // served: hg serve of the same share is the reference (its bookmarks are the source's)
+          const served = await startServer({ repo: ours });
+          const hgServed = await startHgServe(theirs, [
+            'extensions.share=',
+            ...SLOW_PATHS.filter((a) => a !== '--config'),
+          ]);
+          try {
+            for (const how of ['--pull', '--stream']) {
+              const a = join(work, `from-share-sluice${how}`);
+              const b = join(work, `from-share-hg${how}`);
+              await hg(['clone', '-q', '-U', how, served.url, a]);
+              await hg(['clone', '-q', '-U', how, hgServed.url, b]);
+              await expectLike(a, b);
+              expect(requiresOf(a), how).toBe(requiresOf(b));
+              if (how === '--stream' && !hasSecret) expect(storeDigest(a)).toEqual(storeDigest(b));
+            }
+          } finally {
+            hgServed.stop();
+            await served.close();
+          }
+        }, 120_000);
+
+        it.skipIf(!sshOn())(
+          `ssh://: sluice clone (stream v2, v1, --pull) and sluice pull from hg and sluice serve --stdio; hg clone and pull from sluice serve --stdio${wideNote('ssh', 'an sshd and ~15 ssh sessions per seed')}${wide('ssh') ? skipNote('sshd', 'ssh') : ''}`,
+          async () => {
+            const s = sshd!;
+            const url = s.url(src);
+            const remotes = [
+              ['hg', 'hg'],
+              ['sluice', sluiceRemote],
+            ] as const;
+            for (const [label, remoteCommand] of remotes) {
+              const connect = { sshCommand: s.sshCommand, remoteCommand };
+              for (const stream of ['v2', 'v1'] as const) {
+                const dest = join(work, `ssh-${stream}-${label}`);
+                const r = await clone(url, dest, { stream }, connect);
+                expect(r.via, `${label} ${stream}`).toBe(hasSecret ? 'pull' : `stream-${stream}`);
+                await expectLike(dest, refStream);
+                expect(requiresOf(dest), label).toBe(requiresOf(refStream));
+                if (!hasSecret)
+                  expect(storeDigest(dest), `${label} ${stream}`).toEqual(storeDigest(refStream));
+              }
+              const pulled = join(work, `ssh-pull-${label}`);
+              await clone(url, pulled, { pull: true }, connect);
+              await expectLike(pulled, refPull);
+              const incr = join(work, `ssh-incr-${label}`);
+              await hg(['clone', '-q', '-U', '-r', middle, hgServe.url, incr]);
+              await job({ kind: 'pull', repo: incr, source: url }, connect);
+              await expectLike(incr, await refIncr());
+            }
+            const ssh = ['--ssh', s.sshCommand, '--remotecmd', sluiceRemote];
+            const st = join(work, 'hg-ssh-stream');
+            await hg(['clone', '-q', '-U', '--stream', ...ssh, url, st]);
+            await expectLike(st, refStream);
+            if (!hasSecret) expect(storeDigest(st)).toEqual(storeDigest(refStream));
+            const v1 = join(work, 'hg-ssh-stream-v1');
+            await hg([
+              'clone',
+              '-q',
+              '-U',
+              '--stream',
+              '--ssh',
+              s.sshCommand,
+              '--remotecmd',
+              `${sluiceRemote}-v1`,
+              url,
+              v1,
+            ]);
+            await expectLike(v1, refStream);
+            const pl = join(work, 'hg-ssh-pull');
+            await hg(['clone', '-q', '-U', '--pull', ...ssh, url, pl]);
+            await expectLike(pl, refPull);
+            const incr = join(work, 'hg-ssh-incr');
+            await hg(['clone', '-q', '-U', '-r', middle, ...ssh, url, incr]);
+            await hg(['-R', incr, 'pull', '-q', ...ssh, url]);
+            await expectLike(incr, await refIncr());
+          },
+          240_000,
+        );
+
+        it.skipIf(!wide('bundles'))(
+          `clone bundles (packed1, v2 stream, gzip-v2 changegroup made by hg) served by sluice serve --clone-bundle: Sluice's client and hg's through them${wideNote('bundles', 'three bundles and six clones per seed')}`,
+          async () => {
+            const made = [
+              ['packed1', ['debugcreatestreamclonebundle']],
+              ['stream-v2', ['bundle', '-q', '-a', '-t', 'none-v2;stream=v2']],
+              ['gzip-v2', ['bundle', '-q', '-a', '-t', 'gzip-v2']],
+            ] as const;
+            for (const [type, args] of made) {
+              const file = join(work, `cb-${type}.hg`);
+              await hg(['-R', src, ...args, file]);
+              const server = await startServer({ repo: src, cloneBundles: { files: [{ path: file }] } });
+              try {
+                const ours = join(work, `cb-${type}-sluice`);
+                const theirs = join(work, `cb-${type}-hg`);
+                const r = await clone(server.url, ours);
+                expect(r.logs.join('\n'), type).toContain('applying clone bundle');
+                const out = await hg(['clone', '-U', server.url, theirs]);
+                expect(out, type).toContain('applying clone bundle');
+                await expectLike(ours, theirs);
+                expect(requiresOf(ours), type).toBe(requiresOf(theirs));
+                if (type !== 'gzip-v2') expect(storeDigest(ours), type).toEqual(storeDigest(theirs));
+              } finally {
+                await server.close();
+              }
+            }
+          },
+          240_000,
+        );
+
+        it.skipIf(!wide('obsmarkers'))(
+          `obsolescence markers (an amend, prunes, orphans, an unknown predecessor) on a copy: sluice pull, sluice apply of a bundle with markers, hg pull and stream clone from sluice serve, against hg${wideNote('obsmarkers', 'a second repository, its two servers and ten clones per seed')}`,
+          async () => {
+            const obs = join(work, 'obs');
+            const cp = spawnSync('cp', ['-a', src, obs], { encoding: 'utf8' });
+            if (cp.status !== 0) throw new Error(`cp: ${cp.stderr}`);
+            const g = spawnSync(HG_PYTHON, [GENERATOR, String(seed), obs, '--markers'], {
+              env: HG_ENV,
+              encoding: 'utf8',
+            });
+            if (g.status !== 0) throw new Error(`sweep-repo.py ${seed} --markers: ${g.stderr}`);
+            const evo = (args: string[]): Promise<string> => hg([...EVOLVE, ...args]);
+            const expectSameObs = async (ours: string, theirs: string, what: string): Promise<void> => {
+              const v = await hgRun([...EVOLVE, '-R', ours, 'verify', '-q']);
+              expect(v.status, `${what}: hg verify: ${v.stdout}${v.stderr}`).toBe(0);
+              const report = await verifyRepository(ours, new JobContext({ sink: () => undefined }));
+              expect(report.errors + report.warnings, `${what}: ${JSON.stringify(report.problems)}`).toBe(0);
+              for (const args of [['debugobsolete'], ['log', '--hidden', '-T', LOG], ['log', '-T', LOG]])
+                expect(await evo(['-R', ours, ...args]), `${what}: ${args.join(' ')}`).toBe(
+                  await evo(['-R', theirs, ...args]),
+                );
+            };
+            const evolving = (repo: string): void =>
+              writeFileSync(join(repo, '.hg', 'hgrc'), '[experimental]\nevolution = all\n', { flag: 'a' });
+            const hgObs = await startHgServe(
+              obs,
+              SLOW_PATHS.filter((a) => a !== '--config'),
+            );
+            const sluiceObs = await startServer({ repo: obs });
+            try {
+              // pulled into clones of the root with evolution on
+              const [ours, theirs] = [join(work, 'obs-pull-sluice'), join(work, 'obs-pull-hg')];
+              for (const d of [ours, theirs]) {
+                await evo(['clone', '-q', '-U', '-r', '0', hgObs.url, d]);
+                evolving(d);
+              }
+              await job({ kind: 'pull', repo: ours, source: hgObs.url });
+              await evo(['-R', theirs, 'pull', '-q', hgObs.url]);
+              await expectSameObs(ours, theirs, 'sluice pull');
+              expect(readOr(join(ours, '.hg', 'store', 'obsstore'))).toBe(
+                readOr(join(theirs, '.hg', 'store', 'obsstore')),
+              );
+              // served: hg's clients with evolution on, from sluice serve and from hg serve
+              for (const how of ['--pull', '--stream']) {
+                const a = join(work, `obs-served-sluice${how}`);
+                const b = join(work, `obs-served-hg${how}`);
+                await evo(['clone', '-q', '-U', how, sluiceObs.url, a]);
+                await evo(['clone', '-q', '-U', how, hgObs.url, b]);
+                await expectSameObs(a, b, `hg clone ${how} from sluice serve`);
+                if (how === '--stream' && !hasSecret) expect(storeDigest(a)).toEqual(storeDigest(b));
+              }
+              // Sluice's stream clone taking the markers, against hg's evolution stream clone
+              const sc = join(work, 'obs-sluice-stream');
+              await clone(hgObs.url, sc, { obsmarkers: true });
+              await expectSameObs(sc, join(work, 'obs-served-hg--stream'), 'sluice clone --obsmarkers');
+              // a bundle carrying markers, applied into repositories with evolution on
+              const bundle = join(work, 'obs.hg');
+              await evo([
+                '-R',
+                obs,
+                'bundle',
+                '-q',
+                '-a',
+                '-t',
+                'gzip-v2',
+                '--config',
+                'experimental.evolution.bundle-obsmarker=true',
+                bundle,
+              ]);
+              const [ao, at] = [join(work, 'obs-apply-sluice'), join(work, 'obs-apply-hg')];
+              for (const d of [ao, at]) {
+                await hg(['init', d]);
+                evolving(d);
+              }
+              await job({ kind: 'apply', bundlePath: bundle, dest: ao });
+              await evo(['-R', at, 'unbundle', '-q', bundle]);
+              await expectSameObs(ao, at, 'sluice apply');
+            } finally {
+              hgObs.stop();
+              await sluiceObs.close();
+            }
+          },
+          240_000,
+        );
       });
     }
   },
