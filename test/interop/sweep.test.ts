@@ -6,8 +6,27 @@
 // pulls from sluice serve, sluice apply of changegroup bundles into new and existing repositories,
 // sluice update against hg update, sluice verify against hg verify.
 //
+// Then the legacy v1 stream (sluice clone --stream v1 from hg serve and sluice serve --v1-only,
+// against hg's v2 clone; hg's v1 client from sluice against hg's v1 client from hg), an `hg share
+// -B` of the repository (sluice verify and update in it, hg's clones from sluice serve of it
+// against hg serve of it) and, with SLUICE_SWEEP_WIDE, ssh:// both ways (sshd-harness), clone
+// bundles made by hg and served by sluice serve --clone-bundle, and obsolescence markers added to
+// a copy (sweep-repo.py --markers) through pull, bundle apply and serve.
+//
 // CI runs seed 1 (~40 s); SLUICE_SWEEP_SEEDS=1-40 (or 3,7,9) runs more, SLUICE_SWEEP_BIG=1 adds a
-// 1-3 MB incompressible file with deltas to every repository.
+// 1-3 MB incompressible file with deltas to every repository, SLUICE_SWEEP_WIDE=1 (or a list:
+// ssh,bundles,obsmarkers) the heavier paths.
+//
+// Known differences (hg 6.3.2's client, not Sluice's, so compared as such):
+// - hg's legacy (v1) stream clone and its clone through a packed1 bundle leave every changeset
+//   public (no phaseroots in them; the pull after only advances phases); Sluice's keep the
+//   server's draft roots, as hg's v2 clone does.
+// - hg clone (--pull, or --stream from a server with a secret changeset) applies a stream clone
+//   bundle even when the server offers no stream: the bundle's secret changesets arrive public
+//   (debugcreatestreamclonebundle warns). Sluice takes a stream bundle only when the server
+//   streams, and pulls otherwise (taking a changegroup bundle).
+// - A share made with `hg share -B` reads its bookmarks from the source, as hg with the share
+//   extension (the only way to make one); hg without the extension reads the share's own file.
 
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -322,9 +341,23 @@ describe.skipIf(missing('hg', 'hg-python'))(
               expect(requiresOf(dest), label).toBe(requiresOf(refStream));
               if (!hasSecret) expect(storeDigest(dest), label).toEqual(storeDigest(refStream));
             }
-            const hgDest = join(work, 'hg-v1-from-sluice');
-            await hg(['clone', '-q', '-U', '--stream', v1.url, hgDest]);
-            await expectLike(hgDest, refStream);
+            // hg's v1 client against hg's v1 server: hg's legacy stream clone leaves every
+            // changeset public (the stream has no phaseroots and a pull only advances phases),
+            // where Sluice's v1 client writes the server's draft roots (compared above)
+            const hgV1 = await startHgServe(src, [
+              ...SLOW_PATHS.filter((a) => a !== '--config'),
+              'server.bundle2.stream=false',
+            ]);
+            try {
+              const hgDest = join(work, 'hg-v1-from-sluice');
+              const hgRef = join(work, 'hg-v1-from-hg');
+              await hg(['clone', '-q', '-U', '--stream', v1.url, hgDest]);
+              await hg(['clone', '-q', '-U', '--stream', hgV1.url, hgRef]);
+              await expectLike(hgDest, hgRef);
+              if (!hasSecret) expect(storeDigest(hgDest)).toEqual(storeDigest(hgRef));
+            } finally {
+              hgV1.stop();
+            }
           } finally {
             await v1.close();
           }
@@ -422,27 +455,65 @@ describe.skipIf(missing('hg', 'hg-python'))(
         );
 
         it.skipIf(!wide('bundles'))(
-          `clone bundles (packed1, v2 stream, gzip-v2 changegroup made by hg) served by sluice serve --clone-bundle: Sluice's client and hg's through them${wideNote('bundles', 'three bundles and six clones per seed')}`,
+          `clone bundles (packed1, v2 stream, gzip-v2 changegroup made by hg) served by sluice serve --clone-bundle: Sluice's clone and clone --pull against hg's clone --stream and clone --pull through them${wideNote('bundles', 'three bundles and twelve clones per seed')}`,
           async () => {
             const made = [
               ['packed1', ['debugcreatestreamclonebundle']],
-              ['stream-v2', ['bundle', '-q', '-a', '-t', 'none-v2;stream=v2']],
+              // hg bundle makes no v2 stream bundle of a repository with a secret changeset
+              ...(hasSecret ? [] : [['stream-v2', ['bundle', '-q', '-a', '-t', 'none-v2;stream=v2']]]),
               ['gzip-v2', ['bundle', '-q', '-a', '-t', 'gzip-v2']],
             ] as const;
+            const nodes = (repo: string): Promise<string> => hg(['-R', repo, 'log', '-T', '{rev}:{node}\n']);
             for (const [type, args] of made) {
               const file = join(work, `cb-${type}.hg`);
               await hg(['-R', src, ...args, file]);
               const server = await startServer({ repo: src, cloneBundles: { files: [{ path: file }] } });
               try {
-                const ours = join(work, `cb-${type}-sluice`);
-                const theirs = join(work, `cb-${type}-hg`);
-                const r = await clone(server.url, ours);
-                expect(r.logs.join('\n'), type).toContain('applying clone bundle');
-                const out = await hg(['clone', '-U', server.url, theirs]);
-                expect(out, type).toContain('applying clone bundle');
-                await expectLike(ours, theirs);
-                expect(requiresOf(ours), type).toBe(requiresOf(theirs));
-                if (type !== 'gzip-v2') expect(storeDigest(ours), type).toEqual(storeDigest(theirs));
+                // sluice clone streams, as hg clone --stream: stream bundles only; clone --pull:
+                // hg takes any bundle, Sluice a changegroup bundle only
+                const hgClone = (how: string): string => join(work, `cb-${type}-hg${how}`);
+                for (const how of ['--stream', '--pull'] as const) {
+                  const out = await hg(['clone', '-U', how, server.url, hgClone(how)]);
+                  // hg clone --stream filters out a changegroup bundle ("not a stream clone")
+                  expect(out.includes('applying clone bundle'), `${type} ${how}`).toBe(
+                    type !== 'gzip-v2' || how === '--pull',
+                  );
+                  await expectVerified(hgClone(how));
+                }
+                for (const how of ['--stream', '--pull'] as const) {
+                  const ours = join(work, `cb-${type}-sluice${how}`);
+                  const theirs = hgClone(how);
+                  const r = await clone(server.url, ours, how === '--pull' ? { pull: true } : {});
+                  const what = `${type} ${how}`;
+                  if (type === 'gzip-v2') {
+                    // Sluice pulls through a changegroup bundle (--pull, or a server that
+                    // offers no stream), else streams from the server
+                    const used = how === '--pull' || hasSecret;
+                    expect(r.via, what).toBe(used ? 'clone-bundle' : 'stream-v2');
+                    expect(
+                      r.logs.some((l) => l.startsWith('applying clone bundle')),
+                      what,
+                    ).toBe(used);
+                    // a server with nothing to stream: Sluice's clone is hg clone (--pull)'s
+                    await expectLike(ours, hgClone(used ? '--pull' : '--stream'));
+                  } else if (hasSecret || how === '--pull') {
+                    // a stream bundle, which the server does not offer (a secret changeset) or
+                    // not asked for (--pull): Sluice pulls from the server. hg applies the bundle
+                    // (with a secret changeset in it, debugcreatestreamclonebundle warns)
+                    expect(r.via, what).toBe('pull');
+                    await expectLike(ours, refPull);
+                  } else {
+                    expect(r.via, what).toBe('clone-bundle');
+                    // Sluice's clone is the server's, as hg's stream clone from it; hg's client
+                    // leaves everything public after a packed1 bundle (no phaseroots in it, and
+                    // the pull after it only advances phases), as after its legacy stream clone
+                    await expectLike(ours, refStream);
+                    if (type === 'packed1') expect(await nodes(ours), what).toBe(await nodes(theirs));
+                    else await expectLike(ours, theirs);
+                    expect(requiresOf(ours), what).toBe(requiresOf(theirs));
+                    expect(storeDigest(ours), what).toEqual(storeDigest(theirs));
+                  }
+                }
               } finally {
                 await server.close();
               }

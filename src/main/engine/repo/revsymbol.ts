@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import { NULL_REV } from '../revlog/constants';
 import type { Revlog } from '../revlog/revlog';
-import { readSmallFileSync } from '../store/requirements';
+import { bookmarksPath, readSmallFileSync } from '../store/requirements';
 import { decodeExtra, parseChangelogEntry, parseManifest } from '../revlog/texts';
 import type { LocalRepo } from './local-repo';
 
@@ -71,11 +71,10 @@ export class RevisionResolver {
     return this.changelog.index.rev(Buffer.from(hex, 'hex'));
   }
 
-  /** localrepo._bookmarks (bookmarksinstore keeps them in the store). */
+  /** localrepo._bookmarks (in the store with bookmarksinstore, the source's in a share -B). */
   async readBookmarks(): Promise<Map<string, string>> {
     if (this.bookmarks) return this.bookmarks;
-    const inStore = this.repo.requirements.has('bookmarksinstore');
-    const path = inStore ? join(this.repo.loc.storeDir, 'bookmarks') : join(this.repo.hgDir, 'bookmarks');
+    const path = bookmarksPath(this.repo.loc);
     const map = new Map<string, string>();
     parseNodeNameLines(readSmallFileSync(path) ?? '', map);
     for (const [name, hex] of map) if (this.revOfHex(hex) === undefined) map.delete(name);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors.js';
 import {
+  bookmarksPath,
   cloneRequirements,
   DEFAULT_NEW_REPO_REQUIREMENTS,
   locateRepository,
@@ -232,5 +233,22 @@ describe.skipIf(missing('hg'))(`vs hg init / hg share${skipNote('hg')}`, () => {
       expect(loc.cacheDir).toBe(join(tmp, 'src', '.hg', 'cache'));
       expect(unsupportedRequirements(loc.requirements)).toEqual([]);
     }
+  });
+  it("a share -B reads the source's bookmarks, as hg with the share extension (found by the sweep's share path)", async () => {
+    const SHARE = ['--config', 'extensions.share='];
+    hg(['init', join(tmp, 'src')]);
+    writeFileSync(join(tmp, 'src', 'f'), 'x');
+    hg(['-R', join(tmp, 'src'), 'commit', '-q', '-A', '-m', 'x', '-u', 't', '-d', '0 0']);
+    hg(['-R', join(tmp, 'src'), 'bookmark', 'mark']);
+    hg(['share', '-q', ...SHARE, '-U', '-B', join(tmp, 'src'), join(tmp, 'withmarks')]);
+    hg(['share', '-q', ...SHARE, '-U', join(tmp, 'src'), join(tmp, 'plain')]);
+    const shared = await locateRepository(join(tmp, 'withmarks'));
+    expect(bookmarksPath(shared)).toBe(join(tmp, 'src', '.hg', 'bookmarks'));
+    expect(hg(['-R', join(tmp, 'withmarks'), ...SHARE, 'bookmarks', '-T', '{bookmark}\n']).stdout).toBe(
+      'mark\n',
+    );
+    const plain = await locateRepository(join(tmp, 'plain'));
+    expect(bookmarksPath(plain)).toBe(join(tmp, 'plain', '.hg', 'bookmarks'));
+    expect(hg(['-R', join(tmp, 'plain'), ...SHARE, 'bookmarks', '-T', '{bookmark}\n']).stdout).toBe('');
   });
 });

@@ -219,6 +219,22 @@ export async function locateRepository(repoRoot: string): Promise<RepoLocation> 
   };
 }
 
+/**
+ * The file holding the repository's bookmarks (bookmarks.bookmarksvfs): the store's with
+ * `bookmarksinstore`; the share source's `.hg/bookmarks` for a share made with `hg share -B` (its
+ * `.hg/shared` lists `bookmarks`: the share extension's getbkfile, the only way to make such a
+ * share, reads them there); else `.hg/bookmarks`.
+ */
+export function bookmarksPath(loc: RepoLocation): string {
+  if (loc.requirements.has('bookmarksinstore')) return join(loc.storeDir, 'bookmarks');
+  if (loc.storeOwnerHgDir !== loc.hgDir) {
+    const shared = readOptional(join(loc.hgDir, 'shared'));
+    if (shared !== null && shared.split('\n').includes('bookmarks'))
+      return join(loc.storeOwnerHgDir, 'bookmarks');
+  }
+  return join(loc.hgDir, 'bookmarks');
+}
+
 /** The repository's full requirement set (share-safe's two files merged). */
 export async function readRequirements(repoRoot: string): Promise<Set<string>> {
   return (await locateRepository(repoRoot)).requirements;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import {
   STREAM_FIXED_REQUIREMENTS,
+  bookmarksPath,
   locateRepository,
   unsupportedRequirements,
   type RepoLocation,
@@ -259,22 +260,24 @@ export class ServedRepo {
     private readonly overrides: SettingsOverrides = {},
   ) {}
 
-  private watched(): string[] {
+  /** the files a snapshot is made of (a share's store and shared bookmarks are its source's) */
+  private watched(loc: RepoLocation): string[] {
     const hg = join(this.root, '.hg');
+    const store = loc.storeDir;
     return [
       join(hg, 'requires'),
       join(hg, 'hgrc'),
-      join(hg, 'bookmarks'),
-      join(hg, 'store', 'requires'),
-      join(hg, 'store', '00changelog.i'),
-      join(hg, 'store', 'phaseroots'),
-      join(hg, 'store', 'bookmarks'),
-      join(hg, 'store', 'obsstore'),
+      join(hg, 'shared'),
+      bookmarksPath(loc),
+      join(store, 'requires'),
+      join(store, '00changelog.i'),
+      join(store, 'phaseroots'),
+      join(store, 'obsstore'),
     ];
   }
 
   async snapshot(): Promise<RepoSnapshot> {
-    const stamp = (await stampOf(this.watched())).key;
+    const stamp = (await stampOf(this.watched(await locateRepository(this.root)))).key;
     if (this.last && this.last.stamp === stamp) return this.last.snap;
     if (this.loading) return this.loading;
     this.loading = this.load()
@@ -348,9 +351,7 @@ export class ServedRepo {
 
 /** bmstore: the repository's bookmarks as [name, hex] (malformed lines skipped, as hg does). */
 export async function readBookmarks(loc: RepoLocation): Promise<[string, string][]> {
-  const bmPath = loc.requirements.has('bookmarksinstore')
-    ? join(loc.storeDir, 'bookmarks')
-    : join(loc.hgDir, 'bookmarks');
+  const bmPath = bookmarksPath(loc);
   const bookmarks: [string, string][] = [];
   for (const line of lines(await readOptional(bmPath))) {
     const l = line.replace(/\r$/, '').trim();

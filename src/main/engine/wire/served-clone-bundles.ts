@@ -5,7 +5,7 @@
 
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { inspectBundleFile } from '../format/bundle-file';
+import { inspectBundle } from '../job/inspect';
 import { quote } from './wire-encoding';
 
 export interface CloneBundleFile {
@@ -21,7 +21,8 @@ export interface ServedBundleFile {
   spec: string;
 }
 
-function specFor(info: Awaited<ReturnType<typeof inspectBundleFile>>): string {
+/** exchange.getbundlespec of the file */
+function specFor(info: Awaited<ReturnType<typeof inspectBundle>>): string {
   const reqs = `requirements%3D${quote(info.requirements.join(','), '')}`;
   if (info.type === 'packed1') return `none-packed1;${reqs}`;
   const comp =
@@ -32,6 +33,11 @@ function specFor(info: Awaited<ReturnType<typeof inspectBundleFile>>): string {
         : info.compression === 'GZ'
           ? 'gzip'
           : 'bzip2';
+  // a changegroup bundle (hg bundle): no stream=v2, whose clients would apply it as a stream
+  if (info.type === 'changegroup') {
+    if (info.container === 'bundle1') return `${comp}-v1`;
+    return info.changegroupVersion === '03' ? `${comp}-v2;cg.version=03` : `${comp}-v2`;
+  }
   return `${comp}-v2;stream=v2;${reqs}`;
 }
 
@@ -49,7 +55,7 @@ export class ServedCloneBundles {
   ): Promise<ServedCloneBundles> {
     const files: ServedBundleFile[] = [];
     for (const [i, f] of (opts.files ?? []).entries()) {
-      const spec = f.spec ?? specFor(await inspectBundleFile(f.path));
+      const spec = f.spec ?? specFor(await inspectBundle(f.path));
       files.push({
         route: `/.sluice/bundles/${i}/${encodeURIComponent(basename(f.path))}`,
         path: f.path,
