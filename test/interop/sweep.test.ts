@@ -6,12 +6,13 @@
 // pulls from sluice serve, sluice apply of changegroup bundles into new and existing repositories,
 // sluice update against hg update, sluice verify against hg verify.
 //
-// Then the legacy v1 stream (sluice clone --stream v1 from hg serve and sluice serve --v1-only,
-// against hg's v2 clone; hg's v1 client from sluice against hg's v1 client from hg), an `hg share
-// -B` of the repository (sluice verify and update in it, hg's clones from sluice serve of it
-// against hg serve of it) and, with SLUICE_SWEEP_WIDE, ssh:// both ways (sshd-harness), clone
-// bundles made by hg and served by sluice serve --clone-bundle, and obsolescence markers added to
-// a copy (sweep-repo.py --markers) through pull, bundle apply and serve.
+// Updates go into dirstate-v2 working copies on odd seeds. Then the legacy v1 stream (sluice clone
+// --stream v1 from hg serve and sluice serve --v1-only, against hg's v2 clone; hg's v1 client
+// from sluice against hg's v1 client from hg) and, with SLUICE_SWEEP_WIDE, an `hg share -B` of
+// the repository (sluice verify and update in it, hg's clones from sluice serve of it against hg
+// serve of it), ssh:// both ways (sshd-harness), clone bundles made by hg and served by sluice
+// serve --clone-bundle, and obsolescence markers added to a copy (sweep-repo.py --markers)
+// through pull, bundle apply and serve.
 //
 // CI runs seed 1 (~40 s); SLUICE_SWEEP_SEEDS=1-40 (or 3,7,9) runs more, SLUICE_SWEEP_BIG=1 adds a
 // 1-3 MB incompressible file with deltas to every repository, SLUICE_SWEEP_WIDE=1 (or a list:
@@ -56,11 +57,12 @@ import {
 const GENERATOR = join(ROOT, 'test', 'interop', 'sweep-repo.py');
 
 /**
- * The heavier paths, each on with SLUICE_SWEEP_WIDE=1 (all) or a list (ssh,bundles,obsmarkers):
- * ssh starts an sshd and some 15 ssh sessions per seed, clone bundles make three bundles and
- * six clones, obsmarkers a second generated repository and its own servers.
+ * The heavier paths, each on with SLUICE_SWEEP_WIDE=1 (all) or a list (ssh,bundles,obsmarkers,
+ * share): ssh starts an sshd and some 15 ssh sessions per seed, clone bundles make three bundles
+ * and twelve clones, obsmarkers a second repository and its own servers, share two shares and
+ * their servers (CI keeps the sweep under a minute).
  */
-type WidePath = 'ssh' | 'bundles' | 'obsmarkers';
+type WidePath = 'ssh' | 'bundles' | 'obsmarkers' | 'share';
 const wideSpec = (process.env.SLUICE_SWEEP_WIDE ?? '').split(',').map((s) => s.trim());
 const wide = (path: WidePath): boolean =>
   wideSpec.includes('1') || wideSpec.includes('all') || wideSpec.includes(path);
@@ -311,10 +313,14 @@ describe.skipIf(missing('hg', 'hg-python'))(
           await expectSameCheckout(ours, theirs, 'the clone default');
         }, 120_000);
 
-        it('sluice update matches hg update: tip, an old revision, a closed branch, a tag, a bookmark', async () => {
+        // odd seeds (CI's 1 too) check out into dirstate-v2 working copies, even seeds into v1
+        const dirstateV2 = seed % 2 === 1;
+        it(`sluice update matches hg update: tip, an old revision, a closed branch, a tag, a bookmark (dirstate-v${dirstateV2 ? 2 : 1})`, async () => {
           const ours = join(work, 'wc-sluice');
           const theirs = join(work, 'wc-hg');
-          for (const d of [ours, theirs]) await hg(['clone', '-q', '-U', src, d]);
+          const format = ['--config', `format.use-dirstate-v2=${dirstateV2 ? 'yes' : 'no'}`];
+          for (const d of [ours, theirs]) await hg(['clone', '-q', '-U', ...format, src, d]);
+          expect(requiresOf(ours).includes('dirstate-v2')).toBe(dirstateV2);
           // the tags hg sees (a random removal of .hgtags may have dropped the generator's)
           const tags = (await hg(['-R', src, 'tags', '-q'])).split('\n').filter((t) => t && t !== 'tip');
           const revs = ['tip', '1', 'closedtip', ...tags.slice(0, 1), 'book', '0', 'default', 'null'];
@@ -363,38 +369,42 @@ describe.skipIf(missing('hg', 'hg-python'))(
           }
         }, 120_000);
 
-        it('an hg share -B of the repository: sluice verify and update in it, sluice serve from it, against hg', async () => {
-          const SHARE = ['--config', 'extensions.share='];
-          const ours = join(work, 'share-sluice');
-          const theirs = join(work, 'share-hg');
-          for (const d of [ours, theirs]) await hg([...SHARE, 'share', '-q', '-U', '-B', src, d]);
-          await expectVerified(ours);
-          for (const rev of ['tip', 'book', '1', 'null']) {
-            await job({ kind: 'update', repo: ours, rev });
-            await hg([...SHARE, 'update', '-q', rev], theirs);
-            await expectSameCheckout(ours, theirs, rev);
-          }
-          // served: hg serve of the same share is the reference (its bookmarks are the source's)
-          const served = await startServer({ repo: ours });
-          const hgServed = await startHgServe(theirs, [
-            'extensions.share=',
-            ...SLOW_PATHS.filter((a) => a !== '--config'),
-          ]);
-          try {
-            for (const how of ['--pull', '--stream']) {
-              const a = join(work, `from-share-sluice${how}`);
-              const b = join(work, `from-share-hg${how}`);
-              await hg(['clone', '-q', '-U', how, served.url, a]);
-              await hg(['clone', '-q', '-U', how, hgServed.url, b]);
-              await expectLike(a, b);
-              expect(requiresOf(a), how).toBe(requiresOf(b));
-              if (how === '--stream' && !hasSecret) expect(storeDigest(a)).toEqual(storeDigest(b));
+        it.skipIf(!wide('share'))(
+          `an hg share -B of the repository: sluice verify and update in it, sluice serve from it, against hg${wideNote('share', 'two shares, two servers and four clones per seed')}`,
+          async () => {
+            const SHARE = ['--config', 'extensions.share='];
+            const ours = join(work, 'share-sluice');
+            const theirs = join(work, 'share-hg');
+            for (const d of [ours, theirs]) await hg([...SHARE, 'share', '-q', '-U', '-B', src, d]);
+            await expectVerified(ours);
+            for (const rev of ['tip', 'book', '1', 'null']) {
+              await job({ kind: 'update', repo: ours, rev });
+              await hg([...SHARE, 'update', '-q', rev], theirs);
+              await expectSameCheckout(ours, theirs, rev);
             }
-          } finally {
-            hgServed.stop();
-            await served.close();
-          }
-        }, 120_000);
+            // served: hg serve of the same share is the reference (its bookmarks are the source's)
+            const served = await startServer({ repo: ours });
+            const hgServed = await startHgServe(theirs, [
+              'extensions.share=',
+              ...SLOW_PATHS.filter((a) => a !== '--config'),
+            ]);
+            try {
+              for (const how of ['--pull', '--stream']) {
+                const a = join(work, `from-share-sluice${how}`);
+                const b = join(work, `from-share-hg${how}`);
+                await hg(['clone', '-q', '-U', how, served.url, a]);
+                await hg(['clone', '-q', '-U', how, hgServed.url, b]);
+                await expectLike(a, b);
+                expect(requiresOf(a), how).toBe(requiresOf(b));
+                if (how === '--stream' && !hasSecret) expect(storeDigest(a)).toEqual(storeDigest(b));
+              }
+            } finally {
+              hgServed.stop();
+              await served.close();
+            }
+          },
+          120_000,
+        );
 
         it.skipIf(!sshOn())(
           `ssh://: sluice clone (stream v2, v1, --pull) and sluice pull from hg and sluice serve --stdio; hg clone and pull from sluice serve --stdio${wideNote('ssh', 'an sshd and ~15 ssh sessions per seed')}${wide('ssh') ? skipNote('sshd', 'ssh') : ''}`,
