@@ -382,6 +382,26 @@ describe('connections that stall, and too many at once', () => {
   });
 });
 
+describe('a thousand idle sockets', () => {
+  it('past the connection bound (default 4 x 64) the rest are closed on arrival; the idle ones are closed after the idle timeout, and the server answers again', async () => {
+    const s = await serve({ idleTimeoutMs: 3000 });
+    let closedSoFar = 0;
+    const idle = Array.from({ length: 1000 }, () => raw(s, ''));
+    for (const c of idle) void c.closed.then(() => closedSoFar++);
+    // the server keeps 256 of them and closes the rest on arrival (as the listen backlog hands
+    // them over); then a request finds no room
+    for (let t = 0; t < 100 && closedSoFar < 1000 - 256; t++) await new Promise((r) => setTimeout(r, 20));
+    expect(closedSoFar).toBe(1000 - 256);
+    const refused = raw(s, 'GET /?cmd=heads HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect((await refused.closed).data).toBe('');
+    expect(closedSoFar).toBe(1000 - 256);
+    // the held ones are closed by the server after the idle timeout (nothing was sent on them)
+    const closed = await Promise.all(idle.map((c) => c.closed));
+    expect(closed.every((c) => c.data === '')).toBe(true);
+    expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
+  });
+});
+
 describe('push, getbundle lists and paths a client makes up', () => {
   let s: RunningServer;
   let tip: string[] = [];
