@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/job/job-context';
-import { removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import { ROOT, extractFixture, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import { createEmptyRepository } from '../../src/main/engine/changegroup';
+import { pullFromUrl } from '../../src/main/engine/wire/pull';
+import { treeHash } from '../interop/changegroup-support';
 import { cloneFromUrl } from '../../src/main/engine/wire/clone';
 
 let work = '';
@@ -175,4 +178,39 @@ describe('ssh remotes flooding stderr', () => {
     for (const l of remote) expect(l.length).toBeLessThanOrEqual(4096 + 8);
     expect(r.alive).toBe(false);
   });
+});
+
+describe('ssh remotes that stop mid-reply', () => {
+  it.each([3000, 20_000])(
+    'a real server whose output is cut after %i bytes (the pipe closes mid-frame): a typed error, the pulled repository as it was',
+    async (cut) => {
+      const repo = extractFixture('default', join(work, `cut-src-${cut}`));
+      const script = join(work, `cut-${cut}.sh`);
+      // dd alone holds the pipe Sluice reads: when it has passed on `cut` bytes, the pipe ends
+      const fifo = join(work, `cut-${cut}.fifo`);
+      writeFileSync(
+        script,
+        [
+          `mkfifo '${fifo}'`,
+          'exec 3<&0',
+          `SLUICE_FROM_SOURCE=1 SLUICE_CLI_NO_RUN= '${process.execPath}' '${join(ROOT, 'bin', 'sluice.cjs')}' -R '${repo}' serve --stdio <&3 >'${fifo}' &`,
+          `exec dd bs=1 count=${cut} <'${fifo}' 2>/dev/null`, // head -c waits to fill its buffer
+        ].join('\n'),
+      );
+      const dest = join(work, `cut-dest-${cut}`);
+      await createEmptyRepository(dest);
+      const before = treeHash(dest);
+      const err = await pullFromUrl(
+        { kind: 'pull', repo: dest, source: 'ssh://host/repo', idleTimeoutMs: 10_000 },
+        new JobContext({ connect: { sshCommand: `sh ${script}`, remoteCommand: 'hg' } }),
+      ).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SluiceError);
+      expect((err as SluiceError).code, (err as Error).message).toBe('TRUNCATED');
+      expect((err as Error).message).toMatch(
+        /^the connection to host ended in the middle of a reply \(ssh exit status 0\)/,
+      );
+      expect(treeHash(dest)).toBe(before);
+    },
+    30_000,
+  );
 });

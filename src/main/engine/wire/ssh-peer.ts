@@ -222,6 +222,8 @@ export class SshPeer extends WirePeer {
   private exited: Promise<{ code: number | null; signal: string | null }>;
   private stderrLines: string[] = [];
   private stderrSeen = 0;
+  /** the hello/between handshake succeeded: a later end is a reply cut short */
+  private handshaken = false;
   private readonly reader: PipeReader;
   private onAbort: (() => void) | null = null;
   caps: Capabilities = new Capabilities('');
@@ -290,7 +292,16 @@ export class SshPeer extends WirePeer {
         setTimeout(() => r({ code: null, signal: null }), 2000),
       ),
     ]);
-    return explainSshFailure(this.stderrLines, exit, { host: this.host, ...this.settings });
+    const e = explainSshFailure(this.stderrLines, exit, { host: this.host, ...this.settings });
+    // after the handshake, an end nothing else explains is a reply cut short, not a remote that
+    // is not hg (hg: "stream ended unexpectedly")
+    if (e.code !== 'PROTOCOL' || !this.handshaken) return e;
+    const tail = String(e.details?.stderr ?? '');
+    return new SluiceError(
+      'TRUNCATED',
+      `the connection to ${this.host} ended in the middle of a reply (${e.message.replace(/^.*\((ssh [^)]*)\).*$/s, '$1')})${tail ? `:\n${tail}` : ''}`,
+      e.details,
+    );
   }
 
   /** sshpeer.instance + makepeer: spawn ssh, then the handshake. */
@@ -352,6 +363,7 @@ export class SshPeer extends WirePeer {
     }
     try {
       await this.handshake(interactive ? 0 : (opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT));
+      this.handshaken = true;
     } catch (e) {
       await this.close();
       throw e;
