@@ -356,6 +356,24 @@ describe('malformed HTTP framing (a raw socket server)', () => {
     }
   });
 
+  it('interim 1xx replies without end (a 100 Continue every 10 ms, the final reply never comes): TIMEOUT, nothing at DEST', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const server = net.createServer((s) => {
+      s.once('data', () => timers.push(setInterval(() => s.write('HTTP/1.1 100 Continue\r\n\r\n'), 10)));
+      s.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      const r = await clone(`http://127.0.0.1:${port}/`, {}, { idleTimeoutMs: 100 });
+      expect(r.err?.code, r.err?.message).toBe('TIMEOUT');
+      expect(r.left).toEqual([]);
+    } finally {
+      for (const t of timers) clearInterval(t);
+      server.close();
+    }
+  });
+
   it('response headers trickled a byte every 20 ms (never idle, never ending): TIMEOUT, nothing at DEST', async () => {
     const timers: NodeJS.Timeout[] = [];
     const server = net.createServer((s) => {

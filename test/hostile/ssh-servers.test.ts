@@ -110,6 +110,7 @@ describe('ssh remotes that never answer', () => {
   it('silent from the start (it reads, never writes): TIMEOUT at the connect timeout, the remote killed', async () => {
     const r = await cloneFrom('cat >/dev/null', { connectTimeoutMs: 300 });
     expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    expect(r.err.message).toMatch(/^no answer from host within 300 ms/);
     expect(r.left).toEqual([]);
     expect(r.alive).toBe(false);
   });

@@ -384,7 +384,7 @@ export class SshPeer extends WirePeer {
             this.reader.fail(
               new SluiceError(
                 'TIMEOUT',
-                `no answer from ${this.host} within ${Math.round(timeoutMs / 1000)} s (is the host reachable, does it ask for something?)`,
+                `no answer from ${this.host} within ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} (is the host reachable, does it ask for something?)`,
               ),
             );
             this.kill();
