@@ -3,7 +3,7 @@
 // never answer, claim absurd reply lengths or flood stderr, without an sshd. Each clone ends with
 // a typed SluiceError in bounded time and memory, nothing left at DEST, the remote's processes
 // gone.
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
@@ -182,28 +182,35 @@ describe('ssh remotes flooding stderr', () => {
 });
 
 describe('ssh remotes that stop mid-reply', () => {
+  /** an ssh command running a real `sluice -R REPO serve --stdio` whose output is cut after `cut` bytes */
+  function cutServer(cut: number): string {
+    const repo = extractFixture('default', join(work, `cut-src-${cut}`));
+    const script = join(work, `cut-${cut}.sh`);
+    // dd alone holds the pipe Sluice reads: when it has passed on `cut` bytes, the pipe ends
+    // (head -c would wait to fill its buffer)
+    const fifo = join(work, `cut-${cut}.fifo`);
+    writeFileSync(
+      script,
+      [
+        `rm -f '${fifo}'; mkfifo '${fifo}'`,
+        'exec 3<&0',
+        `SLUICE_FROM_SOURCE=1 SLUICE_CLI_NO_RUN= '${process.execPath}' '${join(ROOT, 'bin', 'sluice.cjs')}' -R '${repo}' serve --stdio <&3 >'${fifo}' &`,
+        `exec dd bs=1 count=${cut} <'${fifo}' 2>/dev/null`,
+      ].join('\n'),
+    );
+    return `sh ${script}`;
+  }
+
   it.each([3000, 20_000])(
-    'a real server whose output is cut after %i bytes (the pipe closes mid-frame): a typed error, the pulled repository as it was',
+    'a pull from a real server whose output is cut after %i bytes (the pipe closes mid-frame): TRUNCATED, the repository as it was',
     async (cut) => {
-      const repo = extractFixture('default', join(work, `cut-src-${cut}`));
-      const script = join(work, `cut-${cut}.sh`);
-      // dd alone holds the pipe Sluice reads: when it has passed on `cut` bytes, the pipe ends
-      const fifo = join(work, `cut-${cut}.fifo`);
-      writeFileSync(
-        script,
-        [
-          `mkfifo '${fifo}'`,
-          'exec 3<&0',
-          `SLUICE_FROM_SOURCE=1 SLUICE_CLI_NO_RUN= '${process.execPath}' '${join(ROOT, 'bin', 'sluice.cjs')}' -R '${repo}' serve --stdio <&3 >'${fifo}' &`,
-          `exec dd bs=1 count=${cut} <'${fifo}' 2>/dev/null`, // head -c waits to fill its buffer
-        ].join('\n'),
-      );
+      const sshCommand = cutServer(cut);
       const dest = join(work, `cut-dest-${cut}`);
       await createEmptyRepository(dest);
       const before = treeHash(dest);
       const err = await pullFromUrl(
         { kind: 'pull', repo: dest, source: 'ssh://host/repo', idleTimeoutMs: 10_000 },
-        new JobContext({ connect: { sshCommand: `sh ${script}`, remoteCommand: 'hg' } }),
+        new JobContext({ connect: { sshCommand, remoteCommand: 'hg' } }),
       ).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SluiceError);
       expect((err as SluiceError).code, (err as Error).message).toBe('TRUNCATED');
@@ -211,6 +218,23 @@ describe('ssh remotes that stop mid-reply', () => {
         /^the connection to host ended in the middle of a reply \(ssh exit status 0\)/,
       );
       expect(treeHash(dest)).toBe(before);
+    },
+    30_000,
+  );
+
+  it.each([{ stream: 'v1' }, { stream: 'v2' }, { pull: true }] as const)(
+    'a clone (%o) from a real server whose output is cut after 20000 bytes: TRUNCATED, nothing at DEST',
+    async (req) => {
+      const sshCommand = cutServer(20_000);
+      const parent = join(work, `cut-clone-${n++}`);
+      const e = await cloneFromUrl(
+        { kind: 'clone', url: 'ssh://host/repo', dest: join(parent, 'clone'), ...req },
+        new JobContext({ fileEvents: false, connect: { sshCommand, remoteCommand: 'hg' } }),
+        { idleTimeoutMs: 10_000 },
+      ).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(SluiceError);
+      expect((e as SluiceError).code, (e as Error).message).toBe('TRUNCATED');
+      expect(existsSync(parent) ? readdirSync(parent) : []).toEqual([]);
     },
     30_000,
   );
