@@ -773,7 +773,7 @@ describe('a pull from a server that trickles or stops mid-frame', () => {
 });
 
 describe('a clone bundle manifest with thousands of entries', () => {
-  it('is parsed, the first compatible entry alone is tried (as hg), and the clone falls back once it fails', async () => {
+  it('is parsed, the first compatible entry alone is tried (as hg), the filtered ones are logged in bounded number, and the clone falls back once it fails', async () => {
     const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
     const cdn = await serve((_req, res) => {
       res.writeHead(404);
@@ -789,6 +789,11 @@ describe('a clone bundle manifest with thousands of entries', () => {
       const r = await clone(origin.url);
       expect(r.err).toBeNull();
       expect(cdn.hits.map((h) => h.path)).toEqual(['/c0.hg']);
+      // why each entry was filtered: the first 100 said, then a count (not 5000 log events)
+      const filtering = r.logs.filter((l) => l.startsWith('filtering '));
+      expect(filtering).toHaveLength(100);
+      expect(filtering[0]).toMatch(/^filtering .*b0\.hg because unsupported bundle spec/);
+      expect(r.logs).toContain('filtered 4900 more clone bundle entries');
       expect(r.logs.join('\n')).toMatch(/HTTP error fetching bundle: 404.*falling back/);
     } finally {
       await origin.close();

@@ -90,6 +90,9 @@ export function sizeToInt(s: string): number | null {
   return Math.floor(parseFloat(m[1]!) * (m[2] ? mult[m[2].toLowerCase() as keyof typeof mult] : 1));
 }
 
+/** clone bundle entries whose filtering is logged one by one */
+const FILTER_LOGS = 100;
+
 export interface CloneBundleChoice {
   url: string;
   spec: BundleSpec;
@@ -106,27 +109,34 @@ export function chooseCloneBundle(
   log?: (m: string) => void,
 ): CloneBundleChoice | null {
   const fits: CloneBundleChoice[] = [];
+  // hg says why for every entry it filters out; a manifest of a million entries (or one URL of
+  // megabytes) would be as many log events: the first FILTER_LOGS, URLs cut, then a count
+  let filtered = 0;
+  const cut = (t: string): string => (t.length > 200 ? `${t.slice(0, 200)}...` : t);
+  const filter = (url: string, why: string): void => {
+    if (++filtered <= FILTER_LOGS) log?.(`filtering ${cut(url)}${why.startsWith(':') ? '' : ' '}${cut(why)}`);
+  };
   for (const entry of entries) {
     const url = entry.get('URL')!;
     const specText = entry.get('BUNDLESPEC');
     if (!specText) {
-      log?.(`filtering ${url} because cannot determine if a stream clone bundle`);
+      filter(url, `because cannot determine if a stream clone bundle`);
       continue;
     }
     let spec: BundleSpec;
     try {
       spec = parseBundleSpec(specText);
     } catch (e) {
-      log?.(`filtering ${url} because unsupported bundle spec: ${(e as Error).message}`);
+      filter(url, `because unsupported bundle spec: ${(e as Error).message}`);
       continue;
     }
     if (want === 'changegroup') {
       if (spec.stream) {
-        log?.(`filtering ${url} because stream clone bundle not requested`);
+        filter(url, `because stream clone bundle not requested`);
         continue;
       }
     } else if (!spec.stream) {
-      log?.(`filtering ${url} because not a stream clone`);
+      filter(url, `because not a stream clone`);
       continue;
     }
     if (want === 'v1' && spec.version !== 'packed1') continue;
@@ -135,7 +145,7 @@ export function chooseCloneBundle(
     if (reqs) {
       const missing = unsupportedRequirements(reqs.split(',').filter(Boolean));
       if (missing.length) {
-        log?.(`filtering ${url} because of unsupported requirements: ${missing.join(', ')}`);
+        filter(url, `because of unsupported requirements: ${missing.join(', ')}`);
         continue;
       }
     }
@@ -143,16 +153,17 @@ export function chooseCloneBundle(
     if (ram !== undefined) {
       const need = sizeToInt(ram);
       if (need === null || totalmem() * 0.66 < need) {
-        log?.(`filtering ${url} as it needs more than 2/3 of system memory`);
+        filter(url, `as it needs more than 2/3 of system memory`);
         continue;
       }
     }
     if (!/^https?:\/\//i.test(url)) {
-      log?.(`filtering ${url}: only http and https bundle URLs are supported`);
+      filter(url, `: only http and https bundle URLs are supported`);
       continue;
     }
     fits.push({ url, spec, entry });
   }
+  if (filtered > FILTER_LOGS) log?.(`filtered ${filtered - FILTER_LOGS} more clone bundle entries`);
   return fits[0] ?? null;
 }
 
