@@ -402,6 +402,17 @@ describe('a thousand idle sockets', () => {
   });
 });
 
+describe('a flood of pipelined requests on one connection', () => {
+  it('20000 requests in one write: 64 answered (the request bound), then a 503 and the connection closed', async () => {
+    const s = await serve();
+    const c = raw(s, 'GET /?cmd=heads HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20_000));
+    const { data } = await c.closed;
+    expect(data.match(/HTTP\/1\.1 200 /g)).toHaveLength(64);
+    expect(data.match(/HTTP\/1\.1 503 /g)).toHaveLength(1);
+    expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
+  });
+});
+
 describe('push, getbundle lists and paths a client makes up', () => {
   let s: RunningServer;
   let tip: string[] = [];
