@@ -89,7 +89,12 @@ describe('serve --stdio: requests asking for too much', () => {
 
     const ok = session();
     const nodes = [...heads, ...Array(300_000).fill('f'.repeat(40))].join(' ');
-    ok.input.end(`${command('known', { nodes })}* 0\n`); // `known` declares `nodes *`
+    // `known` declares `nodes *`; sent in 64 KiB pieces, as a pipe delivers them (the reader
+    // once paused the pipe at 4 MiB and waited for the rest of the argument forever)
+    const request = Buffer.from(`${command('known', { nodes })}* 0\n`, 'latin1');
+    for (let at = 0; at < request.length; at += 64 << 10)
+      ok.input.write(request.subarray(at, at + (64 << 10)));
+    ok.input.end();
     expect(await ok.done).toBe('ended');
     expect(ok.out()).toBe(`${heads.length + 300_000}\n${'1'.repeat(heads.length)}${'0'.repeat(300_000)}`);
   });

@@ -29,6 +29,8 @@ export class PipeReader {
   private waiters: (() => void)[] = [];
   private paused = false;
   private endError: Promise<SluiceError> | null = null;
+  /** bytes a pending read needs buffered at once (readExact of a large framed reply) */
+  private need = 0;
   /** bytes read so far */
   consumed = 0;
   /** no byte for this long while a read waits: TIMEOUT (0: never); may change between reads */
@@ -46,7 +48,7 @@ export class PipeReader {
       if (slow) this.fail(slow);
       this.chunks.push(b);
       this.have += b.length;
-      if (this.have > HIGH_WATER && !this.paused) {
+      if (this.have > Math.max(HIGH_WATER, this.need) && !this.paused) {
         this.paused = true;
         src.pause();
       }
@@ -97,7 +99,7 @@ export class PipeReader {
       );
       throw await this.endError;
     }
-    if (this.paused && this.have < LOW_WATER) {
+    if (this.paused && (this.have < LOW_WATER || this.have < this.need)) {
       this.paused = false;
       this.src.resume();
     }
@@ -188,7 +190,14 @@ export class PipeReader {
 
   /** Exactly `n` bytes; the pipe ending first is the onEnd error. */
   async readExact(n: number): Promise<Buffer> {
-    while (this.have < n) await this.more();
+    // more than HIGH_WATER at once (a framed reply or argument of up to 64 MiB, bounded by the
+    // caller): the pipe must not stay paused while the read waits for the rest
+    this.need = n;
+    try {
+      while (this.have < n) await this.more();
+    } finally {
+      this.need = 0;
+    }
     return this.take(n);
   }
 
