@@ -155,6 +155,18 @@ describe('ssh remotes claiming absurd lengths', () => {
   );
 });
 
+describe('ssh remotes with large framed replies', () => {
+  it('a framed reply of 5 MiB (past what the pipe reader buffers before pausing) is read whole, then judged: PROTOCOL, not a TIMEOUT', async () => {
+    const caps = 'capabilities: batch branchmap getbundle known lookup';
+    const r = await cloneFrom(
+      `${hello(caps)}\nprintf '%s\\n' ${5 << 20}\nhead -c ${5 << 20} /dev/zero | tr '\\0' a\ncat >/dev/null`,
+      { idleTimeoutMs: 2000 },
+    );
+    expect(r.err.code, r.err.message).toBe('PROTOCOL');
+    expect(r.left).toEqual([]);
+  });
+});
+
 describe('ssh remotes flooding stderr', () => {
   it('an endless stderr flood while stdout is silent: TIMEOUT; the remote: lines shown are bounded', async () => {
     const r = await cloneFrom(`(yes 'remote noise' >&2) &\n${HELLO}\ncat >/dev/null`, {
