@@ -10,6 +10,20 @@ import { runJob } from '../main/engine/job/run-job';
 import { EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, type CliIO } from './command';
 import { ProgressBar } from './progress-bar';
 
+/**
+ * Text a server or a bundle chose (a `remote:` line, an abort message) as the terminal should
+ * show it: control characters other than newline and tab written as `\xNN`, so a hostile remote
+ * cannot move the cursor, retitle the window or rewrite earlier lines with escape sequences (hg
+ * prints them raw).
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(
+    // eslint-disable-next-line no-control-regex -- the control characters are what is matched
+    /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g,
+    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
+
 export interface OutputFlags {
   json?: boolean;
   debug?: boolean;
@@ -43,7 +57,7 @@ export async function runJobForCli(
       io.stderr.write('interrupted!\n');
       return EXIT_INTERRUPTED;
     }
-    io.stderr.write(`abort: ${(e as Error).message}\n`);
+    io.stderr.write(`abort: ${terminalSafe((e as Error).message)}\n`);
     return EXIT_ERROR;
   } finally {
     render.clearBar();
@@ -99,9 +113,9 @@ export class EventRenderer {
       case 'log':
         if (e.level === 'warn') {
           this.bar?.clear();
-          stderr.write(`warning: ${e.message}\n`);
+          stderr.write(`warning: ${terminalSafe(e.message)}\n`);
         } else if (e.level === 'info' || this.flags.debug) {
-          status(e.message);
+          status(terminalSafe(e.message));
         }
         break;
       case 'done': {
