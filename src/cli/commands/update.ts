@@ -38,7 +38,8 @@ ${OUTPUT_HELP}`,
     // checkout's CPU, paid again by each writer thread. CPU medians of 4-5 interleaved runs
     // (loaded machine): history 2.12 -> 1.89 s and 2.01 -> 1.86 s, medium 2.95 -> 2.55 s and
     // 2.92 -> 2.63 s, peak RSS -7 to -9 MB
-    tuneHeapForMemory({ turbofan: false });
+    // and V8's default heap growth (heap-tuning.ts: fewer full GCs on the serial path)
+    tuneHeapForMemory({ turbofan: false, optimizeForSize: false });
     return runJobForCli(
       {
         kind: 'update',
