@@ -403,12 +403,17 @@ describe('a thousand idle sockets', () => {
 });
 
 describe('a flood of pipelined requests on one connection', () => {
-  it('20000 requests in one write: 64 answered (the request bound), then a 503 and the connection closed', async () => {
+  it('20000 requests in one write: at most 64 answered (the request bound), then a 503 and the connection closed', async () => {
     const s = await serve();
     const c = raw(s, 'GET /?cmd=heads HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20_000));
     const { data } = await c.closed;
-    expect(data.match(/HTTP\/1\.1 200 /g)).toHaveLength(64);
+    // at most the 64 requests in progress when the next came are answered (fewer when some of
+    // them are cut by the 503's close), the 503 last
+    const answered = data.match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+    expect(answered).toBeGreaterThan(0);
+    expect(answered).toBeLessThanOrEqual(64);
     expect(data.match(/HTTP\/1\.1 503 /g)).toHaveLength(1);
+    expect(data.lastIndexOf('HTTP/1.1 503 ')).toBeGreaterThan(data.lastIndexOf('HTTP/1.1 200 '));
     expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
   });
 });
