@@ -155,6 +155,24 @@ describe('replies that never end', () => {
     expect(r.left).toEqual([]);
   });
 
+  it.each(['capabilities', 'batch'])(
+    'a %s reply trickling a byte every 20 ms (never idle, below the small-reply bound for days): TIMEOUT from the throughput floor, nothing at DEST',
+    async (cmd) => {
+      const timers: NodeJS.Timeout[] = [];
+      const s = await serve((_req, res, ctx) => {
+        if (ctx.cmd !== cmd) return false;
+        res.writeHead(200, { 'Content-Type': 'application/mercurial-0.1' });
+        timers.push(setInterval(() => res.write('a'), 20));
+        return true;
+      });
+      const r = await clone(s.url, {}, { idleTimeoutMs: 400 });
+      for (const t of timers) clearInterval(t);
+      expect(r.err?.code, r.err?.message).toBe('TIMEOUT');
+      expect(r.err?.message).toMatch(/trickling/);
+      expect(r.left).toEqual([]);
+    },
+  );
+
   it('an endless capabilities or heads reply is cut at the small-reply bound (LIMIT)', async () => {
     const endless =
       (cmd: string): Script =>
@@ -247,6 +265,24 @@ describe('clone bundle manifests pointing anywhere', () => {
     const r = await clone(s.url);
     expect(r.err).toBeNull();
     expect(r.logs.join('\n')).toMatch(/no compatible clone bundles available on server/);
+  });
+
+  it('a clonebundles manifest trickling a byte every 20 ms (never idle): TIMEOUT from the throughput floor, nothing at DEST', async () => {
+    const origin = await withManifest('https://example.invalid/full.hg BUNDLESPEC=none-packed1\n');
+    const timers: NodeJS.Timeout[] = [];
+    const s = await scriptedServer(origin.url, (_req, res, ctx) => {
+      if (ctx.cmd !== 'clonebundles') return false;
+      res.writeHead(200, { 'Content-Type': 'application/mercurial-0.1' });
+      timers.push(setInterval(() => res.write('a'), 20));
+      return true;
+    });
+    open.push(s);
+    const r = await clone(s.url, {}, { idleTimeoutMs: 400 });
+    for (const t of timers) clearInterval(t);
+    expect(s.hits.some((h) => h.cmd === 'clonebundles')).toBe(true);
+    expect(r.err?.code, r.err?.message).toBe('TIMEOUT');
+    expect(r.err?.message).toMatch(/trickling/);
+    expect(r.left).toEqual([]);
   });
 
   it('a clone bundle that trickles is given up (TIMEOUT, not retried: each resume would trickle again); the clone falls back to the server', async () => {
