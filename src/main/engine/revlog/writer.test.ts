@@ -10,6 +10,7 @@ import { revisionNode } from './index';
 import { fullReplaceDelta } from './mpatch';
 import { Revlog } from './revlog';
 import { MAX_INLINE, RevlogWriter, writeNewFiles, type NewFile, type RevlogFormat } from './writer';
+import { TextBufferPool } from './text-cache';
 
 const work = mkdtempSync(join(tmpdir(), 'sluice-revlog-writer-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -317,6 +318,59 @@ describe('RevlogWriter.seed (a stored text built by the caller)', () => {
 });
 
 describe('RevlogWriter.close hand-over (new filelogs written in batches)', () => {
+  it('writers sharing a text pool: a text stored as it is (NUL-led, incompressible) stays exact while its buffer serves the next writer', async () => {
+    const vfs = store();
+    const tx = Transaction.open(vfs);
+    const pool = new TextBufferPool(1 << 20);
+    const none = Buffer.from(NULL_NODE);
+    // rev 0 a full text, rev 1 a whole other text through a delta: built into a pool buffer and,
+    // as no delta is good, stored as a full text; NUL-led and random, it is stored uncompressed
+    const write = async (radix: string, seed: number): Promise<Buffer[]> => {
+      const w = RevlogWriter.open({ radix, tx, format: formats[0]![1], absent: true, textPool: pool });
+      const t0 = Buffer.from(`first text of ${radix}\n`.repeat(300));
+      const t1 = Buffer.concat([Buffer.from([0]), randomBytes(9_000 + seed)]);
+      const n0 = revisionNode(t0, NULL_NODE, NULL_NODE);
+      await w.add({
+        node: n0,
+        p1: none,
+        p2: none,
+        deltaBase: none,
+        delta: fullReplaceDelta(0, t0),
+        linkRev: 0,
+        flags: 0,
+      });
+      const n1 = revisionNode(t1, n0, NULL_NODE);
+      await w.add({
+        node: n1,
+        p1: n0,
+        p2: none,
+        deltaBase: n0,
+        delta: hunk(0, t0.length, t1),
+        linkRev: 1,
+        flags: 0,
+      });
+      w.close((f) => handed.push(f)); // handed over unwritten, its text buffers back to the pool
+      return [t0, t1];
+    };
+    const handed: NewFile[] = [];
+    const a = await write('data/a.bin', 0);
+    const freeAfterA = pool.freeBytes;
+    expect(freeAfterA).toBeGreaterThan(0);
+    const b = await write('data/b.bin', 7); // takes a's text buffer for its own rev 1
+    expect(pool.freeBytes).toBeGreaterThan(0);
+    tx.flushJournal();
+    writeNewFiles(handed);
+    await tx.close();
+    for (const [name, texts] of [
+      ['a.bin', a],
+      ['b.bin', b],
+    ] as const) {
+      const rl = await Revlog.open(join(vfs.storeDir, `data/${name}.i`));
+      for (let r = 0; r < 2; r++) expect(Buffer.from(await rl.revision(r)).equals(texts[r]!)).toBe(true);
+      await rl.close();
+    }
+  });
+
   it('a new inline revlog is handed over unwritten, journaled; writeNewFiles makes it readable; an existing one is written at close', async () => {
     const vfs = store();
     const texts = history(3, 40);

@@ -10,7 +10,7 @@
 // (and inline data) stay in memory until the transaction closes, so a reader never sees a
 // changeset whose manifest or files are missing.
 
-import { TextCache } from './text-cache';
+import { TextBufferPool, TextCache } from './text-cache';
 import {
   closeSync,
   lstatSync,
@@ -60,6 +60,8 @@ export const SPARSE_MAX_CHAIN_LENGTH = 1000;
 const PARENTS = 2 * NODE_SIZE;
 /** Texts from this size up are built into recycled buffers (textBuffer). */
 const RECYCLE_MIN = 256 << 10;
+/** Texts from this size up to RECYCLE_MIN are built into buffers of the text pool; smaller ones come from Buffer's own pool. */
+const POOL_MIN = 4 << 10;
 const MAX_SPARE = 2;
 /** Appended bytes are written once this many are queued (and at close, before reads, at a split). */
 const WRITE_BATCH = 1 << 20;
@@ -134,6 +136,8 @@ export interface RevlogWriterOptions {
   delayMemory?: number;
   /** told the bytes of each revision before it is queued (may throw: the free space guard) */
   onWrite?: (bytes: number) => void;
+  /** buffers of mid-sized texts shared with the session's other writers (default: this writer's own, keeping none) */
+  textPool?: TextBufferPool;
 }
 
 interface PendingEntry {
@@ -212,6 +216,7 @@ export class RevlogWriter {
   /** the original NAME.i bytes (inline revlogs: their data lives there) */
   private oldBytes: Uint8Array;
   private readonly cache: TextCache;
+  private readonly pool: TextBufferPool;
   /** buffers of large texts this writer allocated, and the evicted ones ready for reuse */
   private readonly owned = new WeakSet<ArrayBufferLike>();
   private readonly spare: Uint8Array[] = [];
@@ -264,6 +269,7 @@ export class RevlogWriter {
       );
     }
     this.cache = new TextCache(opts.cacheBytes ?? CACHE_BYTES, 2, (t) => this.recycle(t));
+    this.pool = opts.textPool ?? new TextBufferPool(0);
   }
 
   /** Opens NAME.i (reading it whole: index entries, and inline data) for appending. */
@@ -481,7 +487,7 @@ export class RevlogWriter {
     if (!prev || prev.rev === rev) return;
     // new Uint8Array(view) copies (Buffer's slice() would be another view)
     const keptText =
-      prev.borrowed && this.cache.keeps(prev.text.length) ? new Uint8Array(prev.text) : prev.text;
+      prev.borrowed && this.cache.keeps(prev.text.length) ? this.copyText(prev.text) : prev.text;
     if (!this.cache.set(prev.rev, keptText)) this.recycle(prev.text);
   }
 
@@ -506,6 +512,8 @@ export class RevlogWriter {
    * file group, where a pull or apply peaks. A later text() rebuilds from the stored chunks.
    */
   releaseTexts(): void {
+    this.cache.forEach((t) => this.recycle(t));
+    if (this.last && !this.last.borrowed) this.recycle(this.last.text);
     this.last = undefined;
     this.cache.clear();
     this.spare.length = 0;
@@ -659,7 +667,8 @@ export class RevlogWriter {
    */
   private textBuffer(size: number): Uint8Array {
     const want = PARENTS + size;
-    if (size < RECYCLE_MIN) return Buffer.allocUnsafe(want);
+    if (want < POOL_MIN) return Buffer.allocUnsafe(want);
+    if (size < RECYCLE_MIN) return this.pool.take(want);
     for (let i = 0; i < this.spare.length; i++) {
       const b = this.spare[i]!;
       if (b.length >= want) {
@@ -673,10 +682,18 @@ export class RevlogWriter {
     return whole.subarray(0, want);
   }
 
+  /** A copy of a borrowed text (a view of a received chunk) for the cache, in a pool buffer when mid-sized. */
+  private copyText(text: Uint8Array): Uint8Array {
+    if (text.length < POOL_MIN || text.length >= RECYCLE_MIN) return new Uint8Array(text);
+    const copy = this.pool.take(text.length);
+    copy.set(text);
+    return copy;
+  }
+
   /** A text the cache evicted: its buffer is reused when this writer allocated it (no one else holds it). */
   private recycle(text: Uint8Array): void {
     const ab = text.buffer;
-    if (!this.owned.has(ab)) return;
+    if (!this.owned.has(ab)) return this.pool.give(text);
     if (this.spare.length >= MAX_SPARE) this.owned.delete(this.spare.shift()!.buffer);
     this.spare.push(new Uint8Array(ab));
   }
@@ -690,7 +707,12 @@ export class RevlogWriter {
     receivedBase: number,
     receivedDelta: Uint8Array,
   ): Promise<{ chunk: Uint8Array; base: number }> {
-    const full = async () => ({ chunk: await this.compress(text), base: rev });
+    // a text stored as it is (NUL-led, incompressible) is copied: its buffer goes back to a pool
+    // while the chunk may still wait to be written (a new filelog's bytes wait for their batch)
+    const full = async () => {
+      const chunk = await this.compress(text);
+      return { chunk: chunk === text ? Buffer.from(text) : chunk, base: rev };
+    };
     if (this.delayed || rev === 0) return full(); // changelog: _storedeltachains = False
     const textLen = text.length;
     const candidates: { base: number; delta: () => Promise<Uint8Array> }[] = [];
@@ -1009,6 +1031,7 @@ export class RevlogWriter {
    * files in batches, behind one journal write), else it is written now.
    */
   close(handOver?: (file: NewFile) => void): void {
+    this.releaseTexts(); // nothing is read after close: the buffers go back to the pool
     try {
       const q = this.unwritten.i;
       if (
@@ -1031,6 +1054,7 @@ export class RevlogWriter {
 
   /** Closes the file handles, dropping what was not written yet (the transaction is rolling back). */
   abandon(): void {
+    this.releaseTexts();
     this.unwritten = { i: new WriteQueue(), d: new WriteQueue() };
     this.closeAll();
   }
