@@ -2,6 +2,7 @@
 // existing repository like `hg unbundle`, or into a new one made atomically like the stream
 // apply does (a temporary beside DEST, `hg init` + unbundle there, renamed into place at the end).
 
+import { obsolescenceEnabled } from '../repo/obsstore';
 import { lstat, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -53,11 +54,16 @@ export async function statBundleSource(path: string): Promise<Stats> {
     st = await stat(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new SluiceError('SOURCE_UNREADABLE', `bundle ${path} does not exist`, { path });
-    if (code === 'EACCES' || code === 'EPERM') throw new SluiceError('SOURCE_UNREADABLE', `bundle ${path} cannot be read: permission denied`, { path });
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw new SluiceError('SOURCE_UNREADABLE', `bundle ${path} does not exist`, { path });
+    if (code === 'EACCES' || code === 'EPERM')
+      throw new SluiceError('SOURCE_UNREADABLE', `bundle ${path} cannot be read: permission denied`, {
+        path,
+      });
     throw toSluiceError(e);
   }
-  if (st.isDirectory()) throw new SluiceError('SOURCE_UNREADABLE', `${path} is a folder, not a bundle file`, { path });
+  if (st.isDirectory())
+    throw new SluiceError('SOURCE_UNREADABLE', `${path} is a folder, not a bundle file`, { path });
   return st;
 }
 
@@ -101,7 +107,10 @@ export async function applyChangegroupBundleFile(
     ...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}),
   };
   if (existing) {
-    const r = await applyBundleBytesToRepo(dest, readAhead(bundlePath), ctx, applyOpts);
+    // bundle2.handleobsmarker: markers merge into a repository that may create them (hg unbundle
+    // into one that may not aborts on a mandatory part; Sluice applies the changesets without)
+    const obsmarkers = (await obsolescenceEnabled(dest, 'createmarkers')) ? 'merge' : 'ignore';
+    const r = await applyBundleBytesToRepo(dest, readAhead(bundlePath), ctx, { ...applyOpts, obsmarkers });
     return { ...r, repo: dest, dest, created: false };
   }
   const tmp = await createTempDestination(dest);

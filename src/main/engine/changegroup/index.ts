@@ -245,7 +245,7 @@ export function applyBundleBytesToRepo(
         session,
         opened.bundle,
         ctx,
-        { bookmarks: opts.bookmarks ?? 'apply' },
+        { bookmarks: opts.bookmarks ?? 'apply', obsmarkers: opts.obsmarkers ?? 'ignore' },
         progress,
         'refuse',
       );

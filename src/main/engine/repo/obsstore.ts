@@ -123,3 +123,121 @@ export function mergeObsmarkers(storeDir: string, tx: Transaction, payload: Uint
   }
   return fresh.length;
 }
+
+/** A format-1 marker decoded (obsolete._fm1readmarkers); nodes as 20- or 32-byte latin1 strings. */
+export interface ObsMarker {
+  /** the marker's bytes in the obsstore (what encodemarkers writes again) */
+  bytes: Buffer;
+  prec: string;
+  succs: string[];
+  flags: number;
+  /** (key, value) pairs, in the stored (sorted) order */
+  meta: [string, string][];
+  date: number;
+  /** offset in minutes, as stored */
+  tz: number;
+  /** null: no parents recorded */
+  parents: string[] | null;
+}
+
+/** Decodes one marker that splitMarkersV1 has checked. */
+export function decodeMarkerV1(m: Buffer): ObsMarker {
+  const flags = m.readUInt16BE(14);
+  const nodeLen = flags & FLAG_SHA256 ? 32 : 20;
+  const numSuc = m[16]!;
+  const numPar = m[17]!;
+  const numMeta = m[18]!;
+  let at = FM1_FIXED;
+  const node = (): string => m.toString('latin1', at, (at += nodeLen));
+  const prec = node();
+  const succs = Array.from({ length: numSuc }, node);
+  const parents = numPar === PARENTS_NONE ? null : Array.from({ length: numPar }, node);
+  const lens = m.subarray(at, (at += 2 * numMeta));
+  const meta: [string, string][] = [];
+  for (let i = 0; i < numMeta; i++) {
+    const k = m.toString('latin1', at, (at += lens[2 * i]!));
+    const v = m.toString('latin1', at, (at += lens[2 * i + 1]!));
+    meta.push([k, v]);
+  }
+  return { bytes: m, prec, succs, flags, meta, date: m.readDoubleBE(4), tz: m.readInt16BE(12), parents };
+}
+
+/** The markers of an obsstore file (its version byte, then format-1 markers). */
+export function readObsstoreV1(data: Buffer): ObsMarker[] {
+  if (data.length <= 1) return [];
+  if (data[0] !== FM1_VERSION)
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      `the repository's obsstore is in format ${data[0]} (Sluice reads format 1)`,
+    );
+  return splitMarkersV1(data, 1).map(decodeMarkerV1);
+}
+
+const cmpStr = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+function cmpList<T>(a: readonly T[], b: readonly T[], cmp: (x: T, y: T) => number): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const c = cmp(a[i]!, b[i]!);
+    if (c) return c;
+  }
+  return a.length - b.length;
+}
+
+/** obsutil.sortedmarkers: by (prec, succs, flags, metadata, date, parents or ()), as Python tuples. */
+export function sortMarkers(markers: ObsMarker[]): ObsMarker[] {
+  return [...markers].sort(
+    (a, b) =>
+      cmpStr(a.prec, b.prec) ||
+      cmpList(a.succs, b.succs, cmpStr) ||
+      a.flags - b.flags ||
+      cmpList(a.meta, b.meta, (x, y) => cmpStr(x[0], y[0]) || cmpStr(x[1], y[1])) ||
+      a.date - b.date ||
+      a.tz - b.tz ||
+      cmpList(a.parents ?? [], b.parents ?? [], cmpStr),
+  );
+}
+
+/**
+ * obsstore.relevantmarkers: the markers naming one of `nodes` as a successor, the prunes of them
+ * and of their children, then the same for those markers' predecessors, transitively.
+ */
+export function relevantMarkers(markers: readonly ObsMarker[], nodes: Iterable<string>): ObsMarker[] {
+  const bySucc = new Map<string, ObsMarker[]>();
+  const byPrec = new Map<string, ObsMarker[]>();
+  const byParent = new Map<string, ObsMarker[]>();
+  const add = (map: Map<string, ObsMarker[]>, key: string, m: ObsMarker): void => {
+    const list = map.get(key);
+    if (list) list.push(m);
+    else map.set(key, [m]);
+  };
+  for (const m of markers) {
+    for (const s of m.succs) add(bySucc, s, m);
+    add(byPrec, m.prec, m);
+    for (const p of m.parents ?? []) add(byParent, p, m);
+  }
+  const seen = new Set<ObsMarker>();
+  const seenNodes = new Set(nodes);
+  let pending = [...seenNodes];
+  while (pending.length) {
+    const direct = new Set<ObsMarker>();
+    for (const n of pending) {
+      for (const m of bySucc.get(n) ?? []) direct.add(m);
+      for (const m of byParent.get(n) ?? []) if (!m.succs.length) direct.add(m);
+      for (const m of byPrec.get(n) ?? []) if (!m.succs.length) direct.add(m);
+    }
+    pending = [];
+    for (const m of direct) {
+      if (seen.has(m)) continue;
+      seen.add(m);
+      if (!seenNodes.has(m.prec)) {
+        seenNodes.add(m.prec);
+        pending.push(m.prec);
+      }
+    }
+  }
+  return [...seen];
+}
+
+/** obsolete.encodemarkers(markers, addheader=True, version=1): the part payload of `obsmarkers`. */
+export function encodeMarkersV1(markers: readonly ObsMarker[]): Buffer {
+  return Buffer.concat([Buffer.of(FM1_VERSION), ...markers.map((m) => m.bytes)]);
+}

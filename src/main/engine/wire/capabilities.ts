@@ -141,10 +141,14 @@ export function clientBundleCaps(opts: { obsmarkers?: boolean } = {}): string[] 
   return ['HG20', 'bundle2=' + quote(encodeBundle2Caps(caps))];
 }
 
-/** A server's bundle2 caps (role=server): `checkheads=related` added, `stream` only when served. */
-export function serverBundle2Caps(streamV2: boolean): Map<string, string[]> {
+/**
+ * A server's bundle2 caps (role=server): `checkheads=related` added, `stream` only when served,
+ * `obsmarkers=V0,V1` with evolution's exchange enabled (bundle2.getrepocaps).
+ */
+export function serverBundle2Caps(streamV2: boolean, obsmarkers = false): Map<string, string[]> {
   const caps = baseBundle2Caps();
   caps.set('checkheads', ['related']);
   if (!streamV2) caps.delete('stream');
+  if (obsmarkers) caps.set('obsmarkers', ['V0', 'V1']);
   return caps;
 }

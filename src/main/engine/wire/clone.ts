@@ -474,7 +474,10 @@ async function pullClone(
       }
     }
     log('info', via === 'clone-bundle' ? 'searching for changes' : 'requesting all changes');
-    const pulled = await pullFromPeer(tmp.root, peer, ctx, { isDefaultPath: true });
+    const pulled = await pullFromPeer(tmp.root, peer, ctx, {
+      isDefaultPath: true,
+      ...(req.obsmarkers ? { obsmarkers: true } : {}),
+    });
     // hg clone without -U: the working copy, before the rename (as applyStream does it)
     if (req.update === true)
       await checkoutAfterClone(

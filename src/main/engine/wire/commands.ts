@@ -15,6 +15,7 @@ import { branchMapOf } from './branchmap';
 import { changegroupPart } from './getbundle-changegroup';
 import { decodeBundle2Caps, encodeBundle2Caps, serverBundle2Caps } from './capabilities';
 import type { RepoSnapshot } from './repo-state';
+import { encodeMarkersV1, relevantMarkers, sortMarkers } from '../repo/obsstore';
 import type { ServedCloneBundles } from './served-clone-bundles';
 import {
   BATCH_MAX_COMMANDS,
@@ -147,7 +148,7 @@ async function capabilities(env: CommandEnv, call: CommandCall): Promise<string>
   }
   // bundle2.getrepocaps checks only the two knobs, not secret changesets (quirk kept)
   const v2 = snap.settings.uncompressed && snap.settings.bundle2Stream;
-  caps.push(`bundle2=${quote(encodeBundle2Caps(serverBundle2Caps(v2)))}`);
+  caps.push(`bundle2=${quote(encodeBundle2Caps(serverBundle2Caps(v2, snap.settings.obsExchange)))}`);
   if (await env.cloneBundles.advertised(call.baseUrl !== undefined)) caps.push('clonebundles');
   return [...new Set(caps)].sort().join(' ');
 }
@@ -295,6 +296,24 @@ async function getbundleParts(
       mandatoryParams: [['namespace', ns]],
       data: Buffer.from(listkeys(snap, ns, false), 'latin1'),
     });
+  }
+  if (bool('obsmarkers', false)) {
+    // exchange._getbundleobsmarkerpart: the markers relevant to ::heads, sorted, in the newest
+    // format both sides know (bundle2.buildobsmarkerspart); none: no part
+    const headRevs = a.has('heads')
+      ? decodeNodesOrBad(a.get('heads')!)
+          .map((h) => snap.revOfHex(h))
+          .filter((x): x is number => x !== undefined)
+      : snap.headRevs();
+    const subset = snap.graph.ancestors(headRevs);
+    const nodes: string[] = [];
+    for (let r = 0; r < subset.length; r++) if (subset[r]) nodes.push(snap.graph.nodes[r]!);
+    const markers = relevantMarkers(snap.obsolescence.markers, nodes);
+    if (markers.length) {
+      if (!(b2caps.get('obsmarkers') ?? []).includes('V1'))
+        throw new CommandAbort('bundler does not support common obsmarker format');
+      parts.push({ type: 'obsmarkers', data: encodeMarkersV1(sortMarkers(markers)) });
+    }
   }
   if (bool('phases', false)) {
     if (!(b2caps.get('phases') ?? []).includes('heads'))

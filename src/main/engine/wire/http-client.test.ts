@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../errors';
 import { HttpSession } from './http-client';
 
-const OK = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\n\r\nok';
+const OK =
+  'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\nKeep-Alive: timeout=60\r\n\r\nok';
 
 /** Answers the first request on each connection; `onSecond` decides what a second one gets. */
 async function rawServer(onSecond: (s: net.Socket) => void, resetFresh = false) {

@@ -351,7 +351,9 @@ export class HttpSession {
       }
       // Accept-Encoding: identity was asked for; a gzip or deflate body is never inflated (a 64 KB
       // bomb would be 64 MiB), nor misread as hg's bytes (urllib under hg does not decode it either)
-      const encoding = String(res.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+      const encoding = String(res.headers['content-encoding'] ?? 'identity')
+        .trim()
+        .toLowerCase();
       if (status >= 200 && status < 300 && encoding !== 'identity' && encoding !== '') {
         res.destroy();
         throw new SluiceError(

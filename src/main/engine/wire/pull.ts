@@ -164,7 +164,8 @@ export async function pullFromPeer(
   repoRoot: string,
   peer: WirePeer,
   ctx: JobContext,
-  opts: { incoming?: boolean; isDefaultPath?: boolean } = {},
+  /** obsmarkers: take the server's markers whatever REPO's config says (clone --obsmarkers) */
+  opts: { incoming?: boolean; isDefaultPath?: boolean; obsmarkers?: boolean } = {},
 ): Promise<PullOutcome> {
   const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
   const loc = await locateRepository(repoRoot);
@@ -184,7 +185,7 @@ export async function pullFromPeer(
   const obsmarkers =
     !opts.incoming &&
     (b2.get('obsmarkers') ?? []).includes('V1') &&
-    (await obsolescenceEnabled(repoRoot, 'exchange'));
+    (opts.obsmarkers ?? (await obsolescenceEnabled(repoRoot, 'exchange')));
   const args = {
     bundlecaps: clientBundleCaps({ obsmarkers }),
     ...(obsmarkers ? { obsmarkers: true } : {}),

@@ -1,7 +1,9 @@
 // What `sluice serve` knows about the repository it serves, re-read whenever the files change
 // (hg serve re-opens the repo per request too): changelog graph, phases, bookmarks, requirements,
 // the few config knobs hg serve honours. Everything the wire commands answer comes from here, in
-// the "served" view: secret (and archived/internal) changesets are invisible.
+// the "served" view: secret (and archived/internal) changesets are invisible, and so are the
+// hidden ones (obsolete by a marker and not pinned, repoview.computehidden), as hg serve hides
+// them whenever the obsstore holds markers, evolution enabled or not.
 
 import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +16,8 @@ import {
   type RepoLocation,
 } from '../store/requirements';
 import { readRepoConfig } from '../store/hgrc';
+import { DIRSTATE_PARENTS_BYTES, parseDirstateParents } from '../store/dirstate';
+import { obsolescenceEnabled, readObsstoreV1, type ObsMarker } from '../repo/obsstore';
 import {
   ChangelogGraph,
   PHASE_DRAFT,
@@ -53,6 +57,8 @@ export interface ServeSettings {
   /** server.uncompressedallowsecret */
   allowSecret: boolean;
   publishing: boolean;
+  /** obsolete.isenabled(repo, exchangeopt): markers are offered to pulls (bundle2 `obsmarkers`) */
+  obsExchange: boolean;
   /** web.allow-pull (alias allowpull, default true) */
   allowPull: boolean;
   /** web.deny_read and web.allow_read (unset: undefined) */
@@ -74,6 +80,8 @@ export class RepoSnapshot {
   private headsCache: number[] | null = null;
   /** revs in node order (revOfPrefix), made on the first prefix lookup */
   private byNode: Int32Array | null = null;
+  /** repoview.computehidden: 1 for a hidden rev; null when none is */
+  readonly hidden: Uint8Array | null;
 
   constructor(
     readonly root: string,
@@ -88,13 +96,16 @@ export class RepoSnapshot {
      * truthy when larger than its 1-byte header), else null.
      */
     readonly obsstoreVersion: number | null,
+    /** the obsstore's markers, and the nodes (hex) that keep an obsolete changeset visible */
+    readonly obsolescence: { markers: ObsMarker[]; pinned: string[] } = { markers: [], pinned: [] },
   ) {
     this.phases = computePhases(graph, phaseRoots);
     this.hasSecret = (phaseRoots.get(PHASE_SECRET)?.length ?? 0) > 0;
+    this.hidden = computeHidden(graph, this.phases, obsolescence.markers, obsolescence.pinned);
   }
 
   visible(rev: number): boolean {
-    return this.phases[rev]! < PHASE_SECRET;
+    return this.phases[rev]! < PHASE_SECRET && !this.hidden?.[rev];
   }
 
   /**
@@ -236,6 +247,37 @@ export class RepoSnapshot {
   }
 }
 
+/**
+ * repoview.computehidden: the obsolete changesets (not public, the predecessor of a marker:
+ * obsolete._computeobsoleteset), less the pinned ones (working copy parents, bookmarks, local
+ * tags: repoview.pinnedrevs; an unresolved merge state's sides are not read), less the ancestors
+ * of a visible mutable changeset (_revealancestors). Null when nothing is hidden.
+ */
+function computeHidden(
+  graph: ChangelogGraph,
+  phases: Uint8Array,
+  markers: readonly ObsMarker[],
+  pinned: readonly string[],
+): Uint8Array | null {
+  if (!markers.length) return null;
+  const precs = new Set(markers.map((m) => m.prec));
+  const hidden = new Uint8Array(graph.length);
+  for (let r = 0; r < graph.length; r++)
+    if (phases[r] !== PHASE_PUBLIC && precs.has(graph.nodes[r]!)) hidden[r] = 1;
+  if (!hidden.includes(1)) return null;
+  for (const hex of pinned) {
+    const r = graph.rev(Buffer.from(hex, 'hex').toString('latin1'));
+    if (r !== undefined) hidden[r] = 0;
+  }
+  // children come after their parents: from the tip down, each visible mutable changeset (or one
+  // revealed by a descendant) reveals its hidden parents; archived/internal ones are hideable too
+  for (let r = graph.length - 1; r >= 0; r--) {
+    if (hidden[r] || phases[r] === PHASE_PUBLIC || phases[r]! > PHASE_SECRET) continue;
+    for (const p of [graph.p1[r]!, graph.p2[r]!]) if (p >= 0) hidden[p] = 0;
+  }
+  return hidden.includes(1) ? hidden : null;
+}
+
 interface Stamp {
   key: string;
 }
@@ -268,6 +310,9 @@ export class ServedRepo {
       join(hg, 'requires'),
       join(hg, 'hgrc'),
       join(hg, 'shared'),
+      // what pins an obsolete changeset: the working copy's parents, local tags, bookmarks
+      join(hg, 'dirstate'),
+      join(hg, 'localtags'),
       bookmarksPath(loc),
       join(store, 'requires'),
       join(store, '00changelog.i'),
@@ -321,6 +366,7 @@ export class ServedRepo {
       preferUncompressed: o.preferUncompressed ?? hgrc.getBool('server', 'preferuncompressed', false),
       allowSecret: hgrc.getBool('server', 'uncompressedallowsecret', false),
       publishing: o.publishing ?? hgrc.getBool('phases', 'publish', true),
+      obsExchange: await obsolescenceEnabled(this.root, 'exchange'),
       allowPull:
         hgrc.get('web', 'allow-pull') !== undefined
           ? hgrc.getBool('web', 'allow-pull', true)
@@ -336,6 +382,9 @@ export class ServedRepo {
     const bookmarks = await readBookmarks(loc);
     const obs = await stat(join(storeDir, 'obsstore')).catch(() => null);
     const obsstoreVersion = obs && obs.size > 1 ? await firstByte(join(storeDir, 'obsstore')) : null;
+    // format 0 (hg < 3.3) is served without hiding anything (Sluice reads format 1)
+    const markers =
+      obsstoreVersion === 1 ? readObsstoreV1((await readOptional(join(storeDir, 'obsstore')))!) : [];
     return new RepoSnapshot(
       this.root,
       storeDir,
@@ -345,6 +394,7 @@ export class ServedRepo {
       requirements,
       settings,
       obsstoreVersion,
+      { markers, pinned: markers.length ? await pinnedNodes(loc, bookmarks) : [] },
     );
   }
 }
@@ -360,6 +410,24 @@ export async function readBookmarks(loc: RepoLocation): Promise<[string, string]
     bookmarks.push([l.slice(41), l.slice(0, 40)]);
   }
   return bookmarks;
+}
+
+/** repoview.pinnedrevs' nodes: the working copy's parents, the bookmarks, the local tags. */
+async function pinnedNodes(loc: RepoLocation, bookmarks: [string, string][]): Promise<string[]> {
+  const out = bookmarks.map(([, hex]) => hex);
+  const ds = await readOptional(join(loc.hgDir, 'dirstate'));
+  if (ds) {
+    const { p1, p2 } = parseDirstateParents(
+      ds.subarray(0, DIRSTATE_PARENTS_BYTES),
+      loc.requirements.has('dirstate-v2'),
+    );
+    for (const p of [p1, p2]) if (p.some((b) => b !== 0)) out.push(p.toString('hex'));
+  }
+  for (const line of lines(await readOptional(join(loc.hgDir, 'localtags')))) {
+    const m = /^([0-9a-f]{40}) /.exec(line);
+    if (m) out.push(m[1]!);
+  }
+  return out;
 }
 
 async function firstByte(path: string): Promise<number | null> {

@@ -330,7 +330,13 @@ export class SshPeer extends WirePeer {
           env: opts.env ?? process.env,
           detached,
         });
-    const peer = new SshPeer(url, target.host, childChannel(child, detached), { sshCommand, remoteCommand }, opts);
+    const peer = new SshPeer(
+      url,
+      target.host,
+      childChannel(child, detached),
+      { sshCommand, remoteCommand },
+      opts,
+    );
     child.once('error', (e) =>
       peer.reader.fail(
         new SluiceError('SSH_FAILED', `cannot run the ssh command '${sshCommand}': ${e.message}`),
@@ -343,7 +349,12 @@ export class SshPeer extends WirePeer {
    * The protocol over a channel that is already open (a local repository served in process):
    * `label` names it in messages.
    */
-  static overChannel(url: string, label: string, channel: PeerChannel, opts: SshPeerOptions = {}): Promise<SshPeer> {
+  static overChannel(
+    url: string,
+    label: string,
+    channel: PeerChannel,
+    opts: SshPeerOptions = {},
+  ): Promise<SshPeer> {
     if (opts.signal?.aborted) {
       channel.kill();
       throw cancelled();

@@ -268,7 +268,11 @@ describe('URLs and proxies', () => {
     });
     expect(() => splitUrlCredentials('ssh://host/repo')).toThrow(/scheme/);
     // the error (an event, a history record) never repeats what was typed before the '@'
-    for (const bad of ['http://tok:s3cret@host:99999/x', 'http://tok:s3cret@exa mple/x', 'ftp://tok:s3cret@h/x']) {
+    for (const bad of [
+      'http://tok:s3cret@host:99999/x',
+      'http://tok:s3cret@exa mple/x',
+      'ftp://tok:s3cret@h/x',
+    ]) {
       expect(() => splitUrlCredentials(bad)).toThrow(SluiceError);
       expect(() => splitUrlCredentials(bad)).not.toThrow(/s3cret|tok/);
     }
