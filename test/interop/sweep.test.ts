@@ -583,6 +583,11 @@ describe.skipIf(missing('hg', 'hg-python'))(
                 await expectSameObs(a, b, `hg clone ${how} from sluice serve`);
                 if (how === '--stream' && !hasSecret) expect(storeDigest(a)).toEqual(storeDigest(b));
               }
+              // the listkeys `obsolete` namespace (every marker in format 0, base85), what hg's
+              // client pulls markers through from a server without the bundle2 part
+              expect(await hg(['debugpushkey', sluiceObs.url, 'obsolete'])).toBe(
+                await hg(['debugpushkey', hgObs.url, 'obsolete']),
+              );
               // Sluice's stream clone taking the markers, against hg's evolution stream clone
               const sc = join(work, 'obs-sluice-stream');
               await clone(hgObs.url, sc, { obsmarkers: true });

@@ -137,6 +137,41 @@ describe.skipIf(missing('hg'))(
       }
     });
 
+    it('pulls of draft history: a pruned head is hidden by both servers; hg with evolution gets the same markers (listkeys obsolete)', async () => {
+      // a non-publishing copy: drafts can be obsolete (public changesets never are)
+      const drafts = join(work, 'drafts');
+      expect((await hgAsync(['clone', '-q', '-U', repo, drafts])).status).toBe(0);
+      writeFileSync(join(drafts, '.hg', 'hgrc'), '[phases]\npublish = False\n');
+      expect((await hgAsync(['-R', drafts, 'phase', '-q', '--force', '--draft', '-r', '1:'])).status).toBe(0);
+      const hgServe = await startHgServe(drafts);
+      const sluiceServe = await startServer({ repo: drafts });
+      const logOf = async (r: string): Promise<string> =>
+        (await hgAsync(['-R', r, ...EVOLVE, 'log', '--hidden', '-T', '{rev}:{node} {phase}\n'])).stdout;
+      try {
+        for (const evolve of [false, true]) {
+          const got: string[] = [];
+          for (const [server, url] of [
+            ['hg', hgServe.url],
+            ['sluice', sluiceServe.url],
+          ]) {
+            const dest = join(work, `pull-${server}-${evolve}`);
+            const r = await hgAsync(['clone', '--pull', '-U', ...(evolve ? EVOLVE : []), url!, dest]);
+            expect(r.status, `${server}: ${r.stderr}`).toBe(0);
+            // repoview hides the pruned draft tip, evolution enabled on the server or not
+            expect(r.stdout, server).toContain('added 2 changesets');
+            got.push(`${await logOf(dest)}|${await markers(dest)}`);
+          }
+          expect(got[1], `evolution ${evolve}`).toBe(got[0]);
+          // neither server offers the bundle2 part (evolution off there): hg's client with
+          // evolution takes every marker through listkeys `obsolete` (format 0, base85)
+          expect(got[1]!.endsWith('|'), `evolution ${evolve}`).toBe(!evolve);
+        }
+      } finally {
+        hgServe.stop();
+        await sluiceServe.close();
+      }
+    });
+
     it("Sluice's client (no obsmarkers cap, like hg's default): REMOTE_ABORT with hg's message", async () => {
       for (const server of ['hg', 'sluice']) {
         const dest = join(work, `sluice-refused-${server}`);

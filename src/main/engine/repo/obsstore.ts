@@ -241,3 +241,76 @@ export function relevantMarkers(markers: readonly ObsMarker[], nodes: Iterable<s
 export function encodeMarkersV1(markers: readonly ObsMarker[]): Buffer {
   return Buffer.concat([Buffer.of(FM1_VERSION), ...markers.map((m) => m.bytes)]);
 }
+
+/** Python's repr of a float as `b'%r'` writes it (2000000.0, 1764650000.25). */
+function floatRepr(x: number): string {
+  if (Number.isInteger(x) && Math.abs(x) < 1e16) return `${x}.0`;
+  return String(x);
+}
+
+/** obsolete._fm0encodeonemarker: format 0, its date and parents moved into the metadata. */
+function encodeMarkerV0(m: ObsMarker): Buffer {
+  if (m.flags & FLAG_SHA256)
+    throw new SluiceError('UNSUPPORTED_REQUIREMENTS', 'cannot handle sha256 with old obsstore format');
+  const meta = new Map(m.meta);
+  meta.set('date', `${floatRepr(m.date)} ${m.tz * 60}`);
+  if (m.parents !== null) {
+    if (!m.parents.length) meta.set('p0', '');
+    m.parents.forEach((p, i) => meta.set(`p${i + 1}`, Buffer.from(p, 'latin1').toString('hex')));
+  }
+  // _fm0encodemeta: sorted keys, `key:value` joined by NUL
+  const text = Buffer.from(
+    [...meta.keys()]
+      .sort(cmpStr)
+      .map((k) => `${k}:${meta.get(k)!}`)
+      .join('\0'),
+    'latin1',
+  );
+  const head = Buffer.alloc(26);
+  head[0] = m.succs.length;
+  head.writeUInt32BE(text.length, 1);
+  head[5] = m.flags & 0xff;
+  Buffer.from(m.prec, 'latin1').copy(head, 6);
+  return Buffer.concat([head, ...m.succs.map((s) => Buffer.from(s, 'latin1')), text]);
+}
+
+const B85 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~';
+
+/** mercurial's base85.b85encode(text, pad=False) */
+export function b85encode(data: Buffer): string {
+  const padded = Buffer.concat([data, Buffer.alloc((4 - (data.length % 4)) % 4)]);
+  let out = '';
+  for (let i = 0; i < padded.length; i += 4) {
+    let w = padded.readUInt32BE(i);
+    const five: string[] = [];
+    for (let j = 0; j < 5; j++) {
+      five.unshift(B85[w % 85]!);
+      w = Math.floor(w / 85);
+    }
+    out += five.join('');
+  }
+  const rem = data.length % 4;
+  return out.slice(0, Math.floor(data.length / 4) * 5 + (rem ? rem + 1 : 0));
+}
+
+/**
+ * obsolete.listmarkers / _pushkeyescape: the `obsolete` listkeys namespace (what a client pulls
+ * markers through when the server does not offer the bundle2 part): every marker, sorted, in
+ * format 0, cut into parts of at most 5300 bytes, `dump<i>` numbered from the last part.
+ */
+export function listkeysObsolete(markers: readonly ObsMarker[]): [string, string][] {
+  const parts: Buffer[][] = [];
+  let current: Buffer[] = [];
+  let len = 5300 * 2;
+  for (const m of sortMarkers([...markers])) {
+    const data = encodeMarkerV0(m);
+    if (data.length + len > 5300) {
+      current = [];
+      len = 0;
+      parts.push(current);
+    }
+    current.push(data);
+    len += data.length;
+  }
+  return parts.reverse().map((p, i) => [`dump${i}`, b85encode(Buffer.concat([Buffer.of(0), ...p]))]);
+}

@@ -15,7 +15,7 @@ import { branchMapOf } from './branchmap';
 import { changegroupPart } from './getbundle-changegroup';
 import { decodeBundle2Caps, encodeBundle2Caps, serverBundle2Caps } from './capabilities';
 import type { RepoSnapshot } from './repo-state';
-import { encodeMarkersV1, relevantMarkers, sortMarkers } from '../repo/obsstore';
+import { encodeMarkersV1, listkeysObsolete, relevantMarkers, sortMarkers } from '../repo/obsstore';
 import type { ServedCloneBundles } from './served-clone-bundles';
 import {
   BATCH_MAX_COMMANDS,
@@ -159,6 +159,8 @@ function listkeyPairs(snap: RepoSnapshot, namespace: string): [string, string][]
       return snap.servedBookmarks();
     case 'phases':
       return snap.listPhases();
+    case 'obsolete':
+      return listkeysObsolete(snap.obsolescence.markers);
     case 'namespaces':
       return [
         ['bookmarks', ''],
