@@ -197,6 +197,26 @@ describe.skipIf(missing('hg', 'hg-python'))(
         let refPull = '';
         let refStream = '';
         let hasSecret = false;
+        let refV1Made: Promise<string> | undefined;
+        /**
+         * hg's own legacy (v1) stream clone from hg serve: hg's v1 client leaves every changeset
+         * public (no phaseroots in the stream, and the pull after only advances phases), so it
+         * is the reference for hg's v1 clients of Sluice (Sluice's own keep the drafts: refStream)
+         */
+        const refV1 = (): Promise<string> =>
+          (refV1Made ??= (async () => {
+            const ref = join(work, 'ref-v1');
+            const v1 = await startHgServe(src, [
+              ...SLOW_PATHS.filter((a) => a !== '--config'),
+              'server.bundle2.stream=false',
+            ]);
+            try {
+              await hg(['clone', '-q', '-U', '--stream', v1.url, ref]);
+            } finally {
+              v1.stop();
+            }
+            return ref;
+          })());
         let refIncrMade: Promise<string> | undefined;
         /** hg's own clone -r middle and pull from hg serve (revision numbers follow arrival order) */
         const refIncr = (): Promise<string> =>
@@ -347,23 +367,11 @@ describe.skipIf(missing('hg', 'hg-python'))(
               expect(requiresOf(dest), label).toBe(requiresOf(refStream));
               if (!hasSecret) expect(storeDigest(dest), label).toEqual(storeDigest(refStream));
             }
-            // hg's v1 client against hg's v1 server: hg's legacy stream clone leaves every
-            // changeset public (the stream has no phaseroots and a pull only advances phases),
-            // where Sluice's v1 client writes the server's draft roots (compared above)
-            const hgV1 = await startHgServe(src, [
-              ...SLOW_PATHS.filter((a) => a !== '--config'),
-              'server.bundle2.stream=false',
-            ]);
-            try {
-              const hgDest = join(work, 'hg-v1-from-sluice');
-              const hgRef = join(work, 'hg-v1-from-hg');
-              await hg(['clone', '-q', '-U', '--stream', v1.url, hgDest]);
-              await hg(['clone', '-q', '-U', '--stream', hgV1.url, hgRef]);
-              await expectLike(hgDest, hgRef);
-              if (!hasSecret) expect(storeDigest(hgDest)).toEqual(storeDigest(hgRef));
-            } finally {
-              hgV1.stop();
-            }
+            // hg's v1 client against hg's v1 server (see refV1)
+            const hgDest = join(work, 'hg-v1-from-sluice');
+            await hg(['clone', '-q', '-U', '--stream', v1.url, hgDest]);
+            await expectLike(hgDest, await refV1());
+            if (!hasSecret) expect(storeDigest(hgDest)).toEqual(storeDigest(await refV1()));
           } finally {
             await v1.close();
           }
@@ -452,7 +460,7 @@ describe.skipIf(missing('hg', 'hg-python'))(
               url,
               v1,
             ]);
-            await expectLike(v1, refStream);
+            await expectLike(v1, await refV1());
             const pl = join(work, 'hg-ssh-pull');
             await hg(['clone', '-q', '-U', '--pull', ...ssh, url, pl]);
             await expectLike(pl, refPull);
