@@ -91,10 +91,21 @@ function cspMetaPlugin(): Plugin {
     apply: 'build',
     transformIndexHtml(html) {
       if (/http-equiv=["']Content-Security-Policy["']/i.test(html))
-        throw new Error('src/renderer/index.html must not carry a CSP: the build injects src/main/host/csp.ts');
+        throw new Error(
+          'src/renderer/index.html must not carry a CSP: the build injects src/main/host/csp.ts',
+        );
       return {
         html,
-        tags: [{ tag: 'meta', attrs: { 'http-equiv': 'Content-Security-Policy', content: contentSecurityPolicy({ forMeta: true }) }, injectTo: 'head-prepend' }],
+        tags: [
+          {
+            tag: 'meta',
+            attrs: {
+              'http-equiv': 'Content-Security-Policy',
+              content: contentSecurityPolicy({ forMeta: true }),
+            },
+            injectTo: 'head-prepend',
+          },
+        ],
       };
     },
   };

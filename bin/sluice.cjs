@@ -23,10 +23,15 @@ if (existsSync(built) && existsSync(bootstrap) && !process.env.SLUICE_FROM_SOURC
   try {
     tsxRequire = require('tsx/cjs/api').require;
   } catch {
-    console.error('sluice: out/cli is not built and tsx (a dev dependency) is missing: run `npm run build:cli`');
+    console.error(
+      'sluice: out/cli is not built and tsx (a dev dependency) is missing: run `npm run build:cli`',
+    );
     process.exit(1);
   }
-  const { closeThreadsFromArgv, sizeThreadpool } = tsxRequire('../src/main/engine/closer/threadpool.ts', __filename);
+  const { closeThreadsFromArgv, sizeThreadpool } = tsxRequire(
+    '../src/main/engine/closer/threadpool.ts',
+    __filename,
+  );
   sizeThreadpool(closeThreadsFromArgv(process.argv.slice(2)));
   import('tsx/esm/api').then(({ register }) => {
     register();

@@ -26,7 +26,8 @@ function fill(inside, color, bbox = [0, 0, S, S]) {
   for (let y = Math.max(0, Math.floor(y0)); y < Math.min(S, Math.ceil(y1)); y++) {
     for (let x = Math.max(0, Math.floor(x0)); x < Math.min(S, Math.ceil(x1)); x++) {
       let n = 0;
-      for (let sy = 0; sy < 4; sy++) for (let sx = 0; sx < 4; sx++) if (inside(x + (sx + 0.5) / 4, y + (sy + 0.5) / 4)) n++;
+      for (let sy = 0; sy < 4; sy++)
+        for (let sx = 0; sx < 4; sx++) if (inside(x + (sx + 0.5) / 4, y + (sy + 0.5) / 4)) n++;
       if (n) blend(x, y, color, n / 16);
     }
   }
@@ -48,7 +49,10 @@ for (let band = 0; band < 464; band += 2) {
 }
 
 // Water: three waves below the gate.
-const wave = (yBase, amp, phase) => (x, y) => bg(x, y) && y >= yBase + amp * Math.sin((x / 512) * Math.PI * 4 + phase) && y <= yBase + 22 + amp * Math.sin((x / 512) * Math.PI * 4 + phase);
+const wave = (yBase, amp, phase) => (x, y) =>
+  bg(x, y) &&
+  y >= yBase + amp * Math.sin((x / 512) * Math.PI * 4 + phase) &&
+  y <= yBase + 22 + amp * Math.sin((x / 512) * Math.PI * 4 + phase);
 fill(wave(330, 10, 0), [120, 200, 255]);
 fill(wave(375, 10, 1.3), [96, 180, 245]);
 fill(wave(420, 10, 2.6), [72, 160, 235]);

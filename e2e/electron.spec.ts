@@ -39,7 +39,11 @@ test.describe('Electron app', () => {
       process: typeof (window as { process?: unknown }).process,
       keys: Object.keys(window.sluice).sort(),
     }));
-    expect(globals).toEqual({ require: 'undefined', process: 'undefined', keys: ['invoke', 'on', 'pathForFile'] });
+    expect(globals).toEqual({
+      require: 'undefined',
+      process: 'undefined',
+      keys: ['invoke', 'on', 'pathForFile'],
+    });
   });
 
   test('invoke reaches the host and invalid calls are refused with a code', async () => {
@@ -48,7 +52,10 @@ test.describe('Electron app', () => {
     expect(info).toMatchObject({ host: 'electron', defaultCloneDir: join(home.path, 'clones') });
     const refused = await win.evaluate(async () => {
       try {
-        await (window.sluice as unknown as { invoke(c: string, ...a: unknown[]): Promise<unknown> }).invoke('bundle:inspect', 'relative.hg');
+        await (window.sluice as unknown as { invoke(c: string, ...a: unknown[]): Promise<unknown> }).invoke(
+          'bundle:inspect',
+          'relative.hg',
+        );
         return null;
       } catch (e) {
         return (e as Error).message;

@@ -83,7 +83,9 @@ test('keyboard: skip link, focus moves into a dialog and back, Esc closes; theme
   // invalid input is explained, not silently ignored
   await page.keyboard.type('ftp://hg.example.org/repo');
   await page.keyboard.press('Enter');
-  await expect(dialog.getByText('Only http://, https://, ssh:// and file:// URLs and absolute paths are supported.')).toBeVisible();
+  await expect(
+    dialog.getByText('Only http://, https://, ssh:// and file:// URLs and absolute paths are supported.'),
+  ).toBeVisible();
   await expect(dialog.getByLabel('Repository URL')).toHaveAttribute('aria-invalid', 'true');
   await page.keyboard.press('Escape');
   await expect(dialog).toBeHidden();

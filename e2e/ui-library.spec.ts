@@ -62,7 +62,6 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await expect(row.getByTestId('repo-tip')).toContainText(newTip);
     await expect(row.getByTestId('repo-parent')).toContainText(newTip);
 
-
     await row.getByRole('button', { name: 'Verify' }).click();
     await expect(row.getByTestId('repo-verify-state')).toHaveText('passed', { timeout: 30_000 });
 
@@ -72,7 +71,9 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await reveal.getByRole('button', { name: 'Done' }).click();
 
     // screenshots of both themes; SLUICE_UPDATE_SCREENSHOTS=1 writes the README's (docs/screenshots)
-    const shots = process.env.SLUICE_UPDATE_SCREENSHOTS ? join(PROJECT_ROOT, 'docs', 'screenshots') : SCREENSHOT_DIR;
+    const shots = process.env.SLUICE_UPDATE_SCREENSHOTS
+      ? join(PROJECT_ROOT, 'docs', 'screenshots')
+      : SCREENSHOT_DIR;
     await mkdir(shots, { recursive: true });
     await page.setViewportSize({ width: 1100, height: 640 });
     for (const theme of ['light', 'dark'] as const) {
@@ -87,7 +88,10 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     expect(existsSync(join(dest, '.hg'))).toBe(true);
   });
 
-  test('Add existing refuses a folder without .hg and lists a repository made by hg', async ({ sluicePage: page, tempDir }) => {
+  test('Add existing refuses a folder without .hg and lists a repository made by hg', async ({
+    sluicePage: page,
+    tempDir,
+  }) => {
     const repo = join(tempDir, 'made-by-hg');
     hg(tempDir, 'init', repo);
     await page.getByRole('button', { name: 'Repositories' }).click();
@@ -100,7 +104,9 @@ test.describe(`repository library${skipNote('hg')}`, () => {
       await dialog.getByLabel('Repository folder').fill(path);
       await dialog.getByRole('button', { name: 'Add', exact: true }).click();
       if (!ok) {
-        await expect(page.getByTestId('notice').filter({ hasText: 'not a Mercurial repository' })).toBeVisible();
+        await expect(
+          page.getByTestId('notice').filter({ hasText: 'not a Mercurial repository' }),
+        ).toBeVisible();
         await dialog.getByRole('button', { name: 'Cancel' }).click();
       }
     }
@@ -137,7 +143,10 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await expect(destField).toHaveValue(join(tempDir, 'other-name'));
   });
 
-  test('pull after the served repository gains changesets shows the new tip', async ({ sluicePage: page, tempDir }) => {
+  test('pull after the served repository gains changesets shows the new tip', async ({
+    sluicePage: page,
+    tempDir,
+  }) => {
     const served = await repoFromFixture(tempDir);
     server = await startHgServe(served);
     const dest = join(tempDir, 'to-pull');

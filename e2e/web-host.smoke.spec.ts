@@ -12,7 +12,11 @@ test('the page loads and window.sluice answers', async ({ sluicePage: page, webH
     frozen: Object.isFrozen(window.sluice),
     types: [typeof window.sluice.invoke, typeof window.sluice.on, typeof window.sluice.pathForFile],
   }));
-  expect(shape).toEqual({ keys: ['invoke', 'on', 'pathForFile'], frozen: true, types: ['function', 'function', 'function'] });
+  expect(shape).toEqual({
+    keys: ['invoke', 'on', 'pathForFile'],
+    frozen: true,
+    types: ['function', 'function', 'function'],
+  });
 
   const info = await page.evaluate(() => window.sluice.invoke('app:info'));
   expect(info).toMatchObject({ host: 'web', platform: process.platform, defaultCloneDir: webHost.cloneDir });
@@ -37,23 +41,48 @@ test('the host refuses invalid calls with a code the UI understands', async ({ s
       relative: await attempt(() => api.invoke('bundle:inspect', 'relative/x.hg')),
       scheme: await attempt(() => api.invoke('server:probe', 'ftp://hg.example.org/repo')),
       channel: await attempt(() => api.invoke('fs:readFile', '/etc/passwd')),
-      shape: await attempt(() => api.invoke('job:start', { kind: 'apply', bundlePath: '/b.hg', dest: '/r', evil: true })),
+      shape: await attempt(() =>
+        api.invoke('job:start', { kind: 'apply', bundlePath: '/b.hg', dest: '/r', evil: true }),
+      ),
     };
   });
-  expect(refused.relative).toMatchObject({ code: 'USAGE', message: expect.stringContaining('not an absolute path') });
-  expect(refused.scheme).toMatchObject({ code: 'USAGE', message: expect.stringContaining('only http and https') });
-  expect(refused.channel).toMatchObject({ code: 'USAGE', message: expect.stringContaining('unknown channel') });
-  expect(refused.shape).toMatchObject({ code: 'USAGE', message: expect.stringContaining('unknown field "evil"') });
+  expect(refused.relative).toMatchObject({
+    code: 'USAGE',
+    message: expect.stringContaining('not an absolute path'),
+  });
+  expect(refused.scheme).toMatchObject({
+    code: 'USAGE',
+    message: expect.stringContaining('only http and https'),
+  });
+  expect(refused.channel).toMatchObject({
+    code: 'USAGE',
+    message: expect.stringContaining('unknown channel'),
+  });
+  expect(refused.shape).toMatchObject({
+    code: 'USAGE',
+    message: expect.stringContaining('unknown field "evil"'),
+  });
 });
 
-test('pathForFile uploads a dropped file and returns its path on the host', async ({ sluicePage: page, webHost }) => {
-  const path = await page.evaluate(() => window.sluice.pathForFile(new File([new Uint8Array([0x48, 0x47, 0x32, 0x30, 1, 2, 3])], 'dropped bundle.hg')));
+test('pathForFile uploads a dropped file and returns its path on the host', async ({
+  sluicePage: page,
+  webHost,
+}) => {
+  const path = await page.evaluate(() =>
+    window.sluice.pathForFile(
+      new File([new Uint8Array([0x48, 0x47, 0x32, 0x30, 1, 2, 3])], 'dropped bundle.hg'),
+    ),
+  );
   expect(path.startsWith(webHost.dataDir)).toBe(true);
   expect(path.endsWith('dropped bundle.hg')).toBe(true);
   expect([...(await readFile(path))]).toEqual([0x48, 0x47, 0x32, 0x30, 1, 2, 3]);
 });
 
-test('a bad or missing token is refused, for the page, its assets and the WebSocket', async ({ page, webHost, request }) => {
+test('a bad or missing token is refused, for the page, its assets and the WebSocket', async ({
+  page,
+  webHost,
+  request,
+}) => {
   const bad = await page.goto(`${webHost.origin}/?token=not-the-token`);
   expect(bad!.status()).toBe(403);
   expect(await page.evaluate(() => typeof (window as { sluice?: unknown }).sluice)).toBe('undefined');
@@ -77,7 +106,10 @@ test('a bad or missing token is refused, for the page, its assets and the WebSoc
   expect(socket).toBe('refused');
 });
 
-test('responses carry the CSP, and the renderer runs under it without violations', async ({ page, webHost }) => {
+test('responses carry the CSP, and the renderer runs under it without violations', async ({
+  page,
+  webHost,
+}) => {
   const violations: string[] = [];
   page.on('console', (m) => {
     if (/Content Security Policy|Refused to/i.test(m.text())) violations.push(m.text());
@@ -89,7 +121,10 @@ test('responses carry the CSP, and the renderer runs under it without violations
   expect(violations).toEqual([]);
 });
 
-test('a job runs end to end through the bridge: events and states are pushed, then the history has it', async ({ sluicePage: page, webHost }) => {
+test('a job runs end to end through the bridge: events and states are pushed, then the history has it', async ({
+  sluicePage: page,
+  webHost,
+}) => {
   const dest = `${webHost.cloneDir}/smoke-apply`;
   const outcome = await page.evaluate(
     async ({ bundlePath, dest }) => {
@@ -115,12 +150,24 @@ test('a job runs end to end through the bridge: events and states are pushed, th
   expect(outcome.states).toEqual(['queued', 'running', 'done']);
   expect(outcome.types[0]).toBe('start');
   expect(outcome.types.at(-1)).toBe('done');
-  expect(outcome.history[0]).toMatchObject({ jobId: outcome.jobId, label: 'smoke', state: 'done', done: { files: 28, result: dest } });
+  expect(outcome.history[0]).toMatchObject({
+    jobId: outcome.jobId,
+    label: 'smoke',
+    state: 'done',
+    done: { files: 28, result: dest },
+  });
 });
 
-test('sample:get returns a served repository URL that speaks the hg wire protocol', async ({ sluicePage: page, request }) => {
+test('sample:get returns a served repository URL that speaks the hg wire protocol', async ({
+  sluicePage: page,
+  request,
+}) => {
   const sample = await page.evaluate(() => window.sluice.invoke('sample:get'));
-  expect(sample).toMatchObject({ name: 'sample', files: 28, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//) });
+  expect(sample).toMatchObject({
+    name: 'sample',
+    files: 28,
+    url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//),
+  });
   const caps = await request.get(`${sample.url}?cmd=capabilities`);
   expect(caps.status()).toBe(200);
   expect(await caps.text()).toMatch(/\bbundle2=/);

@@ -78,7 +78,16 @@ async function measured(output, cmd, args, opts) {
 function buildSlowclose() {
   const so = join(base, 'slowclose.so');
   if (!existsSync(so)) {
-    const r = spawnSync('cc', ['-O2', '-shared', '-fPIC', '-o', so, join(SHARED_BENCH, 'slowclose.c'), '-ldl', '-lpthread']);
+    const r = spawnSync('cc', [
+      '-O2',
+      '-shared',
+      '-fPIC',
+      '-o',
+      so,
+      join(SHARED_BENCH, 'slowclose.c'),
+      '-ldl',
+      '-lpthread',
+    ]);
     if (r.status !== 0) return null;
   }
   return so;
@@ -117,35 +126,72 @@ async function applySection(preset, corpus) {
   spawnSync('hg', ['-R', corpus, 'debugcreatestreamclonebundle', '-q', packed1], { stdio: 'inherit' });
   spawnSync('hg', ['-R', corpus, 'bundle', '-q', '-a', '-t', 'none-v2;stream=v2', v2], { stdio: 'inherit' });
   spawnSync('tar', ['-cf', tarball, '-C', join(corpus, '.hg'), 'store']);
-  const info = JSON.parse(spawnSync('node', [SLUICE, 'inspect', '--json', v2], { encoding: 'utf8' }).stdout.trim().split('\n').pop());
+  const info = JSON.parse(
+    spawnSync('node', [SLUICE, 'inspect', '--json', v2], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n')
+      .pop(),
+  );
   const bytes = info.bytes ?? info.totalBytes;
   const files = info.files ?? info.totalFiles;
-  say(`\n### Apply, ${preset} corpus: ${files} files, ${(bytes / 1e6).toFixed(1)} MB (median of ${reps}; ratios vs tar -x)`);
+  say(
+    `\n### Apply, ${preset} corpus: ${files} files, ${(bytes / 1e6).toFixed(1)} MB (median of ${reps}; ratios vs tar -x)`,
+  );
 
   const tar = (env) => () => {
     const d = fresh('tar');
     mkdirSync(d);
     return measured(d, 'tar', ['-xf', tarball, '-C', d], { env });
   };
-  const hgApply = (bundle, kind, env, extra = []) => () => {
-    const d = fresh('hg');
-    spawnSync('hg', ['init', d]);
-    const args = kind === 'packed1' ? ['-R', d, ...extra, 'debugapplystreamclonebundle', bundle] : ['-R', d, ...extra, 'unbundle', '-q', bundle];
-    return measured(d, 'hg', args, { env });
-  };
+  const hgApply =
+    (bundle, kind, env, extra = []) =>
+    () => {
+      const d = fresh('hg');
+      spawnSync('hg', ['init', d]);
+      const args =
+        kind === 'packed1'
+          ? ['-R', d, ...extra, 'debugapplystreamclonebundle', bundle]
+          : ['-R', d, ...extra, 'unbundle', '-q', bundle];
+      return measured(d, 'hg', args, { env });
+    };
   const sluice = (bundle, closeMode, env, threads) => () => {
     const d = fresh('sluice');
-    return measured(d, 'node', [SLUICE, 'apply', '-q', bundle, d, '--background-close', closeMode, ...(threads ? ['--close-threads', String(threads)] : [])], { env });
+    return measured(
+      d,
+      'node',
+      [
+        SLUICE,
+        'apply',
+        '-q',
+        bundle,
+        d,
+        '--background-close',
+        closeMode,
+        ...(threads ? ['--close-threads', String(threads)] : []),
+      ],
+      { env },
+    );
   };
 
   const rows = [];
   const rTar = await medianOf(reps, tar());
   rows.push(row('tar -x (store)', rTar, bytes, files, rTar));
   const results = {};
-  for (const [kind, bundle] of [['packed1', packed1], ['v2', v2]]) {
+  for (const [kind, bundle] of [
+    ['packed1', packed1],
+    ['v2', v2],
+  ]) {
     const rHg = await medianOf(reps, hgApply(bundle, kind));
     const rS = await medianOf(reps, sluice(bundle, 'auto'));
-    rows.push(row(`hg ${kind === 'packed1' ? 'debugapplystreamclonebundle' : 'unbundle'} (${kind})`, rHg, bytes, files, rTar));
+    rows.push(
+      row(
+        `hg ${kind === 'packed1' ? 'debugapplystreamclonebundle' : 'unbundle'} (${kind})`,
+        rHg,
+        bytes,
+        files,
+        rTar,
+      ),
+    );
     rows.push(row(`sluice apply (${kind})`, rS, bytes, files, rTar));
     results[kind] = { hg: rHg, sluice: rS };
   }
@@ -156,7 +202,9 @@ async function applySection(preset, corpus) {
   say(fmtTable(HEAD, rows));
   for (const kind of ['packed1', 'v2']) {
     const { hg, sluice: s } = results[kind];
-    say(`${kind}: sluice is ${(hg.wallMs / s.wallMs).toFixed(2)}x faster than hg; ${(s.wallMs / rTar.wallMs).toFixed(2)}x tar's time`);
+    say(
+      `${kind}: sluice is ${(hg.wallMs / s.wallMs).toFixed(2)}x faster than hg; ${(s.wallMs / rTar.wallMs).toFixed(2)}x tar's time`,
+    );
   }
 
   const so = buildSlowclose();
@@ -165,14 +213,22 @@ async function applySection(preset, corpus) {
     return;
   }
   const lat = Number(opt['latency-us']) / 1000;
-  say(`\n### Apply with ${lat} ms emulated close() latency (slowclose.so, NTFS-like), ${preset} corpus, packed1 and v2 (1 run each)`);
+  say(
+    `\n### Apply with ${lat} ms emulated close() latency (slowclose.so, NTFS-like), ${preset} corpus, packed1 and v2 (1 run each)`,
+  );
   const env = slowcloseEnv(so, runs);
   const lrows = [];
   const lt = await medianOf(1, tar(env));
   lrows.push(row('tar -x (closes inline)', lt, bytes, files, rTar));
-  const hgOn = await medianOf(1, hgApply(packed1, 'packed1', env, ['--config', 'worker.backgroundclose=true']));
+  const hgOn = await medianOf(
+    1,
+    hgApply(packed1, 'packed1', env, ['--config', 'worker.backgroundclose=true']),
+  );
   lrows.push(row('hg packed1, backgroundclose=true', hgOn, bytes, files, rTar));
-  for (const [kind, bundle] of [['packed1', packed1], ['v2', v2]]) {
+  for (const [kind, bundle] of [
+    ['packed1', packed1],
+    ['v2', v2],
+  ]) {
     const off = await medianOf(1, sluice(bundle, 'off', env));
     const on = await medianOf(1, sluice(bundle, 'on', env));
     const on4 = await medianOf(1, sluice(bundle, 'on', env, 4));
@@ -184,15 +240,24 @@ async function applySection(preset, corpus) {
 }
 
 async function generateSection(preset, corpus) {
-  say(`\n### Generate stream bundles, ${preset} corpus (median of ${reps}): hg vs sluice, 4 KiB vs 32 KiB chunks`);
+  say(
+    `\n### Generate stream bundles, ${preset} corpus (median of ${reps}): hg vs sluice, 4 KiB vs 32 KiB chunks`,
+  );
   const rows = [];
   const into = (tag, cmd, args) => () => {
     const out = fresh(tag);
     return measured(out, cmd, args(out));
   };
-  const hgP = await medianOf(reps, into('hg.hg', 'hg', (o) => ['-R', corpus, 'debugcreatestreamclonebundle', '-q', o]));
-  const hgV2 = await medianOf(reps, into('hg.hg', 'hg', (o) => ['-R', corpus, 'bundle', '-q', '-a', '-t', 'none-v2;stream=v2', o]));
-  const sl = (type, extra) => into('s.hg', 'node', (o) => [SLUICE, 'bundle', '-q', corpus, o, '--type', type, ...extra]);
+  const hgP = await medianOf(
+    reps,
+    into('hg.hg', 'hg', (o) => ['-R', corpus, 'debugcreatestreamclonebundle', '-q', o]),
+  );
+  const hgV2 = await medianOf(
+    reps,
+    into('hg.hg', 'hg', (o) => ['-R', corpus, 'bundle', '-q', '-a', '-t', 'none-v2;stream=v2', o]),
+  );
+  const sl = (type, extra) =>
+    into('s.hg', 'node', (o) => [SLUICE, 'bundle', '-q', corpus, o, '--type', type, ...extra]);
   const sP = await medianOf(reps, sl('packed1', []));
   const s32 = await medianOf(reps, sl('v2', ['--chunk-size', '32768']));
   const s4 = await medianOf(reps, sl('v2', ['--chunk-size', '4096']));
@@ -205,7 +270,15 @@ async function generateSection(preset, corpus) {
   rows.push(['sluice bundle v2, zstd', ...t(sZ), ratio(hgV2, sZ)]);
   say(fmtTable(['', 'wall s', 'user s', 'sys s', 'RSS MB', 'hg / sluice'], rows));
 }
-const t = (r) => (r.code !== 0 ? ['FAILED', '', '', ''] : [(r.wallMs / 1000).toFixed(3), (r.userMs / 1000).toFixed(3), (r.sysMs / 1000).toFixed(3), (r.maxRssKb / 1024).toFixed(0)]);
+const t = (r) =>
+  r.code !== 0
+    ? ['FAILED', '', '', '']
+    : [
+        (r.wallMs / 1000).toFixed(3),
+        (r.userMs / 1000).toFixed(3),
+        (r.sysMs / 1000).toFixed(3),
+        (r.maxRssKb / 1024).toFixed(0),
+      ];
 const ratio = (ref, r) => (r.code !== 0 ? '' : (ref.wallMs / r.wallMs).toFixed(2) + 'x');
 
 async function optionalSection(name, file, preset, corpus) {
@@ -220,7 +293,9 @@ async function optionalSection(name, file, preset, corpus) {
 }
 
 try {
-  say(`# Sluice benchmark — ${new Date().toISOString()} — node ${process.version}, ${spawnSync('hg', ['--version', '-q'], { encoding: 'utf8' }).stdout.trim()}`);
+  say(
+    `# Sluice benchmark — ${new Date().toISOString()} — node ${process.version}, ${spawnSync('hg', ['--version', '-q'], { encoding: 'utf8' }).stdout.trim()}`,
+  );
   const startup = `node start-up (\`node -e 0\`, median of 11): ${nodeStartupMs().toFixed(0)} ms`;
   say(
     EXTRA_CA
@@ -240,7 +315,8 @@ try {
     if (sections.has('unbundle')) await optionalSection('unbundle', 'unbundle-bench.mjs', preset, corpus);
   }
   // real-history section: its own corpus (deep zstd delta chains), whatever --presets says
-  if (sections.has('history')) await optionalSection('history', 'history-bench.mjs', 'history', ensureCorpus('history'));
+  if (sections.has('history'))
+    await optionalSection('history', 'history-bench.mjs', 'history', ensureCorpus('history'));
 } finally {
   rmSync(runs, { recursive: true, force: true });
   if (opt.out) writeFileSync(opt.out, report.join('\n') + '\n');

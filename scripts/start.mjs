@@ -22,7 +22,17 @@ const passArgs = args.filter((a) => a !== '--web');
 // The app's CommonJS entries (out/main/main.cjs, web-host.cjs) size libuv's threadpool themselves.
 const env = { ...process.env };
 
-const outputs = ['out/main/main.cjs', 'out/main/bootstrap.cjs', 'out/main/index.js', 'out/main/engine-worker.js', 'out/main/web-host.cjs', 'out/main/web-host.js', 'out/main/bridge.js', 'out/preload/index.cjs', 'out/renderer/index.html'].map((p) => join(root, p));
+const outputs = [
+  'out/main/main.cjs',
+  'out/main/bootstrap.cjs',
+  'out/main/index.js',
+  'out/main/engine-worker.js',
+  'out/main/web-host.cjs',
+  'out/main/web-host.js',
+  'out/main/bridge.js',
+  'out/preload/index.cjs',
+  'out/renderer/index.html',
+].map((p) => join(root, p));
 const sources = [join(root, 'src'), join(root, 'electron.vite.config.ts'), join(root, 'package.json')];
 
 function newestMtime(path) {
@@ -44,7 +54,12 @@ function buildIsCurrent() {
 
 if (!buildIsCurrent()) {
   console.log('start: building the app (electron-vite build)…');
-  const r = spawnSync(process.platform === 'win32' ? 'npx.cmd' : 'npx', ['electron-vite', 'build'], { cwd: root, stdio: 'inherit', env, shell: process.platform === 'win32' });
+  const r = spawnSync(process.platform === 'win32' ? 'npx.cmd' : 'npx', ['electron-vite', 'build'], {
+    cwd: root,
+    stdio: 'inherit',
+    env,
+    shell: process.platform === 'win32',
+  });
   if (r.status !== 0) {
     console.error('start: the build failed, see above');
     process.exit(r.status ?? 1);
@@ -66,12 +81,27 @@ function electronBinary() {
   const pathFile = join(dir, 'path.txt');
   const executable = existsSync(pathFile) ? readFileSync(pathFile, 'utf8').trim() : '';
   const override = process.env.ELECTRON_OVERRIDE_DIST_PATH;
-  const path = override ? join(override, executable || 'electron') : executable ? join(dir, 'dist', executable) : null;
+  const path = override
+    ? join(override, executable || 'electron')
+    : executable
+      ? join(dir, 'dist', executable)
+      : null;
   if (!path || !existsSync(path)) {
-    return { path: null, reason: 'its binary was not downloaded (get it with `node node_modules/electron/install.js`)' };
+    return {
+      path: null,
+      reason: 'its binary was not downloaded (get it with `node node_modules/electron/install.js`)',
+    };
   }
-  const r = spawnSync(path, ['--version'], { env: { ...env, ELECTRON_RUN_AS_NODE: '1' }, timeout: 15_000, encoding: 'utf8' });
-  if (r.status !== 0) return { path: null, reason: `the Electron binary does not run here (${r.error?.message ?? (r.stderr || `exit ${r.status}`).trim()})` };
+  const r = spawnSync(path, ['--version'], {
+    env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
+    timeout: 15_000,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0)
+    return {
+      path: null,
+      reason: `the Electron binary does not run here (${r.error?.message ?? (r.stderr || `exit ${r.status}`).trim()})`,
+    };
   return { path, reason: null };
 }
 

@@ -23,8 +23,11 @@ function electronNode() {
     /* not installed */
   }
   const why = `${pkg} (Node 24, Electron 45's) is not installed`;
-  if (CI && process.platform === 'linux' && process.arch === 'x64') return { fail: `${why}: npm ci installs it` };
-  return { skip: `${why} (npm has it for linux-x64 only): the engine's tests ran on ${process.version} only` };
+  if (CI && process.platform === 'linux' && process.arch === 'x64')
+    return { fail: `${why}: npm ci installs it` };
+  return {
+    skip: `${why} (npm has it for linux-x64 only): the engine's tests ran on ${process.version} only`,
+  };
 }
 
 // The engine's unit tests again on Electron's Node (native zlib zstd, its fs and worker_threads);
@@ -43,6 +46,11 @@ const ENGINE_ON_ELECTRON_NODE = [
 const steps = [
   ['typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']],
   ['lint', 'npx', ['eslint', '.']],
+  [
+    'format (prettier --check; Markdown is hand-aligned to 100 columns)',
+    'npx',
+    ['prettier', '--check', '--log-level', 'warn', '.'],
+  ],
   ['unit, interop and fuzz tests (vitest)', 'npx', ['vitest', 'run']],
   ['engine unit tests on Node 24 (Electron 45)', electronNode, ENGINE_ON_ELECTRON_NODE],
   ['build (electron-vite + cli)', 'npm', ['run', 'build']],
@@ -67,6 +75,8 @@ for (const [name, command, args] of steps) {
   console.log(`\n=== ${name}: ${cmd} ${args.join(' ')}`);
   const t0 = Date.now();
   const r = spawnSync(cmd, args, { stdio: 'inherit' });
-  console.log(`=== ${name}: ${r.status === 0 ? 'ok' : 'FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `=== ${name}: ${r.status === 0 ? 'ok' : 'FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
   if (r.status !== 0) process.exit(r.status ?? 1);
 }

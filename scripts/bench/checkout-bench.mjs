@@ -32,7 +32,15 @@ function buildSlowclose(dir) {
   return r.status === 0 ? so : null;
 }
 
-export async function run({ corpusDir, workDir, preset, reps, say, latencyUs = 1000, hgLatencyLimitS = 180 }) {
+export async function run({
+  corpusDir,
+  workDir,
+  preset,
+  reps,
+  say,
+  latencyUs = 1000,
+  hgLatencyLimitS = 180,
+}) {
   const SLUICE = join(ROOT, 'bin', 'sluice.cjs');
   mkdirSync(workDir, { recursive: true });
   let n = 0;
@@ -84,7 +92,17 @@ export async function run({ corpusDir, workDir, preset, reps, say, latencyUs = 1
   const head = ['', 'wall s', 'user s', 'sys s', 'MB/s', 'files/s', 'RSS MB', 'vs tar', 'vs hg'];
   const row = (label, r, rTar, rHg) =>
     r.code !== 0
-      ? [label, r.timedOut ? `stopped after ${(r.wallMs / 1000).toFixed(0)} s` : 'FAILED', '', '', '', '', '', '', '']
+      ? [
+          label,
+          r.timedOut ? `stopped after ${(r.wallMs / 1000).toFixed(0)} s` : 'FAILED',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+          '',
+        ]
       : [
           label,
           (r.wallMs / 1000).toFixed(3),

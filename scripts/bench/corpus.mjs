@@ -32,7 +32,9 @@ export function ensureCorpus(preset) {
   const dir = join(benchBase(), `corpus-${preset}`);
   console.log(`building the ${preset} corpus in ${dir} (make-corpus.sh; once)...`);
   const how = EXTRA_PRESETS[preset] ?? ['--preset', preset];
-  const r = spawnSync('bash', [join(SHARED_BENCH, 'make-corpus.sh'), '--force', ...how, dir], { stdio: 'inherit' });
+  const r = spawnSync('bash', [join(SHARED_BENCH, 'make-corpus.sh'), '--force', ...how, dir], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error(`make-corpus.sh --preset ${preset} failed`);
   return dir;
 }

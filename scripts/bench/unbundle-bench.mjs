@@ -31,7 +31,10 @@ function storeBytes(dir) {
 }
 
 function hgLog(repo) {
-  return execFileSync('hg', ['log', '-R', repo, '-T', '{node} {phase}\n'], { env: HG_ENV, maxBuffer: 256 << 20 }).toString();
+  return execFileSync('hg', ['log', '-R', repo, '-T', '{node} {phase}\n'], {
+    env: HG_ENV,
+    maxBuffer: 256 << 20,
+  }).toString();
 }
 
 /**
@@ -44,7 +47,8 @@ export async function run(options) {
   const types = options.types ?? TYPES;
   const work = options.workDir ?? mkdtempSync(join(tmpdir(), 'sluice-unbundle-bench-'));
   mkdirSync(work, { recursive: true });
-  if (options.build !== false) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  if (options.build !== false)
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs')], { cwd: ROOT, stdio: 'inherit' });
   const rows = [];
   let n = 0;
   try {
@@ -87,7 +91,12 @@ export async function run(options) {
         (store / 1e6).toFixed(1),
       ];
       rows.push([`hg unbundle ${type}-v2 (${(size / 1e6).toFixed(1)} MB)`, ...cells(h, hgStore), '', '']);
-      rows.push([`sluice apply ${type}-v2`, ...cells(s, slStore), (h.wallMs / s.wallMs).toFixed(2) + 'x', same ? 'yes' : 'NO']);
+      rows.push([
+        `sluice apply ${type}-v2`,
+        ...cells(s, slStore),
+        (h.wallMs / s.wallMs).toFixed(2) + 'x',
+        same ? 'yes' : 'NO',
+      ]);
     }
   } finally {
     if (!options.workDir) rmSync(work, { recursive: true, force: true });
@@ -106,5 +115,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   });
   const corpusDir = positionals[0] ?? '/dev/shm/sluice-bench/corpus-medium';
   if (!existsSync(join(corpusDir, '.hg'))) throw new Error(`${corpusDir} is not a repository`);
-  await run({ corpusDir, reps: Number(values.reps), ...(values.types ? { types: values.types.split(',') } : {}) });
+  await run({
+    corpusDir,
+    reps: Number(values.reps),
+    ...(values.types ? { types: values.types.split(',') } : {}),
+  });
 }

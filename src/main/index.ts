@@ -37,7 +37,11 @@ const devRendererUrl = !app.isPackaged ? process.env.ELECTRON_RENDERER_URL : und
 const rendererFile = join(here, '..', 'renderer', 'index.html');
 const trustedRenderer: Omit<TrustedRenderer, 'webContentsId'> = devRendererUrl
   ? { origin: new URL(devRendererUrl).origin }
-  : { origin: 'file://', fileRoot: pathToFileURL(join(here, '..', 'renderer')).href + '/', caseInsensitivePaths: process.platform !== 'linux' };
+  : {
+      origin: 'file://',
+      fileRoot: pathToFileURL(join(here, '..', 'renderer')).href + '/',
+      caseInsensitivePaths: process.platform !== 'linux',
+    };
 
 /** Jobs shorter than this end silently even when the window is in the background. */
 const NOTIFY_AFTER_MS = 10_000;
@@ -59,7 +63,8 @@ if (!app.requestSingleInstanceLock()) {
     pushToRenderer('bundle:opened', { path });
   });
   app.on('second-instance', (_event, argv, workingDirectory) => {
-    for (const path of bundlePathsFromArgv(argv.slice(1), workingDirectory)) pushToRenderer('bundle:opened', { path });
+    for (const path of bundlePathsFromArgv(argv.slice(1), workingDirectory))
+      pushToRenderer('bundle:opened', { path });
     if (mainWindow) {
       if (mainWindow.isMinimized()) mainWindow.restore();
       mainWindow.focus();
@@ -93,7 +98,9 @@ async function start(): Promise<void> {
   host = new EngineHost({
     platform: electronPlatform(),
     dataDir: userData,
-    sampleBundle: app.isPackaged ? join(process.resourcesPath, 'sample', 'sample.hg') : join(app.getAppPath(), 'build', 'sample', 'sample.hg'),
+    sampleBundle: app.isPackaged
+      ? join(process.resourcesPath, 'sample', 'sample.hg')
+      : join(app.getAppPath(), 'build', 'sample', 'sample.hg'),
     worker: { script: join(here, 'engine-worker.js') },
   });
   const indicators = new JobIndicators(
@@ -115,7 +122,8 @@ async function start(): Promise<void> {
   registerInvokeHandlers();
   Menu.setApplicationMenu(buildMenu(userData));
   createWindow();
-  for (const path of bundlePathsFromArgv(process.argv.slice(app.isPackaged ? 1 : 2), process.cwd())) pushToRenderer('bundle:opened', { path });
+  for (const path of bundlePathsFromArgv(process.argv.slice(app.isPackaged ? 1 : 2), process.cwd()))
+    pushToRenderer('bundle:opened', { path });
   host.warmUp();
 }
 
@@ -191,11 +199,17 @@ function registerInvokeHandlers(): void {
       const trusted =
         win !== null &&
         !win.isDestroyed() &&
-        isTrustedSender(frame ? { url: frame.url, isTopFrame: frame.parent === null, webContentsId: event.sender.id } : null, {
-          ...trustedRenderer,
-          webContentsId: win.webContents.id,
-        });
-      if (!trusted) throw new Error(`[USAGE] ${channel}: refused, the call did not come from Sluice's window`);
+        isTrustedSender(
+          frame
+            ? { url: frame.url, isTopFrame: frame.parent === null, webContentsId: event.sender.id }
+            : null,
+          {
+            ...trustedRenderer,
+            webContentsId: win.webContents.id,
+          },
+        );
+      if (!trusted)
+        throw new Error(`[USAGE] ${channel}: refused, the call did not come from Sluice's window`);
       if (!host) throw new Error('[CANCELLED] Sluice is quitting');
       try {
         return await host.invoke(channel, args);
@@ -216,7 +230,10 @@ function electronPlatform(): HostPlatform {
     platform: process.platform,
     defaultCloneDir: defaultCloneDir(),
     async pickDirectory(defaultPath) {
-      const options = { properties: ['openDirectory', 'createDirectory'] as ('openDirectory' | 'createDirectory')[], ...(defaultPath && { defaultPath }) };
+      const options = {
+        properties: ['openDirectory', 'createDirectory'] as ('openDirectory' | 'createDirectory')[],
+        ...(defaultPath && { defaultPath }),
+      };
       const win = parent();
       const r = win ? await dialog.showOpenDialog(win, options) : await dialog.showOpenDialog(options);
       return r.canceled ? null : (r.filePaths[0] ?? null);
@@ -253,11 +270,19 @@ function electronPlatform(): HostPlatform {
 /** safeStorage for remembered credentials, where it is backed by the OS keychain. */
 function credentialCipher(): Pick<HostPlatform, 'credentialCipher' | 'credentialsUnavailableReason'> {
   if (!safeStorage.isEncryptionAvailable()) {
-    return { credentialCipher: null, credentialsUnavailableReason: 'the system keychain is not available, so Sluice does not store credentials' };
+    return {
+      credentialCipher: null,
+      credentialsUnavailableReason:
+        'the system keychain is not available, so Sluice does not store credentials',
+    };
   }
   // Linux without a keyring: Chromium's fallback key is hard-coded, which is no protection
   if (process.platform === 'linux' && safeStorage.getSelectedStorageBackend() === 'basic_text') {
-    return { credentialCipher: null, credentialsUnavailableReason: 'no keyring (GNOME Keyring, KWallet) is running, so Sluice does not store credentials' };
+    return {
+      credentialCipher: null,
+      credentialsUnavailableReason:
+        'no keyring (GNOME Keyring, KWallet) is running, so Sluice does not store credentials',
+    };
   }
   return {
     credentialCipher: {
@@ -313,7 +338,8 @@ function installContentSecurityPolicy(): void {
 
 let powerSaveBlockerId: number | null = null;
 function setPowerSaveBlock(on: boolean): void {
-  if (on && powerSaveBlockerId === null) powerSaveBlockerId = powerSaveBlocker.start('prevent-app-suspension');
+  if (on && powerSaveBlockerId === null)
+    powerSaveBlockerId = powerSaveBlocker.start('prevent-app-suspension');
   else if (!on && powerSaveBlockerId !== null) {
     powerSaveBlocker.stop(powerSaveBlockerId);
     powerSaveBlockerId = null;
@@ -323,10 +349,27 @@ function setPowerSaveBlock(on: boolean): void {
 function notifyEnded(job: EndedJob): void {
   if (job.durationMs < NOTIFY_AFTER_MS || !Notification.isSupported()) return;
   if (mainWindow && !mainWindow.isDestroyed() && mainWindow.isFocused()) return;
-  const what = { apply: 'Apply', clone: 'Clone', pull: 'Pull', bundle: 'Bundle', verify: 'Verify', update: 'Checkout' }[job.summary.request.kind];
+  const what = {
+    apply: 'Apply',
+    clone: 'Clone',
+    pull: 'Pull',
+    bundle: 'Bundle',
+    verify: 'Verify',
+    update: 'Checkout',
+  }[job.summary.request.kind];
   const seconds = Math.round(job.durationMs / 1000);
-  const title = job.summary.state === 'done' ? `${what} finished` : job.summary.state === 'cancelled' ? `${what} cancelled` : `${what} failed`;
-  const body = job.summary.state === 'failed' && job.error ? job.error.message : job.result ? `${job.result} (${seconds} s)` : `after ${seconds} s`;
+  const title =
+    job.summary.state === 'done'
+      ? `${what} finished`
+      : job.summary.state === 'cancelled'
+        ? `${what} cancelled`
+        : `${what} failed`;
+  const body =
+    job.summary.state === 'failed' && job.error
+      ? job.error.message
+      : job.result
+        ? `${job.result} (${seconds} s)`
+        : `after ${seconds} s`;
   const n = new Notification({ title, body, silent: job.summary.state === 'cancelled' });
   n.on('click', () => {
     if (mainWindow && !mainWindow.isDestroyed()) {
@@ -339,8 +382,11 @@ function notifyEnded(job: EndedJob): void {
 
 async function applySavedTheme(userData: string): Promise<void> {
   try {
-    const saved = JSON.parse(await readFile(join(userData, 'settings.json'), 'utf8')) as { theme?: ThemeSource };
-    if (saved.theme === 'light' || saved.theme === 'dark' || saved.theme === 'system') nativeTheme.themeSource = saved.theme;
+    const saved = JSON.parse(await readFile(join(userData, 'settings.json'), 'utf8')) as {
+      theme?: ThemeSource;
+    };
+    if (saved.theme === 'light' || saved.theme === 'dark' || saved.theme === 'system')
+      nativeTheme.themeSource = saved.theme;
   } catch {
     // first start, or no saved theme
   }
@@ -367,7 +413,11 @@ function buildMenu(userData: string): Menu {
     {
       label: 'File',
       submenu: [
-        { label: 'Clone from URL…', accelerator: 'CmdOrCtrl+L', click: () => pushToRenderer('app:command', { command: 'clone-from-url' }) },
+        {
+          label: 'Clone from URL…',
+          accelerator: 'CmdOrCtrl+L',
+          click: () => pushToRenderer('app:command', { command: 'clone-from-url' }),
+        },
         {
           label: 'Apply bundle…',
           accelerator: 'CmdOrCtrl+O',
@@ -383,14 +433,19 @@ function buildMenu(userData: string): Menu {
     {
       label: 'View',
       submenu: [
-        { label: 'Theme', submenu: [theme('system', 'Follow the system'), theme('light', 'Light'), theme('dark', 'Dark')] },
+        {
+          label: 'Theme',
+          submenu: [theme('system', 'Follow the system'), theme('light', 'Light'), theme('dark', 'Dark')],
+        },
         { type: 'separator' },
         { role: 'resetZoom' },
         { role: 'zoomIn' },
         { role: 'zoomOut' },
         { type: 'separator' },
         { role: 'togglefullscreen' },
-        ...(!app.isPackaged ? [{ type: 'separator' as const }, { role: 'reload' as const }, { role: 'toggleDevTools' as const }] : []),
+        ...(!app.isPackaged
+          ? [{ type: 'separator' as const }, { role: 'reload' as const }, { role: 'toggleDevTools' as const }]
+          : []),
       ],
     },
     { role: 'windowMenu' },
@@ -398,8 +453,13 @@ function buildMenu(userData: string): Menu {
       role: 'help',
       submenu: [
         { label: 'Open the data folder', click: () => void shell.openPath(userData) },
-        { label: 'Mercurial stream clones', click: () => void shell.openExternal('https://wiki.mercurial-scm.org/StreamCloneBundle') },
-        ...(!isMac ? [{ type: 'separator' as const }, { label: 'About Sluice', click: () => app.showAboutPanel() }] : []),
+        {
+          label: 'Mercurial stream clones',
+          click: () => void shell.openExternal('https://wiki.mercurial-scm.org/StreamCloneBundle'),
+        },
+        ...(!isMac
+          ? [{ type: 'separator' as const }, { label: 'About Sluice', click: () => app.showAboutPanel() }]
+          : []),
       ],
     },
   ];

@@ -4,7 +4,15 @@
 // object or a channel outside the contract. Main validates every payload again (validate.ts).
 
 import { contextBridge, ipcRenderer, webUtils, type IpcRendererEvent } from 'electron';
-import { INVOKE_CHANNELS, PUSH_CHANNELS, type InvokeChannel, type InvokeMap, type PushChannel, type PushMap, type SluiceApi } from '../shared/ipc';
+import {
+  INVOKE_CHANNELS,
+  PUSH_CHANNELS,
+  type InvokeChannel,
+  type InvokeMap,
+  type PushChannel,
+  type PushMap,
+  type SluiceApi,
+} from '../shared/ipc';
 
 const invokeChannels = new Set<string>(INVOKE_CHANNELS);
 const pushChannels = new Set<string>(PUSH_CHANNELS);
@@ -20,8 +28,12 @@ function rendererError(e: unknown): Error {
 }
 
 const api: SluiceApi = {
-  invoke<C extends InvokeChannel>(channel: C, ...args: InvokeMap[C]['args']): Promise<InvokeMap[C]['result']> {
-    if (!invokeChannels.has(channel)) return Promise.reject(new Error(`[USAGE] unknown channel ${String(channel)}`));
+  invoke<C extends InvokeChannel>(
+    channel: C,
+    ...args: InvokeMap[C]['args']
+  ): Promise<InvokeMap[C]['result']> {
+    if (!invokeChannels.has(channel))
+      return Promise.reject(new Error(`[USAGE] unknown channel ${String(channel)}`));
     return ipcRenderer.invoke(channel, ...args).catch((e: unknown) => {
       throw rendererError(e);
     }) as Promise<InvokeMap[C]['result']>;
@@ -35,7 +47,11 @@ const api: SluiceApi = {
   },
   async pathForFile(file: File): Promise<string> {
     const path = webUtils.getPathForFile(file);
-    if (!path) throw Object.assign(new Error('[USAGE] this file has no path on disk (dragged from another application?)'), { code: 'USAGE' });
+    if (!path)
+      throw Object.assign(
+        new Error('[USAGE] this file has no path on disk (dragged from another application?)'),
+        { code: 'USAGE' },
+      );
     return path;
   },
 };

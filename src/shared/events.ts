@@ -113,13 +113,7 @@ export interface LogEvent extends BaseEvent {
 }
 
 export type SluiceEvent =
-  | StartEvent
-  | PhaseEvent
-  | ProgressEvent
-  | FilesEvent
-  | DoneEvent
-  | ErrorEvent
-  | LogEvent;
+  StartEvent | PhaseEvent | ProgressEvent | FilesEvent | DoneEvent | ErrorEvent | LogEvent;
 
 export type EventSink = (event: SluiceEvent) => void;
 

@@ -185,5 +185,7 @@ const PUSH: Record<PushChannel, true> = {
   'app:command': true,
   'library:update': true,
 };
-export const INVOKE_CHANNELS: readonly InvokeChannel[] = Object.freeze(Object.keys(INVOKE) as InvokeChannel[]);
+export const INVOKE_CHANNELS: readonly InvokeChannel[] = Object.freeze(
+  Object.keys(INVOKE) as InvokeChannel[],
+);
 export const PUSH_CHANNELS: readonly PushChannel[] = Object.freeze(Object.keys(PUSH) as PushChannel[]);

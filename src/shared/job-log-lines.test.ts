@@ -8,10 +8,34 @@ describe('JobLogLines', () => {
   it("writes a job's events as hg's --debug lines, once each", () => {
     const log = new JobLogLines();
     const events: SluiceEvent[] = [
-      { ...base, type: 'start', kind: 'clone', files: 3, bytes: 1500, requirements: [], source: 'http://x/r' },
+      {
+        ...base,
+        type: 'start',
+        kind: 'clone',
+        files: 3,
+        bytes: 1500,
+        requirements: [],
+        source: 'http://x/r',
+      },
       { ...base, type: 'phase', phase: 'write' },
-      { ...base, type: 'progress', bytes: 10, files: 1, totalBytes: 1500, totalFiles: 3, bytesPerSec: 1, elapsedMs: 1 },
-      { ...base, type: 'files', entries: [{ vfs: 's', name: 'data/foo.i', size: 66 }, { vfs: 'c', name: 'branch2-served', size: 2048 }] },
+      {
+        ...base,
+        type: 'progress',
+        bytes: 10,
+        files: 1,
+        totalBytes: 1500,
+        totalFiles: 3,
+        bytesPerSec: 1,
+        elapsedMs: 1,
+      },
+      {
+        ...base,
+        type: 'files',
+        entries: [
+          { vfs: 's', name: 'data/foo.i', size: 66 },
+          { vfs: 'c', name: 'branch2-served', size: 2048 },
+        ],
+      },
       { ...base, type: 'phase', phase: 'write' },
       { ...base, type: 'log', level: 'warn', message: 'slow disk' },
       { ...base, type: 'done', wallMs: 500, userCpuMs: 1, systemCpuMs: 1, bytes: 1500, files: 3 },
@@ -39,8 +63,26 @@ describe('JobLogLines', () => {
   it('announces the totals from the first progress when the start did not know them', () => {
     const log = new JobLogLines();
     log.add({ ...base, type: 'start', kind: 'apply', files: 0, bytes: 0, requirements: [], source: '/b.hg' });
-    log.add({ ...base, type: 'progress', bytes: 0, files: 0, totalBytes: 2048, totalFiles: 2, bytesPerSec: 0, elapsedMs: 0 });
-    log.add({ ...base, type: 'progress', bytes: 0, files: 0, totalBytes: 2048, totalFiles: 2, bytesPerSec: 0, elapsedMs: 0 });
+    log.add({
+      ...base,
+      type: 'progress',
+      bytes: 0,
+      files: 0,
+      totalBytes: 2048,
+      totalFiles: 2,
+      bytesPerSec: 0,
+      elapsedMs: 0,
+    });
+    log.add({
+      ...base,
+      type: 'progress',
+      bytes: 0,
+      files: 0,
+      totalBytes: 2048,
+      totalFiles: 2,
+      bytesPerSec: 0,
+      elapsedMs: 0,
+    });
     expect(log.takeLines()).toEqual(['2 files to transfer, 2.00 KB of data']);
   });
 });

@@ -121,12 +121,7 @@ export interface UpdateRequest {
 }
 
 export type JobRequest =
-  | ApplyRequest
-  | CloneRequest
-  | PullRequest
-  | BundleRequest
-  | VerifyRequest
-  | UpdateRequest;
+  ApplyRequest | CloneRequest | PullRequest | BundleRequest | VerifyRequest | UpdateRequest;
 
 /** What `inspectBundle` reads from a bundle's header without applying it (drop dialog). */
 export interface BundleInfo {

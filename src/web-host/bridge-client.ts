@@ -48,7 +48,8 @@ function installSluiceBridge(config: BridgeConfig): void {
         const wasOpen = socket === ws;
         socket = null;
         opened = null;
-        for (const p of pending.values()) p.reject(new HostError('NETWORK', 'the connection to the Sluice host was lost'));
+        for (const p of pending.values())
+          p.reject(new HostError('NETWORK', 'the connection to the Sluice host was lost'));
         pending.clear();
         if (!wasOpen) reject(new HostError('NETWORK', 'cannot connect to the Sluice host'));
         // Pushes (job progress) only arrive over an open socket: reconnect in the background.
@@ -77,7 +78,10 @@ function installSluiceBridge(config: BridgeConfig): void {
     }
   }
 
-  async function invoke<C extends InvokeChannel>(channel: C, ...args: InvokeMap[C]['args']): Promise<InvokeMap[C]['result']> {
+  async function invoke<C extends InvokeChannel>(
+    channel: C,
+    ...args: InvokeMap[C]['args']
+  ): Promise<InvokeMap[C]['result']> {
     const ws = socket ?? (await connect());
     const id = nextId++;
     return new Promise((resolve, reject) => {
@@ -97,13 +101,26 @@ function installSluiceBridge(config: BridgeConfig): void {
   async function pathForFile(file: File): Promise<string> {
     const url = new URL('./upload', location.href);
     url.search = `?name=${encodeURIComponent(file.name)}`;
-    const res = await fetch(url, { method: 'PUT', headers: { 'X-Sluice-Token': config.token, 'Content-Type': 'application/octet-stream' }, body: file });
-    if (!res.ok) throw new HostError(res.status === 413 ? 'LIMIT' : 'IO', `upload of ${file.name} failed: ${res.status} ${await res.text()}`);
+    const res = await fetch(url, {
+      method: 'PUT',
+      headers: { 'X-Sluice-Token': config.token, 'Content-Type': 'application/octet-stream' },
+      body: file,
+    });
+    if (!res.ok)
+      throw new HostError(
+        res.status === 413 ? 'LIMIT' : 'IO',
+        `upload of ${file.name} failed: ${res.status} ${await res.text()}`,
+      );
     return ((await res.json()) as { path: string }).path;
   }
 
   const api: SluiceApi = { invoke, on, pathForFile };
-  Object.defineProperty(window, 'sluice', { value: Object.freeze(api), writable: false, configurable: false, enumerable: true });
+  Object.defineProperty(window, 'sluice', {
+    value: Object.freeze(api),
+    writable: false,
+    configurable: false,
+    enumerable: true,
+  });
   void connect().catch(() => {});
 }
 

@@ -31,7 +31,11 @@ const pkg = JSON.parse(await readFile(join(appRoot, 'package.json'), 'utf8')) as
 const openAtStart = bundlePathsFromArgv(positionals, process.cwd());
 
 const engineHost = new EngineHost({
-  platform: new WebPlatform(pkg.version, resolve(args['clone-dir'] ?? defaultCloneDir()), join(dataDir, 'exports')),
+  platform: new WebPlatform(
+    pkg.version,
+    resolve(args['clone-dir'] ?? defaultCloneDir()),
+    join(dataDir, 'exports'),
+  ),
   dataDir,
   sampleBundle: join(appRoot, 'build', 'sample', 'sample.hg'),
   worker: { script: join(here, 'engine-worker.js') },

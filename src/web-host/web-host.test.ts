@@ -17,13 +17,22 @@ interface Reply {
   body: string;
 }
 
-function http(port: number, path: string, options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}): Promise<Reply> {
+function http(
+  port: number,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -40,7 +49,10 @@ describe('WebHost', () => {
     dir = await mkdtemp(join(tmpdir(), 'sluice-webhost-'));
     const rendererDir = join(dir, 'renderer');
     await mkdir(join(rendererDir, 'assets'), { recursive: true });
-    await writeFile(join(rendererDir, 'index.html'), '<!doctype html><html><head><title>t</title><script type="module" src="./assets/app-abcdef12.js"></script></head><body></body></html>');
+    await writeFile(
+      join(rendererDir, 'index.html'),
+      '<!doctype html><html><head><title>t</title><script type="module" src="./assets/app-abcdef12.js"></script></head><body></body></html>',
+    );
     await writeFile(join(rendererDir, 'assets', 'app-abcdef12.js'), 'console.log("app")');
     await writeFile(join(dir, 'secret.txt'), 'secret');
     calls.length = 0;
@@ -50,7 +62,8 @@ describe('WebHost', () => {
         invoke: async (channel, args) => {
           calls.push({ channel, args });
           if (channel === 'job:list') return [];
-          if (channel === 'job:cancel') throw new InvokeFailure('USAGE', 'job:cancel jobId: expected an identifier');
+          if (channel === 'job:cancel')
+            throw new InvokeFailure('USAGE', 'job:cancel jobId: expected an identifier');
           return undefined;
         },
         onPush: (listener) => {
@@ -73,7 +86,14 @@ describe('WebHost', () => {
   });
 
   it('refuses every HTTP request without the token', async () => {
-    for (const path of ['/', '/index.html', '/bridge.js', '/assets/app-abcdef12.js', '/?token=wrong', '/?token=']) {
+    for (const path of [
+      '/',
+      '/index.html',
+      '/bridge.js',
+      '/assets/app-abcdef12.js',
+      '/?token=wrong',
+      '/?token=',
+    ]) {
       const r = await http(port, path);
       expect(r.status, path).toBe(403);
       expect(r.body).not.toContain('app');
@@ -96,9 +116,14 @@ describe('WebHost', () => {
     expect(asset.headers['content-type']).toMatch(/text\/javascript/);
 
     const bridge = await http(port, '/bridge.js', { headers: { cookie } });
-    expect(bridge.body).toBe(`self.__sluiceBridgeConfig = {"token":"${TOKEN}"};\nwindow.bridgeLoaded = true;`);
+    expect(bridge.body).toBe(
+      `self.__sluiceBridgeConfig = {"token":"${TOKEN}"};\nwindow.bridgeLoaded = true;`,
+    );
 
-    expect((await http(port, '/assets/app-abcdef12.js', { headers: { cookie: `sluice-token-${port}=nope` } })).status).toBe(403);
+    expect(
+      (await http(port, '/assets/app-abcdef12.js', { headers: { cookie: `sluice-token-${port}=nope` } }))
+        .status,
+    ).toBe(403);
     expect((await http(port, '/missing.js', { headers: { cookie } })).status).toBe(404);
   });
 
@@ -126,9 +151,13 @@ describe('WebHost', () => {
       });
     expect(await refused(`ws://127.0.0.1:${port}/ws`)).toBe(403);
     expect(await refused(`ws://127.0.0.1:${port}/ws?token=wrong`)).toBe(403);
-    expect(await refused(`ws://127.0.0.1:${port}/ws?token=${TOKEN}`, { origin: 'https://evil.example' })).toBe(403);
+    expect(
+      await refused(`ws://127.0.0.1:${port}/ws?token=${TOKEN}`, { origin: 'https://evil.example' }),
+    ).toBe(403);
 
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${TOKEN}`, { headers: { origin: `http://127.0.0.1:${port}` } });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${TOKEN}`, {
+      headers: { origin: `http://127.0.0.1:${port}` },
+    });
     const received: HostToBridge[] = [];
     ws.on('message', (d) => received.push(JSON.parse(d.toString()) as HostToBridge));
     await new Promise((r) => ws.on('open', r));
@@ -136,7 +165,12 @@ describe('WebHost', () => {
     ws.send(JSON.stringify({ t: 'invoke', id: 2, channel: 'job:cancel', args: ['../x'] }));
     await expect.poll(() => received.length).toBe(2);
     expect(received).toContainEqual({ t: 'result', id: 1, ok: true, value: [] });
-    expect(received).toContainEqual({ t: 'result', id: 2, ok: false, error: { code: 'USAGE', message: 'job:cancel jobId: expected an identifier' } });
+    expect(received).toContainEqual({
+      t: 'result',
+      id: 2,
+      ok: false,
+      error: { code: 'USAGE', message: 'job:cancel jobId: expected an identifier' },
+    });
     expect(calls).toContainEqual({ channel: 'job:cancel', args: ['../x'] });
 
     pushListener!({ channel: 'bundle:opened', payload: { path: '/x.hg' } });
@@ -151,10 +185,18 @@ describe('WebHost', () => {
 
   it('uploads dropped files to a temporary file, with the token header and a size limit', async () => {
     const body = Buffer.from('HG20 bundle bytes');
-    const noHeader = await http(port, '/upload?name=x.hg', { method: 'PUT', headers: { cookie: `sluice-token-${port}=${TOKEN}` }, body });
+    const noHeader = await http(port, '/upload?name=x.hg', {
+      method: 'PUT',
+      headers: { cookie: `sluice-token-${port}=${TOKEN}` },
+      body,
+    });
     expect(noHeader.status).toBe(403);
 
-    const ok = await http(port, `/upload?name=${encodeURIComponent('../../my bundle.hg')}`, { method: 'PUT', headers: { 'x-sluice-token': TOKEN, cookie: `sluice-token-${port}=${TOKEN}` }, body });
+    const ok = await http(port, `/upload?name=${encodeURIComponent('../../my bundle.hg')}`, {
+      method: 'PUT',
+      headers: { 'x-sluice-token': TOKEN, cookie: `sluice-token-${port}=${TOKEN}` },
+      body,
+    });
     expect(ok.status).toBe(200);
     const { path, size } = JSON.parse(ok.body) as { path: string; size: number };
     expect(size).toBe(body.length);
@@ -162,7 +204,11 @@ describe('WebHost', () => {
     expect(path.endsWith('my bundle.hg')).toBe(true);
     expect(await readFile(path)).toEqual(body);
 
-    const big = await http(port, '/upload?name=big.hg', { method: 'PUT', headers: { 'x-sluice-token': TOKEN, cookie: `sluice-token-${port}=${TOKEN}` }, body: Buffer.alloc(2000) });
+    const big = await http(port, '/upload?name=big.hg', {
+      method: 'PUT',
+      headers: { 'x-sluice-token': TOKEN, cookie: `sluice-token-${port}=${TOKEN}` },
+      body: Buffer.alloc(2000),
+    });
     expect(big.status).toBe(413);
     // Only the first upload's directory is left.
     expect(await readdir(join(dir, 'uploads'))).toHaveLength(1);

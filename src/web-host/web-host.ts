@@ -76,7 +76,10 @@ export class WebHost {
         else res.destroy();
       });
     });
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 64 * 1024 * 1024 });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: options.maxMessageBytes ?? 64 * 1024 * 1024,
+    });
     this.server.on('upgrade', (req, socket, head) => {
       if (!this.authorizeUpgrade(req)) {
         socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -151,7 +154,12 @@ export class WebHost {
     const url = new URL(req.url ?? '/', this.origin);
     if (url.pathname !== '/ws') return false;
     const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `http://127.0.0.1:${this.port}` && origin !== `http://localhost:${this.port}`) return false;
+    if (
+      origin !== undefined &&
+      origin !== `http://127.0.0.1:${this.port}` &&
+      origin !== `http://localhost:${this.port}`
+    )
+      return false;
     return this.tokenMatches(url.searchParams.get('token')) || this.tokenMatches(this.cookieToken(req));
   }
 
@@ -164,9 +172,18 @@ export class WebHost {
     res.setHeader('X-Frame-Options', 'DENY');
   }
 
-  private send(res: ServerResponse, status: number, body: string | Buffer, type = 'text/plain; charset=utf-8'): void {
+  private send(
+    res: ServerResponse,
+    status: number,
+    body: string | Buffer,
+    type = 'text/plain; charset=utf-8',
+  ): void {
     this.securityHeaders(res);
-    res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+    res.writeHead(status, {
+      'Content-Type': type,
+      'Content-Length': Buffer.byteLength(body),
+      'Cache-Control': 'no-store',
+    });
     res.end(body);
   }
 
@@ -176,9 +193,14 @@ export class WebHost {
     const queryToken = url.searchParams.get('token');
     const byQuery = this.tokenMatches(queryToken);
     if (!byQuery && !this.tokenMatches(this.cookieToken(req))) {
-      return this.send(res, 403, 'forbidden: open the URL printed by `npm start` (it carries the access token)');
+      return this.send(
+        res,
+        403,
+        'forbidden: open the URL printed by `npm start` (it carries the access token)',
+      );
     }
-    if (byQuery) res.setHeader('Set-Cookie', `${this.cookieName}=${this.token}; HttpOnly; SameSite=Strict; Path=/`);
+    if (byQuery)
+      res.setHeader('Set-Cookie', `${this.cookieName}=${this.token}; HttpOnly; SameSite=Strict; Path=/`);
 
     if (req.method === 'PUT' && url.pathname === '/upload') return this.handleUpload(req, res, url);
     if (req.method !== 'GET' && req.method !== 'HEAD') return this.send(res, 405, 'method not allowed');
@@ -194,7 +216,9 @@ export class WebHost {
     const html = await readFile(join(this.options.rendererDir, 'index.html'), 'utf8');
     // A classic script at the top of <head> runs before the renderer's module scripts (deferred).
     const tag = '<script src="./bridge.js"></script>';
-    const injected = /<head[^>]*>/i.test(html) ? html.replace(/<head[^>]*>/i, (m) => `${m}\n    ${tag}`) : tag + html;
+    const injected = /<head[^>]*>/i.test(html)
+      ? html.replace(/<head[^>]*>/i, (m) => `${m}\n    ${tag}`)
+      : tag + html;
     this.send(res, 200, injected, CONTENT_TYPES['.html']);
   }
 
@@ -207,7 +231,8 @@ export class WebHost {
     }
     const root = resolve(this.options.rendererDir);
     const file = resolve(root, `.${decoded}`);
-    if (decoded.includes('\0') || (file !== root && !file.startsWith(root + sep))) return this.send(res, 403, 'forbidden');
+    if (decoded.includes('\0') || (file !== root && !file.startsWith(root + sep)))
+      return this.send(res, 403, 'forbidden');
     try {
       const st = await stat(file);
       if (!st.isFile()) return this.send(res, 404, 'not found');
@@ -218,14 +243,20 @@ export class WebHost {
     const type = CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
     this.securityHeaders(res);
     // Vite's assets carry a content hash in their name; the rest is revalidated.
-    const immutable = /[-.][A-Za-z0-9_-]{8,}\.(js|css|woff2?|png|svg)$/.test(file) && file.includes(`${sep}assets${sep}`);
-    res.writeHead(200, { 'Content-Type': type, 'Content-Length': body.length, 'Cache-Control': immutable ? 'max-age=31536000, immutable' : 'no-cache' });
+    const immutable =
+      /[-.][A-Za-z0-9_-]{8,}\.(js|css|woff2?|png|svg)$/.test(file) && file.includes(`${sep}assets${sep}`);
+    res.writeHead(200, {
+      'Content-Type': type,
+      'Content-Length': body.length,
+      'Cache-Control': immutable ? 'max-age=31536000, immutable' : 'no-cache',
+    });
     res.end(body);
   }
 
   /** pathForFile() in the browser: the File's bytes, streamed to a temporary file, size-limited. */
   private async handleUpload(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    if (!this.tokenMatches(req.headers['x-sluice-token'] as string | undefined)) return this.send(res, 403, 'forbidden: missing X-Sluice-Token');
+    if (!this.tokenMatches(req.headers['x-sluice-token'] as string | undefined))
+      return this.send(res, 403, 'forbidden: missing X-Sluice-Token');
     const limit = this.options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (Number.isFinite(declared) && declared > limit) {
@@ -233,14 +264,18 @@ export class WebHost {
       return this.send(res, 413, `file larger than ${limit} bytes`);
     }
     const name = uploadFileName(url.searchParams.get('name'));
-    const dir = join(this.options.uploadDir, `${Date.now().toString(36)}-${++this.uploads}-${randomBytes(4).toString('hex')}`);
+    const dir = join(
+      this.options.uploadDir,
+      `${Date.now().toString(36)}-${++this.uploads}-${randomBytes(4).toString('hex')}`,
+    );
     await mkdir(dir, { recursive: true });
     const file = join(dir, name);
     let received = 0;
     const limiter = new Transform({
       transform(chunk: Buffer, _enc, callback) {
         received += chunk.length;
-        if (received > limit) callback(Object.assign(new Error(`file larger than ${limit} bytes`), { status: 413 }));
+        if (received > limit)
+          callback(Object.assign(new Error(`file larger than ${limit} bytes`), { status: 413 }));
         else callback(null, chunk);
       },
     });
@@ -257,7 +292,10 @@ export class WebHost {
 
   private attach(ws: WebSocket): void {
     this.clients.add(ws);
-    this.options.onConnect?.((message) => ws.readyState === ws.OPEN && ws.send(JSON.stringify({ t: 'push', ...message } as HostToBridge)));
+    this.options.onConnect?.(
+      (message) =>
+        ws.readyState === ws.OPEN && ws.send(JSON.stringify({ t: 'push', ...message } as HostToBridge)),
+    );
     ws.on('close', () => this.clients.delete(ws));
     ws.on('error', () => this.clients.delete(ws));
     ws.on('message', (data, isBinary) => {
@@ -268,13 +306,19 @@ export class WebHost {
       } catch {
         return ws.close(1007, 'invalid JSON');
       }
-      if (!message || message.t !== 'invoke' || typeof message.id !== 'number') return ws.close(1008, 'unexpected message');
+      if (!message || message.t !== 'invoke' || typeof message.id !== 'number')
+        return ws.close(1008, 'unexpected message');
       const reply = (m: HostToBridge) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(m));
       this.options.engineHost.invoke(message.channel, message.args).then(
         (value) => reply({ t: 'result', id: message.id, ok: true, value }),
         (e: unknown) => {
           const failure = toInvokeFailure(e);
-          reply({ t: 'result', id: message.id, ok: false, error: { code: failure.code, message: failure.message } });
+          reply({
+            t: 'result',
+            id: message.id,
+            ok: false,
+            error: { code: failure.code, message: failure.message },
+          });
         },
       );
     });

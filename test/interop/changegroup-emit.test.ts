@@ -48,7 +48,9 @@ async function writeBundle(
 
 /** `group node<-base` for every chunk of a cg2 bundle's changegroup part, in order. */
 async function deltaBasesOf(file: string): Promise<string[]> {
-  const bundle = await Bundle2Reader.open(new ByteSource(createReadStream(file)), { knownParts: APPLY_PARTS });
+  const bundle = await Bundle2Reader.open(new ByteSource(createReadStream(file)), {
+    knownParts: APPLY_PARTS,
+  });
   try {
     for (let part = await bundle.nextPart(); part; part = await bundle.nextPart()) {
       if (part.type !== 'changegroup') continue;
@@ -58,7 +60,11 @@ async function deltaBasesOf(file: string): Promise<string[]> {
         await cg.readGroup((d) => {
           const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex').slice(0, 12);
           const base = hex(d.deltaBase);
-          const kind = /^0+$/.test(base) ? 'full' : base === hex(d.p1) || base === hex(d.p2) ? 'parent' : 'other';
+          const kind = /^0+$/.test(base)
+            ? 'full'
+            : base === hex(d.p1) || base === hex(d.p2)
+              ? 'parent'
+              : 'other';
           out.push(`${name} ${hex(d.node)}<-${base} ${kind}`);
         });
       };
@@ -149,7 +155,8 @@ describe.skipIf(missing('hg'))(`changegroups from Sluice applied by hg${skipNote
       const expected = await deltaBasesOf(theirs);
       // hg sends the changelog as full texts; the chain repository's snapshots go as stored
       expect(expected.filter((l) => l.startsWith('changelog ')).every((l) => l.endsWith(' full'))).toBe(true);
-      if (tag.startsWith('chain')) expect(expected.filter((l) => l.endsWith(' other')).length).toBeGreaterThan(0);
+      if (tag.startsWith('chain'))
+        expect(expected.filter((l) => l.endsWith(' other')).length).toBeGreaterThan(0);
       expect(await deltaBasesOf(ours)).toEqual(expected);
     }
   }, 60_000);

@@ -100,7 +100,10 @@ describe.skipIf(missing('hg'))(`sluice pull from a local repository${skipNote('h
   });
 
   it('sluice clone of a relative local path (stream and --pull): absolute paths.default, hg verify passes', async () => {
-    for (const [name, extra] of [['clone-stream', []], ['clone-pull', ['--pull']]] as const) {
+    for (const [name, extra] of [
+      ['clone-stream', []],
+      ['clone-pull', ['--pull']],
+    ] as const) {
       const r = await sluice(['clone', 'a', name, ...extra], work);
       expect(r.code).toBe(0);
       const dest = join(work, name);

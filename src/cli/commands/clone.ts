@@ -45,7 +45,8 @@ export async function promptCredentials(realm: string, url: string, io: CliIO): 
 
 export const command: CliCommand = {
   name: 'clone',
-  summary: 'clone a repository served over http(s) or ssh by hg, sluice serve or any hg server, or a local one',
+  summary:
+    'clone a repository served over http(s) or ssh by hg, sluice serve or any hg server, or a local one',
   usage:
     'sluice clone URL DEST [--stream auto|v1|v2] [--ssh CMD] [--remotecmd CMD] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [--pull] [-U | -u REV] [--json] [--debug] [--verify]',
   help: `Clones URL into DEST (which must not exist or be an empty directory) and checks out its working

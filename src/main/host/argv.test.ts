@@ -15,7 +15,16 @@ describe('bundlePathsFromArgv', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('keeps existing .hg files, resolved against the caller working directory', () => {
-    const argv = ['--inspect', '--foo=x.hg', 'a.hg', join(dir, 'B.HG'), 'missing.hg', 'dir.hg', 'notes.txt', 'a.hg'];
+    const argv = [
+      '--inspect',
+      '--foo=x.hg',
+      'a.hg',
+      join(dir, 'B.HG'),
+      'missing.hg',
+      'dir.hg',
+      'notes.txt',
+      'a.hg',
+    ];
     expect(bundlePathsFromArgv(argv, dir)).toEqual([join(dir, 'a.hg'), join(dir, 'B.HG')]);
   });
 });

@@ -33,21 +33,28 @@ describe('CredentialStore', () => {
     const file = join(dir, 'credentials.enc');
     const cipher = testCipher();
     const a = new CredentialStore(file, cipher, undefined, () => 42);
-    expect(await a.remember('https://hg.example.org:8443/repo/a?x=1', { user: 'ada', password: 's3cret-pw' })).toBe(true);
+    expect(
+      await a.remember('https://hg.example.org:8443/repo/a?x=1', { user: 'ada', password: 's3cret-pw' }),
+    ).toBe(true);
     await a.remember('http://other.example/', { user: 'bea', password: 'pw2' });
     const raw = readFileSync(file);
     expect(raw.includes(Buffer.from('s3cret-pw'))).toBe(false);
     expect(raw.includes(Buffer.from('ada'))).toBe(false);
     if (process.platform !== 'win32') expect(statSync(file).mode & 0o777).toBe(0o600);
     const b = new CredentialStore(file, cipher);
-    expect(await b.lookup('https://hg.example.org:8443/another/repo')).toEqual({ user: 'ada', password: 's3cret-pw' });
+    expect(await b.lookup('https://hg.example.org:8443/another/repo')).toEqual({
+      user: 'ada',
+      password: 's3cret-pw',
+    });
     expect(await b.lookup('https://hg.example.org/repo')).toBeUndefined(); // another port, another origin
     expect(await b.list()).toEqual([
       { origin: 'http://other.example', user: 'bea', savedAt: expect.any(Number) },
       { origin: 'https://hg.example.org:8443', user: 'ada', savedAt: 42 },
     ]);
     await b.forget('http://other.example');
-    expect((await new CredentialStore(file, cipher).list()).map((e) => e.origin)).toEqual(['https://hg.example.org:8443']);
+    expect((await new CredentialStore(file, cipher).list()).map((e) => e.origin)).toEqual([
+      'https://hg.example.org:8443',
+    ]);
     // another key (another OS user, a reset keychain) reads nothing rather than failing
     expect(await new CredentialStore(file, testCipher()).list()).toEqual([]);
   });
@@ -55,7 +62,11 @@ describe('CredentialStore', () => {
   it('stores nothing without a cipher and says why', async () => {
     const dir = makeTempDir('none');
     dirs.push(dir);
-    const store = new CredentialStore(join(dir, 'credentials.enc'), null, 'the web host never stores credentials');
+    const store = new CredentialStore(
+      join(dir, 'credentials.enc'),
+      null,
+      'the web host never stores credentials',
+    );
     expect(store.available).toBe(false);
     expect(await store.remember('https://h/', { user: 'u', password: 'p' })).toBe(false);
     expect(await store.list()).toEqual([]);

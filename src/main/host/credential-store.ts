@@ -49,7 +49,9 @@ export class CredentialStore {
   }
 
   async list(): Promise<SavedCredential[]> {
-    return [...(await this.load()).values()].map(({ origin, user, savedAt }) => ({ origin, user, savedAt })).sort((a, b) => a.origin.localeCompare(b.origin));
+    return [...(await this.load()).values()]
+      .map(({ origin, user, savedAt }) => ({ origin, user, savedAt }))
+      .sort((a, b) => a.origin.localeCompare(b.origin));
   }
 
   async lookup(url: string): Promise<Credentials | undefined> {
@@ -62,7 +64,12 @@ export class CredentialStore {
   async remember(url: string, credentials: Credentials): Promise<boolean> {
     const origin = credentialOrigin(url);
     if (!this.cipher || !origin) return false;
-    (await this.load()).set(origin, { origin, user: credentials.user, password: credentials.password, savedAt: this.now() });
+    (await this.load()).set(origin, {
+      origin,
+      user: credentials.user,
+      password: credentials.password,
+      savedAt: this.now(),
+    });
     await this.save();
     return true;
   }
@@ -82,15 +89,25 @@ export class CredentialStore {
     const entries = new Map<string, Entry>();
     if (this.cipher) {
       try {
-        const parsed = JSON.parse(this.cipher.decrypt(await readFile(this.file))) as { version: number; entries: Entry[] };
+        const parsed = JSON.parse(this.cipher.decrypt(await readFile(this.file))) as {
+          version: number;
+          entries: Entry[];
+        };
         if (parsed.version === FILE_VERSION && Array.isArray(parsed.entries)) {
           for (const e of parsed.entries) {
-            if (e && typeof e.origin === 'string' && typeof e.user === 'string' && typeof e.password === 'string') entries.set(e.origin, e);
+            if (
+              e &&
+              typeof e.origin === 'string' &&
+              typeof e.user === 'string' &&
+              typeof e.password === 'string'
+            )
+              entries.set(e.origin, e);
           }
         }
       } catch (e) {
         // missing, or encrypted with another key (another OS user, a reset keychain): start empty
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') console.warn(`credentials: ${this.file} cannot be read; starting empty`);
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+          console.warn(`credentials: ${this.file} cannot be read; starting empty`);
       }
     }
     this.entries ??= entries;
@@ -100,7 +117,9 @@ export class CredentialStore {
   private save(): Promise<void> {
     const cipher = this.cipher;
     if (!cipher) return Promise.resolve();
-    const data = cipher.encrypt(JSON.stringify({ version: FILE_VERSION, entries: [...(this.entries ?? new Map()).values()] }));
+    const data = cipher.encrypt(
+      JSON.stringify({ version: FILE_VERSION, entries: [...(this.entries ?? new Map()).values()] }),
+    );
     const write = async () => {
       await mkdir(dirname(this.file), { recursive: true });
       const tmp = `${this.file}.${process.pid}.tmp`;

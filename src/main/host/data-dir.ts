@@ -5,7 +5,10 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+export function defaultDataDir(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string {
   if (env.SLUICE_DATA_DIR) return env.SLUICE_DATA_DIR;
   const home = homedir();
   let base: string;

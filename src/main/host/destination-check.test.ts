@@ -19,7 +19,10 @@ describe('checkDestination', () => {
     expect(await checkDestination(join(dir, 'file'))).toEqual({ ok: false, reason: 'is a file' });
     expect(await checkDestination(join(dir, 'full'))).toEqual({ ok: false, reason: 'is not empty' });
     expect(await checkDestination(join(dir, 'empty'))).toEqual({ ok: true, reason: 'is an empty folder' });
-    expect(await checkDestination(join(dir, 'new', 'deeper'))).toEqual({ ok: true, reason: 'will be created' });
+    expect(await checkDestination(join(dir, 'new', 'deeper'))).toEqual({
+      ok: true,
+      reason: 'will be created',
+    });
     expect((await checkDestination(join(dir, 'file', 'sub'))).ok).toBe(false);
   });
 });

@@ -12,15 +12,23 @@ export async function checkDestination(path: string): Promise<DestinationCheck> 
     s = await stat(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT') return code === 'ENOTDIR' ? notUnderFolder(path) : { ok: false, reason: `cannot be read (${code ?? (e as Error).message})` };
+    if (code !== 'ENOENT')
+      return code === 'ENOTDIR'
+        ? notUnderFolder(path)
+        : { ok: false, reason: `cannot be read (${code ?? (e as Error).message})` };
     return missingDestination(path);
   }
   if (!s.isDirectory()) return { ok: false, reason: 'is a file' };
   try {
     const names = await readdir(path);
-    return names.length === 0 ? { ok: true, reason: 'is an empty folder' } : { ok: false, reason: 'is not empty' };
+    return names.length === 0
+      ? { ok: true, reason: 'is an empty folder' }
+      : { ok: false, reason: 'is not empty' };
   } catch (e) {
-    return { ok: false, reason: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
+    return {
+      ok: false,
+      reason: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    };
   }
 }
 
@@ -29,7 +37,9 @@ async function missingDestination(path: string): Promise<DestinationCheck> {
   for (let dir = dirname(path); ; dir = dirname(dir)) {
     try {
       const s = await stat(dir);
-      return s.isDirectory() ? { ok: true, reason: 'will be created' } : { ok: false, reason: `cannot be created: ${dir} is a file` };
+      return s.isDirectory()
+        ? { ok: true, reason: 'will be created' }
+        : { ok: false, reason: `cannot be created: ${dir} is a file` };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return notUnderFolder(path);
       if (dirname(dir) === dir) return { ok: false, reason: 'cannot be created: no existing parent folder' };

@@ -24,11 +24,25 @@ describe('cleanStaleTemporaries', () => {
     const pid = process.pid;
     await temporary(`.repo.sluice-tmp-${pid}-aaaa1111`, { pid, host: 'h', startedAt: 1, dest });
     await temporary(`.repo.sluice-tmp-${pid}-bbbb2222`); // marker already removed before the final rename
-    await temporary(`.other.sluice-tmp-${pid}-cccc3333`, { pid, host: 'h', startedAt: 1, dest: join(parent, 'other') });
-    await temporary(`.repo.sluice-tmp-${pid}-dddd4444`, { pid, host: 'h', startedAt: 1, dest: join(parent, 'elsewhere', 'repo') });
+    await temporary(`.other.sluice-tmp-${pid}-cccc3333`, {
+      pid,
+      host: 'h',
+      startedAt: 1,
+      dest: join(parent, 'other'),
+    });
+    await temporary(`.repo.sluice-tmp-${pid}-dddd4444`, {
+      pid,
+      host: 'h',
+      startedAt: 1,
+      dest: join(parent, 'elsewhere', 'repo'),
+    });
     await mkdir(join(parent, 'repo-unrelated'));
     await cleanStaleTemporaries(dest);
-    expect((await readdir(parent)).sort()).toEqual([`.other.sluice-tmp-${pid}-cccc3333`, `.repo.sluice-tmp-${pid}-dddd4444`, 'repo-unrelated']);
+    expect((await readdir(parent)).sort()).toEqual([
+      `.other.sluice-tmp-${pid}-cccc3333`,
+      `.repo.sluice-tmp-${pid}-dddd4444`,
+      'repo-unrelated',
+    ]);
   });
 
   it('does nothing when the parent does not exist', async () => {
@@ -50,7 +64,12 @@ describe('probeServer', () => {
     try {
       const repo = join(dir, 'repo');
       await mkdir(repo);
-      execFileSync('tar', ['-xzf', new URL('../../../test/fixtures/hg/default/repo.tar.gz', import.meta.url).pathname, '-C', repo]);
+      execFileSync('tar', [
+        '-xzf',
+        new URL('../../../test/fixtures/hg/default/repo.tar.gz', import.meta.url).pathname,
+        '-C',
+        repo,
+      ]);
       const server = await startServer({ repo, address: '127.0.0.1', port: 0 });
       try {
         const info = await probeServer(server.url);
@@ -65,6 +84,8 @@ describe('probeServer', () => {
   });
 
   it('fails with a network error code for a port nobody listens on', async () => {
-    await expect(probeServer('http://127.0.0.1:9/')).rejects.toMatchObject({ code: expect.stringMatching(/^(NETWORK|TIMEOUT)$/) });
+    await expect(probeServer('http://127.0.0.1:9/')).rejects.toMatchObject({
+      code: expect.stringMatching(/^(NETWORK|TIMEOUT)$/),
+    });
   });
 });

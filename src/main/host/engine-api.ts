@@ -90,7 +90,8 @@ export async function cleanStaleTemporaries(dest: string): Promise<void> {
     const dir = join(parent, name);
     try {
       const marker = JSON.parse(await readFile(join(dir, OWNER_MARKER), 'utf8')) as Partial<OwnerMarker>;
-      if (marker.pid !== process.pid || (marker.dest !== undefined && resolve(marker.dest) !== target)) continue;
+      if (marker.pid !== process.pid || (marker.dest !== undefined && resolve(marker.dest) !== target))
+        continue;
     } catch {
       // no marker: removed just before the final rename, or never written; the name says it is ours
     }

@@ -53,7 +53,12 @@ export interface EngineHostOptions {
   sampleBundle: string;
   worker: EngineWorkerOptions;
   /** tests replace the engine's entry points and the worker */
-  engine?: Partial<Pick<typeof engine, 'inspectBundle' | 'probeServer' | 'startServer' | 'cleanStaleTemporaries' | 'sweepDeadTemporaries'>>;
+  engine?: Partial<
+    Pick<
+      typeof engine,
+      'inspectBundle' | 'probeServer' | 'startServer' | 'cleanStaleTemporaries' | 'sweepDeadTemporaries'
+    >
+  >;
   createWorker?: (start: WorkerStartData) => EngineWorkerLike;
   maxConcurrentJobs?: number;
   cancelGraceMs?: number;
@@ -61,7 +66,9 @@ export interface EngineHostOptions {
   library?: Pick<RepoLibraryOptions, 'read' | 'watch' | 'batchMs'>;
 }
 
-export type InvokeHandlers = { [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']> };
+export type InvokeHandlers = {
+  [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']>;
+};
 
 /** A failed invoke: `code` is an engine ErrorCode (USAGE for invalid requests), what the renderer's toUiError() reads. */
 export class InvokeFailure extends Error {
@@ -90,7 +97,8 @@ export class EngineHost {
 
   constructor(readonly options: EngineHostOptions) {
     const api = (this.api = { ...engine, ...options.engine });
-    const createWorker = options.createWorker ?? ((start: WorkerStartData) => new EngineWorkerHost(start, options.worker));
+    const createWorker =
+      options.createWorker ?? ((start: WorkerStartData) => new EngineWorkerHost(start, options.worker));
     this.isAbsolutePath = options.platform.isAbsolutePath ?? isAbsolute;
     this.history = new HistoryStore(join(options.dataDir, 'history.json'));
     this.logs = new JobLogStore(join(options.dataDir, 'logs'));
@@ -98,7 +106,10 @@ export class EngineHost {
     this.credentials = new CredentialStore(
       join(options.dataDir, 'credentials.enc'),
       p0.credentialCipher ?? null,
-      p0.credentialsUnavailableReason ?? (p0.host === 'web' ? 'the web host never stores credentials' : 'this system offers no encryption for stored credentials'),
+      p0.credentialsUnavailableReason ??
+        (p0.host === 'web'
+          ? 'the web host never stores credentials'
+          : 'this system offers no encryption for stored credentials'),
     );
     const store = this.credentials;
     this.jobs = new JobRegistry({
@@ -161,13 +172,17 @@ export class EngineHost {
       'dialog:pickBundle': () => p.pickBundle(),
       'shell:openPath': async (path) => {
         if (!(await this.isKnownPath(path))) {
-          throw new SluiceError('USAGE', `refused to open ${path}: Sluice opens only folders it wrote or lists (job destinations, library repositories)`);
+          throw new SluiceError(
+            'USAGE',
+            `refused to open ${path}: Sluice opens only folders it wrote or lists (job destinations, library repositories)`,
+          );
         }
         await p.openPath(path);
       },
       'shell:openExternal': (url) => p.openExternal(url),
       'file:writeText': (name, text) => p.writeText(name, text),
-      'credentials:answer': async (requestId, answer, remember) => this.jobs.answerCredentials(requestId, answer, remember === true && this.credentials.available),
+      'credentials:answer': async (requestId, answer, remember) =>
+        this.jobs.answerCredentials(requestId, answer, remember === true && this.credentials.available),
       'credentials:list': async () => ({
         available: this.credentials.available,
         ...(!this.credentials.available && { reason: this.credentials.reason }),
@@ -180,7 +195,10 @@ export class EngineHost {
       'library:trash': async (path) => {
         this.assertInLibrary(path);
         if (!p.trashItem) {
-          throw new SluiceError('USAGE', `the web host has no system trash, so Sluice does not delete ${path}; remove it from the list and delete the folder yourself`);
+          throw new SluiceError(
+            'USAGE',
+            `the web host has no system trash, so Sluice does not delete ${path}; remove it from the list and delete the folder yourself`,
+          );
         }
         await p.trashItem(path);
         await this.library.remove(path);
@@ -233,7 +251,11 @@ export class EngineHost {
     const request = summary.request;
     try {
       if (request.kind === 'clone' || request.kind === 'apply') {
-        await this.library.add(request.dest, request.kind, request.kind === 'clone' ? (summary.endedAt ?? Date.now()) : undefined);
+        await this.library.add(
+          request.dest,
+          request.kind,
+          request.kind === 'clone' ? (summary.endedAt ?? Date.now()) : undefined,
+        );
       } else if (request.kind === 'pull' && !request.incoming) {
         this.library.notePull(request.repo, summary.endedAt ?? Date.now());
       }
@@ -250,7 +272,10 @@ export class EngineHost {
   private async isKnownPath(path: string): Promise<boolean> {
     const target = resolve(path);
     if (this.library.has(target)) return true;
-    const requests = [...this.jobs.list().map((j) => j.request), ...(await this.history.list()).map((r) => r.request)];
+    const requests = [
+      ...this.jobs.list().map((j) => j.request),
+      ...(await this.history.list()).map((r) => r.request),
+    ];
     for (const request of requests) {
       const dest = destinationOf(request);
       // the folder holding a destination: a comparison's results folder, "show in folder" of a bundle
@@ -298,7 +323,8 @@ export function toInvokeFailure(e: unknown): InvokeFailure {
     const o = e as { code?: unknown; message?: unknown };
     const message = typeof o.message === 'string' ? o.message : String(e);
     const isErrno = typeof o.code === 'string' && (/^E[A-Z]+$/.test(o.code) || o.code.startsWith('ERR_'));
-    if (typeof o.code === 'string' && /^[A-Z][A-Z_]+$/.test(o.code) && !isErrno) return new InvokeFailure(o.code, message);
+    if (typeof o.code === 'string' && /^[A-Z][A-Z_]+$/.test(o.code) && !isErrno)
+      return new InvokeFailure(o.code, message);
     return new InvokeFailure('IO', message);
   }
   return new InvokeFailure('IO', String(e));

@@ -38,7 +38,11 @@ describe('EngineWorkerHost', () => {
     const { host, messages, exited } = run('/echo');
     host.send({ type: 'cancel', jobId: 'j' });
     await expect.poll(() => messages.length).toBe(1);
-    expect(messages[0]).toMatchObject({ type: 'events', jobId: 'j', events: [{ message: '{"type":"cancel","jobId":"j"}' }] });
+    expect(messages[0]).toMatchObject({
+      type: 'events',
+      jobId: 'j',
+      events: [{ message: '{"type":"cancel","jobId":"j"}' }],
+    });
     await host.terminate();
     expect(await exited).toBe(1);
     host.send({ type: 'cancel', jobId: 'j' }); // after exit: ignored, no throw
@@ -126,7 +130,11 @@ describe('engine-worker.ts (the real worker entry, run from source)', () => {
   it('reports an engine failure as an error event with its code, then finished with the error', async () => {
     const notABundle = join(dir, 'not-a-bundle.hg');
     await writeFile(notABundle, 'hello, not a bundle');
-    const { finished, events } = await runReal({ kind: 'apply', bundlePath: notABundle, dest: join(dir, 'r') });
+    const { finished, events } = await runReal({
+      kind: 'apply',
+      bundlePath: notABundle,
+      dest: join(dir, 'r'),
+    });
     expect(finished).toMatchObject({ type: 'finished', ok: false, error: { code: 'BAD_MAGIC' } });
     expect(events.at(-1)).toMatchObject({ type: 'error', jobId: 'real', code: 'BAD_MAGIC' });
     expect(events.filter((e) => e.type === 'error')).toHaveLength(1);

@@ -41,7 +41,9 @@ async function run(jobId: string, request: JobRequest): Promise<void> {
   const job: RunningJob = { controller, credentialAnswers: new Map() };
   jobs.set(jobId, job);
   const log = new JobLogLines();
-  const batcher = new EventBatcher((events) => post({ type: 'events', jobId, events, ...withLog(log) }), { intervalMs: batchIntervalMs });
+  const batcher = new EventBatcher((events) => post({ type: 'events', jobId, events, ...withLog(log) }), {
+    intervalMs: batchIntervalMs,
+  });
   let ended = false;
   let nextRequest = 0;
   const emit = (event: SluiceEvent): void => {

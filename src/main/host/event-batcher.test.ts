@@ -3,7 +3,16 @@ import { EventBatcher } from './event-batcher';
 import type { FileEntry, SluiceEvent } from '../../shared/events';
 
 const jobId = 'j1';
-const start = (): SluiceEvent => ({ type: 'start', jobId, time: Date.now(), kind: 'apply', files: 0, bytes: 0, requirements: [], source: '/b.hg' });
+const start = (): SluiceEvent => ({
+  type: 'start',
+  jobId,
+  time: Date.now(),
+  kind: 'apply',
+  files: 0,
+  bytes: 0,
+  requirements: [],
+  source: '/b.hg',
+});
 const progress = (bytes: number): SluiceEvent => ({
   type: 'progress',
   jobId,
@@ -15,8 +24,22 @@ const progress = (bytes: number): SluiceEvent => ({
   bytesPerSec: 1,
   elapsedMs: 0,
 });
-const files = (names: string[]): SluiceEvent => ({ type: 'files', jobId, time: Date.now(), entries: names.map((name) => ({ vfs: 's', name, size: 1 })) });
-const done = (): SluiceEvent => ({ type: 'done', jobId, time: Date.now(), wallMs: 1, userCpuMs: 0, systemCpuMs: 0, bytes: 0, files: 0 });
+const files = (names: string[]): SluiceEvent => ({
+  type: 'files',
+  jobId,
+  time: Date.now(),
+  entries: names.map((name) => ({ vfs: 's', name, size: 1 })),
+});
+const done = (): SluiceEvent => ({
+  type: 'done',
+  jobId,
+  time: Date.now(),
+  wallMs: 1,
+  userCpuMs: 0,
+  systemCpuMs: 0,
+  bytes: 0,
+  files: 0,
+});
 
 describe('EventBatcher', () => {
   beforeEach(() => {
@@ -51,14 +74,17 @@ describe('EventBatcher', () => {
     batcher.push(done());
 
     const all = batches.flat();
-    const received = all.filter((e) => e.type === 'files').flatMap((e) => (e.type === 'files' ? e.entries.map((x: FileEntry) => x.name) : []));
+    const received = all
+      .filter((e) => e.type === 'files')
+      .flatMap((e) => (e.type === 'files' ? e.entries.map((x: FileEntry) => x.name) : []));
     expect(received).toEqual(sent);
 
     // 10 s at 50 ms: at most 200 timed flushes, plus the immediate start and done flushes.
     expect(batches.length).toBeLessThanOrEqual(10_000 / 50 + 2 + 1);
     expect(batches.length).toBeGreaterThan(150);
     // No two timed flushes closer than the interval (the first and last are urgent ones).
-    for (let i = 2; i < deliveredAt.length - 1; i++) expect(deliveredAt[i]! - deliveredAt[i - 1]!).toBeGreaterThanOrEqual(50);
+    for (let i = 2; i < deliveredAt.length - 1; i++)
+      expect(deliveredAt[i]! - deliveredAt[i - 1]!).toBeGreaterThanOrEqual(50);
     // In any 1 s window, at most ~20 messages.
     for (let t = 0; t < 10_000; t += 100) {
       expect(deliveredAt.filter((d) => d >= t && d < t + 1000).length).toBeLessThanOrEqual(21);
@@ -114,7 +140,10 @@ describe('EventBatcher', () => {
     batcher.push(files(['b']));
     batcher.flush();
     expect(first.type === 'files' && first.entries.map((e) => e.name)).toEqual(['a']);
-    expect(batches[0]![0]!.type === 'files' && (batches[0]![0] as { entries: FileEntry[] }).entries.map((e) => e.name)).toEqual(['a', 'b']);
+    expect(
+      batches[0]![0]!.type === 'files' &&
+        (batches[0]![0] as { entries: FileEntry[] }).entries.map((e) => e.name),
+    ).toEqual(['a', 'b']);
   });
 
   it('touch() delivers within the interval with nothing queued (a log chunk rides along), once', () => {

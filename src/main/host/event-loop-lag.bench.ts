@@ -37,11 +37,16 @@ function ensureBundle(): string {
   const bundle = join(work, `${corpus.replace(/[^A-Za-z0-9]+/g, '_')}.v2.hg`);
   if (existsSync(bundle)) return bundle;
   if (!existsSync(join(corpus, '.hg'))) {
-    throw new Error(`no repository at ${corpus}: generate it with ../shared/bench/make-corpus.sh --preset medium ${corpus}`);
+    throw new Error(
+      `no repository at ${corpus}: generate it with ../shared/bench/make-corpus.sh --preset medium ${corpus}`,
+    );
   }
   mkdirSync(work, { recursive: true });
   console.log(`making ${bundle} with hg (once)…`);
-  const r = spawnSync('hg', ['-R', corpus, 'bundle', '-a', '-q', '-t', 'none-v2;stream=v2', bundle], { stdio: 'inherit', env: { ...process.env, HGPLAIN: '1' } });
+  const r = spawnSync('hg', ['-R', corpus, 'bundle', '-a', '-q', '-t', 'none-v2;stream=v2', bundle], {
+    stdio: 'inherit',
+    env: { ...process.env, HGPLAIN: '1' },
+  });
   if (r.status !== 0) throw new Error('hg bundle failed');
   return bundle;
 }
@@ -77,10 +82,17 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, idleMs));
   } else if (inThread) {
     const controller = new AbortController();
-    await runJob({ kind: 'apply', bundlePath: bundle, dest }, { jobId: 'in-thread', signal: controller.signal, emit: (e) => (relay(e), count([e])) });
+    await runJob(
+      { kind: 'apply', bundlePath: bundle, dest },
+      { jobId: 'in-thread', signal: controller.signal, emit: (e) => (relay(e), count([e])) },
+    );
   } else {
     const history = new HistoryStore(join(work, `history-${process.pid}.json`));
-    const registry = new JobRegistry({ createWorker: (start) => new EngineWorkerHost(start, workerOptions()), history, logs: new JobLogStore(join(work, `logs-${process.pid}`)) });
+    const registry = new JobRegistry({
+      createWorker: (start) => new EngineWorkerHost(start, workerOptions()),
+      history,
+      logs: new JobLogStore(join(work, `logs-${process.pid}`)),
+    });
     registry.onPush((m) => {
       relay(m.payload);
       if (m.channel === 'job:events') count(m.payload.events);
@@ -88,7 +100,8 @@ async function main(): Promise<void> {
     const { jobId } = registry.start({ kind: 'apply', bundlePath: bundle, dest });
     await registry.whenEnded(jobId);
     const [record] = await history.list();
-    if (record?.state !== 'done') throw new Error(`the apply ended ${record?.state}: ${JSON.stringify(record?.error)}`);
+    if (record?.state !== 'done')
+      throw new Error(`the apply ended ${record?.state}: ${JSON.stringify(record?.error)}`);
     await rm(history.file, { force: true });
     await rm(join(work, `logs-${process.pid}`), { recursive: true, force: true });
   }
@@ -99,15 +112,29 @@ async function main(): Promise<void> {
   console.log(
     JSON.stringify(
       {
-        mode: idleMs > 0 ? 'idle (no job)' : inThread ? 'in-thread (engine on the host event loop)' : `worker (${fromSource ? 'tsx source' : 'built'})`,
+        mode:
+          idleMs > 0
+            ? 'idle (no job)'
+            : inThread
+              ? 'in-thread (engine on the host event loop)'
+              : `worker (${fromSource ? 'tsx source' : 'built'})`,
         bundle,
         files,
         wallMs: Math.round(wallMs),
         pushMessages: messages,
         pushMessagesPerSec: Math.round(messages / (wallMs / 1000)),
         relayedKiB: Math.round(relayedBytes / 1024),
-        eventLoopDelayMs: { resolution, p50: ms(histogram.percentile(50)), p99: ms(histogram.percentile(99)), max: ms(histogram.max), samples: histogram.count },
-        lagMs: { p99: ms(Math.max(0, histogram.percentile(99) - resolution * 1e6)), max: ms(Math.max(0, histogram.max - resolution * 1e6)) },
+        eventLoopDelayMs: {
+          resolution,
+          p50: ms(histogram.percentile(50)),
+          p99: ms(histogram.percentile(99)),
+          max: ms(histogram.max),
+          samples: histogram.count,
+        },
+        lagMs: {
+          p99: ms(Math.max(0, histogram.percentile(99) - resolution * 1e6)),
+          max: ms(Math.max(0, histogram.max - resolution * 1e6)),
+        },
         threadpool: process.env.UV_THREADPOOL_SIZE,
       },
       null,

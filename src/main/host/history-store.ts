@@ -61,7 +61,8 @@ export class HistoryStore {
 
 function parseHistoryFile(value: unknown): HistoryFile {
   const parsed = value as HistoryFile;
-  if (!parsed || parsed.version !== HISTORY_FILE_VERSION || !Array.isArray(parsed.records)) throw new Error('unexpected shape');
+  if (!parsed || parsed.version !== HISTORY_FILE_VERSION || !Array.isArray(parsed.records))
+    throw new Error('unexpected shape');
   return { version: parsed.version, records: parsed.records.filter((r) => r && typeof r.jobId === 'string') };
 }
 

@@ -4,13 +4,34 @@ import type { PushMessage } from './job-registry';
 import type { JobSummary } from '../../shared/ipc';
 import type { JobRequest } from '../../shared/jobs';
 
-const summary = (jobId: string, state: JobSummary['state'], request: JobRequest, startedAt = 0, endedAt?: number): PushMessage => ({
+const summary = (
+  jobId: string,
+  state: JobSummary['state'],
+  request: JobRequest,
+  startedAt = 0,
+  endedAt?: number,
+): PushMessage => ({
   channel: 'job:state',
   payload: { jobId, request, state, startedAt, ...(endedAt !== undefined && { endedAt }) },
 });
 const progress = (jobId: string, bytes: number, totalBytes: number): PushMessage => ({
   channel: 'job:events',
-  payload: { jobId, events: [{ type: 'progress', jobId, time: 0, bytes, files: 0, totalBytes, totalFiles: 1, bytesPerSec: 1, elapsedMs: 1 }] },
+  payload: {
+    jobId,
+    events: [
+      {
+        type: 'progress',
+        jobId,
+        time: 0,
+        bytes,
+        files: 0,
+        totalBytes,
+        totalFiles: 1,
+        bytesPerSec: 1,
+        elapsedMs: 1,
+      },
+    ],
+  },
 });
 const apply: JobRequest = { kind: 'apply', bundlePath: '/b.hg', dest: '/r' };
 const verify: JobRequest = { kind: 'verify', repo: '/r' };
@@ -19,7 +40,10 @@ describe('JobIndicators', () => {
   it('shows one bar for all running jobs, a transfer flag, and reports ended jobs', () => {
     const states: IndicatorState[] = [];
     const ended: EndedJob[] = [];
-    const ind = new JobIndicators((s) => states.push(s), (j) => ended.push(j));
+    const ind = new JobIndicators(
+      (s) => states.push(s),
+      (j) => ended.push(j),
+    );
     ind.observe(summary('a', 'queued', apply));
     expect(states).toEqual([]);
     ind.observe(summary('a', 'running', apply));
@@ -34,8 +58,16 @@ describe('JobIndicators', () => {
     expect(states.at(-1)).toEqual({ progress: 50.1 / 400, transferring: true });
     ind.observe(summary('a', 'done', apply, 0, 20_000));
     expect(states.at(-1)).toEqual({ progress: 0, transferring: false });
-    expect(ended).toEqual([{ summary: expect.objectContaining({ jobId: 'a', state: 'done' }), durationMs: 20_000 }]);
-    ind.observe({ channel: 'job:events', payload: { jobId: 'v', events: [{ type: 'error', jobId: 'v', time: 0, code: 'REVLOG', message: 'bad' }] } });
+    expect(ended).toEqual([
+      { summary: expect.objectContaining({ jobId: 'a', state: 'done' }), durationMs: 20_000 },
+    ]);
+    ind.observe({
+      channel: 'job:events',
+      payload: {
+        jobId: 'v',
+        events: [{ type: 'error', jobId: 'v', time: 0, code: 'REVLOG', message: 'bad' }],
+      },
+    });
     ind.observe(summary('v', 'failed', verify, 0, 5));
     expect(states.at(-1)).toEqual({ progress: null, transferring: false });
     expect(ended[1]).toMatchObject({ durationMs: 5, error: { code: 'REVLOG' } });
@@ -43,7 +75,10 @@ describe('JobIndicators', () => {
 
   it('does not report a job cancelled while queued as ended', () => {
     const ended: EndedJob[] = [];
-    const ind = new JobIndicators(() => {}, (j) => ended.push(j));
+    const ind = new JobIndicators(
+      () => {},
+      (j) => ended.push(j),
+    );
     ind.observe(summary('q', 'queued', apply));
     ind.observe(summary('q', 'cancelled', apply, 0, 1));
     expect(ended).toEqual([]);

@@ -84,7 +84,8 @@ export class JobIndicators {
         total += t.totalBytes;
       } else unknown = true;
     }
-    const progress: IndicatorState['progress'] = this.running.size === 0 ? null : total > 0 ? Math.min(1, bytes / total) : unknown ? 'indeterminate' : 0;
+    const progress: IndicatorState['progress'] =
+      this.running.size === 0 ? null : total > 0 ? Math.min(1, bytes / total) : unknown ? 'indeterminate' : 0;
     const next = { progress, transferring };
     if (sameIndication(next, this.last)) return;
     this.last = next;

@@ -4,8 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JobLogStore } from './job-log-store';
 
-const lines = (from: number, n: number) => Array.from({ length: n }, (_, i) => `adding [s] data/file${from + i}.i (${from + i} bytes)`);
-const chunk = (from: number, n: number) => lines(from, n).map((l) => `${l}\n`).join('');
+const lines = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => `adding [s] data/file${from + i}.i (${from + i} bytes)`);
+const chunk = (from: number, n: number) =>
+  lines(from, n)
+    .map((l) => `${l}\n`)
+    .join('');
 
 describe('JobLogStore', () => {
   let dir: string;
@@ -68,7 +72,14 @@ describe('JobLogStore', () => {
       await store.finish(`j${j}`);
       await new Promise((r) => setTimeout(r, 5));
     }
-    expect((await readdir(join(dir, 'logs'))).sort()).toEqual(['j2.json', 'j2.log', 'j3.json', 'j3.log', 'j4.json', 'j4.log']);
+    expect((await readdir(join(dir, 'logs'))).sort()).toEqual([
+      'j2.json',
+      'j2.log',
+      'j3.json',
+      'j3.log',
+      'j4.json',
+      'j4.log',
+    ]);
     await store.clear();
     expect(await readdir(join(dir, 'logs'))).toEqual([]);
   });

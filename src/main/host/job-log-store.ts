@@ -141,7 +141,8 @@ export class JobLogStore {
     const needle = query.trim().toLowerCase();
     const source = await this.source(jobId);
     if (!source) return { from, lines: [], total: 0, dropped: 0, ...(needle ? { matches: 0 } : {}) };
-    if (!needle) return { from, lines: await source.read(from, count), total: source.total, dropped: source.dropped };
+    if (!needle)
+      return { from, lines: await source.read(from, count), total: source.total, dropped: source.dropped };
     const matches = await this.matches(jobId, needle, source);
     const wanted = matches.slice(from, from + count);
     const out: string[] = [];
@@ -158,7 +159,8 @@ export class JobLogStore {
     const source = await this.source(jobId);
     const head: string[] = [];
     if (header) head.push(header);
-    if (source && source.dropped > 0) head.push(`# ${source.dropped} earlier lines were dropped (the log keeps the last ${this.cap})`);
+    if (source && source.dropped > 0)
+      head.push(`# ${source.dropped} earlier lines were dropped (the log keeps the last ${this.cap})`);
     const body = source ? await source.all() : '';
     return (head.length ? head.join('\n') + '\n' : '') + body;
   }
@@ -177,12 +179,19 @@ export class JobLogStore {
 
   private async matches(jobId: string, needle: string, source: LogSource): Promise<number[]> {
     let f = this.filter;
-    if (!f || f.jobId !== jobId || f.needle !== needle || f.dropped !== source.dropped || f.scannedLines > source.total) {
+    if (
+      !f ||
+      f.jobId !== jobId ||
+      f.needle !== needle ||
+      f.dropped !== source.dropped ||
+      f.scannedLines > source.total
+    ) {
       f = this.filter = { jobId, needle, dropped: source.dropped, scannedLines: 0, matches: [] };
     }
     if (f.scannedLines < source.total) {
       const lines = await source.read(f.scannedLines, source.total - f.scannedLines);
-      for (let i = 0; i < lines.length; i++) if (lines[i]!.toLowerCase().includes(needle)) f.matches.push(f.scannedLines + i);
+      for (let i = 0; i < lines.length; i++)
+        if (lines[i]!.toLowerCase().includes(needle)) f.matches.push(f.scannedLines + i);
       f.scannedLines += lines.length;
     }
     return f.matches;
@@ -198,7 +207,9 @@ export class JobLogStore {
   private async prune(): Promise<void> {
     const names = (await readdir(this.dir)).filter((n) => n.endsWith('.json'));
     if (names.length <= this.maxOnDisk) return;
-    const dated = await Promise.all(names.map(async (n) => ({ n, t: (await stat(join(this.dir, n)).catch(() => null))?.mtimeMs ?? 0 })));
+    const dated = await Promise.all(
+      names.map(async (n) => ({ n, t: (await stat(join(this.dir, n)).catch(() => null))?.mtimeMs ?? 0 })),
+    );
     dated.sort((a, b) => a.t - b.t);
     for (const { n } of dated.slice(0, dated.length - this.maxOnDisk)) {
       const base = join(this.dir, n.slice(0, -'.json'.length));

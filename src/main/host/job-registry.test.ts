@@ -85,8 +85,12 @@ describe('JobRegistry', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const states = (jobId: string) => pushes.filter((p) => p.channel === 'job:state' && p.payload.jobId === jobId).map((p) => (p.channel === 'job:state' ? p.payload.state : ''));
-  const relayed = (jobId: string) => pushes.flatMap((p) => (p.channel === 'job:events' && p.payload.jobId === jobId ? p.payload.events : []));
+  const states = (jobId: string) =>
+    pushes
+      .filter((p) => p.channel === 'job:state' && p.payload.jobId === jobId)
+      .map((p) => (p.channel === 'job:state' ? p.payload.state : ''));
+  const relayed = (jobId: string) =>
+    pushes.flatMap((p) => (p.channel === 'job:events' && p.payload.jobId === jobId ? p.payload.events : []));
 
   it('runs a job in the warm worker, relays its events batched, keeps its log and records it in the history', async () => {
     registry.warmUp();
@@ -94,13 +98,50 @@ describe('JobRegistry', () => {
     const { jobId } = registry.start({ kind: 'apply', bundlePath: '/b.hg', dest: '/r' }, 'my apply');
     expect(workers).toHaveLength(1);
     const w = workers[0]!;
-    expect(w.received).toEqual([{ type: 'start', jobId, request: { kind: 'apply', bundlePath: '/b.hg', dest: '/r' } }]);
-    w.emit({ type: 'start', jobId, time: t(), kind: 'apply', files: 3, bytes: 30, requirements: [], source: '/b.hg', dest: '/r' });
+    expect(w.received).toEqual([
+      { type: 'start', jobId, request: { kind: 'apply', bundlePath: '/b.hg', dest: '/r' } },
+    ]);
+    w.emit({
+      type: 'start',
+      jobId,
+      time: t(),
+      kind: 'apply',
+      files: 3,
+      bytes: 30,
+      requirements: [],
+      source: '/b.hg',
+      dest: '/r',
+    });
     for (let i = 1; i <= 50; i++) {
-      w.emit({ type: 'progress', jobId, time: t(), bytes: i, files: 0, totalBytes: 50, totalFiles: 3, bytesPerSec: i * 100, elapsedMs: i * 10 });
+      w.emit({
+        type: 'progress',
+        jobId,
+        time: t(),
+        bytes: i,
+        files: 0,
+        totalBytes: 50,
+        totalFiles: 3,
+        bytesPerSec: i * 100,
+        elapsedMs: i * 10,
+      });
     }
-    w.say({ type: 'events', jobId, events: [], log: { text: 'adding [s] data/a.i (10 bytes)\nadding [s] data/b.i (20 bytes)\n', lines: 2 } });
-    w.emit({ type: 'done', jobId, time: t(), wallMs: 500, userCpuMs: 1, systemCpuMs: 1, bytes: 50, files: 3, result: '/r' });
+    w.say({
+      type: 'events',
+      jobId,
+      events: [],
+      log: { text: 'adding [s] data/a.i (10 bytes)\nadding [s] data/b.i (20 bytes)\n', lines: 2 },
+    });
+    w.emit({
+      type: 'done',
+      jobId,
+      time: t(),
+      wallMs: 500,
+      userCpuMs: 1,
+      systemCpuMs: 1,
+      bytes: 50,
+      files: 3,
+      result: '/r',
+    });
     w.say({ type: 'finished', jobId, ok: true });
     await registry.whenEnded(jobId);
 
@@ -113,10 +154,18 @@ describe('JobRegistry', () => {
     expect(last.payload).toMatchObject({ log: { total: 2, dropped: 0 } });
     // the worker stays, warm for the next job
     expect(w.terminated).toBe(false);
-    expect((await logs.page(jobId, 0, 10)).lines).toEqual(['adding [s] data/a.i (10 bytes)', 'adding [s] data/b.i (20 bytes)']);
+    expect((await logs.page(jobId, 0, 10)).lines).toEqual([
+      'adding [s] data/a.i (10 bytes)',
+      'adding [s] data/b.i (20 bytes)',
+    ]);
 
     const [record] = await history.list();
-    expect(record).toMatchObject({ jobId, label: 'my apply', state: 'done', done: { wallMs: 500, result: '/r' } });
+    expect(record).toMatchObject({
+      jobId,
+      label: 'my apply',
+      state: 'done',
+      done: { wallMs: 500, result: '/r' },
+    });
     expect(record!.samples).toHaveLength(50);
     expect(record!.samples![49]).toEqual([500, 5000]);
     expect(registry.list()).toEqual([expect.objectContaining({ jobId, state: 'done' })]);
@@ -137,12 +186,21 @@ describe('JobRegistry', () => {
     ]);
     for (const id of [jobId, pull.jobId]) {
       w.emit({ type: 'error', jobId: id, time: t(), code: 'AUTH', message: 'authorization failed' });
-      w.say({ type: 'finished', jobId: id, ok: false, error: { code: 'AUTH', message: 'authorization failed' } });
+      w.say({
+        type: 'finished',
+        jobId: id,
+        ok: false,
+        error: { code: 'AUTH', message: 'authorization failed' },
+      });
       await registry.whenEnded(id);
     }
     await history.flushed();
     const { readFile } = await import('node:fs/promises');
-    for (const seen of [JSON.stringify(pushes), JSON.stringify(registry.list()), await readFile(join(dir, 'history.json'), 'utf8')]) {
+    for (const seen of [
+      JSON.stringify(pushes),
+      JSON.stringify(registry.list()),
+      await readFile(join(dir, 'history.json'), 'utf8'),
+    ]) {
       expect(seen).not.toMatch(/s3cret|tok3n/);
       expect(seen).toContain('https://hg.example/repo');
     }
@@ -174,7 +232,12 @@ describe('JobRegistry', () => {
     await registry.cancel(jobId);
     expect(workers[0]!.received.at(-1)).toEqual({ type: 'cancel', jobId });
     workers[0]!.emit({ type: 'error', jobId, time: t(), code: 'CANCELLED', message: 'cancelled' });
-    workers[0]!.say({ type: 'finished', jobId, ok: false, error: { code: 'CANCELLED', message: 'cancelled' } });
+    workers[0]!.say({
+      type: 'finished',
+      jobId,
+      ok: false,
+      error: { code: 'CANCELLED', message: 'cancelled' },
+    });
     await registry.whenEnded(jobId);
     expect(states(jobId)).toEqual(['queued', 'running', 'cancelled']);
     expect(cleaned).toEqual([]);
@@ -192,7 +255,9 @@ describe('JobRegistry', () => {
     expect(cleaned).toEqual(['/stuck']);
     expect(states(jobId).at(-1)).toBe('cancelled');
     expect(relayed(jobId).some((e) => e.type === 'log' && /terminated/.test(e.message))).toBe(true);
-    expect((await logs.page(jobId, 0, 10)).lines).toEqual([expect.stringMatching(/^warning: the engine did not stop .* terminated$/)]);
+    expect((await logs.page(jobId, 0, 10)).lines).toEqual([
+      expect.stringMatching(/^warning: the engine did not stop .* terminated$/),
+    ]);
     const next = registry.start({ kind: 'verify', repo: '/r' });
     expect(workers).toHaveLength(2);
     expect(workers[1]!.started).toEqual([next.jobId]);
@@ -220,14 +285,23 @@ describe('JobRegistry', () => {
   it('fails every job of a worker that dies with a clear message; the next job starts a new worker', async () => {
     const a = registry.start({ kind: 'apply', bundlePath: '/b.hg', dest: '/r' });
     const b = registry.start({ kind: 'apply', bundlePath: '/b.hg', dest: '/s' });
-    workers[0]!.say({ type: 'events', jobId: a.jobId, events: [], log: { text: 'adding [s] data/a.i (1 bytes)\n', lines: 1 } });
+    workers[0]!.say({
+      type: 'events',
+      jobId: a.jobId,
+      events: [],
+      log: { text: 'adding [s] data/a.i (1 bytes)\n', lines: 1 },
+    });
     workers[0]!.events.emit('crash', new Error('heap limit'));
     workers[0]!.events.emit('exit', 1);
     await registry.whenEnded(a.jobId);
     await registry.whenEnded(b.jobId);
     for (const id of [a.jobId, b.jobId]) {
       expect(states(id).at(-1)).toBe('failed');
-      expect(relayed(id).at(-1)).toMatchObject({ type: 'error', code: 'ENGINE_CRASHED', message: expect.stringMatching(/engine worker stopped unexpectedly \(heap limit\).*Start it again/) });
+      expect(relayed(id).at(-1)).toMatchObject({
+        type: 'error',
+        code: 'ENGINE_CRASHED',
+        message: expect.stringMatching(/engine worker stopped unexpectedly \(heap limit\).*Start it again/),
+      });
     }
     expect(cleaned.sort()).toEqual(['/r', '/s']);
     expect((await history.list())[0]).toMatchObject({ state: 'failed', error: { code: 'ENGINE_CRASHED' } });
@@ -251,7 +325,9 @@ describe('JobRegistry', () => {
 
   it('refuses a second job writing a destination a running or queued job writes', async () => {
     const a = registry.start({ kind: 'apply', bundlePath: '/b.hg', dest: '/same' });
-    expect(() => registry.start({ kind: 'clone', url: 'http://127.0.0.1:1/r', dest: '/same/' })).toThrow(/being written by another job/);
+    expect(() => registry.start({ kind: 'clone', url: 'http://127.0.0.1:1/r', dest: '/same/' })).toThrow(
+      /being written by another job/,
+    );
     expect(registry.list()).toHaveLength(1);
     workers[0]!.say({ type: 'finished', jobId: a.jobId, ok: false, error: { code: 'IO', message: 'x' } });
     await registry.whenEnded(a.jobId);
@@ -270,8 +346,17 @@ describe('JobRegistry', () => {
   it('relays credential prompts to the renderer and answers for the right job', async () => {
     registry.start({ kind: 'verify', repo: '/a' });
     const { jobId } = registry.start({ kind: 'clone', url: 'https://example.org/r', dest: '/c' });
-    workers[0]!.say({ type: 'credentials', jobId, requestId: `${jobId}-c1`, url: 'https://example.org/r', realm: 'hg' });
-    expect(pushes.at(-1)).toEqual({ channel: 'credentials:request', payload: { requestId: `${jobId}-c1`, url: 'https://example.org/r', realm: 'hg' } });
+    workers[0]!.say({
+      type: 'credentials',
+      jobId,
+      requestId: `${jobId}-c1`,
+      url: 'https://example.org/r',
+      realm: 'hg',
+    });
+    expect(pushes.at(-1)).toEqual({
+      channel: 'credentials:request',
+      payload: { requestId: `${jobId}-c1`, url: 'https://example.org/r', realm: 'hg' },
+    });
     registry.answerCredentials(`${jobId}-c1`, { user: 'u', password: 'p' });
     registry.answerCredentials('unknown', null);
     expect(workers[0]!.received.filter((m) => m.type === 'credentials')).toEqual([
@@ -281,7 +366,9 @@ describe('JobRegistry', () => {
   });
 
   it('answers with saved credentials first, forgets them when refused, then asks; "remember" saves an answer', async () => {
-    const saved = new Map<string, { user: string; password: string }>([['https://example.org', { user: 'kept', password: 'old' }]]);
+    const saved = new Map<string, { user: string; password: string }>([
+      ['https://example.org', { user: 'kept', password: 'old' }],
+    ]);
     const refused: string[] = [];
     const remembered: string[] = [];
     const reg = new JobRegistry({
@@ -308,9 +395,16 @@ describe('JobRegistry', () => {
     w.say({ type: 'credentials', jobId, requestId: 'r2', url: 'https://example.org/r', realm: 'hg' });
     await tick(10);
     expect(refused).toEqual(['https://example.org']);
-    expect(seen.filter((m) => m.channel === 'credentials:request').map((m) => (m.payload as { requestId: string }).requestId)).toEqual(['r2']);
+    expect(
+      seen
+        .filter((m) => m.channel === 'credentials:request')
+        .map((m) => (m.payload as { requestId: string }).requestId),
+    ).toEqual(['r2']);
     reg.answerCredentials('r2', { user: 'new', password: 'pw' }, true);
-    expect(answers()).toEqual([{ user: 'kept', password: 'old' }, { user: 'new', password: 'pw' }]);
+    expect(answers()).toEqual([
+      { user: 'kept', password: 'old' },
+      { user: 'new', password: 'pw' },
+    ]);
     await tick(10);
     expect(remembered).toEqual(['https://example.org new']);
     await reg.dispose();

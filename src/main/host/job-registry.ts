@@ -142,8 +142,14 @@ export class JobRegistry {
     // Two jobs writing one destination: the second would only fail at its final rename, after
     // doing all its work. Refuse it now (hg clone refuses a non-empty destination up front too).
     const dest = destinationOf(request);
-    const busy = dest !== undefined && [...this.jobs.values()].find((j) => !j.finished && destinationOf(j.summary.request) === dest);
-    if (busy) throw new SluiceError('DEST_EXISTS', `destination '${dest}' is being written by another job (${busy.summary.jobId})`);
+    const busy =
+      dest !== undefined &&
+      [...this.jobs.values()].find((j) => !j.finished && destinationOf(j.summary.request) === dest);
+    if (busy)
+      throw new SluiceError(
+        'DEST_EXISTS',
+        `destination '${dest}' is being written by another job (${busy.summary.jobId})`,
+      );
     const jobId = randomUUID();
     let resolveEnded!: () => void;
     const ended = new Promise<void>((r) => (resolveEnded = r));
@@ -151,7 +157,9 @@ export class JobRegistry {
       request,
       summary: { jobId, request: withoutUrlCredentials(request), state: 'queued', startedAt: this.now() },
       ...(label !== undefined && { label }),
-      batcher: new EventBatcher((events) => this.pushEvents(jobId, events), { intervalMs: this.options.batchIntervalMs ?? 50 }),
+      batcher: new EventBatcher((events) => this.pushEvents(jobId, events), {
+        intervalMs: this.options.batchIntervalMs ?? 50,
+      }),
       sampler: new ThroughputSampler(),
       hostLines: new JobLogLines(),
       triedSaved: new Set(),
@@ -197,7 +205,9 @@ export class JobRegistry {
     this.credentialRequests.delete(requestId);
     const { jobId, url } = request;
     if (answer && remember) {
-      void this.options.savedCredentials?.remember(url, answer).catch((e: unknown) => console.warn('credentials: cannot save:', e));
+      void this.options.savedCredentials
+        ?.remember(url, answer)
+        .catch((e: unknown) => console.warn('credentials: cannot save:', e));
     }
     this.jobs.get(jobId)?.slot?.worker.send({ type: 'credentials', jobId, requestId, answer });
   }
@@ -206,7 +216,13 @@ export class JobRegistry {
    * A server asked for credentials: saved ones for its origin answer first (once per job: the
    * engine asks again only when they were refused, and then they are forgotten), else the user.
    */
-  private async onCredentialsRequest(entry: JobEntry, slot: WorkerSlot, requestId: string, url: string, realm: string): Promise<void> {
+  private async onCredentialsRequest(
+    entry: JobEntry,
+    slot: WorkerSlot,
+    requestId: string,
+    url: string,
+    realm: string,
+  ): Promise<void> {
     const jobId = entry.summary.jobId;
     const saved = this.options.savedCredentials;
     const origin = originOf(url);
@@ -215,13 +231,25 @@ export class JobRegistry {
         const creds = await saved.lookup(url).catch(() => undefined);
         if (creds && !entry.finished && entry.slot === slot) {
           entry.triedSaved.add(origin);
-          this.hostEvent(entry, { type: 'log', jobId, time: this.now(), level: 'info', message: `signing in to ${origin} with the saved credentials of ${creds.user}` });
+          this.hostEvent(entry, {
+            type: 'log',
+            jobId,
+            time: this.now(),
+            level: 'info',
+            message: `signing in to ${origin} with the saved credentials of ${creds.user}`,
+          });
           slot.worker.send({ type: 'credentials', jobId, requestId, answer: creds });
           return;
         }
       } else if (!entry.refusedSaved.has(origin)) {
         entry.refusedSaved.add(origin);
-        this.hostEvent(entry, { type: 'log', jobId, time: this.now(), level: 'warn', message: `the saved credentials for ${origin} were refused; they are forgotten` });
+        this.hostEvent(entry, {
+          type: 'log',
+          jobId,
+          time: this.now(),
+          level: 'warn',
+          message: `the saved credentials for ${origin} were refused; they are forgotten`,
+        });
         await saved.refused(url).catch(() => {});
       }
     }
@@ -244,7 +272,14 @@ export class JobRegistry {
     if (this.current && !this.current.retiring && !this.current.exited) return this.current;
     const worker = this.options.createWorker({ batchIntervalMs: this.options.workerBatchIntervalMs ?? 25 });
     let resolveExit!: () => void;
-    const slot: WorkerSlot = { worker, jobs: new Set(), retiring: false, orphans: [], exited: false, exit: new Promise((r) => (resolveExit = r)) };
+    const slot: WorkerSlot = {
+      worker,
+      jobs: new Set(),
+      retiring: false,
+      orphans: [],
+      exited: false,
+      exit: new Promise((r) => (resolveExit = r)),
+    };
     let crash: Error | undefined;
     worker.on('message', (message) => this.onWorkerMessage(slot, message));
     worker.on('crash', (error) => (crash = error));
@@ -313,12 +348,20 @@ export class JobRegistry {
    */
   private async cleanBeside(entry: JobEntry): Promise<void> {
     const dest = destinationOf(entry.summary.request);
-    const shared = [...this.jobs.values()].some((j) => j !== entry && !j.finished && j.summary.state === 'running' && destinationOf(j.summary.request) === dest);
+    const shared = [...this.jobs.values()].some(
+      (j) =>
+        j !== entry &&
+        !j.finished &&
+        j.summary.state === 'running' &&
+        destinationOf(j.summary.request) === dest,
+    );
     if (dest && !shared) await this.cleanDest(dest);
   }
 
   private async cleanDest(dest: string): Promise<void> {
-    await this.options.cleanStaleTemporaries?.(dest).catch((e: unknown) => console.warn(`cleanup beside ${dest} failed:`, e));
+    await this.options
+      .cleanStaleTemporaries?.(dest)
+      .catch((e: unknown) => console.warn(`cleanup beside ${dest} failed:`, e));
   }
 
   private onWorkerMessage(slot: WorkerSlot, message: WorkerToHost): void {
@@ -398,8 +441,10 @@ export class JobRegistry {
     if (entry.finished) return;
     entry.finished = true;
     if (entry.graceTimer) clearTimeout(entry.graceTimer);
-    for (const [requestId, r] of this.credentialRequests) if (r.jobId === entry.summary.jobId) this.credentialRequests.delete(requestId);
-    if (state === 'cancelled' && entry.summary.state !== 'queued' && !entry.error) entry.error = { code: 'CANCELLED', message: 'cancelled' };
+    for (const [requestId, r] of this.credentialRequests)
+      if (r.jobId === entry.summary.jobId) this.credentialRequests.delete(requestId);
+    if (state === 'cancelled' && entry.summary.state !== 'queued' && !entry.error)
+      entry.error = { code: 'CANCELLED', message: 'cancelled' };
     entry.batcher.dispose();
     const endedAt = this.now();
     entry.summary = { ...entry.summary, state, endedAt };
@@ -407,7 +452,8 @@ export class JobRegistry {
     entry.slot = undefined;
     if (slot) {
       slot.jobs.delete(entry.summary.jobId);
-      if (slot.retiring && ![...slot.jobs].some((id) => !this.jobs.get(id)?.finished)) void this.stopSlot(slot);
+      if (slot.retiring && ![...slot.jobs].some((id) => !this.jobs.get(id)?.finished))
+        void this.stopSlot(slot);
     }
     const record: HistoryRecord = {
       jobId: entry.summary.jobId,
@@ -437,7 +483,8 @@ export class JobRegistry {
   /** job:list shows this session's jobs; the history keeps the rest. */
   private forgetOldJobs(): void {
     const finished = [...this.jobs.values()].filter((j) => j.finished);
-    for (const j of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_LISTED))) this.jobs.delete(j.summary.jobId);
+    for (const j of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_LISTED)))
+      this.jobs.delete(j.summary.jobId);
   }
 
   private pushEvents(jobId: string, events: SluiceEvent[]): void {
@@ -465,7 +512,8 @@ function originOf(url: string): string | null {
 /** A password (or token) typed into a URL goes to the engine only, never to a screen or a file. */
 function withoutUrlCredentials(request: JobRequest): JobRequest {
   if (request.kind === 'clone') return { ...request, url: withoutCredentials(request.url) };
-  if (request.kind === 'pull' && request.source !== undefined) return { ...request, source: withoutCredentials(request.source) };
+  if (request.kind === 'pull' && request.source !== undefined)
+    return { ...request, source: withoutCredentials(request.source) };
   return request;
 }
 

@@ -23,14 +23,17 @@ export class JsonFile<T> {
     try {
       text = await readFile(this.file, 'utf8');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') console.warn(`${this.label}: cannot read ${this.file}:`, e);
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+        console.warn(`${this.label}: cannot read ${this.file}:`, e);
       return undefined;
     }
     try {
       return this.parse(JSON.parse(text));
     } catch (e) {
       const aside = `${this.file}.corrupt-${Date.now()}`;
-      console.warn(`${this.label}: ${this.file} is not readable (${(e as Error).message}); moved to ${aside}`);
+      console.warn(
+        `${this.label}: ${this.file} is not readable (${(e as Error).message}); moved to ${aside}`,
+      );
       await rename(this.file, aside).catch(() => {});
       return undefined;
     }

@@ -23,7 +23,9 @@ function hgAsync(cwd: string, ...args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('hg', args, { cwd, env: HG_ENV, stdio: 'ignore' });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`hg ${args.join(' ')} exited ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`hg ${args.join(' ')} exited ${code}`)),
+    );
   });
 }
 
@@ -48,7 +50,11 @@ function setup(label: string) {
         reads.set(root, (reads.get(root) ?? 0) + 1);
         return readRepoSummary(root);
       },
-      watch: { debounceMs: 50, pollMs: opts.pollMs ?? 400, ...(opts.useEvents !== undefined && { useEvents: opts.useEvents }) },
+      watch: {
+        debounceMs: 50,
+        pollMs: opts.pollMs ?? 400,
+        ...(opts.useEvents !== undefined && { useEvents: opts.useEvents }),
+      },
       batchMs: 20,
     });
     cleanup.push(() => library.dispose());
@@ -107,7 +113,9 @@ describe.skipIf(missing('hg'))(`repository library${skipNote('hg')}`, () => {
     expect(library.get(repo)?.problem).toContain('is gone');
     renameSync(join(dir, 'moved'), repo);
     await until('back', () => library.get(repo)?.status === 'ok');
-    expect(updates.flatMap((u) => u.rows.map((r) => r.status))).toEqual(expect.arrayContaining(['ok', 'missing']));
+    expect(updates.flatMap((u) => u.rows.map((r) => r.status))).toEqual(
+      expect.arrayContaining(['ok', 'missing']),
+    );
   });
 
   it('persists the list, refuses a folder that is not a repository, and removes', async () => {

@@ -97,7 +97,12 @@ export class RepoLibrary {
       this.watcher.touch(root);
       return { ...this.rows.get(root)! };
     }
-    const row = emptyRow({ path: root, addedAt: this.now(), origin, ...(pulledAt !== undefined && { lastPullAt: pulledAt }) });
+    const row = emptyRow({
+      path: root,
+      addedAt: this.now(),
+      origin,
+      ...(pulledAt !== undefined && { lastPullAt: pulledAt }),
+    });
     this.rows.set(root, row);
     this.markChanged(root);
     await this.save();
@@ -145,16 +150,29 @@ export class RepoLibrary {
   private onState(root: string, state: RepoState): void {
     const row = this.rows.get(root);
     if (!row) return;
-    const next: RepoRow = { path: row.path, name: row.name, addedAt: row.addedAt, origin: row.origin, status: state.status, readAt: this.now() };
+    const next: RepoRow = {
+      path: row.path,
+      name: row.name,
+      addedAt: row.addedAt,
+      origin: row.origin,
+      status: state.status,
+      readAt: this.now(),
+    };
     if (row.lastPullAt !== undefined) next.lastPullAt = row.lastPullAt;
     if (state.status === 'ok') {
       const s = state.summary;
-      Object.assign(next, { tip: s.tip, parent: s.parent, storeBytes: s.storeBytes, storeFiles: s.storeFiles });
+      Object.assign(next, {
+        tip: s.tip,
+        parent: s.parent,
+        storeBytes: s.storeBytes,
+        storeFiles: s.storeFiles,
+      });
       if (s.source !== undefined) next.source = s.source;
     } else {
       next.problem = state.problem;
       // keep what was last known, so a repository on an unplugged disk still says what it was
-      for (const k of ['source', 'tip', 'parent', 'storeBytes', 'storeFiles'] as const) if (row[k] !== undefined) Object.assign(next, { [k]: row[k] });
+      for (const k of ['source', 'tip', 'parent', 'storeBytes', 'storeFiles'] as const)
+        if (row[k] !== undefined) Object.assign(next, { [k]: row[k] });
     }
     this.rows.set(root, next);
     this.markChanged(root);
@@ -208,9 +226,14 @@ export async function assertRepository(root: string): Promise<void> {
 
 function parseLibraryFile(value: unknown): LibraryFile {
   const v = value as LibraryFile;
-  if (!v || v.version !== LIBRARY_FILE_VERSION || !Array.isArray(v.repos)) throw new Error('unexpected shape');
+  if (!v || v.version !== LIBRARY_FILE_VERSION || !Array.isArray(v.repos))
+    throw new Error('unexpected shape');
   const repos = v.repos.filter(
-    (r) => r && typeof r.path === 'string' && typeof r.addedAt === 'number' && (r.origin === 'clone' || r.origin === 'apply' || r.origin === 'user'),
+    (r) =>
+      r &&
+      typeof r.path === 'string' &&
+      typeof r.addedAt === 'number' &&
+      (r.origin === 'clone' || r.origin === 'apply' || r.origin === 'user'),
   );
   return { version: v.version, repos: repos.map((r) => ({ ...r, path: resolve(r.path) })) };
 }

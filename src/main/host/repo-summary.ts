@@ -35,7 +35,9 @@ export function repoFiles(root: string): RepoFiles {
   const storeNames = ['00changelog.i', '00changelog.d', '00changelog.n', 'phaseroots', 'bookmarks', 'lock'];
   return {
     files: [
-      ...['00changelog.i', '00changelog.d', '00changelog.n', 'phaseroots', 'bookmarks'].map((n) => join(store, n)),
+      ...['00changelog.i', '00changelog.d', '00changelog.n', 'phaseroots', 'bookmarks'].map((n) =>
+        join(store, n),
+      ),
       ...['dirstate', 'bookmarks', 'hgrc', 'requires'].map((n) => join(hg, n)),
     ],
     dirs: [
@@ -115,7 +117,9 @@ async function readSource(hgDir: string): Promise<string | undefined> {
 
 /** `.hg/bookmarks` (bookmarks.py `_readactive`'s file): lines of `<40 hex> <name>`, by node. */
 async function readBookmarks(loc: engine.RepoLocation): Promise<Map<string, string[]>> {
-  const file = loc.requirements.has('bookmarksinstore') ? join(loc.storeDir, 'bookmarks') : join(loc.hgDir, 'bookmarks');
+  const file = loc.requirements.has('bookmarksinstore')
+    ? join(loc.storeDir, 'bookmarks')
+    : join(loc.hgDir, 'bookmarks');
   const byNode = new Map<string, string[]>();
   let text: string;
   try {
@@ -151,11 +155,18 @@ async function readParent(loc: engine.RepoLocation, tail: engine.ChangelogTail):
   const { p1, p2 } = engine.parseDirstateParents(head, loc.requirements.has('dirstate-v2'));
   if (p1.every((b) => b === 0)) return null;
   const rev = await tail.findRev(p1);
-  return { node: p1.toString('hex').slice(0, 12), ...(rev !== undefined && { rev }), merging: p2.some((b) => b !== 0) };
+  return {
+    node: p1.toString('hex').slice(0, 12),
+    ...(rev !== undefined && { rev }),
+    merging: p2.some((b) => b !== 0),
+  };
 }
 
 /** Bytes and files under the store (what `du` would count for .hg/store), walked with bounded concurrency. */
-export async function storeSize(storeDir: string, concurrency = 16): Promise<{ bytes: number; files: number }> {
+export async function storeSize(
+  storeDir: string,
+  concurrency = 16,
+): Promise<{ bytes: number; files: number }> {
   let bytes = 0;
   let files = 0;
   const dirs = [storeDir];
@@ -178,7 +189,14 @@ export async function storeSize(storeDir: string, concurrency = 16): Promise<{ b
       continue;
     }
     const batch = pending.splice(0, concurrency);
-    const sizes = await Promise.all(batch.map((p) => lstat(p).then((s) => s.size, () => -1)));
+    const sizes = await Promise.all(
+      batch.map((p) =>
+        lstat(p).then(
+          (s) => s.size,
+          () => -1,
+        ),
+      ),
+    );
     for (const s of sizes) {
       if (s < 0) continue;
       bytes += s;

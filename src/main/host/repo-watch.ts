@@ -152,7 +152,8 @@ export class RepoWatcher {
     try {
       const all = [...this.repos.values()].filter((w) => !w.checking && w.timer === undefined);
       // a few at a time: a poll of hundreds of repositories stays a trickle of stat calls
-      for (let i = 0; i < all.length; i += 16) await Promise.all(all.slice(i, i + 16).map((w) => this.check(w)));
+      for (let i = 0; i < all.length; i += 16)
+        await Promise.all(all.slice(i, i + 16).map((w) => this.check(w)));
     } finally {
       this.polling = false;
     }
@@ -219,7 +220,8 @@ async function repoPresence(root: string): Promise<'ok' | Exclude<RepoState, { s
     return 'ok';
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { status: 'missing', problem: `${root} is gone (moved or deleted?)` };
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      return { status: 'missing', problem: `${root} is gone (moved or deleted?)` };
     return { status: 'unreadable', problem: (e as Error).message };
   }
 }
@@ -241,6 +243,13 @@ export async function statSignature(root: string): Promise<string> {
 }
 
 async function isLocked(root: string): Promise<boolean> {
-  const present = await Promise.all(lockFiles(root).map((f) => lstat(f).then(() => true, () => false)));
+  const present = await Promise.all(
+    lockFiles(root).map((f) =>
+      lstat(f).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   return present.some(Boolean);
 }

@@ -66,7 +66,8 @@ export class SampleRepository {
     try {
       const marker = JSON.parse(await readFile(markerPath, 'utf8')) as SampleMarker;
       await stat(join(this.repoPath, '.hg', 'requires'));
-      if (marker.bundle.size === identity.size && marker.bundle.mtimeMs === identity.mtimeMs) return marker.files;
+      if (marker.bundle.size === identity.size && marker.bundle.mtimeMs === identity.mtimeMs)
+        return marker.files;
     } catch {
       // no marker, or no repository behind it: (re)create below
     }
@@ -87,7 +88,11 @@ export class SampleRepository {
   private apply(): Promise<number> {
     const jobId = 'sample-repository';
     const worker = this.options.createWorker({ batchIntervalMs: 100 });
-    worker.send({ type: 'start', jobId, request: { kind: 'apply', bundlePath: this.options.bundlePath, dest: this.repoPath } });
+    worker.send({
+      type: 'start',
+      jobId,
+      request: { kind: 'apply', bundlePath: this.options.bundlePath, dest: this.repoPath },
+    });
     return new Promise<number>((resolve, reject) => {
       let files = 0;
       let error: { code: string; message: string } | undefined;
@@ -103,13 +108,17 @@ export class SampleRepository {
           else reject(sampleError(message.error));
         }
       });
-      worker.on('exit', (code) => reject(sampleError(error ?? { code: 'IO', message: `the engine worker exited (${code})` })));
+      worker.on('exit', (code) =>
+        reject(sampleError(error ?? { code: 'IO', message: `the engine worker exited (${code})` })),
+      );
     });
   }
 }
 
 function sampleError(e: { code: string; message: string } | undefined): Error {
-  const err = new Error(`cannot prepare the sample repository: ${e?.message ?? 'unknown error'}`) as Error & { code: string };
+  const err = new Error(`cannot prepare the sample repository: ${e?.message ?? 'unknown error'}`) as Error & {
+    code: string;
+  };
   err.code = e?.code ?? 'IO';
   return err;
 }

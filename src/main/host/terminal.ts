@@ -10,7 +10,11 @@ export interface TerminalCommand {
 }
 
 /** What to try, in order: macOS Terminal, Windows' cmd, then Debian's alternative and common Linux terminals. */
-export function terminalCommands(dir: string, platform: NodeJS.Platform, env: NodeJS.ProcessEnv = process.env): TerminalCommand[] {
+export function terminalCommands(
+  dir: string,
+  platform: NodeJS.Platform,
+  env: NodeJS.ProcessEnv = process.env,
+): TerminalCommand[] {
   if (platform === 'darwin') return [{ command: 'open', args: ['-a', 'Terminal', dir] }];
   // cmd's start opens a new console window that inherits the working directory
   if (platform === 'win32') return [{ command: env.ComSpec ?? 'cmd.exe', args: ['/c', 'start', 'cmd.exe'] }];
@@ -31,7 +35,10 @@ export function changeDirectoryCommand(dir: string, platform: NodeJS.Platform): 
 }
 
 /** Starts the first terminal that exists, detached, in `dir`; false when none could be started. */
-export async function openTerminal(dir: string, platform: NodeJS.Platform = process.platform): Promise<boolean> {
+export async function openTerminal(
+  dir: string,
+  platform: NodeJS.Platform = process.platform,
+): Promise<boolean> {
   for (const { command, args } of terminalCommands(dir, platform)) {
     const started = await new Promise<boolean>((resolve) => {
       const child = spawn(command, args, { cwd: dir, detached: true, stdio: 'ignore' });

@@ -220,7 +220,11 @@ function Dialogs() {
       {dialog?.type === 'settings' ? <SettingsDialog /> : null}
       {dialog?.type === 'add-repository' ? <AddRepositoryDialog /> : null}
       {dialog?.type === 'reveal' ? (
-        <RevealDialog path={dialog.path} what={dialog.what} {...(dialog.command ? { command: dialog.command } : {})} />
+        <RevealDialog
+          path={dialog.path}
+          what={dialog.what}
+          {...(dialog.command ? { command: dialog.command } : {})}
+        />
       ) : null}
       {credentials ? <CredentialsDialog key={credentials.requestId} prompt={credentials} /> : null}
     </>

@@ -37,12 +37,15 @@ async function applyPieces(pieces: Uint8Array[], dest: string): Promise<Map<stri
 }
 
 describe.each(SHAPES)('applyStream, any split (%s fixtures)', (shape) => {
-  it.each(['packed1.hg', 'stream-v2.hg'])('%s: 1-byte chunks and one chunk write the same tree', async (name) => {
-    const bundle = fixture(shape, name);
-    const whole = await applyPieces([bundle], join(work, 'whole'));
-    const ones = Array.from({ length: bundle.length }, (_, i) => bundle.subarray(i, i + 1));
-    const bytewise = await applyPieces(ones, join(work, 'bytewise'));
-    expect(bytewise).toEqual(whole);
-    expect([...whole.keys()].filter((k) => k.startsWith('.hg/store/data/')).length).toBeGreaterThan(5);
-  });
+  it.each(['packed1.hg', 'stream-v2.hg'])(
+    '%s: 1-byte chunks and one chunk write the same tree',
+    async (name) => {
+      const bundle = fixture(shape, name);
+      const whole = await applyPieces([bundle], join(work, 'whole'));
+      const ones = Array.from({ length: bundle.length }, (_, i) => bundle.subarray(i, i + 1));
+      const bytewise = await applyPieces(ones, join(work, 'bytewise'));
+      expect(bytewise).toEqual(whole);
+      expect([...whole.keys()].filter((k) => k.startsWith('.hg/store/data/')).length).toBeGreaterThan(5);
+    },
+  );
 });

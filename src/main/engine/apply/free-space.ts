@@ -66,7 +66,12 @@ function existingParent(path: string): string {
  * FreeSpaceGuard's rule). `what` says who announced them ("the stream announces"). Where the free
  * space cannot be read, the writes will tell.
  */
-export function checkFreeSpace(path: string, bytes: number, what: string, policy: FreeSpacePolicy = {}): void {
+export function checkFreeSpace(
+  path: string,
+  bytes: number,
+  what: string,
+  policy: FreeSpacePolicy = {},
+): void {
   const dir = existingParent(path);
   const free = (policy.probe ?? statfsFree)(dir);
   if (free === undefined) return;

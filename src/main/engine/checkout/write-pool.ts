@@ -72,7 +72,11 @@ export interface WritePoolOptions {
  * the plan, the audit, the directories) by about as much as it overlapped, so the first file came
  * later (README, "Checkout"). terminate() when the checkout stops before run().
  */
-export function startFileWriters(batch: FileBatch, shared: BatchShared, opts: WritePoolOptions = {}): FileWriters {
+export function startFileWriters(
+  batch: FileBatch,
+  shared: BatchShared,
+  opts: WritePoolOptions = {},
+): FileWriters {
   return new FileWriters(opts, batch, shared);
 }
 

@@ -100,8 +100,14 @@ describe('planCloser', () => {
   });
   it('gates a plan for fewer threads than the pool runs (else the pool would close more at once)', () => {
     expect(planCloser({ backgroundClose: 'on', closeThreads: 48 }, 0, 'linux', 50).gated).toBeUndefined();
-    expect(planCloser({ backgroundClose: 'on', closeThreads: 4 }, 0, 'linux', 50)).toMatchObject({ threads: 4, gated: true });
-    expect(planCloser({ backgroundClose: 'auto', closeThreads: 4 }, 5000, 'linux', 50)).toMatchObject({ adaptive: true, gated: true });
+    expect(planCloser({ backgroundClose: 'on', closeThreads: 4 }, 0, 'linux', 50)).toMatchObject({
+      threads: 4,
+      gated: true,
+    });
+    expect(planCloser({ backgroundClose: 'auto', closeThreads: 4 }, 5000, 'linux', 50)).toMatchObject({
+      adaptive: true,
+      gated: true,
+    });
   });
   it('ignores undefined fields (partial options from a request)', () => {
     const plan = planCloser({ backgroundClose: 'on', closeThreads: undefined, maxQueue: 7 }, 0, 'linux', 64);
@@ -184,7 +190,10 @@ describe('BackgroundCloser', () => {
   it('gated: never more than `threads` in the close implementation, the rest queued, none lost', async () => {
     const n = 40;
     const log = { active: 0, maxActive: 0 };
-    const closer = new BackgroundCloser({ background: true, threads: 4, maxQueue: 16, gated: true }, slowClose(10, log));
+    const closer = new BackgroundCloser(
+      { background: true, threads: 4, maxQueue: 16, gated: true },
+      slowClose(10, log),
+    );
     const fds = openFiles(n);
     const t0 = performance.now();
     await writeAll(closer, fds);
@@ -199,7 +208,9 @@ describe('BackgroundCloser', () => {
   it('simulated slow close: a synchronous closer pays every delay, a background one hides it behind its threads', async () => {
     const n = 40;
     const delay = 10;
-    const off = new BackgroundCloser(planCloser({ backgroundClose: 'off', simulateCloseMs: delay }, n, 'linux', 50));
+    const off = new BackgroundCloser(
+      planCloser({ backgroundClose: 'off', simulateCloseMs: delay }, n, 'linux', 50),
+    );
     const offFds = openFiles(n);
     let t0 = performance.now();
     await writeAll(off, offFds);
@@ -207,7 +218,14 @@ describe('BackgroundCloser', () => {
     const offMs = performance.now() - t0;
     expect(offMs).toBeGreaterThanOrEqual(n * delay * 0.9);
     expect(offStats.writerWaitMs).toBeGreaterThanOrEqual(n * delay * 0.9);
-    const on = new BackgroundCloser(planCloser({ backgroundClose: 'on', closeThreads: 8, minFileCount: 1, simulateCloseMs: delay }, n, 'linux', 50));
+    const on = new BackgroundCloser(
+      planCloser(
+        { backgroundClose: 'on', closeThreads: 8, minFileCount: 1, simulateCloseMs: delay },
+        n,
+        'linux',
+        50,
+      ),
+    );
     const onFds = openFiles(n);
     t0 = performance.now();
     await writeAll(on, onFds);

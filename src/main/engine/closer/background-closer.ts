@@ -97,7 +97,8 @@ export function planCloser(
   const threads = Math.max(1, Math.min(Math.floor(o.closeThreads), poolSize - THREADPOOL_RESERVE));
   // A simulated delay is a timer, not a pool thread: only the gate keeps `threads` of them at once.
   const gated = threads + THREADPOOL_RESERVE < poolSize || simulate.simulateCloseMs ? { gated: true } : {};
-  if (mode === 'adaptive') return { background: false, threads, maxQueue, adaptive: true, ...gated, ...simulate };
+  if (mode === 'adaptive')
+    return { background: false, threads, maxQueue, adaptive: true, ...gated, ...simulate };
   return { background: true, threads, maxQueue, ...gated, ...simulate };
 }
 

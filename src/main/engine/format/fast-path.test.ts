@@ -58,40 +58,47 @@ function randomSplit(buf: Uint8Array, rand: () => number, maxPiece: number): Uin
   return splitAt(buf, cuts);
 }
 
-const ones = (buf: Uint8Array): Uint8Array[] => Array.from({ length: buf.length }, (_, i) => buf.subarray(i, i + 1));
+const ones = (buf: Uint8Array): Uint8Array[] =>
+  Array.from({ length: buf.length }, (_, i) => buf.subarray(i, i + 1));
 
 describe.each(SHAPES)('fast path = awaiting path (%s fixtures)', (shape) => {
-  it.each(['packed1.hg', 'stream-v2.hg'])('%s: 1-byte chunks and one big chunk read the same', async (name) => {
-    const bundle = fixture(shape, name);
-    const whole = await outcome([bundle], true);
-    expect(whole.error).toBeUndefined();
-    expect(whole.entries.length).toBeGreaterThan(10);
-    expect(await outcome(ones(bundle), true)).toEqual(whole);
-    expect(await outcome([bundle], false)).toEqual(whole);
-  });
+  it.each(['packed1.hg', 'stream-v2.hg'])(
+    '%s: 1-byte chunks and one big chunk read the same',
+    async (name) => {
+      const bundle = fixture(shape, name);
+      const whole = await outcome([bundle], true);
+      expect(whole.error).toBeUndefined();
+      expect(whole.entries.length).toBeGreaterThan(10);
+      expect(await outcome(ones(bundle), true)).toEqual(whole);
+      expect(await outcome([bundle], false)).toEqual(whole);
+    },
+  );
 
-  it.each(['packed1.hg', 'stream-v2.hg'])('%s: damaged bytes fail alike on every path and split', async (name) => {
-    const bundle = fixture(shape, name);
-    const rand = rng(name.length * 7919 + shape.length);
-    // where the entry headers are: around each entry name (vfs and varints before it, v1 size after)
-    const names = (await outcome([bundle], false)).entries.map((e) => e.split(' ')[1]!);
-    const namePositions = names.map((n) => bundle.indexOf(Buffer.from(n, 'latin1'))).filter((p) => p > 0);
-    expect(namePositions.length).toBeGreaterThan(names.length / 2);
-    let failures = 0;
-    for (let i = 0; i < 150; i++) {
-      const damaged = Buffer.from(bundle);
-      // mostly in entry headers, some anywhere
-      const at =
-        i % 3 === 2
-          ? Math.floor(rand() * damaged.length)
-          : namePositions[Math.floor(rand() * namePositions.length)]! - 4 + Math.floor(rand() * 24);
-      damaged[at] = [0x00, 0x0a, 0x2f, 0x80, 0xff, Math.floor(rand() * 256)][i % 6]!;
-      const cut = i % 4 === 3 ? damaged.subarray(0, Math.floor(rand() * damaged.length)) : damaged;
-      const reference = await outcome([cut], false);
-      if (reference.error) failures++;
-      expect(await outcome([cut], true), `damage at ${at}`).toEqual(reference);
-      expect(await outcome(randomSplit(cut, rand, 40), true), `damage at ${at}, split`).toEqual(reference);
-    }
-    expect(failures).toBeGreaterThan(50); // the damage really reaches the parsers' error paths
-  });
+  it.each(['packed1.hg', 'stream-v2.hg'])(
+    '%s: damaged bytes fail alike on every path and split',
+    async (name) => {
+      const bundle = fixture(shape, name);
+      const rand = rng(name.length * 7919 + shape.length);
+      // where the entry headers are: around each entry name (vfs and varints before it, v1 size after)
+      const names = (await outcome([bundle], false)).entries.map((e) => e.split(' ')[1]!);
+      const namePositions = names.map((n) => bundle.indexOf(Buffer.from(n, 'latin1'))).filter((p) => p > 0);
+      expect(namePositions.length).toBeGreaterThan(names.length / 2);
+      let failures = 0;
+      for (let i = 0; i < 150; i++) {
+        const damaged = Buffer.from(bundle);
+        // mostly in entry headers, some anywhere
+        const at =
+          i % 3 === 2
+            ? Math.floor(rand() * damaged.length)
+            : namePositions[Math.floor(rand() * namePositions.length)]! - 4 + Math.floor(rand() * 24);
+        damaged[at] = [0x00, 0x0a, 0x2f, 0x80, 0xff, Math.floor(rand() * 256)][i % 6]!;
+        const cut = i % 4 === 3 ? damaged.subarray(0, Math.floor(rand() * damaged.length)) : damaged;
+        const reference = await outcome([cut], false);
+        if (reference.error) failures++;
+        expect(await outcome([cut], true), `damage at ${at}`).toEqual(reference);
+        expect(await outcome(randomSplit(cut, rand, 40), true), `damage at ${at}, split`).toEqual(reference);
+      }
+      expect(failures).toBeGreaterThan(50); // the damage really reaches the parsers' error paths
+    },
+  );
 });

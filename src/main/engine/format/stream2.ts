@@ -81,7 +81,9 @@ export class Stream2Reader extends CountedStreamReader {
       }
     }
     const name =
-      size >= 0 && nameLength <= MAX_NAME_LENGTH && size <= MAX_ENTRY_SIZE ? src.tryReadExact(nameLength) : null;
+      size >= 0 && nameLength <= MAX_NAME_LENGTH && size <= MAX_ENTRY_SIZE
+        ? src.tryReadExact(nameLength)
+        : null;
     if (name === null) {
       src.unread(start - src.buffered);
       return undefined;

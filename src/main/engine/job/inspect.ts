@@ -18,7 +18,11 @@ export async function inspectBundle(path: string): Promise<BundleInfo> {
     const info = await inspectBundleFile(path);
     // uncompressed: the file holds the declared data plus headers, so less on disk is a truncation
     const missing = info.compression === 'UN' ? info.bytes - info.sizeOnDisk : 0;
-    return { ...info, unsupported: unsupportedRequirements(info.requirements), ...(missing > 0 && { missingBytes: missing }) };
+    return {
+      ...info,
+      unsupported: unsupportedRequirements(info.requirements),
+      ...(missing > 0 && { missingBytes: missing }),
+    };
   } catch (e) {
     if (!(e instanceof SluiceError && e.code === 'BAD_MAGIC' && /changegroup bundle/.test(e.message)))
       throw e;

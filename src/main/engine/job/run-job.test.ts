@@ -34,11 +34,14 @@ describe('inspectBundle', () => {
 });
 
 describe('runJob', () => {
-  it('apply and inspect: a missing bundle or a folder is the source\'s problem (SOURCE_UNREADABLE), nothing written', async () => {
+  it("apply and inspect: a missing bundle or a folder is the source's problem (SOURCE_UNREADABLE), nothing written", async () => {
     const dest = join(work, 'never');
     for (const bundlePath of [join(work, 'missing.hg'), work]) {
       const { result, events } = await run({ kind: 'apply', bundlePath, dest });
-      expect(result).toMatchObject({ code: 'SOURCE_UNREADABLE', message: expect.stringContaining(bundlePath) });
+      expect(result).toMatchObject({
+        code: 'SOURCE_UNREADABLE',
+        message: expect.stringContaining(bundlePath),
+      });
       expect(events.at(-1)).toMatchObject({ type: 'error', code: 'SOURCE_UNREADABLE' });
       await expect(inspectBundle(bundlePath)).rejects.toMatchObject({ code: 'SOURCE_UNREADABLE' });
     }

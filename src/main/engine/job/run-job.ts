@@ -83,9 +83,8 @@ async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult
 }
 
 async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResult> {
-  const { applyChangegroupBundleFile, bundleKindOf, isRepository } = await import(
-    '../apply/apply-changegroup'
-  );
+  const { applyChangegroupBundleFile, bundleKindOf, isRepository } =
+    await import('../apply/apply-changegroup');
   const { applyBundleFile } = await import('../apply/apply-bundle');
   const kind = await bundleKindOf(request.bundlePath);
   if (kind === 'bundle1' || kind === 'bundle2') {

@@ -60,7 +60,9 @@ describe('Transaction (hg journal format)', () => {
     expect(readFileSync(journal, 'latin1')).toBe('data/a.i\x000\ndata/b.i\x000\n');
     tx.addDeferred('data/c.i', 0);
     tx.add('data/d.i', 0);
-    expect(readFileSync(journal, 'latin1')).toBe('data/a.i\x000\ndata/b.i\x000\ndata/c.i\x000\ndata/d.i\x000\n');
+    expect(readFileSync(journal, 'latin1')).toBe(
+      'data/a.i\x000\ndata/b.i\x000\ndata/c.i\x000\ndata/d.i\x000\n',
+    );
     tx.addDeferred('data/e.i', 0);
     tx.replace('data/a.i', 7);
     expect(readFileSync(journal, 'latin1').endsWith('data/e.i\x000\ndata/a.i\x007\n')).toBe(true);

@@ -7,7 +7,14 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { SluiceError } from '../errors';
 import { chunkNeedsPreparation, decompressChunk } from './chunk';
-import { ENTRY_SIZE, FLAG_GENERALDELTA, FLAG_INLINE_DATA, MAX_TEXT_SIZE, NODE_SIZE, NULL_NODE } from './constants';
+import {
+  ENTRY_SIZE,
+  FLAG_GENERALDELTA,
+  FLAG_INLINE_DATA,
+  MAX_TEXT_SIZE,
+  NODE_SIZE,
+  NULL_NODE,
+} from './constants';
 import { checkHeader, revisionNode } from './index';
 import { applyDeltas } from './mpatch';
 import { Revlog } from './revlog';
@@ -63,12 +70,18 @@ function malformed(message: string): SluiceError {
   return new SluiceError('MALFORMED', `00changelog: ${message}`);
 }
 
-async function readExactly(fh: FileHandle, length: number, position: number, what: string): Promise<Uint8Array> {
+async function readExactly(
+  fh: FileHandle,
+  length: number,
+  position: number,
+  what: string,
+): Promise<Uint8Array> {
   const buf = new Uint8Array(length);
   let got = 0;
   while (got < length) {
     const { bytesRead } = await fh.read(buf, got, length - got, position + got);
-    if (bytesRead === 0) throw malformed(`${what}: ${length} bytes expected at ${position}, the file ends after ${got}`);
+    if (bytesRead === 0)
+      throw malformed(`${what}: ${length} bytes expected at ${position}, the file ends after ${got}`);
     got += bytesRead;
   }
   return buf;
@@ -93,12 +106,18 @@ export async function openChangelogTail(storeDir: string): Promise<ChangelogTail
     const header = new DataView((await readExactly(fh, 4, 0, 'header')).buffer).getUint32(0);
     checkHeader('00changelog', header);
     if (header & FLAG_INLINE_DATA) {
-      if (size > MAX_INLINE_BYTES) throw malformed(`inline changelog of ${size} bytes (hg splits at 128 KiB)`);
+      if (size > MAX_INLINE_BYTES)
+        throw malformed(`inline changelog of ${size} bytes (hg splits at 128 KiB)`);
       const whole = await readExactly(fh, size, 0, 'inline index');
       await fh.close();
       return inlineTail(Revlog.fromBytes('00changelog', whole));
     }
-    return splitTail(fh, `${storeDir}/00changelog.d`, Math.floor(size / ENTRY_SIZE), (header & FLAG_GENERALDELTA) !== 0);
+    return splitTail(
+      fh,
+      `${storeDir}/00changelog.d`,
+      Math.floor(size / ENTRY_SIZE),
+      (header & FLAG_GENERALDELTA) !== 0,
+    );
   } catch (e) {
     await fh.close().catch(() => {});
     throw e;
@@ -111,7 +130,10 @@ function emptyTail(): ChangelogTail {
 
 async function inlineTail(revlog: Revlog): Promise<ChangelogTail> {
   const length = revlog.length;
-  const tip = length === 0 ? null : { rev: length - 1, node: revlog.index.nodeHex(length - 1), text: await revlog.revision(length - 1) };
+  const tip =
+    length === 0
+      ? null
+      : { rev: length - 1, node: revlog.index.nodeHex(length - 1), text: await revlog.revision(length - 1) };
   return { length, tip, findRev: async (node) => revlog.index.rev(node), close: async () => {} };
 }
 
@@ -119,8 +141,14 @@ async function inlineTail(revlog: Revlog): Promise<ChangelogTail> {
  * A split changelog: `length` whole entries (a trailing partial entry is an append in progress:
  * hg writes the data file first, then the index entry, so the entries before it are complete).
  */
-async function splitTail(fh: FileHandle, dataPath: string, length: number, generalDelta: boolean): Promise<ChangelogTail> {
-  const entry = async (rev: number) => decodeEntry(await readExactly(fh, ENTRY_SIZE, rev * ENTRY_SIZE, `entry ${rev}`), rev);
+async function splitTail(
+  fh: FileHandle,
+  dataPath: string,
+  length: number,
+  generalDelta: boolean,
+): Promise<ChangelogTail> {
+  const entry = async (rev: number) =>
+    decodeEntry(await readExactly(fh, ENTRY_SIZE, rev * ENTRY_SIZE, `entry ${rev}`), rev);
   const nodeOf = async (rev: number) => (rev < 0 ? NULL_NODE : (await entry(rev)).node);
   let tip: RevisionHead | null = null;
   if (length > 0) {
@@ -161,7 +189,8 @@ async function revisionText(
   while (e.base !== r) {
     // generaldelta: base is the delta parent; otherwise the chain is base..rev, each against the previous rev
     const next = generalDelta ? e.base : r - 1;
-    if (next < 0 || next >= r || (!generalDelta && next < e.base)) throw malformed(`rev ${r}: bad delta base ${e.base}`);
+    if (next < 0 || next >= r || (!generalDelta && next < e.base))
+      throw malformed(`rev ${r}: bad delta base ${e.base}`);
     if (chain.length >= MAX_CHAIN) throw malformed(`rev ${rev}: delta chain longer than ${MAX_CHAIN}`);
     r = next;
     e = await entry(r);
@@ -179,10 +208,13 @@ async function revisionText(
       const raw = await readExactly(data, ce.compressedLength, ce.offset, `rev ${cr} data`);
       const prep = chunkNeedsPreparation(raw);
       if (prep) await prep;
-      texts.push(decompressChunk(raw, Math.max(1 << 20, 13 * (Math.max(0, ce.rawSize) + 1) + (texts[0]?.length ?? 0))));
+      texts.push(
+        decompressChunk(raw, Math.max(1 << 20, 13 * (Math.max(0, ce.rawSize) + 1) + (texts[0]?.length ?? 0))),
+      );
     }
     const text = applyDeltas(texts[0]!, texts.slice(1));
-    if (head.rawSize >= 0 && text.length !== head.rawSize) throw malformed(`rev ${rev}: unpacked size is ${text.length}, ${head.rawSize} expected`);
+    if (head.rawSize >= 0 && text.length !== head.rawSize)
+      throw malformed(`rev ${rev}: unpacked size is ${text.length}, ${head.rawSize} expected`);
     return text;
   } finally {
     await data.close();

@@ -26,7 +26,10 @@ export function parseDirstateParents(bytes: Uint8Array, dirstateV2: boolean): Di
     if (buf.length === 0) return { p1: Buffer.alloc(NODE), p2: Buffer.alloc(NODE) };
     throw new SluiceError('MALFORMED', 'dirstate: working directory state appears damaged');
   }
-  return { p1: Buffer.from(buf.subarray(at, at + NODE)), p2: Buffer.from(buf.subarray(at + NODE, at + 2 * NODE)) };
+  return {
+    p1: Buffer.from(buf.subarray(at, at + NODE)),
+    p2: Buffer.from(buf.subarray(at + NODE, at + 2 * NODE)),
+  };
 }
 
 /** Bytes of the file to read for the parents. */

@@ -1,7 +1,11 @@
 // A stand-in engine worker for EngineWorkerHost's tests: each job behaves as its request.repo says.
 import { parentPort } from 'node:worker_threads';
 
-const log = (jobId, message) => ({ type: 'events', jobId, events: [{ type: 'log', jobId, time: Date.now(), level: 'info', message }] });
+const log = (jobId, message) => ({
+  type: 'events',
+  jobId,
+  events: [{ type: 'log', jobId, time: Date.now(), level: 'info', message }],
+});
 
 parentPort.on('message', (m) => {
   if (m.type !== 'start') {

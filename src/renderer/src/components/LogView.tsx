@@ -39,7 +39,12 @@ export const LogView = memo(function LogView({
   const needle = deferredQuery.trim().toLowerCase();
   const [, refresh] = useReducer((n: number) => n + 1, 0);
   const pages = useMemo(
-    () => new LogPages((from, count) => fetchLogPage(jobId, from, count, needle || undefined), refresh, needle !== ''),
+    () =>
+      new LogPages(
+        (from, count) => fetchLogPage(jobId, from, count, needle || undefined),
+        refresh,
+        needle !== '',
+      ),
     [fetchLogPage, jobId, needle],
   );
   useEffect(() => () => pages.dispose(), [pages]);
@@ -102,7 +107,13 @@ export const LogView = memo(function LogView({
   for (let i = first; i < last; i++) {
     const text = pages.line(i);
     rows.push(
-      <LogRow key={i} number={needle ? undefined : pages.dropped + i + 1} text={text ?? ''} pending={text === undefined} needle={needle} />,
+      <LogRow
+        key={i}
+        number={needle ? undefined : pages.dropped + i + 1}
+        text={text ?? ''}
+        pending={text === undefined}
+        needle={needle}
+      />,
     );
   }
 

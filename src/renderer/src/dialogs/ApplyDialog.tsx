@@ -52,8 +52,8 @@ export function BundleFacts({ info }: { info: BundleInfo }) {
         {info.missingBytes ? (
           <p className="probe-warning" role="alert" data-testid="bundle-truncated">
             This bundle is truncated: it declares {formatBytes(info.bytes)} of data but holds only{' '}
-            {formatBytes(info.sizeOnDisk)} on disk (at least {formatBytes(info.missingBytes)} missing). The apply would fail
-            partway; download or copy it again.
+            {formatBytes(info.sizeOnDisk)} on disk (at least {formatBytes(info.missingBytes)} missing). The
+            apply would fail partway; download or copy it again.
           </p>
         ) : null}
       </dd>

@@ -16,7 +16,9 @@ export function AddRepositoryDialog() {
   }));
   const [path, setPath] = useState('');
   const [showError, setShowError] = useState(false);
-  const error = validateDestination(path) ? 'Enter the absolute path of a repository folder (the one holding .hg).' : null;
+  const error = validateDestination(path)
+    ? 'Enter the absolute path of a repository folder (the one holding .hg).'
+    : null;
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (error) {
@@ -51,13 +53,26 @@ export function AddRepositoryDialog() {
   );
 }
 
-export function RevealDialog({ path, what, command }: { path: string; what: 'folder' | 'terminal'; command?: string }) {
+export function RevealDialog({
+  path,
+  what,
+  command,
+}: {
+  path: string;
+  what: 'folder' | 'terminal';
+  command?: string;
+}) {
   const closeDialog = useSluice((s) => s.closeDialog);
   const notify = useSluice((s) => s.notify);
   const text = what === 'terminal' && command ? command : path;
   const copy = () =>
     copyText(text).then(
-      () => notify({ tone: 'success', text: what === 'terminal' ? 'Copied the command' : 'Copied the path', detail: text }),
+      () =>
+        notify({
+          tone: 'success',
+          text: what === 'terminal' ? 'Copied the command' : 'Copied the path',
+          detail: text,
+        }),
       (e: unknown) => notify({ tone: 'error', text: 'Could not copy', detail: String(e) }),
     );
   return (

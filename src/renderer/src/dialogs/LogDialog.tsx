@@ -22,7 +22,13 @@ export function LogDialog({ jobId }: { jobId: string }) {
     // a job of an earlier session, opened from the history: the host still has its log
     const r = s.history.find((h) => h.jobId === jobId);
     const d = r ? describeRequest(r.request) : undefined;
-    return { kind: d?.kind ?? 'apply', source: d?.source ?? '', dest: d?.dest, label: r?.label, state: r?.state };
+    return {
+      kind: d?.kind ?? 'apply',
+      source: d?.source ?? '',
+      dest: d?.dest,
+      label: r?.label,
+      state: r?.state,
+    };
   });
   const running = useSluice((s) => {
     const st = s.jobs[jobId]?.state;

@@ -108,8 +108,16 @@ export function SettingsDialog() {
           <ul className="credential-list">
             {saved.entries.map((c) => (
               <li key={c.origin}>
-                <span className="mono">{c.origin}</span> <span className="muted">as {c.user}, saved {formatTimestamp(c.savedAt)}</span>{' '}
-                <button type="button" className="button small" onClick={() => void forget(c.origin)} aria-label={`Forget the sign-in for ${c.origin}`}>
+                <span className="mono">{c.origin}</span>{' '}
+                <span className="muted">
+                  as {c.user}, saved {formatTimestamp(c.savedAt)}
+                </span>{' '}
+                <button
+                  type="button"
+                  className="button small"
+                  onClick={() => void forget(c.origin)}
+                  aria-label={`Forget the sign-in for ${c.origin}`}
+                >
                   Forget
                 </button>
               </li>

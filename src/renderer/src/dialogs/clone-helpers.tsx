@@ -33,13 +33,29 @@ export function destinationProblem(check: DestinationCheck | undefined): string 
   return `This folder ${check.reason ?? 'cannot be used'}. Choose another, or a new folder name.`;
 }
 
-export function RecentFolders({ dirs, name, platform, onPick }: { dirs: string[]; name: string; platform?: string; onPick: (dest: string) => void }) {
+export function RecentFolders({
+  dirs,
+  name,
+  platform,
+  onPick,
+}: {
+  dirs: string[];
+  name: string;
+  platform?: string;
+  onPick: (dest: string) => void;
+}) {
   if (dirs.length === 0) return null;
   return (
     <p className="recent-folders">
       <span className="muted">Recent folders:</span>{' '}
       {dirs.map((d) => (
-        <button key={d} type="button" className="button small ghost" title={d} onClick={() => onPick(joinPath(d, name, platform))}>
+        <button
+          key={d}
+          type="button"
+          className="button small ghost"
+          title={d}
+          onClick={() => onPick(joinPath(d, name, platform))}
+        >
           {baseName(d) || d}
         </button>
       ))}

@@ -6,8 +6,12 @@ describe('hgCloneCommand', () => {
     expect(hgCloneCommand({ kind: 'clone', url: 'https://hg.example/repo', dest: '/home/u/repo' })).toBe(
       'hg clone --stream https://hg.example/repo /home/u/repo',
     );
-    expect(hgCloneCommand({ kind: 'clone', url: 'https://h/r', dest: '/d', update: true, updateRev: 'stable' })).toBe('hg clone --stream -u stable https://h/r /d');
-    expect(hgCloneCommand({ kind: 'clone', url: 'https://h/r', dest: '/d', pull: true })).toBe('hg clone --pull https://h/r /d');
+    expect(
+      hgCloneCommand({ kind: 'clone', url: 'https://h/r', dest: '/d', update: true, updateRev: 'stable' }),
+    ).toBe('hg clone --stream -u stable https://h/r /d');
+    expect(hgCloneCommand({ kind: 'clone', url: 'https://h/r', dest: '/d', pull: true })).toBe(
+      'hg clone --pull https://h/r /d',
+    );
     expect(
       hgCloneCommand({
         kind: 'clone',
@@ -23,8 +27,18 @@ describe('hgCloneCommand', () => {
     ).toBe(
       "hg --config devel.legacy.exchange=bundle1 --config worker.backgroundclose=true --config worker.backgroundclosethreadcount=48 --config ui.clonebundles=false --config experimental.evolution=all clone --stream -U http://127.0.0.1:8000/ '/home/u/my repo'\\''s' && hg verify -R '/home/u/my repo'\\''s'",
     );
-    expect(hgCloneCommand({ kind: 'clone', url: 'https://h/r', dest: '/d', closer: { backgroundClose: 'off' } })).toContain('worker.backgroundclose=false');
-    expect(hgCloneCommand({ kind: 'clone', url: 'https://h/r', dest: '/d', closer: { backgroundClose: 'auto', closeThreads: 48 }, update: false })).toBe('hg clone --stream -U https://h/r /d');
+    expect(
+      hgCloneCommand({ kind: 'clone', url: 'https://h/r', dest: '/d', closer: { backgroundClose: 'off' } }),
+    ).toContain('worker.backgroundclose=false');
+    expect(
+      hgCloneCommand({
+        kind: 'clone',
+        url: 'https://h/r',
+        dest: '/d',
+        closer: { backgroundClose: 'auto', closeThreads: 48 },
+        update: false,
+      }),
+    ).toBe('hg clone --stream -U https://h/r /d');
   });
 
   it('quotes for cmd on Windows', () => {

@@ -19,7 +19,8 @@ export function hgCloneCommand(request: CloneRequest, platform?: string): string
   // auto is hg's own default (on for Windows only), so it adds nothing
   if (closer?.backgroundClose === 'on') {
     config.push('worker.backgroundclose=true');
-    if (closer.closeThreads !== undefined) config.push(`worker.backgroundclosethreadcount=${closer.closeThreads}`);
+    if (closer.closeThreads !== undefined)
+      config.push(`worker.backgroundclosethreadcount=${closer.closeThreads}`);
   }
   if (closer?.backgroundClose === 'off') config.push('worker.backgroundclose=false');
   if (request.cloneBundles === false) config.push('ui.clonebundles=false');
@@ -27,6 +28,14 @@ export function hgCloneCommand(request: CloneRequest, platform?: string): string
   const q = (w: string) => shellQuote(w, platform);
   // a clone job checks out unless told not to (CloneRequest.update)
   const checkout = request.update === false ? ['-U'] : request.updateRev ? ['-u', q(request.updateRev)] : [];
-  const clone = ['hg', ...config.flatMap((c) => ['--config', q(c)]), 'clone', request.pull ? '--pull' : '--stream', ...checkout, q(request.url), q(request.dest)].join(' ');
+  const clone = [
+    'hg',
+    ...config.flatMap((c) => ['--config', q(c)]),
+    'clone',
+    request.pull ? '--pull' : '--stream',
+    ...checkout,
+    q(request.url),
+    q(request.dest),
+  ].join(' ');
   return request.verify ? `${clone} && hg verify -R ${q(request.dest)}` : clone;
 }

@@ -54,10 +54,20 @@ export function RepositoriesScreen() {
       }
       tools={
         <div className="header-tools">
-          <SearchField id="repo-filter" label="Filter repositories" placeholder="Filter" value={query} onChange={setQuery} />
+          <SearchField
+            id="repo-filter"
+            label="Filter repositories"
+            placeholder="Filter"
+            value={query}
+            onChange={setQuery}
+          />
           <label className="sort-field">
             <span className="visually-hidden">Sort by</span>
-            <select value={sort} onChange={(e) => setSort(e.target.value as LibrarySort)} aria-label="Sort by">
+            <select
+              value={sort}
+              onChange={(e) => setSort(e.target.value as LibrarySort)}
+              aria-label="Sort by"
+            >
               {SORTS.map((s) => (
                 <option key={s.value} value={s.value}>
                   {s.label}
@@ -77,13 +87,19 @@ export function RepositoriesScreen() {
         </p>
       ) : all.length === 0 ? (
         <EmptyState icon="bundle" title="No repositories yet" testId="empty-library">
-          <p>Clone from a URL or apply a bundle, or add a repository you already have: use “Add existing…” or drop its folder here.</p>
+          <p>
+            Clone from a URL or apply a bundle, or add a repository you already have: use “Add existing…” or
+            drop its folder here.
+          </p>
         </EmptyState>
       ) : (
         <>
           {!ENGINE_ACTIONS.pull.available || !ENGINE_ACTIONS.update.available ? (
             <p className="muted library-note" id="library-unavailable">
-              {[ENGINE_ACTIONS.pull, ENGINE_ACTIONS.update].filter((a) => !a.available).map((a) => a.reason).join(' ')}
+              {[ENGINE_ACTIONS.pull, ENGINE_ACTIONS.update]
+                .filter((a) => !a.available)
+                .map((a) => a.reason)
+                .join(' ')}
             </p>
           ) : null}
           <ul className="repo-list" data-testid="repo-list" aria-label="Repositories">
@@ -99,7 +115,12 @@ export function RepositoriesScreen() {
 }
 
 /** The newest job of `kind` on the repository at `path` (its state shows in the row). */
-function latestJob(jobs: Record<string, TransferJob>, order: string[], kind: 'verify' | 'update' | 'pull', path: string): TransferJob | undefined {
+function latestJob(
+  jobs: Record<string, TransferJob>,
+  order: string[],
+  kind: 'verify' | 'update' | 'pull',
+  path: string,
+): TransferJob | undefined {
   for (const id of order) {
     const r = jobs[id]!.request;
     if (r?.kind === kind && r.repo === path) return jobs[id];
@@ -109,7 +130,13 @@ function latestJob(jobs: Record<string, TransferJob>, order: string[], kind: 've
 
 const busy = (j: TransferJob | undefined) => j?.state === 'running' || j?.state === 'queued';
 
-const JOB_STATE_TEXT: Record<TransferJob['state'], string> = { queued: 'queued', running: 'running', done: 'done', failed: 'failed', cancelled: 'cancelled' };
+const JOB_STATE_TEXT: Record<TransferJob['state'], string> = {
+  queued: 'queued',
+  running: 'running',
+  done: 'done',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
 
 const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
   const actions = useSluiceShallow((s) => ({
@@ -127,9 +154,10 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
   const [pullOffered, setPullOffered] = useState(false);
   const startPull = (incoming: boolean) => {
     setPullOffered(incoming);
-    startJob({ kind: 'pull', repo: r.path, ...(incoming ? { incoming: true } : {}) }, `${incoming ? 'Incoming for' : 'Pull'} ${r.name}`).catch((err: unknown) =>
-      notify(errorNotice(`Could not pull into ${r.name}`, err)),
-    );
+    startJob(
+      { kind: 'pull', repo: r.path, ...(incoming ? { incoming: true } : {}) },
+      `${incoming ? 'Incoming for' : 'Pull'} ${r.name}`,
+    ).catch((err: unknown) => notify(errorNotice(`Could not pull into ${r.name}`, err)));
   };
   const startJob = useSluice((s) => s.startJob);
   const notify = useSluice((s) => s.notify);
@@ -140,9 +168,10 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
     e.preventDefault();
     const target = rev.trim();
     setUpdating(false);
-    startJob({ kind: 'update', repo: r.path, ...(target ? { rev: target } : {}) }, `Update ${r.name}${target ? ` to ${target}` : ''}`).catch((err: unknown) =>
-      notify(errorNotice(`Could not update ${r.name}`, err)),
-    );
+    startJob(
+      { kind: 'update', repo: r.path, ...(target ? { rev: target } : {}) },
+      `Update ${r.name}${target ? ` to ${target}` : ''}`,
+    ).catch((err: unknown) => notify(errorNotice(`Could not update ${r.name}`, err)));
   };
   const reachable = r.status === 'ok';
   const tip = r.tip;
@@ -151,7 +180,10 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
       <div className="repo-head">
         <h2 className="repo-name">{r.name}</h2>
         {r.status !== 'ok' ? (
-          <span className={`state-badge state-${r.status === 'loading' ? 'queued' : 'failed'}`} data-testid="repo-status">
+          <span
+            className={`state-badge state-${r.status === 'loading' ? 'queued' : 'failed'}`}
+            data-testid="repo-status"
+          >
             {r.status === 'loading' ? 'reading…' : r.status === 'missing' ? 'missing' : 'unreadable'}
           </span>
         ) : null}
@@ -218,11 +250,17 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
         </div>
         <div>
           <dt>Store</dt>
-          <dd>{r.storeBytes !== undefined ? `${formatBytes(r.storeBytes)} in ${formatCount(r.storeFiles ?? 0)} files` : '–'}</dd>
+          <dd>
+            {r.storeBytes !== undefined
+              ? `${formatBytes(r.storeBytes)} in ${formatCount(r.storeFiles ?? 0)} files`
+              : '–'}
+          </dd>
         </div>
         <div>
           <dt>Last pull</dt>
-          <dd>{r.lastPullAt ? formatTimestamp(r.lastPullAt) : <span className="muted">not by Sluice</span>}</dd>
+          <dd>
+            {r.lastPullAt ? formatTimestamp(r.lastPullAt) : <span className="muted">not by Sluice</span>}
+          </dd>
         </div>
         {verify ? (
           <div>
@@ -241,7 +279,9 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
               <span className={`state-badge state-${update.state}`} data-testid="repo-update-state">
                 {JOB_STATE_TEXT[update.state]}
               </span>{' '}
-              {update.state === 'failed' && update.error ? <span className="muted">{update.error.message}</span> : null}
+              {update.state === 'failed' && update.error ? (
+                <span className="muted">{update.error.message}</span>
+              ) : null}
             </dd>
           </div>
         ) : null}
@@ -291,7 +331,11 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
           type="button"
           className="button small"
           disabled={!ENGINE_ACTIONS.pull.available || !reachable || !r.source || busy(pull)}
-          title={ENGINE_ACTIONS.pull.available ? 'Check for incoming changesets, then pull them' : ENGINE_ACTIONS.pull.reason}
+          title={
+            ENGINE_ACTIONS.pull.available
+              ? 'Check for incoming changesets, then pull them'
+              : ENGINE_ACTIONS.pull.reason
+          }
           aria-describedby={ENGINE_ACTIONS.pull.available ? undefined : 'library-unavailable'}
           onClick={() => startPull(true)}
         >
@@ -301,7 +345,11 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
           type="button"
           className="button small"
           disabled={!ENGINE_ACTIONS.update.available || !reachable || busy(update)}
-          title={ENGINE_ACTIONS.update.available ? 'Update the working copy to a revision' : ENGINE_ACTIONS.update.reason}
+          title={
+            ENGINE_ACTIONS.update.available
+              ? 'Update the working copy to a revision'
+              : ENGINE_ACTIONS.update.reason
+          }
           aria-describedby={ENGINE_ACTIONS.update.available ? undefined : 'library-unavailable'}
           aria-expanded={updating}
           onClick={() => setUpdating((v) => !v)}
@@ -316,18 +364,43 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
         >
           <Icon name="verify" /> Verify
         </button>
-        <button type="button" className="button small" disabled={!reachable} onClick={() => void actions.openFolder(r.path)}>
+        <button
+          type="button"
+          className="button small"
+          disabled={!reachable}
+          onClick={() => void actions.openFolder(r.path)}
+        >
           <Icon name="folder" /> Open folder
         </button>
-        <button type="button" className="button small" disabled={!reachable} onClick={() => void actions.openTerminal(r.path)}>
+        <button
+          type="button"
+          className="button small"
+          disabled={!reachable}
+          onClick={() => void actions.openTerminal(r.path)}
+        >
           <Icon name="log" /> Terminal
         </button>
-        <button type="button" className="button small" disabled={!r.source} onClick={() => void actions.copySource(r.path)}>
+        <button
+          type="button"
+          className="button small"
+          disabled={!r.source}
+          onClick={() => void actions.copySource(r.path)}
+        >
           <Icon name="external" /> Copy source
         </button>
         {confirm ? (
-          <span className="confirm" role="group" aria-label={confirm === 'delete' ? 'Confirm moving to the trash' : 'Confirm removing from the list'}>
-            <span>{confirm === 'delete' ? `Move ${r.name} to the trash?` : `Remove ${r.name} from the list? The folder stays.`}</span>
+          <span
+            className="confirm"
+            role="group"
+            aria-label={
+              confirm === 'delete' ? 'Confirm moving to the trash' : 'Confirm removing from the list'
+            }
+          >
+            <span>
+              {confirm === 'delete'
+                ? `Move ${r.name} to the trash?`
+                : `Remove ${r.name} from the list? The folder stays.`}
+            </span>
             <button
               type="button"
               className="button small danger"
@@ -347,7 +420,12 @@ const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
             <button type="button" className="button small ghost" onClick={() => setConfirm('remove')}>
               <Icon name="close" /> Remove from list
             </button>
-            <button type="button" className="button small ghost danger-text" disabled={r.status === 'missing'} onClick={() => setConfirm('delete')}>
+            <button
+              type="button"
+              className="button small ghost danger-text"
+              disabled={r.status === 'missing'}
+              onClick={() => setConfirm('delete')}
+            >
               <Icon name="trash" /> Delete…
             </button>
           </>

@@ -65,7 +65,9 @@ describe('comparison plan', () => {
       'closer off · real close()',
       'closer on, 48 threads · real close()',
     ]);
-    expect(configs.map((c) => (c.request as { closer?: { simulateCloseMs?: number } }).closer?.simulateCloseMs)).toEqual([2, 2, undefined, undefined]);
+    expect(
+      configs.map((c) => (c.request as { closer?: { simulateCloseMs?: number } }).closer?.simulateCloseMs),
+    ).toEqual([2, 2, undefined, undefined]);
     expect(configs.map((c) => c.simulatedCloseMs)).toEqual([2, 2, 0, 0]);
   });
 

@@ -9,7 +9,13 @@ function hostLog(total: number, query = '') {
   const fetch = async (from: number, count: number): Promise<JobLogPage> => {
     requests.push(from);
     const view = query ? lines.filter((l) => l.includes(query)) : lines;
-    return { from, lines: view.slice(from, from + count), total: lines.length, dropped: 0, ...(query ? { matches: view.length } : {}) };
+    return {
+      from,
+      lines: view.slice(from, from + count),
+      total: lines.length,
+      dropped: 0,
+      ...(query ? { matches: view.length } : {}),
+    };
   };
   return { lines, requests, fetch };
 }

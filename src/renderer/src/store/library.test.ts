@@ -13,7 +13,16 @@ const row = (name: string, patch: Partial<RepoRow> = {}): RepoRow => ({
   ...patch,
 });
 
-const tip = (date: number, summary = 's') => ({ rev: 1, node: 'abcdef012345', date, tz: 0, user: 'u', summary, branch: 'default', bookmarks: [] });
+const tip = (date: number, summary = 's') => ({
+  rev: 1,
+  node: 'abcdef012345',
+  date,
+  tz: 0,
+  user: 'u',
+  summary,
+  branch: 'default',
+  bookmarks: [],
+});
 
 describe('library slice', () => {
   it('loads rows, applies pushed updates and removals', async () => {
@@ -21,7 +30,9 @@ describe('library slice', () => {
     const store = createSluiceStore({ api: host, schedule: new ManualScheduler().schedule, now: () => 0 });
     await store.getState().loadLibrary();
     expect(Object.keys(store.getState().repos)).toEqual(['/r/a', '/r/b']);
-    store.getState().ingestLibrary({ rows: [row('b', { tip: tip(5, 'new tip') }), row('c')], removed: ['/r/a'] });
+    store
+      .getState()
+      .ingestLibrary({ rows: [row('b', { tip: tip(5, 'new tip') }), row('c')], removed: ['/r/a'] });
     expect(Object.keys(store.getState().repos).sort()).toEqual(['/r/b', '/r/c']);
     expect(store.getState().repos['/r/b']!.tip?.summary).toBe('new tip');
   });
@@ -37,7 +48,12 @@ describe('library slice', () => {
     expect(store.getState().dialog).toEqual({ type: 'reveal', path: '/r/a', what: 'folder' });
     expect(host.callsTo('shell:openPath')).toHaveLength(0);
     await store.getState().openRepositoryTerminal('/r/a');
-    expect(store.getState().dialog).toEqual({ type: 'reveal', path: '/r/a', what: 'terminal', command: "cd '/r/a'" });
+    expect(store.getState().dialog).toEqual({
+      type: 'reveal',
+      path: '/r/a',
+      what: 'terminal',
+      command: "cd '/r/a'",
+    });
   });
 
   it('filters over name, source, branch and summary; sorts by each key', () => {

@@ -115,7 +115,16 @@ export function filterRepos(rows: readonly RepoRow[], query: string): RepoRow[] 
   const q = query.trim().toLowerCase();
   if (!q) return [...rows];
   return rows.filter((r) =>
-    [r.name, r.path, r.source ?? '', r.tip?.branch ?? '', r.tip?.summary ?? '', r.tip?.node ?? '', ...(r.tip?.bookmarks ?? []), r.status]
+    [
+      r.name,
+      r.path,
+      r.source ?? '',
+      r.tip?.branch ?? '',
+      r.tip?.summary ?? '',
+      r.tip?.node ?? '',
+      ...(r.tip?.bookmarks ?? []),
+      r.status,
+    ]
       .join(' ')
       .toLowerCase()
       .includes(q),

@@ -11,7 +11,9 @@ function memoryStorage() {
 describe('settings: clone folder and recent clones', () => {
   it('the chosen clone folder replaces the host default everywhere and survives a restart', async () => {
     const storage = memoryStorage();
-    const host = new FakeHost({ 'app:info': () => ({ version: '1', platform: 'linux', host: 'web', defaultCloneDir: '/home/u/Sluice' }) });
+    const host = new FakeHost({
+      'app:info': () => ({ version: '1', platform: 'linux', host: 'web', defaultCloneDir: '/home/u/Sluice' }),
+    });
     const deps = { api: host, schedule: new ManualScheduler().schedule, now: () => 0, storage };
     const a = createSluiceStore(deps);
     await a.getState().loadAppInfo();
@@ -42,7 +44,12 @@ describe('settings: clone folder and recent clones', () => {
 
   it('a password or token typed into a URL is not kept among the recent URLs (local storage)', () => {
     const storage = memoryStorage();
-    const s = createSluiceStore({ api: new FakeHost(), schedule: new ManualScheduler().schedule, now: () => 0, storage });
+    const s = createSluiceStore({
+      api: new FakeHost(),
+      schedule: new ManualScheduler().schedule,
+      now: () => 0,
+      storage,
+    });
     s.getState().rememberClone('https://user:s3cret@h/r', '/src');
     expect(s.getState().recentUrls).toEqual(['https://h/r']);
     expect(storage.getItem(SETTINGS_KEY)).not.toContain('s3cret');

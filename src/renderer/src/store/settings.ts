@@ -32,7 +32,9 @@ export const MAX_RECENT_URLS = 8;
 export const MAX_RECENT_DIRS = 5;
 
 const strings = (v: unknown, max: number): string[] | undefined =>
-  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x.length < 4096).slice(0, max) : undefined;
+  Array.isArray(v)
+    ? v.filter((x): x is string => typeof x === 'string' && x.length < 4096).slice(0, max)
+    : undefined;
 
 /** `item` first, without duplicates, at most `max`. */
 function mostRecent(list: readonly string[], item: string, max: number): string[] {
@@ -117,14 +119,21 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
         const info = await deps.api.invoke('app:info');
         // the user's clone folder wins everywhere the host's default would be used
         const cloneDir = get().cloneDir;
-        set({ hostCloneDir: info.defaultCloneDir, appInfo: cloneDir ? { ...info, defaultCloneDir: cloneDir } : info });
+        set({
+          hostCloneDir: info.defaultCloneDir,
+          appInfo: cloneDir ? { ...info, defaultCloneDir: cloneDir } : info,
+        });
       },
       setCloneDir: (dir) => {
         const cloneDir = dir && isAbsolutePath(dir.trim()) ? dir.trim() : undefined;
         const { appInfo, hostCloneDir } = get();
         set({
           cloneDir,
-          ...(appInfo ? { appInfo: { ...appInfo, defaultCloneDir: cloneDir ?? hostCloneDir ?? appInfo.defaultCloneDir } } : {}),
+          ...(appInfo
+            ? {
+                appInfo: { ...appInfo, defaultCloneDir: cloneDir ?? hostCloneDir ?? appInfo.defaultCloneDir },
+              }
+            : {}),
         });
         save();
       },

@@ -53,9 +53,11 @@ describe('transfers slice: event reduction', () => {
     expect(store.getState().jobs['a']!.filesPerSec).toBeCloseTo(100, 5);
   });
 
-  it('keeps the debug log\'s counts the host pushes, not its lines', () => {
+  it("keeps the debug log's counts the host pushes, not its lines", () => {
     const { store, frames } = setup();
-    store.getState().ingestEvents('a', [startEv('a', 1_000_000, { files: 3, bytes: 1500 })], { total: 2, dropped: 0 });
+    store
+      .getState()
+      .ingestEvents('a', [startEv('a', 1_000_000, { files: 3, bytes: 1500 })], { total: 2, dropped: 0 });
     store.getState().ingestEvents('a', [progressEv('a', 100, 1000, 2)], { total: 300_000, dropped: 5 });
     frames.runFrame();
     expect(store.getState().jobs['a']).toMatchObject({ logLines: 300_000, logDropped: 5 });
@@ -68,12 +70,19 @@ describe('transfers slice: event reduction', () => {
   it('fetches log pages and exports through the host', async () => {
     const { store, host } = setup();
     const calls: unknown[][] = [];
-    host.handlers['job:log'] = (...args: unknown[]) => (calls.push(args), { from: 0, lines: ['x'], total: 1, dropped: 0 });
+    host.handlers['job:log'] = (...args: unknown[]) => (
+      calls.push(args),
+      { from: 0, lines: ['x'], total: 1, dropped: 0 }
+    );
     host.handlers['job:exportLog'] = (...args: unknown[]) => (calls.push(args), '/exports/a.log');
     expect(await store.getState().fetchLogPage('a', 0, 200)).toMatchObject({ lines: ['x'] });
     await store.getState().fetchLogPage('a', 200, 200, 'data/');
     expect(await store.getState().exportJobLog('a', 'a.log', '# h')).toBe('/exports/a.log');
-    expect(calls).toEqual([['a', 0, 200], ['a', 200, 200, 'data/'], ['a', 'a.log', '# h']]);
+    expect(calls).toEqual([
+      ['a', 0, 200],
+      ['a', 200, 200, 'data/'],
+      ['a', 'a.log', '# h'],
+    ]);
     expect(store.getState().notices.at(-1)).toMatchObject({ tone: 'success', detail: '/exports/a.log' });
   });
 

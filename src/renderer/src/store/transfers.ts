@@ -258,7 +258,8 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
       jobs: {},
       jobOrder: [],
 
-      ingestEvents: (jobId, events, log) => enqueue(log ? { kind: 'events', jobId, events, log } : { kind: 'events', jobId, events }),
+      ingestEvents: (jobId, events, log) =>
+        enqueue(log ? { kind: 'events', jobId, events, log } : { kind: 'events', jobId, events }),
       ingestJobState: (summary) => enqueue({ kind: 'state', summary }),
 
       flushEvents: () => {
@@ -432,7 +433,9 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
       },
 
       fetchLogPage: (jobId, from, count, query) =>
-        query ? deps.api.invoke('job:log', jobId, from, count, query) : deps.api.invoke('job:log', jobId, from, count),
+        query
+          ? deps.api.invoke('job:log', jobId, from, count, query)
+          : deps.api.invoke('job:log', jobId, from, count),
 
       exportJobLog: async (jobId, suggestedName, header) => {
         try {

@@ -92,7 +92,12 @@ export interface TransfersSlice {
   /** flags running jobs without progress for settings.stallSeconds */
   checkStalled(): void;
   /** a page of a job's debug log from the host (job:log) */
-  fetchLogPage(jobId: string, from: number, count: number, query?: string): Promise<import('../../../shared/ipc').JobLogPage>;
+  fetchLogPage(
+    jobId: string,
+    from: number,
+    count: number,
+    query?: string,
+  ): Promise<import('../../../shared/ipc').JobLogPage>;
   /** saves a job's whole debug log; the host writes it (job:exportLog); failures become notices */
   exportJobLog(jobId: string, suggestedName: string, header: string): Promise<string | null>;
   /** resolves when the job reaches done/failed/cancelled */
@@ -287,7 +292,11 @@ export interface UiSlice {
   setDropHint(on: boolean): void;
   promptCredentials(prompt: CredentialsPrompt): void;
   /** remember: the host keeps them for this server (where it can; see savedCredentials) */
-  answerCredentials(requestId: string, answer: { user: string; password: string } | null, remember?: boolean): Promise<void>;
+  answerCredentials(
+    requestId: string,
+    answer: { user: string; password: string } | null,
+    remember?: boolean,
+  ): Promise<void>;
   notify(notice: Omit<Notice, 'id'>): number;
   dismissNotice(id: number): void;
   /** inspect a bundle file and open the apply dialog, or refuse it with a message */

@@ -94,11 +94,7 @@ export function createDemoHost(
     ];
     pushEvents(jobId, events);
     if (kind === 'clone')
-      setTimeout(
-        () =>
-          pushEvents(jobId, [{ type: 'phase', jobId, time: Date.now(), phase: 'write' }]),
-        200,
-      );
+      setTimeout(() => pushEvents(jobId, [{ type: 'phase', jobId, time: Date.now(), phase: 'write' }]), 200);
     job.timer = setInterval(() => {
       const now = Date.now();
       const elapsed = now - t0;
@@ -246,7 +242,12 @@ export function createDemoHost(
       };
     },
     'job:exportLog': async (jobId, name, header) =>
-      handlers['file:writeText'](name, `${header}\n${logOf(jobId).lines.map((l) => `${l}\n`).join('')}`),
+      handlers['file:writeText'](
+        name,
+        `${header}\n${logOf(jobId)
+          .lines.map((l) => `${l}\n`)
+          .join('')}`,
+      ),
     'bundle:inspect': async (path) => {
       await new Promise((r) => setTimeout(r, 250));
       if (/notes|bad|\.txt$/.test(path))
@@ -301,11 +302,16 @@ export function createDemoHost(
       return `${HOME}/exports/${name}`;
     },
     'credentials:answer': async () => undefined,
-    'credentials:list': async () => ({ available: false, reason: 'the web host never stores credentials', entries: [] }),
+    'credentials:list': async () => ({
+      available: false,
+      reason: 'the web host never stores credentials',
+      entries: [],
+    }),
     'credentials:forget': async () => undefined,
     'library:list': async () => [...library.values()],
     'library:add': async (path) => {
-      if (/not-a-repo|\/tmp$/.test(path)) throw hostError('NOT_A_REPO', `${path} is not a Mercurial repository (no .hg folder)`);
+      if (/not-a-repo|\/tmp$/.test(path))
+        throw hostError('NOT_A_REPO', `${path} is not a Mercurial repository (no .hg folder)`);
       const row = library.get(path) ?? demoRow(path, 'user');
       library.set(path, row);
       push('library:update', { rows: [row], removed: [] });
@@ -316,7 +322,10 @@ export function createDemoHost(
       push('library:update', { rows: [], removed: [path] });
     },
     'library:trash': async (path) => {
-      throw hostError('USAGE', `the web host has no system trash, so Sluice does not delete ${path}; remove it from the list and delete the folder yourself`);
+      throw hostError(
+        'USAGE',
+        `the web host has no system trash, so Sluice does not delete ${path}; remove it from the list and delete the folder yourself`,
+      );
     },
     'library:openTerminal': async (path) => ({ opened: false, command: `cd '${path}'` }),
     'library:copySource': async (path) => ({ text: library.get(path)?.source ?? '', copied: false }),
@@ -350,7 +359,16 @@ function demoRow(path: string, origin: RepoRow['origin'], source?: string): Repo
     name,
     status: 'ok',
     ...(source ? { source } : {}),
-    tip: { rev: 4199, node: '5f2c9a1b7e04', date: Date.UTC(2026, 10, 28, 9, 12), tz: 0, user: 'Ada <ada@example.com>', summary: 'sample: the last change', branch: 'default', bookmarks: [] },
+    tip: {
+      rev: 4199,
+      node: '5f2c9a1b7e04',
+      date: Date.UTC(2026, 10, 28, 9, 12),
+      tz: 0,
+      user: 'Ada <ada@example.com>',
+      summary: 'sample: the last change',
+      branch: 'default',
+      bookmarks: [],
+    },
     parent: origin === 'clone' ? null : { node: '5f2c9a1b7e04', rev: 4199, merging: false },
     storeBytes: 88_200_000,
     storeFiles: 4200,
@@ -368,7 +386,16 @@ function seedLibrary(): RepoRow[] {
       name: 'mozilla-central',
       status: 'ok',
       source: 'https://hg.mozilla.org/mozilla-central',
-      tip: { rev: 812_344, node: '9c1e5b2d7a30', date: t - 3_600_000, tz: -3600, user: 'Ada <ada@example.com>', summary: 'Bug 1931 - fix the docking of the sidebar', branch: 'default', bookmarks: ['central'] },
+      tip: {
+        rev: 812_344,
+        node: '9c1e5b2d7a30',
+        date: t - 3_600_000,
+        tz: -3600,
+        user: 'Ada <ada@example.com>',
+        summary: 'Bug 1931 - fix the docking of the sidebar',
+        branch: 'default',
+        bookmarks: ['central'],
+      },
       parent: { node: '9c1e5b2d7a30', rev: 812_344, merging: false },
       storeBytes: 3_900_000_000,
       storeFiles: 412_000,
@@ -381,7 +408,16 @@ function seedLibrary(): RepoRow[] {
       name: 'hg-stable',
       status: 'ok',
       source: 'https://www.mercurial-scm.org/repo/hg-stable',
-      tip: { rev: 49_870, node: '1d4e0b7f22c9', date: t - 86_400_000, tz: 0, user: 'Bea <bea@example.org>', summary: 'rust: speed up the status fast path', branch: 'stable', bookmarks: [] },
+      tip: {
+        rev: 49_870,
+        node: '1d4e0b7f22c9',
+        date: t - 86_400_000,
+        tz: 0,
+        user: 'Bea <bea@example.org>',
+        summary: 'rust: speed up the status fast path',
+        branch: 'stable',
+        bookmarks: [],
+      },
       parent: null,
       storeBytes: 190_000_000,
       storeFiles: 7_200,
