@@ -9,8 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { benchBase, ensureCorpus, ROOT, SHARED_BENCH } from './bench/corpus.mjs';
+import { benchBase, ensureCorpus, ROOT } from './bench/corpus.mjs';
 import { fmtTable, measure, medianOf } from './bench/measure.mjs';
+import { buildSlowclose, slowcloseEnv } from './bench/slowclose.mjs';
 
 const { values: opt } = parseArgs({
   options: {
@@ -74,31 +75,6 @@ async function measured(output, cmd, args, opts) {
     if (ON_TMPFS) rmSync(output, { recursive: true, force: true });
   }
 }
-
-function buildSlowclose() {
-  const so = join(base, 'slowclose.so');
-  if (!existsSync(so)) {
-    const r = spawnSync('cc', [
-      '-O2',
-      '-shared',
-      '-fPIC',
-      '-o',
-      so,
-      join(SHARED_BENCH, 'slowclose.c'),
-      '-ldl',
-      '-lpthread',
-    ]);
-    if (r.status !== 0) return null;
-  }
-  return so;
-}
-const slowcloseEnv = (so, prefix) => ({
-  ...process.env,
-  LD_PRELOAD: so,
-  SLOWCLOSE_PREFIX: prefix,
-  SLOWCLOSE_US: opt['latency-us'],
-  UV_USE_IO_URING: '0',
-});
 
 const mb = (bytes, ms) => (bytes / 1e6 / (ms / 1000)).toFixed(1);
 function row(label, r, bytes, files, ref) {
@@ -207,7 +183,7 @@ async function applySection(preset, corpus) {
     );
   }
 
-  const so = buildSlowclose();
+  const so = buildSlowclose(base);
   if (!so) {
     say('(slowclose.so could not be built: no cc; emulated close latency skipped)');
     return;
@@ -216,7 +192,7 @@ async function applySection(preset, corpus) {
   say(
     `\n### Apply with ${lat} ms emulated close() latency (slowclose.so, NTFS-like), ${preset} corpus, packed1 and v2 (1 run each)`,
   );
-  const env = slowcloseEnv(so, runs);
+  const env = slowcloseEnv(so, runs, opt['latency-us']);
   const lrows = [];
   const lt = await medianOf(1, tar(env));
   lrows.push(row('tar -x (closes inline)', lt, bytes, files, rTar));

@@ -11,26 +11,12 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, SHARED_BENCH, treeSize } from './corpus.mjs';
+import { ROOT, treeSize } from './corpus.mjs';
 import { fmtTable, measure, medianOf } from './measure.mjs';
+import { buildSlowclose, slowcloseEnv } from './slowclose.mjs';
 
 const HG_ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '/dev/null', LC_ALL: 'C' };
 const SHARE = ['--config', 'extensions.share='];
-
-function buildSlowclose(dir) {
-  const so = join(dir, 'slowclose.so');
-  const r = spawnSync('cc', [
-    '-O2',
-    '-shared',
-    '-fPIC',
-    '-o',
-    so,
-    join(SHARED_BENCH, 'slowclose.c'),
-    '-ldl',
-    '-lpthread',
-  ]);
-  return r.status === 0 ? so : null;
-}
 
 export async function run({
   corpusDir,
@@ -137,13 +123,7 @@ export async function run({
     say('(slowclose.so could not be built: no cc; emulated close latency skipped)');
     return '';
   }
-  const env = {
-    ...process.env,
-    LD_PRELOAD: so,
-    SLOWCLOSE_PREFIX: workDir,
-    SLOWCLOSE_US: String(latencyUs),
-    UV_USE_IO_URING: '0',
-  };
+  const env = slowcloseEnv(so, workDir, latencyUs);
   say(
     `\n### Checkout with ${latencyUs / 1000} ms emulated close() latency (slowclose.so), ${preset} corpus (1 run each)`,
   );
