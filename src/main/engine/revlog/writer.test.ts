@@ -129,20 +129,7 @@ describe.each(formats)('RevlogWriter (%s)', (_name, format) => {
     const vfs = store();
     const tx = Transaction.open(vfs);
     const w = RevlogWriter.open({ radix: 'data/big', tx, format, cacheBytes: 1 << 20 });
-    const lines = history(24, 100).map((t) => t.subarray(t.length - 101));
-    const texts: Buffer[] = [];
-    const nodes: Buffer[] = [];
-    for (let i = 0; i < 24; i++) {
-      const p = i === 0 ? -1 : i % 3 === 0 ? i - 2 : i - 1;
-      const base = p < 0 ? Buffer.alloc(300_000, 97) : texts[p]!;
-      const text = Buffer.concat([base.subarray(0, 7), lines[i]!, base.subarray(7)]);
-      const p1 = p < 0 ? Buffer.from(NULL_NODE) : nodes[p]!;
-      const node = revisionNode(text, p1, NULL_NODE);
-      const delta = p < 0 ? fullReplaceDelta(0, text) : oneHunk(base, text);
-      await w.add({ node, p1, p2: NULL_NODE, deltaBase: p1, delta, linkRev: i, flags: 0 });
-      texts.push(text);
-      nodes.push(node);
-    }
+    const texts = await addBranchyLargeTexts(w, 24, 97, 7);
     w.close();
     await tx.close();
     const rl = await Revlog.open(join(vfs.storeDir, 'data/big.i'));
@@ -157,25 +144,12 @@ describe.each(formats)('RevlogWriter (%s)', (_name, format) => {
     const vfs = store();
     const tx = Transaction.open(vfs);
     const w = RevlogWriter.open({ radix: 'data/released', tx, format, cacheBytes: 1 << 20 });
-    const lines = history(20, 100).map((t) => t.subarray(t.length - 101));
-    const texts: Buffer[] = [];
-    const nodes: Buffer[] = [];
-    for (let i = 0; i < 20; i++) {
-      const p = i === 0 ? -1 : i % 3 === 0 ? i - 2 : i - 1;
-      const base = p < 0 ? Buffer.alloc(300_000, 98) : texts[p]!;
-      const text = Buffer.concat([base.subarray(0, 9), lines[i]!, base.subarray(9)]);
-      const p1 = p < 0 ? Buffer.from(NULL_NODE) : nodes[p]!;
-      const node = revisionNode(text, p1, NULL_NODE);
-      const delta = p < 0 ? fullReplaceDelta(0, text) : oneHunk(base, text);
-      await w.add({ node, p1, p2: NULL_NODE, deltaBase: p1, delta, linkRev: i, flags: 0 });
-      texts.push(text);
-      nodes.push(node);
-      if (i % 4 === 3) {
-        w.releaseTexts();
-        expect(Buffer.from(await w.text(i - 1)).equals(texts[i - 1]!)).toBe(true);
-        w.releaseTexts();
-      }
-    }
+    const texts = await addBranchyLargeTexts(w, 20, 98, 9, async (i, added) => {
+      if (i % 4 !== 3) return;
+      w.releaseTexts();
+      expect(Buffer.from(await w.text(i - 1)).equals(added[i - 1]!)).toBe(true);
+      w.releaseTexts();
+    });
     w.releaseTexts();
     for (const r of [19, 0, 7]) expect(Buffer.from(await w.text(r)).equals(texts[r]!)).toBe(true);
     w.close();
@@ -237,6 +211,36 @@ describe.each(formats)('RevlogWriter (%s)', (_name, format) => {
     expect(existsSync(join(vfs.storeDir, 'data/f.txt.d'))).toBe(false);
   });
 });
+
+/**
+ * `count` 300 KB texts added to `w`: each inserts a line at `at` into its parent's text (filled
+ * with `fill` at the root), every third one on a branch off the revision before its parent, so
+ * deltas reach back past the last text added. `after(i, texts)` runs after revision i is added.
+ */
+async function addBranchyLargeTexts(
+  w: RevlogWriter,
+  count: number,
+  fill: number,
+  at: number,
+  after?: (i: number, texts: Buffer[]) => Promise<void>,
+): Promise<Buffer[]> {
+  const lines = history(count, 100).map((t) => t.subarray(t.length - 101));
+  const texts: Buffer[] = [];
+  const nodes: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const p = i === 0 ? -1 : i % 3 === 0 ? i - 2 : i - 1;
+    const base = p < 0 ? Buffer.alloc(300_000, fill) : texts[p]!;
+    const text = Buffer.concat([base.subarray(0, at), lines[i]!, base.subarray(at)]);
+    const p1 = p < 0 ? Buffer.from(NULL_NODE) : nodes[p]!;
+    const node = revisionNode(text, p1, NULL_NODE);
+    const delta = p < 0 ? fullReplaceDelta(0, text) : oneHunk(base, text);
+    await w.add({ node, p1, p2: NULL_NODE, deltaBase: p1, delta, linkRev: i, flags: 0 });
+    texts.push(text);
+    nodes.push(node);
+    await after?.(i, texts);
+  }
+  return texts;
+}
 
 describe('RevlogWriter refuses bad revisions', () => {
   it('unknown parent, unknown base, node mismatch, delta out of range', async () => {
