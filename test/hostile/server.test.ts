@@ -520,6 +520,37 @@ describe('input without a length that never ends, against the free space', () =>
   const freeSpace = { probe: () => 8 << 20 };
   const CAP = 128 << 20;
 
+  /**
+   * A clone from a server whose clone bundle manifest points at `bundleUrl`/full.hg, with 8 MiB
+   * free (freeSpace): the clone's log lines and the folder that holds its destination.
+   */
+  async function cloneThroughBundleAt(
+    bundleUrl: string,
+    name: string,
+  ): Promise<{ logs: string[]; parent: string }> {
+    const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
+    const repo = extractFixture('default', join(work, `cb-${name}-${destCount++}`));
+    const origin = await startServer({
+      repo,
+      cloneBundles: { manifest: `${bundleUrl}full.hg BUNDLESPEC=${spec}\n` },
+    });
+    try {
+      const parent = join(work, `p${destCount++}`);
+      const logs: string[] = [];
+      const ctx = new JobContext({
+        fileEvents: false,
+        freeSpace,
+        sink: (e) => void (e.type === 'log' && logs.push(e.message)),
+      });
+      await cloneFromUrl({ kind: 'clone', url: origin.url, dest: join(parent, 'clone') }, ctx, {
+        idleTimeoutMs: 5000,
+      });
+      return { logs, parent };
+    } finally {
+      await origin.close();
+    }
+  }
+
   /** Writes `next()` pieces to res with backpressure until the client hangs up or CAP is sent. */
   function pump(res: import('node:http').ServerResponse, next: () => Buffer): { sent: number } {
     const state = { sent: 0 };
@@ -576,31 +607,12 @@ describe('input without a length that never ends, against the free space', () =>
       res.end(Buffer.concat([Buffer.from('HGS1UN'), Buffer.alloc(declared - 6, 0x2a)]));
       return true;
     });
-    const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
-    const repo = extractFixture('default', join(work, `cb-declared-${destCount++}`));
-    const origin = await startServer({
-      repo,
-      cloneBundles: { manifest: `${cdn.url}full.hg BUNDLESPEC=${spec}\n` },
-    });
-    try {
-      const parent = join(work, `p${destCount++}`);
-      const logs: string[] = [];
-      const ctx = new JobContext({
-        fileEvents: false,
-        freeSpace,
-        sink: (e) => void (e.type === 'log' && logs.push(e.message)),
-      });
-      await cloneFromUrl({ kind: 'clone', url: origin.url, dest: join(parent, 'clone') }, ctx, {
-        idleTimeoutMs: 5000,
-      });
-      expect(logs.join('\n')).toMatch(
-        /error fetching bundle: not enough space in .*: .*full\.hg announces 6291456 bytes, 8388608 are free and Sluice leaves 4194304 free; falling back/,
-      );
-      expect(logs.join('\n')).not.toMatch(/stopped after/);
-      expect(readdirSync(parent)).toEqual(['clone']);
-    } finally {
-      await origin.close();
-    }
+    const { logs, parent } = await cloneThroughBundleAt(cdn.url, 'declared');
+    expect(logs.join('\n')).toMatch(
+      /error fetching bundle: not enough space in .*: .*full\.hg announces 6291456 bytes, 8388608 are free and Sluice leaves 4194304 free; falling back/,
+    );
+    expect(logs.join('\n')).not.toMatch(/stopped after/);
+    expect(readdirSync(parent)).toEqual(['clone']);
   });
 
   it('a clone bundle without Content-Length that never ends is given up at the reserve (IO, ENOSPC); the clone falls back to the server', async () => {
@@ -612,31 +624,12 @@ describe('input without a length that never ends, against the free space', () =>
       state = pump(res, () => piece);
       return true;
     });
-    const spec = readFileSync(join(FIXTURES, 'default', 'packed1.spec'), 'utf8').trim();
-    const repo = extractFixture('default', join(work, `cb-endless-${destCount++}`));
-    const origin = await startServer({
-      repo,
-      cloneBundles: { manifest: `${cdn.url}full.hg BUNDLESPEC=${spec}\n` },
-    });
-    try {
-      const parent = join(work, `p${destCount++}`);
-      const logs: string[] = [];
-      const ctx = new JobContext({
-        fileEvents: false,
-        freeSpace,
-        sink: (e) => void (e.type === 'log' && logs.push(e.message)),
-      });
-      await cloneFromUrl({ kind: 'clone', url: origin.url, dest: join(parent, 'clone') }, ctx, {
-        idleTimeoutMs: 5000,
-      });
-      expect(logs.join('\n')).toMatch(
-        /error fetching bundle: not enough space in .*: the download of .*full\.hg stopped after \d+ bytes: 8388608 were free when it started, and Sluice leaves 4194304 free; falling back/,
-      );
-      expect(readdirSync(parent)).toEqual(['clone']);
-      expect(state.sent).toBeLessThan(CAP / 2);
-    } finally {
-      await origin.close();
-    }
+    const { logs, parent } = await cloneThroughBundleAt(cdn.url, 'endless');
+    expect(logs.join('\n')).toMatch(
+      /error fetching bundle: not enough space in .*: the download of .*full\.hg stopped after \d+ bytes: 8388608 were free when it started, and Sluice leaves 4194304 free; falling back/,
+    );
+    expect(readdirSync(parent)).toEqual(['clone']);
+    expect(state.sent).toBeLessThan(CAP / 2);
   });
 });
 
