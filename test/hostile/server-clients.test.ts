@@ -403,17 +403,20 @@ describe('a thousand idle sockets', () => {
 });
 
 describe('a flood of pipelined requests on one connection', () => {
-  it('20000 requests in one write: at most 64 answered (the request bound), then a 503 and the connection closed', async () => {
+  it('20000 requests in one write: at most 64 answered (the request bound), then the connection closed (after a 503 unless a reset overtakes it)', async () => {
     const s = await serve();
     const c = raw(s, 'GET /?cmd=heads HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20_000));
     const { data } = await c.closed;
     // at most the 64 requests in progress when the next came are answered (fewer when some of
-    // them are cut by the 503's close), the 503 last
+    // them are cut by the 503's close), the 503 last. The 503 itself may not reach the client:
+    // the server closes with the rest of the 20000 requests unread, so its kernel answers them with
+    // a reset, which can overtake the 503 still queued at the client (seen in a quiet CI run)
     const answered = data.match(/HTTP\/1\.1 200 /g)?.length ?? 0;
     expect(answered).toBeGreaterThan(0);
     expect(answered).toBeLessThanOrEqual(64);
-    expect(data.match(/HTTP\/1\.1 503 /g)).toHaveLength(1);
-    expect(data.lastIndexOf('HTTP/1.1 503 ')).toBeGreaterThan(data.lastIndexOf('HTTP/1.1 200 '));
+    const refused = data.match(/HTTP\/1\.1 503 /g)?.length ?? 0;
+    expect(refused).toBeLessThanOrEqual(1);
+    if (refused) expect(data.lastIndexOf('HTTP/1.1 503 ')).toBeGreaterThan(data.lastIndexOf('HTTP/1.1 200 '));
     expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
   });
 });
