@@ -296,6 +296,11 @@ async function stampOf(paths: string[]): Promise<Stamp> {
 export class ServedRepo {
   private last: { stamp: string; snap: RepoSnapshot } | null = null;
   private loading: Promise<RepoSnapshot> | null = null;
+  /**
+   * where the last load found the repository's files: requires and sharedpath are among the
+   * watched files, so a change of location changes the stamp and the next load finds it again
+   */
+  private loc: RepoLocation | null = null;
 
   constructor(
     readonly root: string,
@@ -309,6 +314,7 @@ export class ServedRepo {
     return [
       join(hg, 'requires'),
       join(hg, 'hgrc'),
+      join(hg, 'sharedpath'),
       join(hg, 'shared'),
       // what pins an obsolete changeset: the working copy's parents, local tags, bookmarks
       join(hg, 'dirstate'),
@@ -322,7 +328,8 @@ export class ServedRepo {
   }
 
   async snapshot(): Promise<RepoSnapshot> {
-    const stamp = (await stampOf(this.watched(await locateRepository(this.root)))).key;
+    // no requires/sharedpath reads per request: the last load's location names the files to stat
+    const stamp = (await stampOf(this.watched(this.loc ?? (await locateRepository(this.root))))).key;
     if (this.last && this.last.stamp === stamp) return this.last.snap;
     if (this.loading) return this.loading;
     this.loading = this.load()
@@ -338,6 +345,7 @@ export class ServedRepo {
 
   private async load(): Promise<RepoSnapshot> {
     const loc = await locateRepository(this.root);
+    this.loc = loc;
     const requirements = loc.requirements;
     if (!requirements.has('store')) {
       throw new SluiceError(
