@@ -71,6 +71,12 @@ describe('sluice CLI', () => {
     expect((await cli('apply', 'a', 'b', '--close-threads', '0')).code).toBe(2);
     expect((await cli('apply', 'a', 'b', '--bogus')).code).toBe(2);
     expect((await cli('bundle', 'r', 'o', '--type', 'v3')).code).toBe(2);
+    const badUrl = await cli('serve', 'r', '--public-url', 'ftp://hg.example.org/');
+    expect(badUrl).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--public-url: public URL must be http'),
+    });
+    expect((await cli('serve', '--stdio', '-R', 'r', '--public-url', 'http://h/')).code).toBe(2);
   });
 
   it('apply prints hg-style status lines and exits 0', async () => {

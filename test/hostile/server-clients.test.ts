@@ -526,6 +526,54 @@ describe('push, getbundle lists and paths a client makes up', () => {
     const past = await fetch(route!, { headers: { Range: `bytes=${file.length}-` } });
     expect(past.status).toBe(416);
   });
+
+  /** the body of one request sent as is (its Host header, its request target) */
+  async function rawBody(server: RunningServer, target: string, headers: string): Promise<string> {
+    const { data } = await raw(server, `GET ${target} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`)
+      .closed;
+    return data.slice(data.indexOf('\r\n\r\n') + 4);
+  }
+
+  it("a Host header naming another host (evil.example) never reaches the clonebundles manifest or the landing page: the served bundle's URL is the address the connection came in on", async () => {
+    const bundleUrl = `${s.url}.sluice/bundles/0/packed1.hg`;
+    for (const host of [
+      'evil.example',
+      `evil.example:${s.port}`,
+      `127.0.0.1:${s.port}@evil.example`,
+      `127.0.0.1:${s.port}/evil.example`,
+      `localhost:${s.port}.evil.example`,
+      'evil.example\r\nX-Forwarded-Host: evil.example',
+    ]) {
+      const manifest = await rawBody(s, '/?cmd=clonebundles', `Host: ${host}\r\n`);
+      expect(manifest, host).not.toMatch(/evil/);
+      expect(manifest.startsWith(`${bundleUrl} BUNDLESPEC=none-packed1;`), `${host}: ${manifest}`).toBe(true);
+      const landing = await rawBody(s, '/', `Host: ${host}\r\n`);
+      expect(landing, host).toContain(`hg clone --stream ${s.url}\n`);
+      expect(landing, host).not.toMatch(/evil/);
+    }
+    // absolute-form request target: not the repository root, nothing reflected
+    const absolute = await rawBody(s, 'http://evil.example/?cmd=clonebundles', 'Host: evil.example\r\n');
+    expect(absolute).not.toMatch(/evil/);
+    // localhost names this server too on a loopback connection: kept as the client wrote it
+    const local = await rawBody(s, '/?cmd=clonebundles', `Host: localhost:${s.port}\r\n`);
+    expect(local.startsWith(`http://localhost:${s.port}/.sluice/bundles/0/packed1.hg `)).toBe(true);
+  });
+
+  it('with a public URL (--public-url) the served bundle is advertised under it, whatever the Host header says', async () => {
+    const pub = await serve({
+      publicUrl: 'https://hg.example.org/mirror',
+      cloneBundles: { files: [{ path: join(FIXTURES, 'default', 'packed1.hg') }] },
+    });
+    for (const host of ['evil.example', `127.0.0.1:${pub.port}`]) {
+      const manifest = await rawBody(pub, '/?cmd=clonebundles', `Host: ${host}\r\n`);
+      expect(
+        manifest.startsWith('https://hg.example.org/mirror/.sluice/bundles/0/packed1.hg BUNDLESPEC='),
+      ).toBe(true);
+      expect(manifest).not.toMatch(/evil/);
+    }
+    for (const bad of ['ftp://hg.example.org/', 'http://user:pw@hg.example.org/', 'http://h/?x=1', 'h:8000'])
+      await expect(serve({ publicUrl: bad }), bad).rejects.toMatchObject({ code: 'USAGE' });
+  });
 });
 
 describe('requests while the repository is being written', () => {

@@ -264,4 +264,42 @@ http {
       await own.close();
     }
   });
+
+  it("hg client <- sluice serve --clone-bundle FILE: the bundle's URL is the server's own address (or --public-url), whatever Host the request named", async () => {
+    const file = join(FIXTURES, 'default', 'packed1.hg');
+    const own = await startServer({ repo, cloneBundles: { manifest: '', files: [{ path: file }] } });
+    const port = await freePort();
+    const pub = await startServer({
+      repo,
+      port,
+      publicUrl: `http://localhost:${port}`,
+      cloneBundles: { manifest: '', files: [{ path: file }] },
+    });
+    try {
+      const evil = await new Promise<string>((resolve, reject) => {
+        http
+          .get(`${own.url}?cmd=clonebundles`, { headers: { Host: 'evil.example' } }, (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString('latin1')));
+            res.on('end', () => resolve(body));
+          })
+          .on('error', reject);
+      });
+      expect(evil).not.toContain('evil');
+      expect(evil.startsWith(`${own.url}.sluice/bundles/0/packed1.hg BUNDLESPEC=none-packed1;`)).toBe(true);
+      for (const [server, bundleUrl] of [
+        [own, `${own.url}.sluice/bundles/0/packed1.hg`],
+        [pub, `http://localhost:${port}/.sluice/bundles/0/packed1.hg`],
+      ] as const) {
+        const dest = join(work, `hgclone-${n++}`);
+        const r = await hgAsync(['clone', '--stream', '-U', server.url, dest]);
+        expect(r.status, r.stderr).toBe(0);
+        expect(r.stdout).toContain(`applying clone bundle from ${bundleUrl}`);
+        await expectSameAsReference(dest);
+      }
+    } finally {
+      await own.close();
+      await pub.close();
+    }
+  });
 });

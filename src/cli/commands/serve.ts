@@ -3,7 +3,7 @@
 // (wire/ssh-server.ts).
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { startServer, type CloneBundleFile } from '../../main/engine/wire/server';
+import { checkPublicUrl, startServer, type CloneBundleFile } from '../../main/engine/wire/server';
 import { serveStdio } from '../../main/engine/wire/ssh-server';
 import { isSluiceError } from '../../main/engine/errors';
 import {
@@ -20,7 +20,7 @@ export const command: CliCommand = {
   name: 'serve',
   summary: 'serve a repository read-only to hg and sluice: stream clones, clones and pulls',
   usage:
-    'sluice serve REPO [--address 127.0.0.1] [--port N] [--v1-only] [--publishing yes|no] [--chunk-size N] [--idle-timeout S] [--clone-bundle FILE]...\n       sluice -R REPO serve --stdio [--idle-timeout S]',
+    'sluice serve REPO [--address 127.0.0.1] [--port N] [--v1-only] [--publishing yes|no] [--chunk-size N] [--idle-timeout S] [--clone-bundle FILE]... [--public-url URL]\n       sluice -R REPO serve --stdio [--idle-timeout S]',
   help: `Serves REPO over http with hg's wire protocol, read-only: stream clones ('hg clone --stream
 URL', v2 by default, v1 with --v1-only, like hg serve --config server.bundle2.stream=false), and
 regular clones and pulls ('hg clone --pull', 'hg pull', 'sluice pull': discovery and changegroups
@@ -51,6 +51,11 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
                                   repeatable, advertised in manifest order
   --clone-bundles-manifest FILE   advertise this clonebundles manifest (default: the repository's
                                   .hg/clonebundles.manifest when it exists)
+  --public-url URL                the URL clients reach this server at (a DNS name, a reverse
+                                  proxy): the --clone-bundle files are advertised under it.
+                                  Default: the address each connection came in on; never the
+                                  client's Host header (a client or a cache could be handed
+                                  bundle URLs on a host it chose)
   -q, --quiet                     no per-request lines
   -h, --help                      show this help`,
   async run(argv, io) {
@@ -68,6 +73,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
         'http-post-args': { type: 'boolean' },
         'clone-bundle': { type: 'string', multiple: true },
         'clone-bundles-manifest': { type: 'string' },
+        'public-url': { type: 'string' },
         quiet: { type: 'boolean', short: 'q' },
         help: { type: 'boolean', short: 'h' },
         repository: { type: 'string', short: 'R' },
@@ -96,9 +102,15 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
     const idleTimeoutMs = idle ? { idleTimeoutMs: idle * 1000 } : {};
     const sessionIdle = idle ? { sessionIdleTimeoutMs: idle * 1000 } : {};
     if (values.stdio) {
-      if (values.address || values.port || values['clone-bundle'] || values['http-post-args'])
+      if (
+        values.address ||
+        values.port ||
+        values['clone-bundle'] ||
+        values['http-post-args'] ||
+        values['public-url']
+      )
         throw new UsageError(
-          '--stdio serves on stdin/stdout: no address, port, --clone-bundle or --http-post-args',
+          '--stdio serves on stdin/stdout: no address, port, --clone-bundle, --public-url or --http-post-args',
         );
       try {
         await serveStdio({
@@ -131,6 +143,14 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
       }
     }
     const files: CloneBundleFile[] = (values['clone-bundle'] ?? []).map((path) => ({ path }));
+    let publicUrl: string | undefined;
+    if (values['public-url'] !== undefined) {
+      try {
+        publicUrl = checkPublicUrl(values['public-url']);
+      } catch (e) {
+        throw new UsageError(`--public-url: ${(e as Error).message}`);
+      }
+    }
     let server;
     try {
       server = await startServer({
@@ -147,6 +167,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
         ...(manifest !== undefined || files.length
           ? { cloneBundles: { ...(manifest !== undefined ? { manifest } : {}), files } }
           : {}),
+        ...(publicUrl ? { publicUrl } : {}),
         ...(values.quiet ? {} : { log: (line: string) => io.stderr.write(line + '\n') }),
       });
     } catch (e) {

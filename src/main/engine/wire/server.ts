@@ -8,7 +8,7 @@
 // Every request is independent and streamed with backpressure, so many clients are served at once.
 
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import { SluiceError } from '../errors';
 import { SERVER_WIRE_ENGINES, compressWire, type WireEngine } from './codec';
 import { BadRequest, dispatchCommand, type CommandCall, type CommandEnv } from './commands';
@@ -51,6 +51,12 @@ export interface ServerOptions {
   httpPostArgs?: boolean;
   /** clone bundles: a manifest text to advertise as is, and/or bundle files this server serves itself */
   cloneBundles?: { manifest?: string; files?: CloneBundleFile[] };
+  /**
+   * the URL clients reach this server at (a DNS name, a reverse proxy's URL): the served clone
+   * bundles' URLs are made from it. Default: the address the request's connection came in on
+   * (never the client's Host header: see ownBaseUrl).
+   */
+  publicUrl?: string;
   /** one line per request (default: none) */
   log?: (line: string) => void;
   /**
@@ -172,7 +178,50 @@ async function* framed(
   yield* compressWire(engine, src);
 }
 
+/** `--public-url`: an http(s) URL without credentials, query or fragment, ending in `/`. */
+export function checkPublicUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new SluiceError('USAGE', `public URL is not a URL: ${raw}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new SluiceError('USAGE', `public URL must be http:// or https:// (got ${raw})`);
+  if (u.username || u.password || u.search || u.hash)
+    throw new SluiceError('USAGE', `public URL must have no credentials, query or fragment (got ${raw})`);
+  return u.href.endsWith('/') ? u.href : `${u.href}/`;
+}
+
+/** An IP address as a URL's host: IPv6 in brackets, an IPv4-mapped IPv6 address as IPv4. */
+function urlHost(ip: string): string {
+  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (v4) return v4[1]!;
+  return isIP(ip) === 6 ? `[${ip}]` : ip;
+}
+
+/**
+ * The URL this server's own routes (the served clone bundles) are advertised under, for one
+ * request. The Host header is the client's word: reflected into a clonebundles manifest it would
+ * hand a client, or a cache in front of the server and every client after it, bundle URLs on a
+ * host of the sender's choosing (hg's own manifest is static text written by the admin). So the
+ * URL is the configured public URL, else the address the connection came in on (the interface
+ * and port the client reached: this server's own, whatever it is bound to, 0.0.0.0 included);
+ * the Host header is kept only as `localhost:PORT` on a loopback connection, which names this
+ * server too.
+ */
+function ownBaseUrl(req: http.IncomingMessage, publicUrl: string | undefined): string {
+  if (publicUrl) return publicUrl;
+  const { localAddress, localPort } = req.socket;
+  const own = `${urlHost(localAddress ?? '127.0.0.1')}:${localPort ?? 80}`.toLowerCase();
+  const host = (req.headers.host ?? '').toLowerCase();
+  const loopback = /^(127\.|::1$|::ffff:127\.)/.test(localAddress ?? '');
+  if (loopback && host === `localhost:${localPort}`) return `http://${host}/`;
+  return `http://${own}/`;
+}
+
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const publicUrl = opts.publicUrl === undefined ? undefined : checkPublicUrl(opts.publicUrl);
   const repo = new ServedRepo(opts.repo, repoOverrides(opts));
   await repo.snapshot(); // fail now (NOT_A_REPO, corrupt changelog) rather than on the first request
   const headerLimit = opts.httpHeaderLimit ?? 1024;
@@ -196,8 +245,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const q = raw.indexOf('?');
     const path = q < 0 ? raw : raw.slice(0, q);
     const query = parseArgs(q < 0 ? '' : Buffer.from(raw.slice(q + 1), 'latin1').toString('latin1'));
-    const host = req.headers.host ?? `${opts.address ?? '127.0.0.1'}`;
-    const baseUrl = `http://${host}/`;
+    const baseUrl = ownBaseUrl(req, publicUrl);
 
     // hgweb's access control ([web] deny_read, allow_read, allow-pull of the repository's hgrc):
     // 401 with the reason as status text and hg's `0\n<reason>\n` body; hg's client then says
