@@ -350,6 +350,23 @@ describe(
       expect(readdirSync(none)).toEqual(['.hg']);
       expect(events.some((e) => e.type === 'log' && /^0 files updated/.test(e.message))).toBe(true);
       expect(hg(['status'], none)).toBe('');
+
+      // long paths make the estimate from the manifest's size (3) larger than the batch (2): the
+      // thread started for the third is stopped and the other two write
+      const long = join(work, 'crafted-workers-long');
+      hg(['init', long]);
+      for (const c of 'ab') writeFileSync(join(long, c.repeat(150)), `${c}\n`);
+      hg(['commit', '-q', '-A', '-m', 'long names'], long);
+      const longOurs = join(work, 'crafted-workers-long-clone');
+      hg(['clone', '-q', '-U', long, longOurs]);
+      const longEvents = await update(longOurs, { workers: 3, mainShare: false });
+      const longTheirs = join(work, 'crafted-workers-long-hg');
+      hg(['clone', '-q', long, longTheirs]);
+      expectSameAsHg(longOurs, longTheirs);
+      const line = longEvents.find((e) => e.type === 'log' && e.message.startsWith('checkout: '));
+      expect(line?.type === 'log' && line.message).toMatch(
+        /^checkout: 0 files written on the main thread.*, \d+.* \+ \d+[^+]* on workers$/,
+      );
     });
 
     it.skipIf(!hasHg)(

@@ -1,5 +1,5 @@
-// Worker thread entry of checkout's file writers (file-batch.ts): started once the main thread
-// begins writing (write-pool.ts), it takes its batch from the one message it gets, waits until
+// Worker thread entry of checkout's file writers (file-batch.ts): started before the batch is
+// known (write-pool.ts: prestart), it takes its batch from the one message it gets, waits until
 // the main thread has made the working directories (set by then unless the pool is used
 // differently), writes its share of the batch, and reports once, with its closer's stats and the
 // first error. Built as out/cli/checkout-worker.mjs and out/main/checkout-worker.js.

@@ -59,7 +59,7 @@ import {
 import { FileTextReader, findRev } from './file-texts';
 import { auditPathSet, displayPath, PathAuditor, type PathAuditorOptions } from './path-auditor';
 import { currentUmask, WorkingCopyWriter } from './wc-writer';
-import { startFileWriters, type WritePoolOptions } from './write-pool';
+import { fileWriters, type FileWriters, type WritePoolOptions } from './write-pool';
 
 export interface UpdateOptions {
   /** hg's REV; default: hg.clone's pick (`@`, tip of default, tip) */
@@ -156,19 +156,30 @@ interface Target extends ResolvedRevision {
 
 const NO_TEXT = new Uint8Array(0);
 
-/** The manifest text of changeset `rev` (empty for the null revision and an empty manifest). */
-async function readManifestText(cl: Revlog, mf: Revlog, rev: number): Promise<Uint8Array> {
-  if (rev === NULL_REV) return NO_TEXT;
+/** The manifest revision of changeset `rev` (undefined for the null revision and an empty manifest). */
+async function manifestRevOf(cl: Revlog, mf: Revlog, rev: number): Promise<number | undefined> {
+  if (rev === NULL_REV) return undefined;
   const entry = parseChangelogEntry(await cl.revision(rev));
-  if (entry.manifest.every((b) => b === 0)) return NO_TEXT;
+  if (entry.manifest.every((b) => b === 0)) return undefined;
   const mrev = findRev(mf.index, entry.manifest);
   if (mrev === undefined)
     throw new SluiceError(
       'REVLOG',
       `manifest ${Buffer.from(entry.manifest).toString('hex')} of revision ${rev} is missing`,
     );
-  return mf.revision(mrev);
+  return mrev;
 }
+
+/** The manifest text of manifest revision `mrev` (empty for none). */
+async function manifestText(mf: Revlog, mrev: number | undefined): Promise<Uint8Array> {
+  return mrev === undefined ? NO_TEXT : mf.revision(mrev);
+}
+
+/**
+ * Manifest bytes a line takes, generously (a 40-hex node, a path, a flag: 83 on the medium
+ * corpus): the files a fresh checkout writes, estimated from the manifest's size before it is read.
+ */
+const MANIFEST_LINE_ESTIMATE = 100;
 
 function manifestEntries(text: Uint8Array): ManifestEntry[] {
   const out: ManifestEntry[] = [];
@@ -181,6 +192,7 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
   const ds = v2 ? readDirstateV2(repo.hgDir) : readDirstateV1(join(repo.hgDir, 'dirstate'));
   const p1Hex = Buffer.from(ds.p1).toString('hex');
   const mf = await repo.manifestlog();
+  const writers = fileWriters(writePoolOptions(opts));
   let cl: Revlog | undefined;
   try {
     cl = await repo.changelog();
@@ -192,18 +204,19 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
       opts.rev !== undefined ? await resolver.resolve(opts.rev) : await defaultTarget(repo, resolver, p1Rev);
     const branch =
       resolved.rev === NULL_REV ? 'default' : changesetBranch(await cl.revision(resolved.rev)).branch;
-    const target: Target = {
-      ...resolved,
-      branch,
-      manifestText: await readManifestText(cl, mf, resolved.rev),
-    };
-    const source = manifestEntries(await readManifestText(cl, mf, p1Rev));
+    const mrev = await manifestRevOf(cl, mf, resolved.rev);
+    // from null every file is written: the writer threads start now, beside the manifest's read
+    if (p1Rev === NULL_REV && ds.entries.size === 0 && mrev !== undefined)
+      writers.prestart(Math.floor(mf.index.rawSize(mrev) / MANIFEST_LINE_ESTIMATE));
+    const target: Target = { ...resolved, branch, manifestText: await manifestText(mf, mrev) };
+    const source = manifestEntries(await manifestText(mf, await manifestRevOf(cl, mf, p1Rev)));
     // the manifests are parsed: their texts (cached, ~9 MB on a 99k-file manifest) and read
     // windows would otherwise stay through the whole checkout
     mf.clearCache();
     cl.clearCache();
-    return await checkout(repo, ds, source, target, opts, ctx);
+    return await checkout(repo, ds, source, target, opts, ctx, writers);
   } finally {
+    await writers.terminate(); // idempotent: checkout() awaited it unless it failed before
     await cl?.close();
     await mf.close();
   }
@@ -241,6 +254,7 @@ async function checkout(
   target: Target,
   opts: UpdateOptions,
   ctx: JobContext,
+  writers: FileWriters,
 ): Promise<UpdateStats> {
   const root = repo.root;
   const reader = new FileTextReader(repo);
@@ -293,8 +307,6 @@ async function checkout(
     closer: plan,
   };
   const shared = newBatchShared(count);
-  // its worker threads start once the directories are made (write-pool.ts)
-  const writers = startFileWriters(batch, shared, writePoolOptions(opts));
   try {
     // Every name is checked before the first write (pathauditor, _checkcollision).
     auditPathSet(auditor, targetMap ? targetMap.keys() : paths);
@@ -353,7 +365,7 @@ async function checkout(
   let committed = false;
   try {
     if (scratch) mkdirSync(scratch);
-    const close = await writers.run(ctx, progress, () => {
+    const close = await writers.run(ctx, progress, batch, shared, () => {
       if (!scratch) writer.ensureParents(paths);
     });
     progress.finish();

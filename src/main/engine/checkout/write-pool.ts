@@ -66,18 +66,15 @@ export interface WritePoolOptions {
 }
 
 /**
- * The worker threads for a batch. They start in run(), once the main thread has made the
- * directories and begins writing: a worker's start (~150-200 ms of CPU: its isolate, Node's
- * bootstrap, the modules) on the other core slowed the main thread's serial part (the manifest,
- * the plan, the audit, the directories) by about as much as it overlapped, so the first file came
- * later (README, "Checkout"). terminate() when the checkout stops before run().
+ * The worker threads of one checkout. prestart() starts them before the batch is known (a fresh
+ * checkout, once the manifest's size says it is worth it): a worker's start (~100-150 ms of CPU
+ * here: its isolate, Node's bootstrap, the modules) then runs on the other core while the main
+ * thread reads the manifest, audits the paths and makes the directories, instead of after them
+ * (medium corpus: the second thread wrote from the first file on). run() hands them the batch and
+ * starts any not started yet. terminate() when the checkout stops before run().
  */
-export function startFileWriters(
-  batch: FileBatch,
-  shared: BatchShared,
-  opts: WritePoolOptions = {},
-): FileWriters {
-  return new FileWriters(opts, batch, shared);
+export function fileWriters(opts: WritePoolOptions = {}): FileWriters {
+  return new FileWriters(opts);
 }
 
 export class FileWriters {
@@ -86,12 +83,11 @@ export class FileWriters {
   /** the workers' termination, once started (terminate() is idempotent) */
   private stopped: Promise<void> | undefined;
   private readonly script: WorkerScript | null;
+  /** set by run(): a worker failing before then stops the batch once it exists */
+  private control: Int32Array | undefined;
+  private failedEarly = false;
 
-  constructor(
-    private readonly opts: WritePoolOptions,
-    private readonly batch: FileBatch,
-    private readonly shared: BatchShared,
-  ) {
+  constructor(private readonly opts: WritePoolOptions) {
     this.script = opts.closeImpl
       ? null
       : locateWorkerScript(import.meta.url, './checkout-worker.ts', 'checkout-worker');
@@ -103,11 +99,14 @@ export class FileWriters {
     return Math.min(defaultCheckoutWorkers(), Math.floor(files / MIN_FILES_PER_THREAD));
   }
 
-  /** Starts `count` workers on the batch (they write once CTL_GO is set). */
+  /** Starts the workers a batch of about `files` files gets, before the batch exists. */
+  prestart(files: number): void {
+    if (this.stopped === undefined) this.spawn(this.countFor(files));
+  }
+
+  /** Starts workers up to `count` (each writes once it has its task and CTL_GO is set). */
   private spawn(count: number): void {
     const script = this.script!;
-    const shared = this.shared;
-    const task: CheckoutTask = { batch: this.batch, shared };
     while (this.workers.length < count) {
       const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND };
       const worker = new Worker(script.bootstrap ?? script.script, {
@@ -124,7 +123,8 @@ export class FileWriters {
           const fail = (why: string): void => {
             if (settled) return;
             settled = true;
-            Atomics.store(shared.control, CTL_STOP, 1);
+            if (this.control) Atomics.store(this.control, CTL_STOP, 1);
+            else this.failedEarly = true;
             resolve({
               close: NO_CLOSES,
               files: 0,
@@ -139,7 +139,6 @@ export class FileWriters {
           worker.on('exit', (code) => fail(`exited with code ${code}`));
         }),
       );
-      worker.postMessage(task);
     }
   }
 
@@ -148,8 +147,10 @@ export class FileWriters {
    * resolves once their threads have exited. The same promise for every call.
    */
   terminate(): Promise<void> {
-    Atomics.store(this.shared.control, CTL_STOP, 1);
-    Atomics.notify(this.shared.control, CTL_GO);
+    if (this.control) {
+      Atomics.store(this.control, CTL_STOP, 1);
+      Atomics.notify(this.control, CTL_GO);
+    }
     // never rejects: run() starts it without awaiting (a worker that cannot stop has written nothing more)
     this.stopped ??= Promise.all(this.workers.map((w) => w.terminate())).then(
       () => undefined,
@@ -165,10 +166,18 @@ export class FileWriters {
    * what it wrote, leaving the shared status to say which files exist. The worker threads' ends
    * (their isolates torn down, ~10-20 ms) go on in the background: await terminate() for them.
    */
-  async run(ctx: JobContext, progress: ProgressTracker, prepare: () => void): Promise<CloseStats> {
-    const { opts, batch, shared, results } = this;
+  async run(
+    ctx: JobContext,
+    progress: ProgressTracker,
+    batch: FileBatch,
+    shared: BatchShared,
+    prepare: () => void,
+  ): Promise<CloseStats> {
+    const { opts, results } = this;
     const n = batch.files.count;
     const { control, status, stats } = shared;
+    this.control = control;
+    if (this.failedEarly) Atomics.store(control, CTL_STOP, 1);
     // progress: files whose status turned DONE, in claim order (a window of at most the claimed ones)
     let low = 0;
     const reported = new Uint8Array(n);
@@ -200,9 +209,18 @@ export class FileWriters {
         stop();
         throw e;
       }
+      if (!Atomics.load(control, CTL_STOP)) this.spawn(this.countFor(n));
+      // prestarted workers beyond what this batch needs end now
+      const want = Atomics.load(control, CTL_STOP) ? 0 : this.countFor(n);
+      for (const w of this.workers.splice(want)) {
+        w.removeAllListeners('exit').removeAllListeners('error');
+        void w.terminate();
+      }
+      results.splice(want);
+      const task: CheckoutTask = { batch, shared };
+      for (const w of this.workers) w.postMessage(task);
       Atomics.store(control, CTL_GO, 1);
       Atomics.notify(control, CTL_GO);
-      if (!Atomics.load(control, CTL_STOP)) this.spawn(this.countFor(n));
       const count = this.workers.length;
       let next = performance.now() + ctx.progressIntervalMs;
       const r: ShareResult =
