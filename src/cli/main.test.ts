@@ -79,6 +79,18 @@ describe('sluice CLI', () => {
     expect((await cli('serve', '--stdio', '-R', 'r', '--public-url', 'http://h/')).code).toBe(2);
   });
 
+  it('clone --connect-timeout bounds the ssh handshake: a remote that prompts for a password and waits is an abort naming the host, nothing at DEST', async () => {
+    const script = join(work, 'prompting-remote.sh');
+    writeFileSync(script, `printf 'Password: '\nwhile read -r line; do :; done\n`);
+    const d = dest();
+    const r = await cli('clone', 'ssh://host/repo', d, '--ssh', `sh ${script}`, '--connect-timeout', '1');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      /^abort: no Mercurial server answered on host within 1 s \(the remote's last output: "Password:"\)/m,
+    );
+    expect(existsSync(d)).toBe(false);
+  });
+
   it('apply prints hg-style status lines and exits 0', async () => {
     const d = dest();
     const r = await cli('apply', join(FIXTURES, 'default', 'stream-v2.hg'), d);

@@ -32,8 +32,8 @@ let n = 0;
  */
 async function cloneFrom(
   body: string,
-  opts: { connectTimeoutMs?: number; idleTimeoutMs?: number } = {},
-): Promise<{ err: SluiceError; left: string[]; logs: string[]; alive: boolean }> {
+  opts: { connectTimeoutMs?: number; idleTimeoutMs?: number; interactive?: boolean } = {},
+): Promise<{ err: SluiceError; left: string[]; logs: string[]; alive: boolean; pid: number }> {
   const i = n++;
   const script = join(work, `remote-${i}.sh`);
   const pidFile = join(work, `remote-${i}.pid`);
@@ -42,7 +42,9 @@ async function cloneFrom(
   const logs: string[] = [];
   const ctx = new JobContext({
     fileEvents: false,
-    connect: { sshCommand: `sh ${script}`, remoteCommand: 'hg' },
+    // interactive: ssh keeps the terminal and this process's group (as at a terminal): only its
+    // own pid is signalled
+    connect: { sshCommand: `sh ${script}`, remoteCommand: 'hg', interactive: opts.interactive ?? false },
     sink: (e) => void (e.type === 'log' && logs.push(e.message)),
   });
   const err = await cloneFromUrl(
@@ -67,13 +69,15 @@ async function cloneFrom(
   let alive = true;
   for (let t = 0; t < 40 && alive; t++) {
     try {
-      process.kill(-pid, 0); // the remote's process group: the script and what it started
+      // the remote's process group (the script and what it started), or its own pid when it
+      // shares this process's group (interactive)
+      process.kill(opts.interactive ? pid : -pid, 0);
       await new Promise((r) => setTimeout(r, 50));
     } catch {
       alive = false;
     }
   }
-  return { err: err as SluiceError, left, logs, alive };
+  return { err: err as SluiceError, left, logs, alive, pid };
 }
 
 describe('ssh remotes that print before the handshake', () => {
@@ -100,7 +104,7 @@ describe('ssh remotes that print before the handshake', () => {
     });
     // 500 lines would take 50 s: the connect timeout ends it first
     expect(r.err.code, r.err.message).toBe('TIMEOUT');
-    expect(r.err.message).toMatch(/no answer from host within/);
+    expect(r.err.message).toMatch(/^no Mercurial server answered on host within 300 ms/);
     expect(r.left).toEqual([]);
     expect(r.alive).toBe(false);
   });
@@ -110,7 +114,35 @@ describe('ssh remotes that never answer', () => {
   it('silent from the start (it reads, never writes): TIMEOUT at the connect timeout, the remote killed', async () => {
     const r = await cloneFrom('cat >/dev/null', { connectTimeoutMs: 300 });
     expect(r.err.code, r.err.message).toBe('TIMEOUT');
-    expect(r.err.message).toMatch(/^no answer from host within 300 ms/);
+    expect(r.err.message).toMatch(/^no Mercurial server answered on host within 300 ms/);
+    expect(r.left).toEqual([]);
+    expect(r.alive).toBe(false);
+  });
+
+  it('at a terminal (interactive) too: a remote that prompts for a password and waits is a TIMEOUT naming the host and quoting the prompt, ssh killed (its pid only)', async () => {
+    // one process (read is the shell's own), as ssh is: it prompts on stdout without a newline,
+    // then reads its stdin forever, as a login shell waiting for a password would
+    const r = await cloneFrom(`printf 'Password: '\nwhile read -r line; do :; done`, {
+      connectTimeoutMs: 300,
+      interactive: true,
+    });
+    expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    expect(r.err.message).toMatch(
+      /^no Mercurial server answered on host within 300 ms \(the remote's last output: "Password:"\): ssh or the remote is waiting for something/,
+    );
+    expect(r.left).toEqual([]);
+    expect(r.alive).toBe(false);
+  });
+
+  it('a remote that ignores SIGTERM and never answers: killed with SIGKILL after the grace time', async () => {
+    const r = await cloneFrom(
+      `trap '' TERM\necho 'still here' >&2\nfor i in $(seq 300); do sleep 0.1; done`,
+      {
+        connectTimeoutMs: 300,
+      },
+    );
+    expect(r.err.code, r.err.message).toBe('TIMEOUT');
+    expect(r.err.message).toContain(`(the remote's last output: "still here")`);
     expect(r.left).toEqual([]);
     expect(r.alive).toBe(false);
   });
@@ -194,6 +226,43 @@ describe('ssh remotes flooding stderr', () => {
 });
 
 describe('ssh remotes that stop mid-reply', () => {
+  // no stream capability: the clone pulls, its first command a framed batch; `head -c 1` waits
+  // for the command to arrive, then 5 of the 100 bytes announced are sent
+  const caps = 'capabilities: batch branchmap getbundle known lookup';
+  const partial = `${hello(caps)}\nhead -c 1 >/dev/null\nprintf '100\\nabcde'`;
+
+  it.each([
+    ['0', 'exit 0', /\(ssh exit status 0\)$/],
+    [
+      '1, its stderr saying why',
+      `echo 'abort: out of memory' >&2\nexit 1`,
+      /\(ssh exit status 1\):\nabort: out of memory$/,
+    ],
+    // a process the remote started holds stderr: the exit status is known anyway, without waiting
+    ['1, a child of it holding stderr', `sleep 30 </dev/null >/dev/null &\nexit 1`, /\(ssh exit status 1\)$/],
+  ])(
+    'a remote that exits mid-reply with status %s: TRUNCATED with its own exit status, never a signal Sluice sent',
+    async (_what, end, words) => {
+      const r = await cloneFrom(`${partial}\n${end}`);
+      expect(r.err.code, r.err.message).toBe('TRUNCATED');
+      expect(r.err.message).toMatch(/^the connection to host ended in the middle of a reply /);
+      expect(r.err.message).toMatch(words);
+      expect(r.err.message).not.toMatch(/SIG/);
+      expect(r.left).toEqual([]);
+      expect(r.alive).toBe(false);
+    },
+  );
+
+  it('a remote that closes its output mid-reply and keeps running: TRUNCATED saying so (not the SIGTERM Sluice then sends)', async () => {
+    const r = await cloneFrom(`${partial}\nexec >&-\nexec cat >/dev/null`);
+    expect(r.err.code, r.err.message).toBe('TRUNCATED');
+    expect(r.err.message).toBe(
+      'the connection to host ended in the middle of a reply (ssh closed its output but was still running)',
+    );
+    expect(r.left).toEqual([]);
+    expect(r.alive).toBe(false);
+  });
+
   /** an ssh command running a real `sluice -R REPO serve --stdio` whose output is cut after `cut` bytes */
   function cutServer(cut: number): string {
     const repo = extractFixture('default', join(work, `cut-src-${cut}`));

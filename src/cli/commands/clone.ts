@@ -83,7 +83,9 @@ through the same protocol, served in process; its absolute path becomes DEST's p
   -U, --noupdate                  do not check out a working copy (hg clone -U)
   -u, --updaterev REV             check out REV (default: the '@' bookmark, else the tip of
                                   'default', else tip); the checkout is done before DEST appears
-  --connect-timeout SECONDS       default 30
+  --connect-timeout SECONDS       http(s): connecting (default 30); ssh: ssh's login and the
+                                  remote hg's first answer, prompts answered at a terminal
+                                  included (default 60): past it, no Mercurial server answered
   --idle-timeout SECONDS          no data for this long aborts the clone (default 60)
 ${CLOSER_HELP}
   --verify                        verify the repository afterwards

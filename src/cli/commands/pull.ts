@@ -30,7 +30,9 @@ to REPO). An error or Ctrl-C leaves REPO as it was.
   --incoming                      only report how many changesets a pull would bring
   --ca-file PEM                   an extra CA certificate for https
   --ssh CMD, --remotecmd CMD      for ssh:// sources, as hg's -e and --remotecmd
-  --connect-timeout SECONDS       default 30
+  --connect-timeout SECONDS       http(s): connecting (default 30); ssh: ssh's login and the
+                                  remote hg's first answer, prompts answered at a terminal
+                                  included (default 60): past it, no Mercurial server answered
   --idle-timeout SECONDS          default 60
 ${OUTPUT_HELP}`,
   async run(argv, io) {

@@ -17,7 +17,7 @@ import { isSshUrl, resolveSshSettings } from './ssh-command';
 import { SshPeer } from './ssh-peer';
 
 export interface OpenPeerOptions extends ConnectOptions {
-  /** ssh: the handshake's limit when not interactive (default 30 s); HTTP: the session's */
+  /** ssh: the handshake's limit, login and hello (default 60 s); HTTP: the session's connect (30 s) */
   connectTimeoutMs?: number;
   /** ssh: no byte for this long while one is awaited (default 60 s); HTTP: the session's */
   idleTimeoutMs?: number;
@@ -77,7 +77,7 @@ export function splitPeerUrl(raw: string): ReturnType<typeof splitUrlCredentials
 export interface SessionOptions extends ConnectOptions {
   /** asked for a user name and password when the server answers 401 */
   credentials?: CredentialsCallback;
-  /** HTTP connect, and the ssh handshake when not interactive (default 30 s) */
+  /** HTTP connect (default 30 s), and the ssh handshake (default 60 s) */
   connectTimeoutMs?: number;
   /** no data for this long aborts (default 60 s) */
   idleTimeoutMs?: number;

@@ -188,6 +188,18 @@ export class PipeReader {
     }
   }
 
+  /** Up to `max` bytes already buffered (an unfinished line), without consuming them. */
+  peek(max: number): Buffer {
+    const parts: Buffer[] = [];
+    let n = 0;
+    for (const c of this.chunks) {
+      if (n >= max) break;
+      parts.push(c.subarray(0, max - n));
+      n += parts[parts.length - 1]!.length;
+    }
+    return Buffer.concat(parts, n);
+  }
+
   /** Exactly `n` bytes; the pipe ending first is the onEnd error. */
   async readExact(n: number): Promise<Buffer> {
     // more than HIGH_WATER at once (a framed reply or argument of up to 64 MiB, bounded by the

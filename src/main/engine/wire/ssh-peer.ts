@@ -25,7 +25,16 @@ const SMALL_RESPONSE_LIMIT = 64 << 20;
 const MAX_NOISE = 500;
 const LINE_LIMIT = 64 * 1024;
 const STREAM_PIECE = 1 << 20;
-const DEFAULT_CONNECT_TIMEOUT = 30_000;
+/**
+ * the handshake's bound (hg has none): ssh's login (a passphrase typed at a terminal included) and
+ * the remote hg starting and answering hello. Generous for a slow login (a server's reverse DNS
+ * lookup, a jump host, a cold Python on a loaded machine); a silent or prompting remote (a
+ * password asked on stdout, a command that never starts hg) ends in TIMEOUT instead of waiting
+ * forever.
+ */
+export const DEFAULT_HANDSHAKE_TIMEOUT = 60_000;
+/** after stdin is closed (or SIGTERM sent), how long the other side is given to exit */
+const EXIT_GRACE = 1000;
 const DEFAULT_IDLE_TIMEOUT = 60_000;
 /** stderr lines kept to explain a failure */
 const KEPT_STDERR = 40;
@@ -35,6 +44,13 @@ const KEPT_STDERR = 40;
  */
 const SHOWN_STDERR = 1000;
 
+/** How the other side ended. `ours`: by a signal Sluice sent (cancel, a timeout, close), not on its own. */
+export interface ChannelExit {
+  code: number | null;
+  signal: string | null;
+  ours?: boolean;
+}
+
 /**
  * What the peer talks to: the server's stdin, stdout and stderr and its life. ssh's child process
  * (connect), or serveStdio on a local repository in this process (local-peer.ts, hg's localpeer).
@@ -43,27 +59,42 @@ export interface PeerChannel {
   stdin: Writable;
   stdout: Readable;
   stderr: Readable;
-  exited: Promise<{ code: number | null; signal: string | null }>;
-  /** ends the other side now (cancel, or it did not exit after stdin closed) */
-  kill(): void;
+  /** the process ended (its pipes may stay open a while longer: a child of it holding them) */
+  exited: Promise<ChannelExit>;
+  /** ends the other side now (cancel, or it did not exit after stdin closed); SIGTERM by default */
+  kill(signal?: 'SIGTERM' | 'SIGKILL'): void;
   /** why the other side stopped, when it knows better than its stderr */
   failure?(): SluiceError | undefined;
 }
 
-/** ssh's child as a channel (detached: its own session, so cancel ends the whole group). */
+/**
+ * ssh's child as a channel (detached: its own session and process group, so a kill ends the
+ * whole group, what the ssh command started included; otherwise the child's own pid only).
+ */
 function childChannel(child: ChildProcess, detached: boolean): PeerChannel {
+  let signalled = false;
   return {
     stdin: child.stdin!,
     stdout: child.stdout!,
     stderr: child.stderr!,
+    // 'exit', not 'close': a process the remote command left behind may hold stderr open long
+    // after the command itself ended (its exit status is what explains a failure)
     exited: new Promise((resolve) => {
-      child.once('close', (code, signal) => resolve({ code, signal }));
+      const done = (code: number | null, signal: string | null): void =>
+        resolve({ code, signal, ours: signal !== null && signalled });
+      child.once('exit', done);
+      child.once('close', done);
     }),
-    kill() {
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+    kill(signal = 'SIGTERM') {
+      if (child.pid === undefined) return;
+      const running = child.exitCode === null && child.signalCode === null;
+      // the group outlives its leader while a member is alive, and its id is not reused until
+      // then: what is left in it is still this connection's
+      if (!running && !detached) return;
+      if (running) signalled = true;
       try {
-        if (detached) process.kill(-child.pid, 'SIGTERM');
-        else child.kill('SIGTERM');
+        if (detached) process.kill(-child.pid, signal);
+        else child.kill(signal);
       } catch {
         /* already gone */
       }
@@ -78,11 +109,14 @@ export interface SshPeerOptions {
   remoteCommand?: string;
   /**
    * ssh may prompt on the terminal (a passphrase, an unknown host key), as under hg. Otherwise ssh
-   * gets no terminal and BatchMode=yes, and the handshake must finish within connectTimeoutMs.
+   * gets no terminal and BatchMode=yes, so it fails at once instead of prompting.
    */
   interactive?: boolean;
   signal?: AbortSignal;
-  /** the handshake must be done within this (non-interactive only; default 30 s) */
+  /**
+   * the handshake (ssh's login, prompts answered at a terminal included, and the remote's hello)
+   * must be done within this (default DEFAULT_HANDSHAKE_TIMEOUT, 60 s; 0: no bound, as hg)
+   */
   connectTimeoutMs?: number;
   /** no byte from the remote for this long while one is awaited: TIMEOUT (default 60 s) */
   idleTimeoutMs?: number;
@@ -93,12 +127,13 @@ export interface SshPeerOptions {
 /** What ssh or the remote shell said, in words a user understands. */
 export function explainSshFailure(
   lines: readonly string[],
-  exit: { code: number | null; signal: string | null },
+  /** null: still running (its output closed) */
+  exit: ChannelExit | null,
   what: { host: string; remoteCommand: string; sshCommand: string },
 ): SluiceError {
   const text = lines.join('\n');
   const tail = lines.slice(-6).join('\n');
-  const details = { exitCode: exit.code, stderr: tail };
+  const details = { exitCode: exit?.code ?? null, stderr: tail };
   if (
     /Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|host key for .* has changed/i.test(
       text,
@@ -122,7 +157,7 @@ export function explainSshFailure(
   const remoteProg = firstWord(what.remoteCommand);
   const sshProg = firstWord(what.sshCommand);
   const notFound = lines.find((l) => /command not found|: not found|No such file or directory/i.test(l));
-  if (notFound && notFound.includes(remoteProg) && (exit.code === 127 || /not found/i.test(notFound))) {
+  if (notFound && notFound.includes(remoteProg) && (exit?.code === 127 || /not found/i.test(notFound))) {
     return new SluiceError(
       'SSH_REMOTE_COMMAND',
       `'${remoteProg}' was not found on ${what.host} (${notFound.trim()}). Install Mercurial there, or give the remote command's full path with --remotecmd (or [ui] remotecmd).`,
@@ -143,16 +178,37 @@ export function explainSshFailure(
   if (net) return new SluiceError('NETWORK', `ssh could not connect to ${what.host}: ${net}`, details);
   const repo = lastMatching(lines, /abort: .*(not found|no repository)/i);
   if (repo) return new SluiceError('NOT_A_REPO', `remote: ${repo}`, details);
-  const how = exit.signal
-    ? `killed by ${exit.signal}`
-    : exit.code !== null
-      ? `exit status ${exit.code}`
-      : 'no exit status';
   return new SluiceError(
     'PROTOCOL',
-    `no suitable response from remote hg on ${what.host} (ssh ${how})${tail ? `:\n${tail}` : ''}`,
+    `no suitable response from remote hg on ${what.host} (${exitWords(exit)})${tail ? `:\n${tail}` : ''}`,
     details,
   );
+}
+
+/**
+ * How ssh ended: its own exit status or signal (for ssh, the remote command's status, or 255 when
+ * ssh itself failed), or that it was still running: a signal Sluice sent is not the remote's doing.
+ */
+function exitWords(exit: ChannelExit | null): string {
+  if (exit === null) return 'ssh closed its output but was still running';
+  if (exit.ours) return 'ssh was still running: Sluice ended it';
+  if (exit.signal) return `ssh killed by ${exit.signal}`;
+  return exit.code !== null ? `ssh exit status ${exit.code}` : 'ssh gave no exit status';
+}
+
+/** `p`'s value, or null when it takes longer than `ms`. */
+function within<T>(p: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<null>((r) => (timer = setTimeout(() => r(null), ms))),
+  ]);
+}
+
+/** A remote's words for a message: bounded, control characters escaped. */
+function quoted(s: string): string {
+  const t = s.trim();
+  return JSON.stringify(t.length > 120 ? `${t.slice(0, 120)}…` : t);
 }
 
 function lastMatching(lines: readonly string[], re: RegExp): string {
@@ -219,9 +275,13 @@ export class SshPeer extends WirePeer {
   /** bumped by every command: a stream body of an earlier reply stops reading */
   private generation = 0;
   private closed = false;
-  private exited: Promise<{ code: number | null; signal: string | null }>;
+  private exited: Promise<ChannelExit>;
   private stderrLines: string[] = [];
   private stderrSeen = 0;
+  /** stderr's unfinished last line */
+  private stderrPartial = '';
+  /** stderr ended: nothing holds its pipe any more */
+  private stderrDone: Promise<void>;
   /** the hello/between handshake succeeded: a later end is a reply cut short */
   private handshaken = false;
   private readonly reader: PipeReader;
@@ -245,23 +305,26 @@ export class SshPeer extends WirePeer {
           : `the local repository ${host} stopped sending data for ${ms} ms`,
       onEnd: () => this.endError(),
     });
-    let partial = '';
     channel.stderr.setEncoding('latin1');
     channel.stderr.on('data', (s: string) => {
-      partial += s;
+      this.stderrPartial += s;
       let nl: number;
-      while ((nl = partial.indexOf('\n')) >= 0) {
-        this.stderrLine(partial.slice(0, nl));
-        partial = partial.slice(nl + 1);
+      while ((nl = this.stderrPartial.indexOf('\n')) >= 0) {
+        this.stderrLine(this.stderrPartial.slice(0, nl));
+        this.stderrPartial = this.stderrPartial.slice(nl + 1);
       }
-      if (partial.length > LINE_LIMIT) {
-        this.stderrLine(partial);
-        partial = '';
+      if (this.stderrPartial.length > LINE_LIMIT) {
+        this.stderrLine(this.stderrPartial);
+        this.stderrPartial = '';
       }
     });
-    channel.stderr.on('end', () => {
-      if (partial) this.stderrLine(partial);
-      partial = '';
+    this.stderrDone = new Promise((resolve) => {
+      channel.stderr.once('close', () => resolve());
+      channel.stderr.once('end', () => {
+        if (this.stderrPartial) this.stderrLine(this.stderrPartial);
+        this.stderrPartial = '';
+        resolve();
+      });
     });
     // a write after the remote went away: the read side reports why
     channel.stdin.on('error', () => {});
@@ -281,17 +344,18 @@ export class SshPeer extends WirePeer {
     return this.commands;
   }
 
-  /** Why the remote stopped answering: its exit and what ssh or the shell printed. */
+  /**
+   * Why the remote stopped answering (its output ended): its own exit status and what ssh or the
+   * shell printed last, or that it closed its output and kept running.
+   */
   private async endError(): Promise<SluiceError> {
     if (this.opts.signal?.aborted) return cancelled();
     const known = this.channel.failure?.();
     if (known) return known;
-    const exit = await Promise.race([
-      this.exited,
-      new Promise<{ code: null; signal: null }>((r) =>
-        setTimeout(() => r({ code: null, signal: null }), 2000),
-      ),
-    ]);
+    // an exit normally follows the end of its output at once; its last stderr lines may still
+    // be on their way
+    const exit = await within(this.exited, 2000);
+    if (exit) await within(this.stderrDone, 500);
     const e = explainSshFailure(this.stderrLines, exit, { host: this.host, ...this.settings });
     // after the handshake, an end nothing else explains is a reply cut short, not a remote that
     // is not hg (hg: "stream ended unexpectedly")
@@ -299,8 +363,30 @@ export class SshPeer extends WirePeer {
     const tail = String(e.details?.stderr ?? '');
     return new SluiceError(
       'TRUNCATED',
-      `the connection to ${this.host} ended in the middle of a reply (${e.message.replace(/^.*\((ssh [^)]*)\).*$/s, '$1')})${tail ? `:\n${tail}` : ''}`,
+      `the connection to ${this.host} ended in the middle of a reply (${exitWords(exit)})${tail ? `:\n${tail}` : ''}`,
       e.details,
+    );
+  }
+
+  /**
+   * The handshake's TIMEOUT: no hg answered. What the remote printed last (a `Password:` prompt
+   * with no newline, a banner) says why better than the clock.
+   */
+  private noAnswer(ms: number, banner: readonly string[]): SluiceError {
+    const said = [
+      latin1(this.reader.peek(256)),
+      banner.length > 2 ? banner[banner.length - 1]! : '',
+      this.stderrPartial,
+      this.stderrLines[this.stderrLines.length - 1] ?? '',
+    ].filter((x) => x.trim());
+    const time = ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+    return new SluiceError(
+      'TIMEOUT',
+      `no Mercurial server answered on ${this.host} within ${time}` +
+        (said.length ? ` (the remote's last output: ${said.map(quoted).join(', ')})` : '') +
+        ': ssh or the remote is waiting for something (a password or passphrase, a host key question, a command that does not start hg) or the host does not answer. ' +
+        'Sluice ended ssh; for a slow host, raise the connect timeout.',
+      { timeoutMs: ms },
     );
   }
 
@@ -342,7 +428,7 @@ export class SshPeer extends WirePeer {
         new SluiceError('SSH_FAILED', `cannot run the ssh command '${sshCommand}': ${e.message}`),
       ),
     );
-    return peer.start(interactive);
+    return peer.start();
   }
 
   /**
@@ -359,10 +445,10 @@ export class SshPeer extends WirePeer {
       channel.kill();
       throw cancelled();
     }
-    return new SshPeer(url, label, channel, { sshCommand: '', remoteCommand: '' }, opts).start(false);
+    return new SshPeer(url, label, channel, { sshCommand: '', remoteCommand: '' }, opts).start();
   }
 
-  private async start(interactive: boolean): Promise<SshPeer> {
+  private async start(): Promise<SshPeer> {
     const opts = this.opts;
     if (opts.signal) {
       const onAbort = (): void => {
@@ -373,7 +459,8 @@ export class SshPeer extends WirePeer {
       opts.signal.addEventListener('abort', onAbort, { once: true });
     }
     try {
-      await this.handshake(interactive ? 0 : (opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT));
+      // with a terminal too: ssh's prompts are answered within it, or the user is gone
+      await this.handshake(opts.connectTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT);
       this.handshaken = true;
     } catch (e) {
       await this.close();
@@ -389,25 +476,23 @@ export class SshPeer extends WirePeer {
     this.write(`hello\nbetween\npairs ${pairs.length}\n${pairs}`);
     this.opts.log?.('debug', 'sending hello command');
     this.opts.log?.('debug', 'sending between command');
+    const lines: string[] = ['', 'dummy'];
     const timer =
       timeoutMs > 0
         ? setTimeout(() => {
-            this.reader.fail(
-              new SluiceError(
-                'TIMEOUT',
-                `no answer from ${this.host} within ${timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`} (is the host reachable, does it ask for something?)`,
-              ),
-            );
+            this.reader.fail(this.noAnswer(timeoutMs, lines));
             this.kill();
           }, timeoutMs)
         : undefined;
-    const lines: string[] = ['', 'dummy'];
     try {
       let noise = MAX_NOISE;
       for (;;) {
         if (noise-- <= 0) throw await this.badResponse();
         const l = latin1(await this.reader.readLine(LINE_LIMIT));
-        if (!l) throw await this.endError();
+        if (!l) {
+          clearTimeout(timer); // its output ended: what it does next explains it, not the clock
+          throw await this.endError();
+        }
         if (lines[lines.length - 1] === '1\n' && l === '\n') break;
         lines.push(l);
         if (lines.length > 3) this.opts.log?.('debug', `remote: ${l.replace(/\n$/, '')}`);
@@ -547,24 +632,29 @@ export class SshPeer extends WirePeer {
     };
   }
 
-  private kill(): void {
-    this.channel.kill();
+  private kill(signal?: 'SIGTERM' | 'SIGKILL'): void {
+    this.channel.kill(signal);
   }
 
-  /** sshpeer._cleanuppipes: close stdin (the server's read loop ends), wait a little, then kill. */
+  /**
+   * sshpeer._cleanuppipes: close stdin (the server's read loop ends), wait a little, then SIGTERM,
+   * then SIGKILL (an ssh command that ignores SIGTERM is not left running).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.onAbort) this.opts.signal?.removeEventListener('abort', this.onAbort);
     this.channel.stdin.end();
-    const done = await Promise.race([
-      this.exited.then(() => true),
-      new Promise<boolean>((r) => setTimeout(() => r(false), 1000)),
-    ]);
-    if (!done) {
+    if (!(await within(this.exited, EXIT_GRACE))) {
       this.kill();
-      await Promise.race([this.exited, new Promise((r) => setTimeout(r, 1000))]);
+      if (!(await within(this.exited, EXIT_GRACE))) {
+        this.kill('SIGKILL');
+        await within(this.exited, EXIT_GRACE);
+      }
     }
+    // stderr still open after the exit: something the ssh command started holds it (in its
+    // process group when detached: ended with it)
+    if ((await within(this.stderrDone, 200)) === null) this.kill();
     this.channel.stdout.destroy();
     this.channel.stderr.destroy();
   }
