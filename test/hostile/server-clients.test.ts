@@ -559,6 +559,24 @@ describe('push, getbundle lists and paths a client makes up', () => {
     expect(local.startsWith(`http://localhost:${s.port}/.sluice/bundles/0/packed1.hg `)).toBe(true);
   });
 
+  it('bound to all interfaces (::), the bundle URL is the address each connection came in on: 127.0.0.1 over IPv4, [::1] over IPv6', async () => {
+    const all = await serve({
+      address: '::',
+      cloneBundles: { files: [{ path: join(FIXTURES, 'default', 'packed1.hg') }] },
+    });
+    for (const [address, host] of [
+      ['127.0.0.1', '127.0.0.1'],
+      ['::1', '[::1]'],
+    ]) {
+      const { data } = await raw(
+        { ...all, address: address! },
+        'GET /?cmd=clonebundles HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n',
+      ).closed;
+      expect(data).toContain(`\r\n\r\nhttp://${host}:${all.port}/.sluice/bundles/0/packed1.hg BUNDLESPEC=`);
+      expect(data).not.toMatch(/evil/);
+    }
+  });
+
   it('with a public URL (--public-url) the served bundle is advertised under it, whatever the Host header says', async () => {
     const pub = await serve({
       publicUrl: 'https://hg.example.org/mirror',

@@ -197,7 +197,8 @@ export function checkPublicUrl(raw: string): string {
 function urlHost(ip: string): string {
   const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   if (v4) return v4[1]!;
-  return isIP(ip) === 6 ? `[${ip}]` : ip;
+  // a zone (fe80::1%eth0) is %25 in a URL (RFC 6874)
+  return isIP(ip) === 6 ? `[${ip.replace('%', '%25')}]` : ip;
 }
 
 /**
