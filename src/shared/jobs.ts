@@ -73,7 +73,7 @@ export interface CloneRequest {
    * server that offers no stream clone is pulled from anyway.
    */
   pull?: boolean;
-  /** seconds to wait for a connection (default 30) */
+  /** http(s): connecting (default 30 s); ssh: the login and the remote's hello (default 60 s) */
   connectTimeoutMs?: number;
   /** no data for this long aborts (default 60 s) */
   idleTimeoutMs?: number;
