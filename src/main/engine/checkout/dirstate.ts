@@ -138,12 +138,25 @@ function packEntry(
   mtime: number,
   name: string,
 ): number {
+  // byte by byte: Buffer's writeInt32BE and write() allocated on every call (Node 24, ~150 bytes
+  // per entry: 20k entries for a checkout of the medium corpus)
   out[pos] = state;
-  out.writeInt32BE(mode | 0, pos + 1);
-  out.writeInt32BE(size | 0, pos + 5);
-  out.writeInt32BE(mtime | 0, pos + 9);
-  out.writeInt32BE(name.length, pos + 13);
-  return pos + ENTRY_HEADER + out.write(name, pos + ENTRY_HEADER, 'latin1');
+  putInt32BE(out, pos + 1, mode);
+  putInt32BE(out, pos + 5, size);
+  putInt32BE(out, pos + 9, mtime);
+  putInt32BE(out, pos + 13, name.length);
+  const at = pos + ENTRY_HEADER;
+  for (let k = 0; k < name.length; k++) out[at + k] = name.charCodeAt(k); // a latin1 byte string
+  return at + name.length;
+}
+
+/** v | 0 big-endian at pos (a Uint8Array store keeps the low 8 bits of each shift) */
+function putInt32BE(out: Uint8Array, pos: number, v: number): void {
+  v |= 0;
+  out[pos] = v >>> 24;
+  out[pos + 1] = v >>> 16;
+  out[pos + 2] = v >>> 8;
+  out[pos + 3] = v;
 }
 
 /** Reads `.hg/dirstate` (v1); a missing file is the null working copy. */

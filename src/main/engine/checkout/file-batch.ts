@@ -208,7 +208,11 @@ export async function writeShare(
   const repo = LocalRepo.fromLocation(batch.loc);
   const reader = new FileTextReader(repo);
   const closer = new BackgroundCloser(batch.closer, opts.closeImpl);
-  const creator = new FileCreator(closer, batch.symlinks === undefined ? {} : { symlinks: batch.symlinks });
+  const creator = new FileCreator(
+    closer,
+    (i) => Atomics.store(status, i, FILE_CREATED),
+    batch.symlinks === undefined ? {} : { symlinks: batch.symlinks },
+  );
   const n = batch.files.count;
   let error: SluiceError | undefined;
   let files = 0;
@@ -223,7 +227,6 @@ export async function writeShare(
     files++;
     opts.tick?.();
   };
-  const created = (i: number) => () => Atomics.store(status, i, FILE_CREATED);
   const exists_ = (e: unknown, path: string): unknown =>
     (e as NodeJS.ErrnoException).code === 'EEXIST' ? exists(path) : e;
   /**
@@ -245,7 +248,7 @@ export async function writeShare(
       const w = await creator.createStreamed(
         batchTarget(batch, i, path),
         batchFlag(batch.files, i),
-        created(i),
+        i,
         async (write) => {
           const strip = metaStripper(write);
           await o.revlog.streamRevision(o.rev, strip.push);
@@ -274,7 +277,7 @@ export async function writeShare(
       // the text lives in the reader's reused buffer until the revision is released
       const text = stripFilelogMeta(await o.revlog.revisionView(o.rev));
       const path = batchPath(batch.files, i);
-      done(i, await creator.create(batchTarget(batch, i, path), text, flag, created(i)));
+      done(i, await creator.create(batchTarget(batch, i, path), text, flag, i));
       return true;
     } catch (e) {
       throw exists_(e, batchPath(batch.files, i));
@@ -298,7 +301,7 @@ export async function writeShare(
       if (flag !== 'l' && revlog.index.rawSize(rev) > streamAbove) return writeLarge(i, opened, mayDefer);
       const view = revlog.revisionViewNow(rev);
       if (view === undefined) return writeSlow(i, opened, mayDefer);
-      w = creator.create(batchTarget(batch, i, path), stripFilelogMeta(view), flag, created(i));
+      w = creator.create(batchTarget(batch, i, path), stripFilelogMeta(view), flag, i);
     } catch (e) {
       reader.release(opened);
       throw exists_(e, path);

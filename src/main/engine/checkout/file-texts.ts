@@ -85,6 +85,8 @@ export interface OpenedRevision {
 
 /** A filelog file up to this size is read into the reader's reused buffer, larger ones through Revlog.open's windows. */
 const WHOLE_FILE_MAX = 4 << 20;
+/** a filelog read whole is read for one text: no text cache (one options object for all) */
+const ONE_TEXT = { cacheBytes: 0 } as const;
 
 export class FileTextReader {
   /** one per thread: every filelog is read into it (the texts built from it are copies) */
@@ -127,14 +129,13 @@ export class FileTextReader {
   private openInMemory(radix: string): Revlog | undefined {
     const index = this.readWhole(this.repo.storePath(radix + '.i'));
     if (index === undefined) return undefined;
-    if (index === null) return Revlog.fromBytes(radix, new Uint8Array(0), undefined, { cacheBytes: 0 });
+    if (index === null) return Revlog.fromBytes(radix, new Uint8Array(0), undefined, ONE_TEXT);
     // inline (every small filelog): NAME.i holds the chunks too
-    if (index.length >= 4 && index[1]! & 1)
-      return Revlog.fromBytes(radix, index, undefined, { cacheBytes: 0 });
+    if (index.length >= 4 && index[1]! & 1) return Revlog.fromBytes(radix, index, undefined, ONE_TEXT);
     const indexCopy = Buffer.from(index); // the data file is read into the same buffer
     const data = this.readWhole(this.repo.storePath(radix + '.d'));
     if (data === undefined) return undefined;
-    return Revlog.fromBytes(radix, indexCopy, data ?? undefined, { cacheBytes: 0 });
+    return Revlog.fromBytes(radix, indexCopy, data ?? undefined, ONE_TEXT);
   }
 
   private opened(

@@ -127,8 +127,8 @@ export class WorkingCopyWriter {
 /**
  * Creates one working-copy file (flag '', 'x' or 'l') exclusively at a filesystem path and hands
  * its fd to the closer; used by the writer on the main thread and by checkout's file writers on
- * worker threads. `onCreated` runs once the file exists (whatever happens next), so a failed
- * checkout can remove it.
+ * worker threads. `onCreated(file)` runs once the file exists (whatever happens next), so a failed
+ * checkout can remove it; `file` is the caller's number for it (a number, not a closure per file).
  */
 export class FileCreator {
   private readonly fileMode = 0o666;
@@ -137,6 +137,7 @@ export class FileCreator {
 
   constructor(
     private readonly closer: BackgroundCloser,
+    private readonly onCreated: (file: number) => void,
     opts: WorkingCopyWriterOptions = {},
   ) {
     this.exeMode = execMode(currentUmask());
@@ -151,12 +152,12 @@ export class FileCreator {
     fsPath: string | Buffer,
     data: Uint8Array,
     flag: string,
-    onCreated: () => void,
+    file: number,
   ): WrittenFile | Promise<WrittenFile> {
     if (flag === 'l' && this.symlinks) {
       try {
         symlinkSync(Buffer.from(Buffer.from(data).toString('latin1'), 'latin1'), fsPath);
-        onCreated();
+        this.onCreated(file);
         const st = lstatSync(fsPath);
         return { mode: st.mode, size: st.size, mtimeSec: Math.floor(st.mtimeMs / 1000) };
       } catch (e) {
@@ -166,7 +167,7 @@ export class FileCreator {
       }
     }
     const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
-    onCreated();
+    this.onCreated(file);
     let st;
     try {
       let off = 0;
@@ -190,11 +191,11 @@ export class FileCreator {
   async createStreamed(
     fsPath: string | Buffer,
     flag: string,
-    onCreated: () => void,
+    file: number,
     fill: (write: (piece: Uint8Array) => void) => Promise<void>,
   ): Promise<WrittenFile> {
     const fd = openSync(fsPath, 'wx', flag === 'x' ? this.exeMode : this.fileMode);
-    onCreated();
+    this.onCreated(file);
     let st;
     try {
       let pos = 0;

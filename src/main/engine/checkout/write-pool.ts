@@ -188,7 +188,8 @@ export class FileWriters {
         reported[i] = 1;
         const size = stats[i * 3 + 1]!;
         progress.addBytes(size);
-        progress.fileDone('w', batchPath(batch.files, i), size);
+        // the name is read only with file events on: no string per file otherwise
+        progress.fileDone('w', ctx.fileEvents ? batchPath(batch.files, i) : '', size);
       }
       while (low < hi && reported[low]) low++;
     };

@@ -59,6 +59,17 @@ function zerr(message: string): SluiceError {
  * SluiceError('REVLOG') on anything malformed, a dictionary, or a window beyond 128 MiB.
  */
 export function scanZstdFrame(data: Uint8Array): ZstdFrameInfo {
+  return scanFrameInto(data, { windowSize: 0, contentSize: undefined, maxOutput: 0, frameLength: 0 });
+}
+
+/** Frame_Header_Descriptor's Dictionary_ID_Flag -> the field's size in bytes */
+const DICT_ID_BYTES = [0, 1, 2, 4] as const;
+
+/**
+ * scanZstdFrame into `info` (zstdDecompress passes one object kept for every frame of the thread:
+ * a fresh info object per revlog chunk was ~200 bytes of garbage per file of a checkout).
+ */
+function scanFrameInto(data: Uint8Array, info: ZstdFrameInfo): ZstdFrameInfo {
   const len = data.length;
   if (len < 6) throw zerr('truncated zstd frame header');
   const magic = (data[0]! | (data[1]! << 8) | (data[2]! << 16) | (data[3]! << 24)) >>> 0;
@@ -77,12 +88,13 @@ export function scanZstdFrame(data: Uint8Array): ZstdFrameInfo {
     const base = 2 ** windowLog;
     windowSize = base + (base / 8) * (wd & 7);
   }
-  const dictBytes = [0, 1, 2, 4][dictFlag]!;
+  const dictBytes = DICT_ID_BYTES[dictFlag]!;
   let dictId = 0;
   for (let i = 0; i < dictBytes; i++) dictId += data[pos + i]! * 2 ** (8 * i);
   pos += dictBytes;
   if (dictBytes && dictId !== 0) throw zerr('zstd frame needs a dictionary');
-  const fcsBytes = [singleSegment ? 1 : 0, 2, 4, 8][fcsFlag]!;
+  // Frame_Content_Size_Flag -> the field's size (flag 0: 1 byte for a single segment, else none)
+  const fcsBytes = fcsFlag === 0 ? (singleSegment ? 1 : 0) : 1 << fcsFlag;
   if (pos + fcsBytes > len) throw zerr('truncated zstd frame header');
   let contentSize: number | undefined;
   if (fcsBytes) {
@@ -123,8 +135,15 @@ export function scanZstdFrame(data: Uint8Array): ZstdFrameInfo {
     if (contentSize > maxOutput) throw zerr('zstd content size larger than its blocks can hold');
     maxOutput = contentSize;
   }
-  return { windowSize, contentSize, maxOutput, frameLength: pos };
+  info.windowSize = windowSize;
+  info.contentSize = contentSize;
+  info.maxOutput = maxOutput;
+  info.frameLength = pos;
+  return info;
 }
+
+/** zstdDecompress's frame info, reused (read before the next frame is scanned on this thread) */
+const frameInfo: ZstdFrameInfo = { windowSize: 0, contentSize: undefined, maxOutput: 0, frameLength: 0 };
 
 // --- node:zlib ------------------------------------------------------------------------------
 
@@ -645,10 +664,11 @@ export async function prepareZstd(info?: ZstdFrameInfo, maxOutput = 0): Promise<
  * thread (a caller that copies it out right away saves a copy and an allocation).
  */
 export function zstdDecompress(data: Uint8Array, maxOutput: number, view = false): Uint8Array {
-  const info = scanZstdFrame(data);
+  const info = scanFrameInto(data, frameInfo);
+  const contentSize = info.contentSize; // (info is reused by the next frame)
   if (info.frameLength !== data.length) throw zerr('data after the end of the zstd frame');
-  if (info.contentSize !== undefined && info.contentSize > maxOutput) {
-    throw zerr(`zstd frame declares ${info.contentSize} bytes, more than the ${maxOutput} expected`);
+  if (contentSize !== undefined && contentSize > maxOutput) {
+    throw zerr(`zstd frame declares ${contentSize} bytes, more than the ${maxOutput} expected`);
   }
   const limit = Math.min(maxOutput, info.maxOutput);
   const path = decoderPath(info, limit);
@@ -681,8 +701,8 @@ export function zstdDecompress(data: Uint8Array, maxOutput: number, view = false
       throw zerr(`zstd decoder failed: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
-  if (info.contentSize !== undefined && out.length !== info.contentSize) {
-    throw zerr(`zstd frame produced ${out.length} bytes, declared ${info.contentSize}`);
+  if (contentSize !== undefined && out.length !== contentSize) {
+    throw zerr(`zstd frame produced ${out.length} bytes, declared ${contentSize}`);
   }
   if (out.length > limit) throw zerr(`zstd frame decompresses to more than ${limit} bytes`);
   return out;

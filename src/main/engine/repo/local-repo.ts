@@ -19,9 +19,12 @@ export const UNREADABLE_REQUIREMENTS: readonly string[] = [
 
 export class LocalRepo {
   private readonly encode: StorePathEncoder;
+  /** the store folder and a separator, made once (storePath runs once per file of a checkout) */
+  private readonly storeBase: string;
 
   private constructor(readonly loc: RepoLocation) {
     this.encode = storePathEncoder(loc.requirements);
+    this.storeBase = loc.storeDir + sep;
   }
 
   static async open(root: string): Promise<LocalRepo> {
@@ -60,7 +63,7 @@ export class LocalRepo {
    */
   storePath(name: string): string | Buffer {
     const enc = this.encode(name);
-    const base = this.loc.storeDir + sep;
+    const base = this.storeBase;
     for (let i = 0; i < enc.length; i++) {
       if (enc.charCodeAt(i) >= 0x80) return Buffer.concat([Buffer.from(base), Buffer.from(enc, 'latin1')]);
     }

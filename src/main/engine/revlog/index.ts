@@ -60,21 +60,22 @@ export class RevlogIndex {
   readonly inline: boolean;
   readonly generalDelta: boolean;
   readonly length: number;
-  private readonly view: DataView;
   private nodemap: Map<string, number> | undefined;
   /** the entries as a Buffer, for node strings without a view object per call */
   private asBuffer: Buffer | undefined;
 
   /**
-   * @param entries exactly `length * 64` bytes
-   * @param inlineDataPos for inline revlogs, the position in NAME.i where each chunk starts
+   * @param entries exactly `length * 64` bytes (fields are read from its bytes: no DataView per
+   *   index, which was one more object per filelog read)
+   * @param inlineDataPos for inline revlogs, the position in NAME.i where each chunk starts; null:
+   *   worked out from the chunk lengths when asked (see inlineChunkPos)
    */
   constructor(
     readonly name: string,
     header: number,
     private readonly entries: Uint8Array,
     length: number,
-    private readonly inlineDataPos: Float64Array | null,
+    private inlineDataPos: Float64Array | null,
     /** bytes of NAME.i consumed by the parser (the whole file) */
     readonly indexFileSize: number,
   ) {
@@ -83,36 +84,40 @@ export class RevlogIndex {
     this.inline = (header & FLAG_INLINE_DATA) !== 0;
     this.generalDelta = (header & FLAG_GENERALDELTA) !== 0;
     this.length = length;
-    this.view = new DataView(entries.buffer, entries.byteOffset, length * ENTRY_SIZE);
+    if (entries.length < length * ENTRY_SIZE)
+      throw new RangeError(`${name}: index entries shorter than ${length} entries`);
   }
 
   /** 48-bit data offset; rev 0's bytes hold the header, its offset is 0 by definition. */
   offset(rev: number): number {
     if (rev === 0) return 0;
+    const e = this.entries;
     const b = rev * ENTRY_SIZE;
-    return this.view.getUint32(b) * 0x10000 + this.view.getUint16(b + 4);
+    return readU32(e, b) * 0x10000 + ((e[b + 4]! << 8) | e[b + 5]!);
   }
   revFlags(rev: number): number {
-    return this.view.getUint16(rev * ENTRY_SIZE + 6);
+    const e = this.entries;
+    const b = rev * ENTRY_SIZE + 6;
+    return (e[b]! << 8) | e[b + 1]!;
   }
   compressedLength(rev: number): number {
-    return this.view.getInt32(rev * ENTRY_SIZE + 8);
+    return readI32(this.entries, rev * ENTRY_SIZE + 8);
   }
   /** Length of the full revision text (negative = unknown, tolerated like hg's rawsize()). */
   rawSize(rev: number): number {
-    return this.view.getInt32(rev * ENTRY_SIZE + 12);
+    return readI32(this.entries, rev * ENTRY_SIZE + 12);
   }
   base(rev: number): number {
-    return this.view.getInt32(rev * ENTRY_SIZE + 16);
+    return readI32(this.entries, rev * ENTRY_SIZE + 16);
   }
   link(rev: number): number {
-    return this.view.getInt32(rev * ENTRY_SIZE + 20);
+    return readI32(this.entries, rev * ENTRY_SIZE + 20);
   }
   p1(rev: number): number {
-    return this.view.getInt32(rev * ENTRY_SIZE + 24);
+    return readI32(this.entries, rev * ENTRY_SIZE + 24);
   }
   p2(rev: number): number {
-    return this.view.getInt32(rev * ENTRY_SIZE + 28);
+    return readI32(this.entries, rev * ENTRY_SIZE + 28);
   }
   /** A view into the index buffer: copy it if you keep it past the index. */
   node(rev: number): Uint8Array {
@@ -146,42 +151,42 @@ export class RevlogIndex {
   /**
    * Writes the sorted parent nodes of rev (the smaller first; the null node for NULL_REV) into
    * `out` at 0 and 20: what revlog.hash feeds SHA-1 before the text. Parents must be in range.
+   * Byte loops over the entries: no closure or Buffer view per call (one call per file checked out).
    */
   writeSortedParents(rev: number, out: Uint8Array): void {
     const p1 = this.p1(rev);
     const p2 = this.p2(rev);
-    const bytes = this.bytes();
-    const at = (p: number): number => p * ENTRY_SIZE + 32;
     let lo = p1;
     let hi = p2;
-    if (p1 === NULL_REV) {
-      lo = NULL_REV;
-      hi = p2;
-    } else if (p2 === NULL_REV) {
-      lo = NULL_REV;
-      hi = p1;
-    } else if (bytes.compare(bytes, at(p2), at(p2) + NODE_SIZE, at(p1), at(p1) + NODE_SIZE) > 0) {
-      // source p1 against target p2: p1's node sorts after p2's
+    // the null node sorts first; else the smaller node
+    if (p2 === NULL_REV || (p1 !== NULL_REV && this.compareNodes(p1, p2) > 0)) {
       lo = p2;
       hi = p1;
     }
-    if (lo === NULL_REV) out.fill(0, 0, NODE_SIZE);
-    else bytes.copy(out, 0, at(lo), at(lo) + NODE_SIZE);
-    if (hi === NULL_REV) out.fill(0, NODE_SIZE, 2 * NODE_SIZE);
-    else bytes.copy(out, NODE_SIZE, at(hi), at(hi) + NODE_SIZE);
+    this.copyNode(lo, out, 0);
+    this.copyNode(hi, out, NODE_SIZE);
+  }
+  /** memcmp of the nodes of revs a and b */
+  private compareNodes(a: number, b: number): number {
+    const e = this.entries;
+    const x = a * ENTRY_SIZE + 32;
+    const y = b * ENTRY_SIZE + 32;
+    for (let k = 0; k < NODE_SIZE; k++) if (e[x + k] !== e[y + k]) return e[x + k]! - e[y + k]!;
+    return 0;
+  }
+  /** rev's node (zeros for NULL_REV) into out at `at` */
+  private copyNode(rev: number, out: Uint8Array, at: number): void {
+    const e = this.entries;
+    const b = rev * ENTRY_SIZE + 32;
+    // a loop for the zeros too: Buffer.fill with a range allocates
+    for (let k = 0; k < NODE_SIZE; k++) out[at + k] = rev === NULL_REV ? 0 : e[b + k]!;
   }
   /** Whether rev's node is the null node (all zeros), without a view of it. */
   isNullAt(rev: number): boolean {
-    const v = this.view;
+    const e = this.entries;
     const b = rev * ENTRY_SIZE + 32;
-    return (
-      (v.getUint32(b) |
-        v.getUint32(b + 4) |
-        v.getUint32(b + 8) |
-        v.getUint32(b + 12) |
-        v.getUint32(b + 16)) ===
-      0
-    );
+    for (let k = 0; k < NODE_SIZE; k++) if (e[b + k] !== 0) return false;
+    return true;
   }
   private bytes(): Buffer {
     return (this.asBuffer ??= Buffer.from(
@@ -192,7 +197,7 @@ export class RevlogIndex {
   }
   /** Position of rev's chunk in the data file (NAME.d, or NAME.i when inline). */
   chunkStart(rev: number): number {
-    if (this.inlineDataPos) return this.offset(rev) + (rev + 1) * ENTRY_SIZE;
+    if (this.inline) return this.offset(rev) + (rev + 1) * ENTRY_SIZE;
     return this.offset(rev);
   }
   /** hg's end(rev): logical end of rev's chunk. */
@@ -201,7 +206,22 @@ export class RevlogIndex {
   }
   /** Where the parser actually found rev's chunk inside an inline NAME.i. */
   inlineChunkPos(rev: number): number | undefined {
-    return this.inlineDataPos ? this.inlineDataPos[rev] : undefined;
+    return this.inline ? this.inlinePositions()[rev] : undefined;
+  }
+  /**
+   * Every chunk's position in an inline NAME.i: after its entry and all the chunks before (the
+   * lengths the parser skipped, checked non-negative there), worked out on first use instead of
+   * an array per parse (nothing reads them on the hot paths).
+   */
+  private inlinePositions(): Float64Array {
+    if (this.inlineDataPos) return this.inlineDataPos;
+    const pos = new Float64Array(this.length);
+    for (let r = 0, at = 0; r < this.length; r++) {
+      at += ENTRY_SIZE;
+      pos[r] = at;
+      at += this.compressedLength(r);
+    }
+    return (this.inlineDataPos = pos);
   }
 
   /** hg's deltaparent(): the rev the chunk is a delta against, NULL_REV for a full text. */
@@ -300,7 +320,7 @@ export class RevlogIndex {
       header: this.header,
       entries: this.entries.slice(0, this.length * ENTRY_SIZE),
       length: this.length,
-      inlineDataPos: this.inlineDataPos ? this.inlineDataPos.slice(0, this.length) : null,
+      inlineDataPos: this.inline ? this.inlinePositions().slice(0, this.length) : null,
       indexFileSize: this.indexFileSize,
     };
   }
@@ -373,9 +393,6 @@ export class RevlogIndexParser {
   private count = 0;
   private header = -1;
   private inline = false;
-  private inlinePos: Float64Array | null = null;
-  /** initial size of inlinePos */
-  private readonly inlineHint: number;
   /** an entry split across pushes (allocated on the first one) */
   private pending: Uint8Array | undefined;
   private pendingLen = 0;
@@ -398,7 +415,6 @@ export class RevlogIndexParser {
         ? Math.min(Math.max(1, opts.entriesHint) * ENTRY_SIZE, 64 << 20)
         : Math.min(Math.max(ENTRY_SIZE * 16, hint - (hint % ENTRY_SIZE)), 64 << 20);
     this.entries = new Uint8Array(initial);
-    this.inlineHint = Math.max(1, Math.min(opts.entriesHint ?? 16, 1 << 20));
   }
 
   push(chunk: Uint8Array): void {
@@ -436,7 +452,7 @@ export class RevlogIndexParser {
     const name = this.name;
     if (this.count === 0 && this.pendingLen === 0) {
       // An empty or missing NAME.i is an empty revlog (hg: _initempty); defaults: v1 inline.
-      return new RevlogIndex(name, REVLOGV1 | FLAG_INLINE_DATA, new Uint8Array(0), 0, new Float64Array(0), 0);
+      return new RevlogIndex(name, REVLOGV1 | FLAG_INLINE_DATA, new Uint8Array(0), 0, null, 0);
     }
     if (this.count === 0 && this.pendingLen >= 4) {
       checkHeader(name, readU32(this.pending!, 0));
@@ -457,12 +473,11 @@ export class RevlogIndexParser {
         },
       );
     }
-    // views only when the buffers are larger than their content (an exact hint needs none)
+    // a view only when the buffer is larger than its content (an exact hint needs none); an inline
+    // index works out its chunks' positions when asked (RevlogIndex.inlineChunkPos)
     const size = this.count * ENTRY_SIZE;
     const entries = this.entries.length === size ? this.entries : this.entries.subarray(0, size);
-    const inlinePos = this.inlinePos;
-    const pos = inlinePos && inlinePos.length !== this.count ? inlinePos.subarray(0, this.count) : inlinePos;
-    return new RevlogIndex(name, this.header, entries, this.count, pos, this.consumed);
+    return new RevlogIndex(name, this.header, entries, this.count, null, this.consumed);
   }
 
   private addEntry(src: Uint8Array, at: number): void {
@@ -470,7 +485,6 @@ export class RevlogIndexParser {
       this.header = readU32(src, at);
       checkHeader(this.name, this.header);
       this.inline = (this.header & FLAG_INLINE_DATA) !== 0;
-      if (this.inline) this.inlinePos = new Float64Array(this.inlineHint);
     }
     const need = (this.count + 1) * ENTRY_SIZE;
     if (need > this.entries.length) {
@@ -478,7 +492,9 @@ export class RevlogIndexParser {
       grown.set(this.entries.subarray(0, this.count * ENTRY_SIZE));
       this.entries = grown;
     }
-    this.entries.set(src.subarray(at, at + ENTRY_SIZE), this.count * ENTRY_SIZE);
+    // a byte loop, not set(src.subarray()): no view per entry
+    const e = this.entries;
+    for (let k = 0, o = this.count * ENTRY_SIZE; k < ENTRY_SIZE; k++) e[o + k] = src[at + k]!;
     this.consumed += ENTRY_SIZE;
     if (this.inline) {
       const clen = readI32(src, at + 8);
@@ -493,13 +509,6 @@ export class RevlogIndexParser {
           },
         );
       }
-      let pos = this.inlinePos!;
-      if (this.count >= pos.length) {
-        const grown = new Float64Array(pos.length * 2);
-        grown.set(pos);
-        this.inlinePos = pos = grown;
-      }
-      pos[this.count] = this.consumed;
       this.skip = clen;
     }
     this.count++;

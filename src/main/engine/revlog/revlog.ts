@@ -258,37 +258,55 @@ const CHUNK_SLACK = 1 << 20;
 /**
  * Build buffers of Revlogs closed (or cleared) on this thread, for the next ones to reuse: verify
  * and checkout read thousands of revlogs one after another: fresh buffers for each were ~1 GB of
- * allocations on the history corpus (reusing them saves the allocations, not peak RSS).
+ * allocations on the history corpus (reusing them saves the allocations, not peak RSS). SPARE_COUNT
+ * slots, largest first, free ones last: a fixed array (a push and a truncation per revlog re-grew
+ * its backing store every time).
  */
-const spare: Buffer[] = [];
 const SPARE_COUNT = 2;
+const spare: (Buffer | undefined)[] = [undefined, undefined];
 /** larger buffers are not kept: holding two multi-MiB buffers per thread cost ~4 MB of peak RSS */
 const SPARE_MAX_BYTES = 1 << 20;
 
 function takeSpare(min: number): Buffer | undefined {
   // smallest first: the largest stays for the texts that need it
-  for (let i = spare.length - 1; i >= 0; i--) if (spare[i]!.length >= min) return spare.splice(i, 1)[0];
+  for (let i = SPARE_COUNT - 1; i >= 0; i--) {
+    const b = spare[i];
+    if (b === undefined || b.length < min) continue;
+    for (let j = i; j < SPARE_COUNT - 1; j++) spare[j] = spare[j + 1];
+    spare[SPARE_COUNT - 1] = undefined;
+    return b;
+  }
   return undefined;
 }
 
 function giveSpare(b: Buffer): void {
   if (b.length > SPARE_MAX_BYTES) return;
-  // kept largest first (an insertion: Array.sort allocates, and this runs once per revlog read)
-  let i = spare.length;
-  spare.push(b);
-  for (; i > 0 && spare[i - 1]!.length < b.length; i--) spare[i] = spare[i - 1]!;
+  // its place in the order (after those as large); the smallest falls off the end
+  let i = 0;
+  while (i < SPARE_COUNT && spare[i] !== undefined && spare[i]!.length >= b.length) i++;
+  if (i === SPARE_COUNT) return;
+  for (let j = SPARE_COUNT - 1; j > i; j--) spare[j] = spare[j - 1];
   spare[i] = b;
-  if (spare.length > SPARE_COUNT) spare.length = SPARE_COUNT;
 }
+
+/** A budget of 0 keeps no text: one empty cache for every such Revlog (filelogs read for one text). */
+const NO_TEXTS = new TextCache(0, 4);
+
+/** buildNow's plan and chunks, reused: it runs to its end without yielding (no arrays per file). */
+const nowPlan: BuildPlan = { chain: [], base: undefined, baseIn: -1 };
+const nowChunks: Uint8Array[] = [];
+const NO_BYTES = new Uint8Array(0);
 
 export class Revlog {
   private readonly cache: TextCache;
   /** the last text built into a reused buffer (revisionView) or returned by revision() */
   private lastRev = NULL_REV;
   private lastText: Uint8Array | undefined;
-  /** which of bufs holds lastText (-1: neither) */
+  /** which build buffer (0: buf0, 1: buf1) holds lastText (-1: neither) */
   private lastIn = -1;
-  private readonly bufs: (Buffer | undefined)[] = [undefined, undefined];
+  /** the two build buffers (fields, not an array: one object less per revlog read) */
+  private buf0: Buffer | undefined;
+  private buf1: Buffer | undefined;
   /** per rev, how many revisions delta against it (computed on first use) */
   private baseRefs: Uint32Array | undefined;
 
@@ -296,15 +314,25 @@ export class Revlog {
     readonly name: string,
     readonly index: RevlogIndex,
     private readonly data: ByteSource,
-    readonly indexPath: string,
-    readonly dataPath: string,
+    /** undefined for a revlog held in memory (fromBytes): its names are made when asked */
+    private readonly files: { index: string; data: string } | undefined,
     cacheBytes: number,
   ) {
-    this.cache = new TextCache(cacheBytes, 4);
+    this.cache = cacheBytes > 0 ? new TextCache(cacheBytes, 4) : NO_TEXTS;
   }
 
   get length(): number {
     return this.index.length;
+  }
+
+  /** NAME.i's path (`${name}.i` for a revlog held in memory) */
+  get indexPath(): string {
+    return this.files?.index ?? this.name + '.i';
+  }
+
+  /** NAME.d's path (`${name}.d` for a revlog held in memory) */
+  get dataPath(): string {
+    return this.files?.data ?? this.name + '.d';
   }
 
   static async open(indexPath: string, opts: RevlogOpenOptions = {}): Promise<Revlog> {
@@ -336,7 +364,7 @@ export class Revlog {
         ? new MemorySource(whole, name)
         : new FileSource(indexPath, name, windowSize, io, undefined, 0);
     else data = new FileSource(dataPath, name + '.d', windowSize, io, opts.dataSize, wholeLimit);
-    return new Revlog(name, index, data, indexPath, dataPath, opts.cacheBytes ?? 32 << 20);
+    return new Revlog(name, index, data, { index: indexPath, data: dataPath }, opts.cacheBytes ?? 32 << 20);
   }
 
   /**
@@ -353,7 +381,7 @@ export class Revlog {
     const data = index.inline
       ? new MemorySource(indexBytes, name)
       : new MemorySource(dataBytes ?? null, name + '.d');
-    return new Revlog(name, index, data, name + '.i', name + '.d', opts.cacheBytes ?? 32 << 20);
+    return new Revlog(name, index, data, undefined, opts.cacheBytes ?? 32 << 20);
   }
 
   /** Size of NAME.d (undefined when missing, or for an inline revlog). */
@@ -698,56 +726,68 @@ export class Revlog {
     checkRevisionFlags(this.name, rev, this.index.revFlags(rev));
   }
 
-  /** The chain back to a full text, or to a text at hand (the last one, a cached one). */
-  private planBuild(rev: number): BuildPlan {
-    const chain: number[] = [];
+  /**
+   * The chain back to a full text, or to a text at hand (the last one, a cached one), into `plan`
+   * (buildNow's reused one, or a fresh one).
+   */
+  private planBuild(rev: number, plan: BuildPlan = { chain: [], base: undefined, baseIn: -1 }): BuildPlan {
+    const chain = plan.chain;
+    // rev, then down to a full text or a text at hand (not `length = 0` then push: V8 drops an
+    // emptied array's backing store, and the push allocates it again)
+    chain[0] = rev;
+    chain.length = 1;
     let base: Uint8Array | undefined;
     let baseIn = -1;
-    for (let r = rev; ;) {
-      if (r !== rev) {
-        if (r === this.lastRev) {
-          base = this.lastText;
-          baseIn = this.lastIn;
-          break;
-        }
-        base = this.cache.get(r);
-        if (base !== undefined) break;
+    for (let r = this.chainStep(rev, rev); r !== NULL_REV; r = this.chainStep(rev, r)) {
+      if (r === this.lastRev) {
+        base = this.lastText;
+        baseIn = this.lastIn;
+        break;
       }
+      base = this.cache.get(r);
+      if (base !== undefined) break;
       chain.push(r);
-      r = this.chainStep(rev, r);
-      if (r === NULL_REV) break;
     }
     chain.reverse();
-    return { chain, base, baseIn };
+    plan.base = base;
+    plan.baseIn = baseIn;
+    return plan;
   }
 
   /**
-   * chainChunks without a promise: the decoded chunks when every one is in memory (a file read
-   * whole, the read window) and its decoder loaded; undefined otherwise (nothing decoded then).
+   * chainChunks without a promise, into `out`: true when every chunk is in memory (a file read
+   * whole, the read window) and its decoder loaded; false otherwise (nothing decoded then).
    * The last one may live in the zstd decoder's memory (decompressChunk's transient result):
    * assemble() consumes the chunks before anything decodes again.
    */
-  private chainChunksNow(chain: readonly number[]): Uint8Array[] | undefined {
+  private chainChunksNow(chain: readonly number[], out: Uint8Array[]): boolean {
     const index = this.index;
-    const out: Uint8Array[] = new Array(chain.length);
+    out.length = chain.length;
     for (let k = 0; k < chain.length; k++) {
       const rev = chain[k]!;
       const len = index.compressedLength(rev);
       const raw = len >= 0 ? this.data.readNow(index.chunkStart(rev), len) : undefined;
-      if (raw === undefined || chunkNeedsPreparation(raw, this.chunkBound(rev))) return undefined;
+      if (raw === undefined || chunkNeedsPreparation(raw, this.chunkBound(rev))) return false;
       out[k] = raw;
     }
     for (let k = 0; k < chain.length; k++)
       out[k] = this.decodeNow(chain[k]!, out[k]!, this.chunkBound(chain[k]!), k === chain.length - 1);
-    return out;
+    return true;
   }
 
   /** build() without a promise, when everything it needs is in memory; undefined otherwise. */
   private buildNow(rev: number, reuse: boolean, check: boolean): Uint8Array | undefined {
     this.checkReadable(rev);
-    const plan = this.planBuild(rev);
-    const chunks = this.chainChunksNow(plan.chain);
-    return chunks && this.assemble(rev, reuse, check, plan, chunks);
+    const plan = this.planBuild(rev, nowPlan);
+    try {
+      return this.chainChunksNow(plan.chain, nowChunks)
+        ? this.assemble(rev, reuse, check, plan, nowChunks)
+        : undefined;
+    } finally {
+      // the reused plan and chunks hold no text past the build
+      plan.base = undefined;
+      nowChunks.fill(NO_BYTES);
+    }
   }
 
   private async build(rev: number, reuse: boolean, check: boolean): Promise<Uint8Array> {
@@ -789,10 +829,11 @@ export class Revlog {
     let into = -1;
     if (reuse) {
       into = baseIn === 0 ? 1 : 0;
-      let b = this.bufs[into];
+      let b = into === 0 ? this.buf0 : this.buf1;
       if (b === undefined || b.length < PARENTS + size) {
         b = takeSpare(PARENTS + size) ?? Buffer.allocUnsafe(Math.max(PARENTS + size + (size >> 3), 4096));
-        this.bufs[into] = b;
+        if (into === 0) this.buf0 = b;
+        else this.buf1 = b;
       }
       buf = b;
     } else buf = Buffer.allocUnsafe(PARENTS + size);
@@ -923,8 +964,9 @@ export class Revlog {
     this.lastRev = NULL_REV;
     this.lastText = undefined;
     this.lastIn = -1;
-    for (const b of this.bufs) if (b) giveSpare(b);
-    this.bufs[0] = this.bufs[1] = undefined;
+    if (this.buf0) giveSpare(this.buf0);
+    if (this.buf1) giveSpare(this.buf1);
+    this.buf0 = this.buf1 = undefined;
   }
 
   async close(): Promise<void> {

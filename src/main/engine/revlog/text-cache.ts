@@ -47,7 +47,8 @@ export class TextCache {
     for (const t of this.map.values()) fn(t);
   }
   clear(): void {
-    this.map.clear();
+    // Map.clear allocates a new table even when empty (once per filelog read whole in a checkout)
+    if (this.map.size > 0) this.map.clear();
     this.bytes = 0;
   }
 }
