@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { pullFromUrl } from '../../src/main/engine/wire/pull';
+import { cloneFromUrl } from '../../src/main/engine/wire/clone';
+import { HG_PYTHON } from '../../src/main/engine/test-support';
 import { SluiceError } from '../../src/main/engine/errors';
 import { mergeObsmarkers, splitMarkersV1 } from '../../src/main/engine/repo/obsstore';
 import {
@@ -18,6 +20,7 @@ import {
   missing,
   removeDir,
   skipNote,
+  sortedLines,
   startHgServe,
   tempDir,
   type HgServer,
@@ -140,3 +143,140 @@ describe.skipIf(missing('hg'))(`sluice pull brings obsolescence markers${skipNot
     }
   });
 });
+
+/**
+ * hg serve with bundle2's `obsmarkers` capability taken out (what a server older than bundle2
+ * markers advertises; the `obsolete` listkeys namespace stays): a pull then takes the markers
+ * from the listkeys dumps (exchange._pullobsolete).
+ */
+const NO_BUNDLE2_OBSMARKERS = `from mercurial import bundle2, extensions
+def _caps(orig, repo, allowpushback=False, role=None):
+    caps = orig(repo, allowpushback=allowpushback, role=role)
+    if role == b'server':
+        caps.pop(b'obsmarkers', None)
+    return caps
+def uisetup(ui):
+    extensions.wrapfunction(bundle2, 'getrepocaps', _caps)
+`;
+
+/**
+ * Markers of every shape the format-0 dumps carry, made by hg's obsstore.create in one process:
+ * parents unrecorded, none, one and two; dates with a fraction and timezones east and west;
+ * metadata; prunes and splits; 150 of them so that the dumps come in several keys (5300 bytes each).
+ */
+const MAKE_MARKERS = `import sys
+from mercurial import hg, ui as uimod
+repo = hg.repository(uimod.ui.load(), sys.argv[1].encode())
+nodes = [repo[r].node() for r in repo]
+fake = lambda i: bytes.fromhex('%040x' % (0x5a1ce0000 + i))
+with repo.wlock(), repo.lock(), repo.transaction(b'markers') as tr:
+    for i in range(150):
+        parents = [None, (), (nodes[0],), (nodes[0], nodes[1])][i % 4]
+        succs = [(), (fake(1000 + i),), (fake(2000 + i), fake(3000 + i))][i % 3]
+        meta = {b'user': b'tester %d' % i, b'note': b'x' * (i % 50)}
+        if i % 5 == 0:
+            meta[b'operation'] = b'amend'
+        date = (1764650000.25 + i * 3600, [0, -3600, 19800, 7200][i % 4])
+        repo.obsstore.create(tr, fake(i), succs, 0, parents, date, meta)
+`;
+
+describe.skipIf(missing('hg', 'hg-python'))(
+  `sluice pull takes obsolescence markers from listkeys when the server offers no bundle2 part${skipNote('hg', 'hg-python')}`,
+  () => {
+    let work = '';
+    let src = '';
+    let server: HgServer | undefined;
+    const hg = (repo: string, ...args: string[]): string => {
+      const r = spawnSync('hg', ['-R', repo, ...args], { env: HG_ENV, encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`hg ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout;
+    };
+
+    beforeAll(async () => {
+      work = tempDir('pull-obsmarkers-listkeys');
+      src = join(work, 'src');
+      spawnSync('hg', ['init', src], { env: HG_ENV });
+      writeFileSync(join(src, '.hg', 'hgrc'), '[experimental]\nevolution = all\n[phases]\npublish = False\n');
+      for (const text of ['a', 'b', 'c']) {
+        writeFileSync(join(src, 'f'), text);
+        hg(src, 'commit', '-q', '-A', '-m', text, '-u', 't', '-d', '0 0');
+      }
+      writeFileSync(join(src, 'f'), 'c2');
+      hg(src, 'commit', '-q', '--amend', '-m', 'c2', '-u', 't', '-d', '0 0');
+      const made = spawnSync(HG_PYTHON, ['-c', MAKE_MARKERS, src], { env: HG_ENV, encoding: 'utf8' });
+      expect(made.status, made.stderr).toBe(0);
+      const ext = join(work, 'nob2obs.py');
+      writeFileSync(ext, NO_BUNDLE2_OBSMARKERS);
+      server = await startHgServe(src, ['experimental.evolution=all', `extensions.nob2obs=${ext}`]);
+    }, 60_000);
+    afterAll(() => {
+      server?.stop();
+      if (work) removeDir(work);
+    });
+
+    it('the server advertises pushkey but no bundle2 obsmarkers, and its obsolete namespace holds several dumps', async () => {
+      const caps = await (await fetch(`${server!.url}?cmd=capabilities`)).text();
+      const b2 = decodeURIComponent(/bundle2=(\S+)/.exec(caps)![1]!);
+      expect(b2).toMatch(/^changegroup=/m);
+      expect(b2).not.toMatch(/obsmarkers/);
+      expect(caps.split(' ')).toContain('pushkey');
+      const keys = await (await fetch(`${server!.url}?cmd=listkeys&namespace=obsolete`)).text();
+      expect(keys).toMatch(/^dump0\t/m);
+      expect(keys).toMatch(/^dump2\t/m);
+    });
+
+    it('pull: the obsstore is what hg pull writes from the dumps, in the pull transaction', async () => {
+      const [ours, theirs] = ['sluice', 'hg'].map((who) => join(work, `pull-${who}`));
+      for (const dest of [ours!, theirs!]) {
+        const r = await hgAsync(['clone', '-q', '-U', '-r', '0', src, dest]);
+        expect(r.status, r.stderr).toBe(0);
+        writeFileSync(join(dest, '.hg', 'hgrc'), '[experimental]\nevolution = all\n');
+      }
+      const logs: string[] = [];
+      const ctx = new JobContext({ sink: (e) => void (e.type === 'log' && logs.push(e.message)) });
+      await pullFromUrl({ kind: 'pull', repo: ours!, source: server!.url }, ctx);
+      expect(logs).toContain('fetching remote obsolete markers');
+      const h = await hgAsync(['-R', theirs!, 'pull', '-q', '--debug', server!.url]);
+      expect(h.status, h.stderr).toBe(0);
+      expect(h.stdout).toMatch(/fetching remote obsolete markers/);
+      const obsstore = readFileSync(join(ours!, '.hg', 'store', 'obsstore'));
+      expect(obsstore.equals(readFileSync(join(theirs!, '.hg', 'store', 'obsstore')))).toBe(true);
+      expect(splitMarkersV1(obsstore, 1)).toHaveLength(151);
+      expect(hg(ours!, 'debugobsolete')).toBe(hg(theirs!, 'debugobsolete'));
+      // the server's markers, all of them (the dumps list them sorted)
+      expect(sortedLines(hg(ours!, 'debugobsolete'))).toEqual(sortedLines(hg(src, 'debugobsolete')));
+      expect(hg(ours!, 'log', '--hidden', '-T', '{node} {phase}\n')).toBe(
+        hg(theirs!, 'log', '--hidden', '-T', '{node} {phase}\n'),
+      );
+      expect(spawnSync('hg', ['-R', ours!, 'verify', '-q'], { env: HG_ENV }).status).toBe(0);
+      // the markers were part of the pull's transaction: hg rollback takes them back with it
+      hg(ours!, 'rollback', '-q');
+      expect(existsSync(join(ours!, '.hg', 'store', 'obsstore'))).toBe(false);
+      expect(hg(ours!, 'log', '--hidden', '-T', '{rev}\n')).toBe('0\n');
+      // pulled again, then once more: no marker is added twice
+      for (let i = 0; i < 2; i++) {
+        await pullFromUrl({ kind: 'pull', repo: ours!, source: server!.url }, new JobContext());
+        expect(readFileSync(join(ours!, '.hg', 'store', 'obsstore')).equals(obsstore)).toBe(true);
+      }
+    });
+
+    it('clone --pull --obsmarkers: the obsstore hg clone --pull writes', async () => {
+      const ours = join(work, 'clone-sluice');
+      const theirs = join(work, 'clone-hg');
+      await cloneFromUrl(
+        { kind: 'clone', url: server!.url, dest: ours, pull: true, obsmarkers: true, update: false },
+        new JobContext(),
+      );
+      const h = await hgAsync(['clone', '-q', '-U', '--pull', ...EVOLVE, server!.url, theirs]);
+      expect(h.status, h.stderr).toBe(0);
+      expect(
+        readFileSync(join(ours, '.hg', 'store', 'obsstore')).equals(
+          readFileSync(join(theirs, '.hg', 'store', 'obsstore')),
+        ),
+      ).toBe(true);
+      expect(hg(ours, ...EVOLVE, 'log', '--hidden', '-T', '{node}\n')).toBe(
+        hg(theirs, ...EVOLVE, 'log', '--hidden', '-T', '{node}\n'),
+      );
+    });
+  },
+);

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'UNKNOWN_PARAM' // unknown mandatory bundle2 stream or part parameter
   | 'COMPRESSION' // the compressed stream is corrupt
   | 'REMOTE_ABORT' // an error:abort part / hg error frame from the peer
+  | 'OBSOLESCENCE_DISABLED' // mandatory obsolescence markers for a repository that may not create them (hg's read-only obsstore)
   // environment
   | 'DEST_EXISTS' // destination exists and is not an empty directory
   | 'SOURCE_UNREADABLE' // the bundle to read is missing, a folder, or not readable (the source, not the destination)

@@ -106,17 +106,25 @@ export async function applyChangegroupBundleFile(
     totalBytes: size,
     ...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}),
   };
+  // bundle2.handleobsmarker: markers merge into a repository that may create them; into one that
+  // may not, an advisory part is skipped and a mandatory one (what `hg bundle` writes) aborts the
+  // whole unbundle, as hg's read-only obsstore does (OBSOLESCENCE_DISABLED)
+  const obsmarkers = async (root: string) =>
+    (await obsolescenceEnabled(root, 'createmarkers')) ? ('merge' as const) : ('ignore' as const);
   if (existing) {
-    // bundle2.handleobsmarker: markers merge into a repository that may create them (hg unbundle
-    // into one that may not aborts on a mandatory part; Sluice applies the changesets without)
-    const obsmarkers = (await obsolescenceEnabled(dest, 'createmarkers')) ? 'merge' : 'ignore';
-    const r = await applyBundleBytesToRepo(dest, readAhead(bundlePath), ctx, { ...applyOpts, obsmarkers });
+    const r = await applyBundleBytesToRepo(dest, readAhead(bundlePath), ctx, {
+      ...applyOpts,
+      obsmarkers: await obsmarkers(dest),
+    });
     return { ...r, repo: dest, dest, created: false };
   }
   const tmp = await createTempDestination(dest);
   try {
     await createEmptyRepository(tmp.root);
-    const r = await applyBundleBytesToRepo(tmp.root, readAhead(bundlePath), ctx, applyOpts);
+    const r = await applyBundleBytesToRepo(tmp.root, readAhead(bundlePath), ctx, {
+      ...applyOpts,
+      obsmarkers: await obsmarkers(tmp.root),
+    });
     ctx.throwIfCancelled();
     await tmp.commit();
     return { ...r, repo: dest, dest, created: true };

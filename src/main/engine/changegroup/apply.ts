@@ -200,7 +200,10 @@ export async function readSmallPayload(part: Bundle2Part, limit = SMALL_PART_LIM
 export interface Bundle2ApplyOptions {
   /** bookmarks part: 'apply' writes them (hg unbundle), 'records' returns them (hg pull). Default 'apply'. */
   bookmarks?: 'apply' | 'records';
-  /** obsmarkers part: 'merge' into .hg/store/obsstore (obsolescence enabled), else ignored */
+  /**
+   * obsmarkers part: 'merge' into .hg/store/obsstore (the repository may create markers), else
+   * the obsstore is read-only: an advisory part is skipped, a mandatory one refused
+   */
   obsmarkers?: 'merge' | 'ignore';
 }
 
@@ -282,9 +285,20 @@ export async function applyBundle2Parts(
           // bundle2.handleobsmarker → obsstore.mergemarkers
           const added = session.addObsmarkers(data);
           if (added) ctx.log('info', `${added} new obsolescence markers`);
+        } else if (part.mandatory) {
+          // bundle2.handleobsmarker merges a mandatory part whatever the config, and the
+          // read-only obsstore's add aborts the transaction (hg unbundle of `hg bundle`'s
+          // OBSMARKERS part into a repository without evolution: exit 255)
+          throw new SluiceError(
+            'OBSOLESCENCE_DISABLED',
+            'creating obsolete markers is not enabled on this repo',
+            {
+              hint: "the bundle's obsolescence markers are mandatory: enable experimental.evolution (createmarkers) in the repository to apply it",
+            },
+          );
         } else {
-          // hg without evolution enabled ignores them too (bundle2.handleobsmarker)
-          ctx.log('debug', `obsmarker-exchange: ${out.obsmarkerBytes} bytes received (not applied)`);
+          // an advisory part: hg without evolution enabled ignores it too
+          ctx.log('debug', 'ignoring obsolescence markers, feature not enabled');
         }
         break;
       }

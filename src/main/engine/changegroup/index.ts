@@ -9,7 +9,8 @@
 //       A bundle2 stream (`HG20…`, e.g. a getbundle reply body or a bundle file's bytes) into an
 //       existing repository, in one transaction: changegroup parts (cg1/cg2/cg3), phase-heads,
 //       bookmarks ('apply' by default, 'records' to only return them, as hg pull does),
-//       obsmarkers (received, not applied: hg without evolution ignores them too). Bytes after
+//       obsmarkers (merged with opts.obsmarkers 'merge'; else an advisory part is skipped and a
+//       mandatory one refused, OBSOLESCENCE_DISABLED, as hg's read-only obsstore). Bytes after
 //       the end-of-bundle marker are refused (MALFORMED) unless opts.trailing is 'ignore' (ssh).
 //
 //   applyChangegroupToRepo(repoRoot, source, version, ctx, opts?) → ApplyToRepoResult
@@ -63,8 +64,17 @@ export interface ApplyToRepoOptions {
   totalBytes?: number;
   /** what `hg rollback` calls the transaction (default `unbundle`; a pull: `pull\nURL`) */
   desc?: string;
-  /** obsmarkers part: 'merge' (a pull into a repository with obsolescence enabled) or 'ignore' */
+  /**
+   * obsmarkers part: 'merge' (the repository may create markers: obsolete.isenabled
+   * createmarkers, or a clone asked for them), else 'ignore' (default): an advisory part is
+   * skipped, a mandatory one aborts the transaction (bundle2.handleobsmarker → obsstore.add)
+   */
   obsmarkers?: 'merge' | 'ignore';
+  /**
+   * markers that came outside the bundle (the `obsolete` listkeys namespace, as format-1 bytes),
+   * added in the same transaction after its parts (exchange._pullobsolete)
+   */
+  listkeyMarkers?: readonly Buffer[];
   /**
    * bytes after the bundle2 end marker: 'refuse' (default: the source ends with the bundle, as an
    * HTTP body or a file does) or 'ignore' (an ssh pipe, where the next reply follows)
@@ -194,7 +204,7 @@ export function applyBundle2ToRepo(
   return inTransaction(repoRoot, new ByteSource(source), ctx, opts, async (session, src, progress) => {
     const bundle = await Bundle2Reader.open(src, { knownParts: APPLY_PARTS });
     try {
-      return await bundle2Body(
+      const out = await bundle2Body(
         session,
         bundle,
         ctx,
@@ -202,6 +212,11 @@ export function applyBundle2ToRepo(
         progress,
         opts.trailing ?? 'refuse',
       );
+      if (opts.listkeyMarkers) {
+        const added = session.addMarkers(opts.listkeyMarkers);
+        if (added) ctx.log('info', `${added} new obsolescence markers`);
+      }
+      return out;
     } finally {
       await bundle.close();
     }

@@ -15,6 +15,9 @@ import { HgConfig, parseBool, readRepoConfig } from '../store/hgrc';
 import { readUserConfig } from '../wire/ssh-command';
 import type { Transaction } from './transaction';
 
+const FM0_VERSION = 0;
+/** `>BIB20s`: successors, metadata size, flags, predecessor */
+const FM0_FIXED = 26;
 const FM1_VERSION = 1;
 const FM1_FIXED = 19;
 const FLAG_SHA256 = 32; // usingsha256
@@ -79,18 +82,34 @@ export async function obsolescenceEnabled(
 }
 
 /**
+ * obsolete._readmarkers: the markers of a payload (version byte, then markers) as format-1 bytes,
+ * what obsstore.add writes for them: format 1 taken as it is, format 0 (an old server's, or the
+ * `obsolete` listkeys dumps) decoded and re-encoded as hg does.
+ */
+export function readMarkersAsV1(payload: Uint8Array): Buffer[] {
+  // _readmarkerversion of an empty payload: a struct.error in hg
+  if (payload.length === 0) throw malformed('empty marker data (no version byte)');
+  const version = payload[0]!;
+  if (version === FM1_VERSION) return splitMarkersV1(payload, 1);
+  if (version === FM0_VERSION) return readMarkersV0(payload, 1);
+  throw malformed(`parsing obsolete marker: unknown version ${version}`);
+}
+
+/**
  * obsstore.mergemarkers: appends the markers of a part payload (version byte, then markers) that
  * `.hg/store/obsstore` lacks, journaled in `tx`; returns how many were new.
  */
 export function mergeObsmarkers(storeDir: string, tx: Transaction, payload: Uint8Array): number {
   if (payload.length === 0) return 0;
-  const version = payload[0]!;
-  if (version !== FM1_VERSION)
-    throw new SluiceError(
-      'UNSUPPORTED_COMPRESSION',
-      `obsolescence markers in format ${version} (Sluice reads format 1)`,
-    );
-  const incoming = splitMarkersV1(payload, 1);
+  return addMarkersV1(storeDir, tx, readMarkersAsV1(payload));
+}
+
+/**
+ * obsstore.add: appends the format-1 markers `.hg/store/obsstore` lacks (hg compares the decoded
+ * tuples; a marker's format-1 bytes are a function of its tuple), journaled in `tx`.
+ */
+export function addMarkersV1(storeDir: string, tx: Transaction, incoming: readonly Buffer[]): number {
+  if (!incoming.length) return 0;
   const path = join(storeDir, 'obsstore');
   let existing: Buffer = Buffer.alloc(0);
   try {
@@ -313,4 +332,176 @@ export function listkeysObsolete(markers: readonly ObsMarker[]): [string, string
     len += data.length;
   }
   return parts.reverse().map((p, i) => [`dump${i}`, b85encode(Buffer.concat([Buffer.of(0), ...p]))]);
+}
+
+const B85_DEC = (() => {
+  const t = new Int16Array(256).fill(-1);
+  for (let i = 0; i < B85.length; i++) t[B85.charCodeAt(i)] = i;
+  return t;
+})();
+
+/**
+ * mercurial's base85.b85decode (the C one hg runs: a last partial group is padded as if it went on
+ * with the last digit and wraps modulo 2^32; a last group of one character decodes to nothing).
+ */
+export function b85decode(text: string): Buffer {
+  const l = text.length;
+  const out = Buffer.alloc(Math.floor(l / 5) * 4 + Math.max((l % 5) - 1, 0));
+  let o = 0;
+  for (let i = 0; i < l; i += 5) {
+    const end = Math.min(i + 5, l);
+    let acc = 0;
+    for (let j = i; j < end; j++) {
+      const c = text.charCodeAt(j);
+      const d = c < 256 ? B85_DEC[c]! : -1;
+      if (d < 0) throw malformed(`bad base85 character at position ${j}`);
+      acc = acc * 85 + d;
+    }
+    const cl = end - i;
+    if (cl === 5) {
+      if (acc > 0xffffffff) throw malformed(`bad base85 sequence at position ${end}`);
+      out.writeUInt32BE(acc, o);
+      o += 4;
+    } else if (cl > 1) {
+      acc = (acc * 85 ** (5 - cl) + (0xffffff >>> ((cl - 2) * 8))) % 2 ** 32;
+      for (let k = 0; k < cl - 1; k++) out[o++] = (acc >>> (24 - 8 * k)) & 0xff;
+    }
+  }
+  return out;
+}
+
+const WS = /^[ \t\n\r\v\f]+|[ \t\n\r\v\f]+$/g;
+const PY_INT = /^[+-]?\d(?:_?\d)*$/;
+const PY_FLOAT = /^[+-]?(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?$/;
+
+/** Python's float() of a byte string, undefined where it raises ValueError. */
+function pyFloat(s: string): number | undefined {
+  const t = s.replace(WS, '');
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(t);
+  if (special) return special[2]!.toLowerCase() === 'nan' ? NaN : special[1] === '-' ? -Infinity : Infinity;
+  return PY_FLOAT.test(t) ? Number(t.replace(/_/g, '')) : undefined;
+}
+
+/** Python's int() of a byte string, undefined where it raises ValueError. */
+function pyInt(s: string): number | undefined {
+  const t = s.replace(WS, '');
+  return PY_INT.test(t) ? Number(t.replace(/_/g, '')) : undefined;
+}
+
+/** node.bin of a parent's hex, null where _fm0readmarkers drops the parents (not hex, not 20 bytes). */
+function parentNode(hex: string): Buffer | null {
+  return /^[0-9a-fA-F]{40}$/.test(hex) ? Buffer.from(hex, 'hex') : null;
+}
+
+/** obsolete._fm1encodeonemarker; the bounds its struct.pack enforces are MALFORMED here. */
+function encodeMarkerV1(
+  prec: Buffer,
+  succs: readonly Buffer[],
+  flags: number,
+  meta: readonly [string, string][],
+  date: number,
+  tzSeconds: number,
+  parents: readonly Buffer[] | null,
+): Buffer {
+  const nodeLen = flags & FLAG_SHA256 ? 32 : 20;
+  const tz = Math.floor(tzSeconds / 60);
+  if (!(tz >= -0x8000 && tz <= 0x7fff)) throw malformed(`timezone offset ${tzSeconds} out of range`);
+  if (meta.length > 255) throw malformed(`${meta.length} metadata entries in one marker`);
+  const nodes = [prec, ...succs, ...(parents ?? [])];
+  let size = FM1_FIXED + nodes.length * nodeLen + 2 * meta.length;
+  const kv = meta.map(([k, v]) => [Buffer.from(k, 'latin1'), Buffer.from(v, 'latin1')] as const);
+  for (const [k, v] of kv) {
+    if (k.length > 255 || v.length > 255)
+      throw malformed(
+        `metadata entry longer than 255 bytes (key ${JSON.stringify(k.toString('latin1').slice(0, 40))})`,
+      );
+    size += k.length + v.length;
+  }
+  const m = Buffer.alloc(size); // zeros: a 20-byte node under the sha256 flag is padded as '32s' pads
+  m.writeUInt32BE(size, 0);
+  m.writeDoubleBE(date, 4);
+  m.writeInt16BE(tz, 12);
+  m.writeUInt16BE(flags, 14);
+  m[16] = succs.length;
+  m[17] = parents === null ? PARENTS_NONE : parents.length;
+  m[18] = meta.length;
+  let at = FM1_FIXED;
+  for (const n of nodes) {
+    n.copy(m, at, 0, Math.min(n.length, nodeLen));
+    at += nodeLen;
+  }
+  for (const [k, v] of kv) {
+    m[at++] = k.length;
+    m[at++] = v.length;
+  }
+  for (const [k, v] of kv) at += k.copy(m, at) + v.copy(m, at + k.length);
+  return m;
+}
+
+/**
+ * obsolete._fm0readmarkers, each marker re-encoded in format 1 as obsstore.add writes it: the
+ * date and parents come out of the metadata (`date`, `p1`/`p2`; a `p0` marks "no parents" and
+ * stays in the metadata, as hg leaves it), the rest sorted by key.
+ */
+export function readMarkersV0(data: Uint8Array, offset: number): Buffer[] {
+  const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const out: Buffer[] = [];
+  let at = offset;
+  while (at < b.length) {
+    if (b.length - at < FM0_FIXED) throw malformed(`truncated format-0 marker at ${at}`);
+    const numSuc = b[at]!;
+    const mdSize = b.readUInt32BE(at + 1);
+    const flags = b[at + 5]!;
+    const prec = b.subarray(at + 6, at + FM0_FIXED);
+    at += FM0_FIXED;
+    if (b.length - at < 20 * numSuc) throw malformed(`format-0 marker: ${numSuc} successors past the end`);
+    const succs: Buffer[] = [];
+    for (let i = 0; i < numSuc; i++, at += 20) succs.push(b.subarray(at, at + 20));
+    if (mdSize > b.length - at)
+      throw malformed(`metadata is too short, ${mdSize} bytes expected, got ${b.length - at}`);
+    const meta = new Map<string, string>();
+    for (const entry of b.toString('latin1', at, (at += mdSize)).split('\0')) {
+      if (!entry) continue;
+      const colon = entry.indexOf(':');
+      if (colon < 0) throw malformed(`metadata entry without ':' (${JSON.stringify(entry.slice(0, 40))})`);
+      meta.set(entry.slice(0, colon), entry.slice(colon + 1));
+    }
+    let date = 0;
+    let tz = 0;
+    const when = (meta.get('date') ?? '0 0').split(' ');
+    meta.delete('date');
+    const secs = when.length === 2 ? pyFloat(when[0]!) : undefined;
+    const offs = when.length === 2 ? pyInt(when[1]!) : undefined;
+    if (secs !== undefined && offs !== undefined) [date, tz] = [secs, offs];
+    let hexes: (string | undefined)[] | null = null;
+    if (meta.has('p2')) hexes = [meta.get('p1'), meta.get('p2')];
+    else if (meta.has('p1')) hexes = [meta.get('p1')];
+    else if (meta.has('p0')) hexes = [];
+    if (hexes?.length) {
+      meta.delete('p1');
+      meta.delete('p2');
+    }
+    // a p2 without p1: hg's bin(None) raises
+    if (hexes?.includes(undefined)) throw malformed('marker metadata has p2 without p1');
+    const nodes = hexes?.map((h) => parentNode(h!));
+    const parents = nodes?.every((n) => n !== null) ? (nodes as Buffer[]) : null;
+    const sorted = [...meta].sort((x, y) => cmpStr(x[0], y[0]));
+    out.push(encodeMarkerV1(prec, succs, flags, sorted, date, tz, parents));
+  }
+  return out;
+}
+
+/**
+ * exchange._pullobsolete: the markers of the `obsolete` listkeys namespace (`dump0`..`dumpN`,
+ * base85 of a version byte and markers), as format-1 bytes in the order hg adds them (the keys
+ * sorted in reverse); undefined when there is no `dump0` (hg then adds nothing).
+ */
+export function markersFromListkeys(keys: ReadonlyMap<string, string>): Buffer[] | undefined {
+  if (!keys.has('dump0')) return undefined;
+  const out: Buffer[] = [];
+  for (const key of [...keys.keys()].sort(cmpStr).reverse()) {
+    if (!key.startsWith('dump')) continue;
+    for (const m of readMarkersAsV1(b85decode(keys.get(key)!))) out.push(m);
+  }
+  return out;
 }

@@ -31,7 +31,7 @@ import {
   parsePhaseRoots,
 } from '../wire/changelog-graph';
 import { acquireLock, type HeldLock } from './lock';
-import { mergeObsmarkers } from './obsstore';
+import { addMarkersV1, mergeObsmarkers } from './obsstore';
 import { Transaction, rollbackJournal, writeReplacing, type RepoVfs } from './transaction';
 
 /**
@@ -331,6 +331,11 @@ export class RepoWriteSession {
   /** obsstore.mergemarkers: the part's markers the store lacks, appended in this transaction. */
   addObsmarkers(payload: Uint8Array): number {
     return mergeObsmarkers(this.vfs.storeDir, this.tx, payload);
+  }
+
+  /** obsstore.add: format-1 markers the store lacks, appended in this transaction. */
+  addMarkers(markers: readonly Buffer[]): number {
+    return addMarkersV1(this.vfs.storeDir, this.tx, markers);
   }
 
   /** Phase of the changesets added (hg cg.apply's targetphase: draft unless told otherwise). */

@@ -38,6 +38,7 @@ import {
   unsupportedRequirements,
 } from '../store/requirements';
 import { UNREADABLE_REQUIREMENTS } from '../repo/local-repo';
+import { obsolescenceEnabled } from '../repo/obsstore';
 import { Capabilities, clientBundleCaps, refuseRemoteRequirements } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
 import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from './clone-bundles';
@@ -464,7 +465,13 @@ async function pullClone(
         try {
           const file = join(scratch.dir, 'clone-bundle.hg');
           if (await downloadCloneBundle(session, choice.url, file, ctx, opts)) {
-            await applyBundleBytesToRepo(tmp.root, createReadStream(file), ctx, { bookmarks: 'records' });
+            // a mandatory OBSMARKERS part needs a repository that may hold markers, as for hg
+            const obsmarkers =
+              req.obsmarkers || (await obsolescenceEnabled(tmp.root, 'createmarkers')) ? 'merge' : 'ignore';
+            await applyBundleBytesToRepo(tmp.root, createReadStream(file), ctx, {
+              bookmarks: 'records',
+              obsmarkers,
+            });
             log('info', 'finished applying clone bundle');
             via = 'clone-bundle';
           }

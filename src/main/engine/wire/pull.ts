@@ -19,7 +19,7 @@ import { prepareZstdWriting } from '../format/zstd';
 import { ByteSource } from '../format/byte-source';
 import type { JobContext } from '../job/job-context';
 import { readRepoConfig } from '../store/hgrc';
-import { obsolescenceEnabled } from '../repo/obsstore';
+import { markersFromListkeys, obsolescenceEnabled } from '../repo/obsstore';
 import { RepoWriteSession } from '../repo/write-session';
 import { locateRepository, type RepoLocation } from '../store/requirements';
 import { LocalRepo } from '../repo/local-repo';
@@ -181,11 +181,19 @@ export async function pullFromPeer(
   if (!peer.caps.has('getbundle') || !b2.has('changegroup'))
     throw new SluiceError('PROTOCOL', 'the server speaks no bundle2 getbundle (hg 3.2 or later is needed)');
   const binaryPhases = (b2.get('phases') ?? []).includes('heads');
-  // exchange._pullbundle2: markers only with evolution's exchange on and a format both speak
-  const obsmarkers =
-    !opts.incoming &&
-    (b2.get('obsmarkers') ?? []).includes('V1') &&
-    (opts.obsmarkers ?? (await obsolescenceEnabled(repoRoot, 'exchange')));
+  // exchange._pullbundle2: markers only with evolution's exchange on; in the getbundle when the
+  // server has a bundle2 format both speak (obsolete.commonversion), else through the `obsolete`
+  // listkeys namespace (_pullobsolete; a server without pushkey has none: wirepeer.listkeys)
+  const wantMarkers =
+    !opts.incoming && (opts.obsmarkers ?? (await obsolescenceEnabled(repoRoot, 'exchange')));
+  const obsmarkers = wantMarkers && (b2.get('obsmarkers') ?? []).some((v) => v === 'V0' || v === 'V1');
+  // asked before the getbundle (hg asks after it, in the same transaction): a malformed dump fails
+  // the pull before anything is written; the reply is bounded as every small reply is (64 MiB)
+  let listkeyMarkers: Buffer[] | undefined;
+  if (wantMarkers && !obsmarkers && peer.caps.has('pushkey')) {
+    log('debug', 'fetching remote obsolete markers');
+    listkeyMarkers = markersFromListkeys(await peer.listkeys('obsolete'));
+  }
   const args = {
     bundlecaps: clientBundleCaps({ obsmarkers }),
     ...(obsmarkers ? { obsmarkers: true } : {}),
@@ -233,7 +241,10 @@ export async function pullFromPeer(
       ...(manifestSeed ? { manifestSeed } : {}),
       bookmarks: 'records',
       desc: `pull\n${redactUrl(peer.url)}`,
-      obsmarkers: obsmarkers ? 'merge' : 'ignore',
+      // obsstore.readonly (createmarkers off) unless markers were asked for: an unasked
+      // mandatory part aborts the pull as it aborts hg's
+      obsmarkers: wantMarkers || (await obsolescenceEnabled(repoRoot, 'createmarkers')) ? 'merge' : 'ignore',
+      ...(listkeyMarkers ? { listkeyMarkers } : {}),
       // an ssh reply has no end of its own on the pipe
       trailing: resp.mediaType === 'ssh' ? 'ignore' : 'refuse',
     });

@@ -65,6 +65,11 @@ const EXPLANATIONS: Record<string, Explanation> = {
     hint: 'It was produced by a newer or extended Mercurial.',
     retryable: false,
   },
+  OBSOLESCENCE_DISABLED: {
+    title: 'The bundle carries obsolescence markers this repository may not hold',
+    hint: 'Its markers are mandatory (hg bundle writes them so): enable `experimental.evolution` in the repository, as hg unbundle would need, and retry. Nothing was written.',
+    retryable: false,
+  },
   COMPRESSION: { title: 'The compressed data is corrupt', hint: 'Fetch the bundle again.', retryable: true },
   REMOTE_ABORT: {
     title: 'The server aborted the transfer',
