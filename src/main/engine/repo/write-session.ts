@@ -5,7 +5,7 @@
 // one step (changelog._finalize), caches hg would find stale removed.
 
 import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { FreeSpaceGuard, type FreeSpacePolicy } from '../apply/free-space';
 import { SluiceError, toSluiceError } from '../errors';
 import { maxRevisionSize } from '../format/limits';
@@ -22,7 +22,12 @@ import { NodeChecks } from '../revlog/node-checks';
 import { storePathEncoder } from '../store/encoding';
 import { FncacheAdditions } from '../store/fncache';
 import { entryNameProblem } from '../store/paths';
-import { locateRepository, unsupportedRequirements, type RepoLocation } from '../store/requirements';
+import {
+  bookmarksPath,
+  locateRepository,
+  unsupportedRequirements,
+  type RepoLocation,
+} from '../store/requirements';
 import {
   ChangelogGraph,
   PHASE_DRAFT,
@@ -30,7 +35,7 @@ import {
   computePhases,
   parsePhaseRoots,
 } from '../wire/changelog-graph';
-import { acquireLock, type HeldLock } from './lock';
+import { acquireLock, type HeldLock, type LockOptions } from './lock';
 import { addMarkersV1, mergeObsmarkers } from './obsstore';
 import { Transaction, rollbackJournal, writeReplacing, type RepoVfs } from './transaction';
 
@@ -89,6 +94,8 @@ export class RepoWriteSession {
   private targetPhase = PHASE_DRAFT;
   private phaseHeads: [number, Uint8Array][] = [];
   private bookmarks: BookmarkChanges = new Map();
+  /** a share -B's bookmarks, for its source's `.hg/bookmarks` once this session's locks are released */
+  private sourceBookmarks: { path: string; data: Buffer } | undefined;
   private done = false;
   /** new filelogs closed but not written yet (closeFilelog), and their bytes */
   private newFiles: NewFile[] = [];
@@ -109,6 +116,7 @@ export class RepoWriteSession {
     private readonly log: (level: 'debug' | 'info' | 'warn', message: string) => void,
     private readonly undo: boolean,
     freeSpace: FreeSpacePolicy | undefined,
+    private readonly lockOptions: (description: string) => LockOptions,
   ) {
     this.format = revlogFormatFor(location.requirements);
     this.space = new FreeSpaceGuard(join(vfs.storeDir, '00changelog.i'), 'the transaction', freeSpace);
@@ -166,25 +174,19 @@ export class RepoWriteSession {
     const locks: HeldLock[] = [];
     let session: RepoWriteSession;
     try {
-      const lockOpts = (path: string, description: string) => ({
+      const lockOpts = (description: string): LockOptions => ({
         ...(opts.lockTimeoutMs !== undefined ? { timeoutMs: opts.lockTimeoutMs } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
         description,
         onWait: (holder: string) => log('warn', `waiting for lock on ${description} held by '${holder}'`),
-        path,
       });
       // hg's order: wlock, then the store lock
       locks.push(
-        await acquireLock(
-          join(location.hgDir, 'wlock'),
-          lockOpts('wlock', `working directory of ${repoRoot}`),
-        ),
+        await acquireLock(join(location.hgDir, 'wlock'), lockOpts(`working directory of ${repoRoot}`)),
       );
-      locks.push(
-        await acquireLock(join(location.storeDir, 'lock'), lockOpts('lock', `repository ${repoRoot}`)),
-      );
+      locks.push(await acquireLock(join(location.storeDir, 'lock'), lockOpts(`repository ${repoRoot}`)));
       if (rollbackJournal(vfs, (m) => log('warn', m))) log('warn', 'rolled back an interrupted transaction');
-      session = new RepoWriteSession(location, vfs, locks, log, opts.undo ?? true, opts.freeSpace);
+      session = new RepoWriteSession(location, vfs, locks, log, opts.undo ?? true, opts.freeSpace, lockOpts);
     } catch (e) {
       for (const l of locks.reverse()) l.release();
       throw toSluiceError(e);
@@ -397,6 +399,30 @@ export class RepoWriteSession {
       throw toSluiceError(e);
     }
     this.release();
+    if (this.sourceBookmarks) await this.writeSourceBookmarks(this.sourceBookmarks);
+  }
+
+  /**
+   * The share extension's recordchange/writerepo: a share -B's bookmarks written to its source too,
+   * after the transaction closed, under the source's wlock. Taken once this session's locks are
+   * released (hg takes it holding them: the store lock is the source's, so an hg commit there,
+   * wlock then lock, would wait on this session while it waited on that commit).
+   */
+  private async writeSourceBookmarks({ path, data }: { path: string; data: Buffer }): Promise<void> {
+    const owner = this.location.storeOwnerHgDir;
+    try {
+      const lock = await acquireLock(
+        join(owner, 'wlock'),
+        this.lockOptions(`working directory of ${dirname(owner)}`),
+      );
+      try {
+        atomicWrite(path, data);
+      } finally {
+        lock.release();
+      }
+    } catch (e) {
+      throw toSluiceError(e);
+    }
   }
 
   /**
@@ -478,13 +504,19 @@ export class RepoWriteSession {
     atomicWrite(path, Buffer.from(out, 'latin1'));
   }
 
+  /**
+   * bmstore.applychanges + _write: the bookmarks as they are (a share -B's are its source's:
+   * bookmarksPath) with this session's changes, in the repository's own file within the
+   * transaction; a share -B's source gets the same text after it (writeSourceBookmarks).
+   */
   private writeBookmarks(): void {
     if (this.bookmarks.size === 0) return;
     const inStore = this.requirements.has('bookmarksinstore');
     const path = inStore ? join(this.vfs.storeDir, 'bookmarks') : join(this.vfs.hgDir, 'bookmarks');
+    const current = bookmarksPath(this.location);
     const marks = new Map<string, string>();
     try {
-      for (const line of readFileSync(path, 'latin1').split('\n')) {
+      for (const line of readFileSync(current, 'latin1').split('\n')) {
         const m = /^([0-9a-f]{40}) (.+)$/.exec(line);
         if (m) marks.set(m[2]!, m[1]!);
       }
@@ -504,6 +536,7 @@ export class RepoWriteSession {
       .join('');
     this.tx.addBackup('bookmarks', inStore ? '' : 'plain');
     atomicWrite(path, Buffer.from(text, 'latin1'));
+    if (current !== path) this.sourceBookmarks = { path: current, data: Buffer.from(text, 'latin1') };
   }
 
   private writeFncache(): void {
