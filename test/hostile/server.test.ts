@@ -13,6 +13,7 @@ import { cloneFromUrl, type CloneOptions } from '../../src/main/engine/wire/clon
 import { pullFromUrl } from '../../src/main/engine/wire/pull';
 import { createEmptyRepository } from '../../src/main/engine/changegroup';
 import { decompressWire } from '../../src/main/engine/wire/codec';
+import { b85encode } from '../../src/main/engine/repo/obsstore';
 import { treeHash } from '../interop/changegroup-support';
 import { endlessChangesets, i32, partHead, pieces } from './craft';
 import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
@@ -828,5 +829,90 @@ describe('a clone bundle manifest with thousands of entries', () => {
     } finally {
       await origin.close();
     }
+  });
+});
+
+describe('a pull whose obsolete markers come through a hostile listkeys reply', () => {
+  // the backend (sluice serve, no evolution) offers no bundle2 obsmarkers but pushkey: a pull
+  // with evolution on asks `listkeys obsolete` (exchange._pullobsolete), which the script answers
+  async function pullWith(reply: (res: import('node:http').ServerResponse) => void): Promise<{
+    err: SluiceError;
+    same: boolean;
+    listkeys: number;
+  }> {
+    const s = await serve((_req, res, ctx) => {
+      if (ctx.cmd !== 'listkeys') return false;
+      res.writeHead(200, { 'Content-Type': 'application/mercurial-0.1' });
+      reply(res);
+      return true;
+    });
+    const repo = join(work, `pull-${destCount++}`);
+    await createEmptyRepository(repo);
+    writeFileSync(join(repo, '.hg', 'hgrc'), '[experimental]\nevolution = all\n');
+    const before = treeHash(repo);
+    const err = await pullFromUrl({ kind: 'pull', repo, source: s.url }, new JobContext()).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SluiceError);
+    return {
+      err: err as SluiceError,
+      same: treeHash(repo) === before,
+      listkeys: s.hits.filter((h) => h.cmd === 'listkeys').length,
+    };
+  }
+  const b85 = (bytes: number[]): string => b85encode(Buffer.from(bytes));
+  /** a format-0 marker: no successors, `meta` as metadata, predecessor 0x11 * 20 */
+  const fm0 = (meta: string, mdSize = meta.length): number[] => [
+    0,
+    ...i32(mdSize),
+    0,
+    ...Buffer.alloc(20, 0x11),
+    ...Buffer.from(meta, 'latin1'),
+  ];
+
+  it.each([
+    ['a character outside base85', 'dump0\tAB"CD', /bad base85 character/],
+    ['a dump without its version byte', 'dump0\t', /no version byte/],
+    ['an unknown marker format', `dump0\t${b85([7, 1, 2, 3])}`, /unknown version 7/],
+    ['a marker cut in its fixed part', `dump0\t${b85([0, 0, 0, 0])}`, /truncated format-0 marker/],
+    ['metadata longer than the dump', `dump0\t${b85([0, ...fm0('user:x', 5000)])}`, /metadata is too short/],
+    ['a metadata entry without a colon', `dump0\t${b85([0, ...fm0('user')])}`, /without ':'/],
+    ['p2 without p1', `dump0\t${b85([0, ...fm0(`p2:${'ab'.repeat(20)}`)])}`, /p2 without p1/],
+    [
+      'a metadata value of 300 bytes',
+      `dump0\t${b85([0, ...fm0(`user:${'u'.repeat(300)}`)])}`,
+      /longer than 255/,
+    ],
+    ['a timezone past 16 bits of minutes', `dump0\t${b85([0, ...fm0('date:0 99999999')])}`, /timezone/],
+    [
+      'a good dump0 and a broken dump1',
+      `dump0\t${b85([0, ...fm0('user:x')])}\ndump1\t${b85([0, 1])}`,
+      /truncated format-0 marker/,
+    ],
+  ])('%s: MALFORMED before anything is written', async (_label, body, message) => {
+    const r = await pullWith((res) => res.end(body));
+    expect(r.err.code, r.err.message).toBe('MALFORMED');
+    expect(r.err.message).toMatch(message);
+    expect(r.same).toBe(true);
+    expect(r.listkeys).toBe(1);
+  });
+
+  it('a reply that never ends: LIMIT at 64 MiB, the repository as it was', async () => {
+    const piece = Buffer.alloc(1 << 20, '0');
+    let sent = 0;
+    const r = await pullWith((res) => {
+      res.write('dump0\t');
+      const go = (): void => {
+        for (;;) {
+          if (res.destroyed || sent >= 256 << 20) return void res.destroy();
+          sent += piece.length;
+          if (!res.write(piece)) return void res.once('drain', go);
+        }
+      };
+      go();
+    });
+    expect(r.err.code, r.err.message).toBe('LIMIT');
+    expect(r.same).toBe(true);
+    expect(sent).toBeLessThan(128 << 20);
   });
 });
