@@ -23,6 +23,13 @@ import { parsePhaseRoots } from '../../src/main/engine/wire/changelog-graph';
 import { parseBundleSpec, parseCloneBundlesManifest } from '../../src/main/engine/wire/clone-bundles';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
 import {
+  b85decode,
+  listkeysObsolete,
+  markersFromListkeys,
+  readMarkersAsV1,
+  readObsstoreV1,
+} from '../../src/main/engine/repo/obsstore';
+import {
   SHAPES,
   asyncPieces,
   cutsArb,
@@ -290,6 +297,47 @@ describe('fuzz: small response parsers', () => {
           await parsesOrSluiceError(() => decodePhaseHeads(Buffer.from(random)), 'phase-heads');
         },
       ),
+      params(500),
+    );
+  });
+
+  it('the obsolete listkeys namespace: mutated dumps and the format-0 markers inside them', async () => {
+    // markers of each shape (successors, parents none/one/two/unrecorded, metadata) as hg dumps them
+    const fm1 = (succs: number, parents: number | null, meta: string[]): Buffer => {
+      const kv = meta.map((x) => Buffer.from(x));
+      const n = 1 + succs + (parents ?? 0);
+      const head = Buffer.alloc(19);
+      head.writeDoubleBE(1764650000.5, 4);
+      head.writeInt16BE(-60, 12);
+      [head[16], head[17], head[18]] = [succs, parents ?? 3, meta.length / 2];
+      const m = Buffer.concat([
+        head,
+        Buffer.alloc(20 * n, 0x5a),
+        Buffer.from(kv.map((b) => b.length)),
+        ...kv,
+      ]);
+      m.writeUInt32BE(m.length, 0);
+      return m;
+    };
+    const markers = readObsstoreV1(
+      Buffer.concat([
+        Buffer.of(1),
+        fm1(1, null, ['user', 'a']),
+        fm1(0, 0, ['operation', 'prune', 'user', 'b']),
+        fm1(2, 2, []),
+        fm1(0, 1, ['note', 'x'.repeat(200)]),
+      ]),
+    );
+    const dump = Buffer.from(listkeysObsolete(markers)[0]![1], 'latin1');
+    const payload = b85decode(dump.toString('latin1'));
+    await fc.assert(
+      fc.asyncProperty(mutatedArb([dump]), mutatedArb([payload]), async (text, binary) => {
+        await parsesOrSluiceError(
+          () => markersFromListkeys(new Map([['dump0', text.bytes.toString('latin1')]])),
+          'dump',
+        );
+        await parsesOrSluiceError(() => readMarkersAsV1(binary.bytes), 'markers');
+      }),
       params(500),
     );
   });

@@ -36,6 +36,7 @@ import { Bundle2Reader } from '../format/bundle2';
 import { ByteSource } from '../format/byte-source';
 import type { JobContext } from '../job/job-context';
 import { ProgressTracker } from '../job/progress';
+import type { MarkerBlock } from '../repo/obsstore';
 import { RepoWriteSession } from '../repo/write-session';
 import {
   APPLY_PARTS,
@@ -74,7 +75,7 @@ export interface ApplyToRepoOptions {
    * markers that came outside the bundle (the `obsolete` listkeys namespace, as format-1 bytes),
    * added in the same transaction after its parts (exchange._pullobsolete)
    */
-  listkeyMarkers?: readonly Buffer[];
+  listkeyMarkers?: MarkerBlock;
   /**
    * bytes after the bundle2 end marker: 'refuse' (default: the source ends with the bundle, as an
    * HTTP body or a file does) or 'ignore' (an ssh pipe, where the next reply follows)

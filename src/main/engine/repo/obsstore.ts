@@ -27,10 +27,25 @@ function malformed(message: string): SluiceError {
   return new SluiceError('MALFORMED', `obsolescence markers: ${message}`);
 }
 
+/**
+ * Format-1 markers back to back (an obsstore after its version byte), and where each ends: a
+ * million markers are two arrays, not a million Buffer objects.
+ */
+export interface MarkerBlock {
+  data: Buffer;
+  ends: number[];
+}
+
 /** obsolete._fm1readmarkers, reduced to each marker's bytes (checked to be self-consistent). */
 export function splitMarkersV1(data: Uint8Array, offset: number): Buffer[] {
   const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const out: Buffer[] = [];
+  let at = offset;
+  return markerEndsV1(b, offset).map((end) => b.subarray(at, (at = end)));
+}
+
+/** The end offset of each format-1 marker in `b` from `offset` (splitMarkersV1's checks). */
+function markerEndsV1(b: Buffer, offset: number): number[] {
+  const out: number[] = [];
   let at = offset;
   while (at < b.length) {
     if (b.length - at < FM1_FIXED) throw malformed('truncated marker header');
@@ -48,8 +63,8 @@ export function splitMarkersV1(data: Uint8Array, offset: number): Buffer[] {
     if (need > size) throw malformed(`marker at ${at} shorter than its fields`);
     for (let i = 0; i < numMeta; i++) need += b[metaAt + 2 * i]! + b[metaAt + 2 * i + 1]!;
     if (need !== size) throw malformed(`marker at ${at}: ${size} bytes announced, ${need} used`);
-    out.push(b.subarray(at, at + size));
     at += size;
+    out.push(at);
   }
   return out;
 }
@@ -86,13 +101,15 @@ export async function obsolescenceEnabled(
  * what obsstore.add writes for them: format 1 taken as it is, format 0 (an old server's, or the
  * `obsolete` listkeys dumps) decoded and re-encoded as hg does.
  */
-export function readMarkersAsV1(payload: Uint8Array): Buffer[] {
+export function readMarkersAsV1(payload: Uint8Array): MarkerBlock {
   // _readmarkerversion of an empty payload: a struct.error in hg
   if (payload.length === 0) throw malformed('empty marker data (no version byte)');
-  const version = payload[0]!;
-  if (version === FM1_VERSION) return splitMarkersV1(payload, 1);
-  if (version === FM0_VERSION) return readMarkersV0(payload, 1);
-  throw malformed(`parsing obsolete marker: unknown version ${version}`);
+  const b = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const version = b[0]!;
+  if (version === FM0_VERSION) return readMarkersV0(b, 1);
+  if (version !== FM1_VERSION) throw malformed(`parsing obsolete marker: unknown version ${version}`);
+  const data = b.subarray(1);
+  return { data, ends: markerEndsV1(data, 0) };
 }
 
 /**
@@ -104,12 +121,19 @@ export function mergeObsmarkers(storeDir: string, tx: Transaction, payload: Uint
   return addMarkersV1(storeDir, tx, readMarkersAsV1(payload));
 }
 
+/** FNV-1a of b[start, end): markers are told apart by it first, by their bytes when it matches. */
+function fnv1a(b: Buffer, start: number, end: number): number {
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return h >>> 0;
+}
+
 /**
  * obsstore.add: appends the format-1 markers `.hg/store/obsstore` lacks (hg compares the decoded
  * tuples; a marker's format-1 bytes are a function of its tuple), journaled in `tx`.
  */
-export function addMarkersV1(storeDir: string, tx: Transaction, incoming: readonly Buffer[]): number {
-  if (!incoming.length) return 0;
+export function addMarkersV1(storeDir: string, tx: Transaction, incoming: MarkerBlock): number {
+  if (!incoming.ends.length) return 0;
   const path = join(storeDir, 'obsstore');
   let existing: Buffer = Buffer.alloc(0);
   try {
@@ -122,20 +146,50 @@ export function addMarkersV1(storeDir: string, tx: Transaction, incoming: readon
       'UNSUPPORTED_REQUIREMENTS',
       `the repository's obsstore is in format ${existing[0]} (Sluice writes format 1)`,
     );
-  const known = new Set(existing.length ? splitMarkersV1(existing, 1).map((m) => m.toString('latin1')) : []);
-  const fresh: Buffer[] = [];
-  for (const m of incoming) {
-    const key = m.toString('latin1');
-    if (known.has(key)) continue;
-    known.add(key);
-    fresh.push(m);
+  // every marker, the store's then the incoming ones, in an open-addressing table by hash
+  const known = existing.length ? markerEndsV1(existing, 1) : [];
+  const nEx = known.length;
+  const n = nEx + incoming.ends.length;
+  const buf = (i: number): Buffer => (i < nEx ? existing : incoming.data);
+  const start = (i: number): number =>
+    i < nEx ? (i ? known[i - 1]! : 1) : i > nEx ? incoming.ends[i - nEx - 1]! : 0;
+  const end = (i: number): number => (i < nEx ? known[i]! : incoming.ends[i - nEx]!);
+  let cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  const table = new Int32Array(cap).fill(-1);
+  const hashes = new Uint32Array(n);
+  const fresh: number[] = [];
+  let freshBytes = 0;
+  for (let i = 0; i < n; i++) {
+    const b = buf(i);
+    const s = start(i);
+    const e = end(i);
+    const h = fnv1a(b, s, e);
+    hashes[i] = h;
+    let slot = h & (cap - 1);
+    let dup = false;
+    for (let k = table[slot]!; k >= 0; slot = (slot + 1) & (cap - 1), k = table[slot]!) {
+      if (hashes[k] === h && end(k) - start(k) === e - s && b.compare(buf(k), start(k), end(k), s, e) === 0) {
+        dup = true;
+        break;
+      }
+    }
+    if (dup) continue;
+    table[slot] = i;
+    if (i >= nEx) {
+      fresh.push(i);
+      freshBytes += e - s;
+    }
   }
   if (!fresh.length) return 0;
   const fd = openSync(path, 'a');
   try {
     const offset = fstatSync(fd).size;
     tx.add('obsstore', offset);
-    const data = Buffer.concat([offset === 0 ? Buffer.of(FM1_VERSION) : Buffer.alloc(0), ...fresh]);
+    const data = Buffer.allocUnsafe((offset === 0 ? 1 : 0) + freshBytes);
+    let at = 0;
+    if (offset === 0) data[at++] = FM1_VERSION;
+    for (const i of fresh) at += incoming.data.copy(data, at, start(i), end(i));
     for (let done = 0; done < data.length;) done += writeSync(fd, data, done);
   } finally {
     closeSync(fd);
@@ -443,9 +497,9 @@ function encodeMarkerV1(
  * date and parents come out of the metadata (`date`, `p1`/`p2`; a `p0` marks "no parents" and
  * stays in the metadata, as hg leaves it), the rest sorted by key.
  */
-export function readMarkersV0(data: Uint8Array, offset: number): Buffer[] {
+export function readMarkersV0(data: Uint8Array, offset: number): MarkerBlock {
   const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const out: Buffer[] = [];
+  const out = new MarkerBlockWriter();
   let at = offset;
   while (at < b.length) {
     if (b.length - at < FM0_FIXED) throw malformed(`truncated format-0 marker at ${at}`);
@@ -488,7 +542,44 @@ export function readMarkersV0(data: Uint8Array, offset: number): Buffer[] {
     const sorted = [...meta].sort((x, y) => cmpStr(x[0], y[0]));
     out.push(encodeMarkerV1(prec, succs, flags, sorted, date, tz, parents));
   }
-  return out;
+  return out.finish();
+}
+
+/** A MarkerBlock made of markers one at a time (gathered in 1 MiB pieces, joined once). */
+class MarkerBlockWriter {
+  private pieces: Buffer[] = [];
+  private current: Buffer[] = [];
+  private currentBytes = 0;
+  private size = 0;
+  private readonly ends: number[] = [];
+
+  push(marker: Buffer): void {
+    this.current.push(marker);
+    this.currentBytes += marker.length;
+    this.size += marker.length;
+    this.ends.push(this.size);
+    if (this.currentBytes >= 1 << 20) this.flush();
+  }
+
+  /** another block's markers after these */
+  append(block: MarkerBlock): void {
+    this.flush();
+    this.pieces.push(block.data);
+    for (const end of block.ends) this.ends.push(this.size + end);
+    this.size += block.data.length;
+  }
+
+  finish(): MarkerBlock {
+    this.flush();
+    return { data: Buffer.concat(this.pieces, this.size), ends: this.ends };
+  }
+
+  private flush(): void {
+    if (!this.current.length) return;
+    this.pieces.push(Buffer.concat(this.current, this.currentBytes));
+    this.current = [];
+    this.currentBytes = 0;
+  }
 }
 
 /**
@@ -496,12 +587,11 @@ export function readMarkersV0(data: Uint8Array, offset: number): Buffer[] {
  * base85 of a version byte and markers), as format-1 bytes in the order hg adds them (the keys
  * sorted in reverse); undefined when there is no `dump0` (hg then adds nothing).
  */
-export function markersFromListkeys(keys: ReadonlyMap<string, string>): Buffer[] | undefined {
+export function markersFromListkeys(keys: ReadonlyMap<string, string>): MarkerBlock | undefined {
   if (!keys.has('dump0')) return undefined;
-  const out: Buffer[] = [];
+  const out = new MarkerBlockWriter();
   for (const key of [...keys.keys()].sort(cmpStr).reverse()) {
-    if (!key.startsWith('dump')) continue;
-    for (const m of readMarkersAsV1(b85decode(keys.get(key)!))) out.push(m);
+    if (key.startsWith('dump')) out.append(readMarkersAsV1(b85decode(keys.get(key)!)));
   }
-  return out;
+  return out.finish();
 }

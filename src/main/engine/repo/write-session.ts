@@ -36,7 +36,7 @@ import {
   parsePhaseRoots,
 } from '../wire/changelog-graph';
 import { acquireLock, type HeldLock, type LockOptions } from './lock';
-import { addMarkersV1, mergeObsmarkers } from './obsstore';
+import { addMarkersV1, mergeObsmarkers, type MarkerBlock } from './obsstore';
 import { Transaction, rollbackJournal, writeReplacing, type RepoVfs } from './transaction';
 
 /**
@@ -336,7 +336,7 @@ export class RepoWriteSession {
   }
 
   /** obsstore.add: format-1 markers the store lacks, appended in this transaction. */
-  addMarkers(markers: readonly Buffer[]): number {
+  addMarkers(markers: MarkerBlock): number {
     return addMarkersV1(this.vfs.storeDir, this.tx, markers);
   }
 

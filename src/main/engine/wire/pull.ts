@@ -19,7 +19,7 @@ import { prepareZstdWriting } from '../format/zstd';
 import { ByteSource } from '../format/byte-source';
 import type { JobContext } from '../job/job-context';
 import { readRepoConfig } from '../store/hgrc';
-import { markersFromListkeys, obsolescenceEnabled } from '../repo/obsstore';
+import { markersFromListkeys, obsolescenceEnabled, type MarkerBlock } from '../repo/obsstore';
 import { RepoWriteSession } from '../repo/write-session';
 import { locateRepository, type RepoLocation } from '../store/requirements';
 import { LocalRepo } from '../repo/local-repo';
@@ -189,7 +189,7 @@ export async function pullFromPeer(
   const obsmarkers = wantMarkers && (b2.get('obsmarkers') ?? []).some((v) => v === 'V0' || v === 'V1');
   // asked before the getbundle (hg asks after it, in the same transaction): a malformed dump fails
   // the pull before anything is written; the reply is bounded as every small reply is (64 MiB)
-  let listkeyMarkers: Buffer[] | undefined;
+  let listkeyMarkers: MarkerBlock | undefined;
   if (wantMarkers && !obsmarkers && peer.caps.has('pushkey')) {
     log('debug', 'fetching remote obsolete markers');
     listkeyMarkers = markersFromListkeys(await peer.listkeys('obsolete'));
