@@ -137,6 +137,42 @@ describe.skipIf(missing('hg'))(
       }
     });
 
+    it('stream v1 with clone --obsmarkers: the markers come after the stream (OBSMARKERS part, else listkeys obsolete), as hg clone --stream with evolution gets them', async () => {
+      // the v1 servers without evolution offer no bundle2 part (listkeys); this one does
+      const v1evolve = await startHgServe(repo, [
+        'server.bundle2.stream=false',
+        'experimental.evolution=all',
+      ]);
+      try {
+        for (const [label, url] of [
+          ['hg', servers.hg!.v1],
+          ['hg-evolution', v1evolve.url],
+          ['sluice', servers.sluice!.v1],
+        ] as const) {
+          const theirs = join(work, `v1-obs-hg-${label}`);
+          const r = await hgAsync(['clone', '--stream', '-U', ...EVOLVE, url, theirs]);
+          expect(r.status, `${label}: ${r.stderr}`).toBe(0);
+          const ours = join(work, `v1-obs-sluice-${label}`);
+          const logs: string[] = [];
+          const res = await cloneFromUrl(
+            { kind: 'clone', url, dest: ours, stream: 'v1', obsmarkers: true },
+            new JobContext({
+              fileEvents: false,
+              sink: (e) => void (e.type === 'log' && logs.push(e.message)),
+            }),
+          );
+          expect(res.via).toBe('stream-v1');
+          expect(logs.includes('fetching remote obsolete markers'), label).toBe(label !== 'hg-evolution');
+          const obsstore = readFileSync(join(ours, '.hg', 'store', 'obsstore'));
+          expect(obsstore.equals(readFileSync(join(theirs, '.hg', 'store', 'obsstore'))), label).toBe(true);
+          expect(await markers(ours), label).toBe(await markers(repo));
+          expect((await hgAsync(['-R', ours, ...EVOLVE, 'verify', '-q'])).status).toBe(0);
+        }
+      } finally {
+        v1evolve.stop();
+      }
+    });
+
     it('pulls of draft history: a pruned head is hidden by both servers; hg with evolution gets the same markers (listkeys obsolete)', async () => {
       // a non-publishing copy: drafts can be obsolete (public changesets never are)
       const drafts = join(work, 'drafts');

@@ -130,9 +130,10 @@ function fnv1a(b: Buffer, start: number, end: number): number {
 
 /**
  * obsstore.add: appends the format-1 markers `.hg/store/obsstore` lacks (hg compares the decoded
- * tuples; a marker's format-1 bytes are a function of its tuple), journaled in `tx`.
+ * tuples; a marker's format-1 bytes are a function of its tuple), journaled in `tx` (null: a new
+ * repository not yet in place, whose files need no journal).
  */
-export function addMarkersV1(storeDir: string, tx: Transaction, incoming: MarkerBlock): number {
+export function addMarkersV1(storeDir: string, tx: Transaction | null, incoming: MarkerBlock): number {
   if (!incoming.ends.length) return 0;
   const path = join(storeDir, 'obsstore');
   let existing: Buffer = Buffer.alloc(0);
@@ -185,7 +186,7 @@ export function addMarkersV1(storeDir: string, tx: Transaction, incoming: Marker
   const fd = openSync(path, 'a');
   try {
     const offset = fstatSync(fd).size;
-    tx.add('obsstore', offset);
+    tx?.add('obsstore', offset);
     const data = Buffer.allocUnsafe((offset === 0 ? 1 : 0) + freshBytes);
     let at = 0;
     if (offset === 0) data[at++] = FM1_VERSION;

@@ -5,7 +5,8 @@
 //   v2: capabilities → batch(heads, known) → getbundle(stream=1, bookmarks, listkeys=bookmarks)
 //       = STREAM2 + BOOKMARKS + LISTKEYS parts; phases arrive as the streamed phaseroots.
 //   v1: capabilities → stream_out → (before the rename) batch(heads, known) →
-//       getbundle(cg=0, phases=1, bookmarks=1, listkeys=bookmarks) = BOOKMARKS/LISTKEYS/PHASE-HEADS.
+//       getbundle(cg=0, phases=1, bookmarks=1, listkeys=bookmarks) = BOOKMARKS/LISTKEYS/PHASE-HEADS;
+//       with --obsmarkers also obsmarkers=1 (OBSMARKERS), or `listkeys obsolete` after it.
 //   clone bundle: capabilities → clonebundles → download (resumable) → apply the bundle → the
 //       same follow-up getbundle as v1 for bookmarks and phases.
 //
@@ -38,7 +39,13 @@ import {
   unsupportedRequirements,
 } from '../store/requirements';
 import { UNREADABLE_REQUIREMENTS } from '../repo/local-repo';
-import { obsolescenceEnabled } from '../repo/obsstore';
+import {
+  addMarkersV1,
+  markersFromListkeys,
+  obsolescenceEnabled,
+  readMarkersAsV1,
+  type MarkerBlock,
+} from '../repo/obsstore';
 import { Capabilities, clientBundleCaps, refuseRemoteRequirements } from './capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from './changelog-graph';
 import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from './clone-bundles';
@@ -95,6 +102,8 @@ interface RemoteMarks {
   phaseHeads?: [number, string][];
   /** LISTKEYS namespace=phases (old servers) */
   listkeyPhases?: Map<string, string>;
+  /** obsolescence markers (asked for: an OBSMARKERS part, or listkeys `obsolete`) */
+  obsmarkers?: MarkerBlock;
 }
 
 export { decodeBinaryBookmarks, decodePhaseHeads };
@@ -109,6 +118,7 @@ async function readMarkParts(bundle: Bundle2Reader): Promise<RemoteMarks> {
     if (!part) return marks;
     const data = await readPayload(part);
     if (part.type === 'bookmarks') marks.bookmarks = decodeBinaryBookmarks(data);
+    else if (part.type === 'obsmarkers') marks.obsmarkers = readMarkersAsV1(data);
     else if (part.type === 'phase-heads') marks.phaseHeads = decodePhaseHeads(data);
     else if (part.type === 'listkeys') {
       const ns = part.params.get('namespace');
@@ -242,6 +252,8 @@ async function fetchMarks(
   peer: WirePeer,
   localHeads: string[],
   log: (l: 'debug' | 'info' | 'warn', m: string) => void,
+  /** the server's obsolescence markers too (clone --obsmarkers) */
+  obsmarkers = false,
 ): Promise<RemoteMarks> {
   const { heads, known } = await peer.headsAndKnown(localHeads);
   const local = new Set(localHeads);
@@ -249,15 +261,30 @@ async function fetchMarks(
     log('debug', 'the server got new changesets since the stream; they are not part of this clone');
   if (known.some((k) => !k)) log('warn', 'the server no longer has some of the streamed heads');
   const b2 = peer.caps.bundle2();
+  // exchange._pullbundle2's obsmarkers argument when the server has a format both speak, else
+  // _pullobsolete's listkeys after the bundle (wirepeer.listkeys: only with pushkey)
+  const b2Markers =
+    obsmarkers &&
+    peer.caps.has('bundle2') &&
+    (b2.get('obsmarkers') ?? []).some((v) => v === 'V0' || v === 'V1');
+  const listkeyMarkers = async (marks: RemoteMarks): Promise<RemoteMarks> => {
+    if (obsmarkers && !b2Markers && peer.caps.has('pushkey')) {
+      log('debug', 'fetching remote obsolete markers');
+      const block = markersFromListkeys(await peer.listkeys('obsolete'));
+      if (block) marks.obsmarkers = block;
+    }
+    return marks;
+  };
   if (!peer.caps.has('bundle2') || !peer.caps.has('getbundle')) {
     // pre-bundle2 servers: listkeys (exchange._pullbookmarkbundle1, _pullphase)
-    return {
+    return listkeyMarkers({
       listkeyBookmarks: [...(await peer.listkeys('bookmarks'))],
       listkeyPhases: await peer.listkeys('phases'),
-    };
+    });
   }
   const resp = await peer.getbundle({
-    bundlecaps: clientBundleCaps(),
+    bundlecaps: clientBundleCaps({ obsmarkers: b2Markers }),
+    ...(b2Markers ? { obsmarkers: true } : {}),
     cg: false,
     common: localHeads.length ? localHeads : [NULL_HEX],
     heads: localHeads.length ? localHeads : [NULL_HEX],
@@ -269,12 +296,14 @@ async function fetchMarks(
         : ['phases', 'bookmarks']
       : [],
   });
-  const bundle = await Bundle2Reader.open(new ByteSource(resp.body), { knownParts: FOLLOW_UP_PARTS });
+  const bundle = await Bundle2Reader.open(new ByteSource(resp.body), {
+    knownParts: b2Markers ? { ...FOLLOW_UP_PARTS, obsmarkers: [] } : FOLLOW_UP_PARTS,
+  });
   try {
     const marks = await readMarkParts(bundle);
     if (!b2.get('phases')?.includes('heads') && !marks.listkeyPhases)
       marks.listkeyPhases = await peer.listkeys('phases');
-    return marks;
+    return await listkeyMarkers(marks);
   } finally {
     await bundle.close();
   }
@@ -339,8 +368,6 @@ export async function cloneFromUrl(
       if (viaBundle) return { ...viaBundle, requests: peer.requests };
     }
 
-    if (req.obsmarkers && plan.version !== 'v2')
-      log('warn', 'stream v1 carries no obsolescence markers: the clone will have none');
     if (plan.version === 'v2') {
       log('info', 'streaming all changes');
       const { heads } = await peer.headsAndKnown([]);
@@ -408,8 +435,10 @@ export async function cloneFromUrl(
           requirements: plan.requirements,
           beforeCommit: async (root) => {
             const g = await ChangelogGraph.read(join(root, '.hg', 'store'));
-            const marks = await fetchMarks(peer, localHeadHexes(g), log);
+            const marks = await fetchMarks(peer, localHeadHexes(g), log, req.obsmarkers === true);
             result = await writeMarks(root, [...plan.requirements], marks, false, log);
+            // stream v1 carries no obsstore: hg's pull after it brings the markers
+            if (marks.obsmarkers) addMarkersV1(join(root, '.hg', 'store'), null, marks.obsmarkers);
           },
         },
         ctx,
