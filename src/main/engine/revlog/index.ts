@@ -380,6 +380,9 @@ export function checkHeader(name: string, header: number): void {
   });
 }
 
+const NO_ENTRIES = new Uint8Array(0);
+let wholeParser: RevlogIndexParser | undefined;
+
 export interface RevlogIndexParserOptions {
   /** Expected total size of NAME.i: lets the parser allocate once (a hint, not trusted). */
   sizeHint?: number;
@@ -389,7 +392,8 @@ export interface RevlogIndexParserOptions {
 
 /** Incremental NAME.i parser: push() pieces of any size, then finish(). */
 export class RevlogIndexParser {
-  private entries: Uint8Array;
+  private name = '';
+  private entries: Uint8Array = NO_ENTRIES;
   private count = 0;
   private header = -1;
   private inline = false;
@@ -401,20 +405,45 @@ export class RevlogIndexParser {
   private consumed = 0;
   private finished = false;
 
-  constructor(
-    readonly name: string,
-    opts: RevlogIndexParserOptions = {},
-  ) {
+  constructor(name: string, opts: RevlogIndexParserOptions = {}) {
+    this.start(name, opts.sizeHint, opts.entriesHint);
+  }
+
+  /** Starts on a new NAME.i (the constructor; parseRevlogIndex's reused parser). */
+  private start(name: string, sizeHint: number | undefined, entriesHint: number | undefined): void {
+    this.name = name;
     // An honest size hint sizes the buffer exactly for a non-inline index; it is capped so a lying
     // hint cannot allocate much, the buffer grows with the bytes that really arrive.
     // An exact count (a revlog read whole) allocates exactly: a filelog of one revision then
     // costs 64 bytes, which V8 keeps on its heap instead of a separate backing store.
-    const hint = opts.sizeHint ?? 0;
+    const hint = sizeHint ?? 0;
     const initial =
-      opts.entriesHint !== undefined
-        ? Math.min(Math.max(1, opts.entriesHint) * ENTRY_SIZE, 64 << 20)
+      entriesHint !== undefined
+        ? Math.min(Math.max(1, entriesHint) * ENTRY_SIZE, 64 << 20)
         : Math.min(Math.max(ENTRY_SIZE * 16, hint - (hint % ENTRY_SIZE)), 64 << 20);
     this.entries = new Uint8Array(initial);
+    this.count = 0;
+    this.header = -1;
+    this.inline = false;
+    this.pendingLen = 0;
+    this.skip = 0;
+    this.consumed = 0;
+    this.finished = false;
+  }
+
+  /**
+   * parseRevlogIndex's parse of a whole NAME.i on a reused parser (one per thread: a parse runs
+   * to its end without yielding; no parser and options objects per filelog read whole).
+   */
+  static parseWhole(name: string, data: Uint8Array, sizeHint?: number, entriesHint?: number): RevlogIndex {
+    const p = (wholeParser ??= new RevlogIndexParser(''));
+    p.start(name, sizeHint, entriesHint);
+    try {
+      p.push(data);
+      return p.finish();
+    } finally {
+      p.entries = NO_ENTRIES; // the index keeps its entries, the parser does not
+    }
   }
 
   push(chunk: Uint8Array): void {
@@ -540,12 +569,9 @@ export function parseRevlogIndex(name: string, data: Uint8Array): RevlogIndex {
   // an inline NAME.i is mostly chunk data: its size says nothing about the entries' (a filelog of
   // two revisions and 100 KB of text would allocate and zero 100 KB for 128 bytes of entries)
   const inline = data.length >= 4 && (readU32(data, 0) & FLAG_INLINE_DATA) !== 0;
-  const p = new RevlogIndexParser(
-    name,
-    inline ? { entriesHint: countInlineEntries(data) } : { sizeHint: data.length },
-  );
-  p.push(data);
-  return p.finish();
+  return inline
+    ? RevlogIndexParser.parseWhole(name, data, undefined, countInlineEntries(data))
+    : RevlogIndexParser.parseWhole(name, data, data.length, undefined);
 }
 
 export interface ReadIndexOptions {

@@ -278,15 +278,14 @@ const EMPTY = new Uint8Array(0);
 
 /** mpatch_decode of an already validated delta. */
 function decodeFrags(delta: Uint8Array, src: number): FragList {
-  const dv = new DataView(delta.buffer, delta.byteOffset, delta.length);
   let n = 0;
-  for (let pos = 0; pos < delta.length; n++) pos += 12 + dv.getInt32(pos + 8);
+  for (let pos = 0; pos < delta.length; n++) pos += 12 + int32At(delta, pos + 8);
   const f = new Int32Array(n * FRAG);
   let pos = 0;
   for (let i = 0; i < n * FRAG; i += FRAG) {
-    const len = dv.getInt32(pos + 8);
-    f[i] = dv.getInt32(pos);
-    f[i + 1] = dv.getInt32(pos + 4);
+    const len = int32At(delta, pos + 8);
+    f[i] = int32At(delta, pos);
+    f[i + 1] = int32At(delta, pos + 4);
     f[i + 2] = len;
     f[i + 3] = src;
     f[i + 4] = pos + 12;
