@@ -331,43 +331,52 @@ describe(
       },
     );
 
-    it.skipIf(!hasHg)('worker threads write the same checkout as the main thread alone', async () => {
-      for (const workers of [0, 1, 2]) {
-        const ours = join(work, `crafted-workers-${workers}`);
-        const theirs = join(work, 'crafted-hg-workers');
-        if (!existsSync(theirs)) hg(['clone', '-q', src, theirs]);
-        hg(['clone', '-q', '-U', src, ours]);
-        const events = await update(ours, { workers, mainShare: workers === 0 });
-        expectSameAsHg(ours, theirs);
-        const files = events.flatMap((e) => (e.type === 'files' ? e.entries : []));
-        expect(files.map((f) => f.name).sort()).toEqual([...workingCopyTree(theirs, 'utf8').keys()].sort());
-      }
-      // threads started before the manifest is read (sized by the tip's manifest) that the batch
-      // does not need are stopped: here all of them, the null revision has no file
-      const none = join(work, 'crafted-workers-null');
-      hg(['clone', '-q', '-U', src, none]);
-      const events = await update(none, { rev: 'null', workers: 3 });
-      expect(readdirSync(none)).toEqual(['.hg']);
-      expect(events.some((e) => e.type === 'log' && /^0 files updated/.test(e.message))).toBe(true);
-      expect(hg(['status'], none)).toBe('');
+    it.skipIf(!hasHg)(
+      'worker threads write the same checkout as the main thread alone',
+      async () => {
+        for (const workers of [0, 1, 2]) {
+          const ours = join(work, `crafted-workers-${workers}`);
+          const theirs = join(work, 'crafted-hg-workers');
+          if (!existsSync(theirs)) hg(['clone', '-q', src, theirs]);
+          hg(['clone', '-q', '-U', src, ours]);
+          const events = await update(ours, { workers, mainShare: workers === 0 });
+          expectSameAsHg(ours, theirs);
+          const files = events.flatMap((e) => (e.type === 'files' ? e.entries : []));
+          expect(files.map((f) => f.name).sort()).toEqual([...workingCopyTree(theirs, 'utf8').keys()].sort());
+        }
+        // threads started before the manifest is read (sized by the tip's manifest) that the batch
+        // does not need are stopped: here all of them, the null revision has no file
+        const none = join(work, 'crafted-workers-null');
+        hg(['clone', '-q', '-U', src, none]);
+        const events = await update(none, { rev: 'null', workers: 3 });
+        expect(readdirSync(none)).toEqual(['.hg']);
+        expect(events.some((e) => e.type === 'log' && /^0 files updated/.test(e.message))).toBe(true);
+        expect(hg(['status'], none)).toBe('');
+      },
+      180_000,
+    ); // seven checkouts against hg: ~14 s alone, over a minute on a loaded machine
 
-      // long paths make the estimate from the manifest's size (3) larger than the batch (2): the
-      // thread started for the third is stopped and the other two write
-      const long = join(work, 'crafted-workers-long');
-      hg(['init', long]);
-      for (const c of 'ab') writeFileSync(join(long, c.repeat(150)), `${c}\n`);
-      hg(['commit', '-q', '-A', '-m', 'long names'], long);
-      const longOurs = join(work, 'crafted-workers-long-clone');
-      hg(['clone', '-q', '-U', long, longOurs]);
-      const longEvents = await update(longOurs, { workers: 3, mainShare: false });
-      const longTheirs = join(work, 'crafted-workers-long-hg');
-      hg(['clone', '-q', long, longTheirs]);
-      expectSameAsHg(longOurs, longTheirs);
-      const line = longEvents.find((e) => e.type === 'log' && e.message.startsWith('checkout: '));
-      expect(line?.type === 'log' && line.message).toMatch(
-        /^checkout: 0 files written on the main thread.*, \d+.* \+ \d+[^+]* on workers$/,
-      );
-    });
+    it.skipIf(!hasHg)(
+      'threads started for a larger estimate than the batch are stopped, the rest write it',
+      async () => {
+        // long paths make the estimate from the manifest's size (3) larger than the batch (2): the
+        // thread started for the third is stopped and the other two write
+        const long = join(work, 'crafted-workers-long');
+        hg(['init', long]);
+        for (const c of 'ab') writeFileSync(join(long, c.repeat(150)), `${c}\n`);
+        hg(['commit', '-q', '-A', '-m', 'long names'], long);
+        const longOurs = join(work, 'crafted-workers-long-clone');
+        hg(['clone', '-q', '-U', long, longOurs]);
+        const longEvents = await update(longOurs, { workers: 3, mainShare: false });
+        const longTheirs = join(work, 'crafted-workers-long-hg');
+        hg(['clone', '-q', long, longTheirs]);
+        expectSameAsHg(longOurs, longTheirs);
+        const line = longEvents.find((e) => e.type === 'log' && e.message.startsWith('checkout: '));
+        expect(line?.type === 'log' && line.message).toMatch(
+          /^checkout: 0 files written on the main thread.*, \d+.* \+ \d+[^+]* on workers$/,
+        );
+      },
+    );
 
     it.skipIf(!hasHg)(
       'a corrupt filelog fails the checkout on any thread, leaving no new file and the dirstate as it was',

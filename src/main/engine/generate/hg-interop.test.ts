@@ -134,5 +134,7 @@ describe.skipIf(missing('hg'))(`live interop with hg${skipNote('hg')}`, () => {
       }
       await inPairs(tasks);
     },
+    // 6 bundles through hg unbundle and hg verify: ~20 s alone, over a minute on a loaded machine
+    180_000,
   );
 });
