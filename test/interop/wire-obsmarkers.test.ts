@@ -208,6 +208,29 @@ describe.skipIf(missing('hg'))(
       }
     });
 
+    it('listkeys namespaces lists obsolete where markers are exchanged, as hg serve does', async () => {
+      const exchanging = join(work, 'exchanging');
+      expect((await hgAsync(['clone', '-q', '-U', repo, exchanging])).status).toBe(0);
+      writeFileSync(join(exchanging, '.hg', 'hgrc'), '[experimental]\nevolution = all\n');
+      const hgServe = await startHgServe(exchanging);
+      const sluiceServe = await startServer({ repo: exchanging });
+      const namespaces = async (url: string): Promise<string> => {
+        const r = await hgAsync(['debugpushkey', url, 'namespaces']);
+        expect(r.status, r.stderr).toBe(0);
+        return r.stdout;
+      };
+      try {
+        expect(await namespaces(hgServe.url)).toContain('obsolete');
+        expect(await namespaces(sluiceServe.url)).toBe(await namespaces(hgServe.url));
+        // the repository without evolution: no obsolete namespace from either
+        expect(await namespaces(servers.hg!.v2)).not.toContain('obsolete');
+        expect(await namespaces(servers.sluice!.v2)).toBe(await namespaces(servers.hg!.v2));
+      } finally {
+        hgServe.stop();
+        await sluiceServe.close();
+      }
+    });
+
     it("Sluice's client (no obsmarkers cap, like hg's default): REMOTE_ABORT with hg's message", async () => {
       for (const server of ['hg', 'sluice']) {
         const dest = join(work, `sluice-refused-${server}`);

@@ -161,12 +161,16 @@ function listkeyPairs(snap: RepoSnapshot, namespace: string): [string, string][]
       return snap.listPhases();
     case 'obsolete':
       return listkeysObsolete(snap.obsolescence.markers);
-    case 'namespaces':
-      return [
+    case 'namespaces': {
+      // pushkey._nslist: `obsolete` only where markers are exchanged
+      const names: [string, string][] = [
         ['bookmarks', ''],
         ['namespaces', ''],
         ['phases', ''],
       ];
+      if (snap.settings.obsExchange) names.push(['obsolete', '']);
+      return names;
+    }
     default:
       return [];
   }
