@@ -56,9 +56,6 @@ export interface RevlogIndexData {
 export class RevlogIndex {
   /** u32 header: flags << 16 | version (0 for an empty revlog's defaults, see `empty`). */
   readonly header: number;
-  readonly version: number;
-  readonly inline: boolean;
-  readonly generalDelta: boolean;
   readonly length: number;
   private nodemap: Map<string, number> | undefined;
   /** the entries as a Buffer, for node strings without a view object per call */
@@ -80,12 +77,20 @@ export class RevlogIndex {
     readonly indexFileSize: number,
   ) {
     this.header = header;
-    this.version = header & 0xffff;
-    this.inline = (header & FLAG_INLINE_DATA) !== 0;
-    this.generalDelta = (header & FLAG_GENERALDELTA) !== 0;
     this.length = length;
     if (entries.length < length * ENTRY_SIZE)
       throw new RangeError(`${name}: index entries shorter than ${length} entries`);
+  }
+
+  // the header's parts read when asked: three fields less per index (one per filelog read)
+  get version(): number {
+    return this.header & 0xffff;
+  }
+  get inline(): boolean {
+    return (this.header & FLAG_INLINE_DATA) !== 0;
+  }
+  get generalDelta(): boolean {
+    return (this.header & FLAG_GENERALDELTA) !== 0;
   }
 
   /** 48-bit data offset; rev 0's bytes hold the header, its offset is 0 by definition. */
