@@ -60,11 +60,11 @@ describe.skipIf(missing('hg'))(`sluice pull brings obsolescence markers${skipNot
     if (work) removeDir(work);
   });
 
-  async function clientPair(label: string, evolve: boolean): Promise<[string, string]> {
+  async function clientPair(label: string, evolve: boolean, from?: HgServer): Promise<[string, string]> {
     const out: string[] = [];
     for (const who of ['sluice', 'hg']) {
       const dest = join(work, `${label}-${who}`);
-      const r = await hgAsync(['clone', '-q', '-U', '-r', '0', ...EVOLVE, server!.url, dest]);
+      const r = await hgAsync(['clone', '-q', '-U', '-r', '0', ...EVOLVE, (from ?? server!).url, dest]);
       expect(r.status, r.stderr).toBe(0);
       writeFileSync(join(dest, '.hg', 'hgrc'), evolve ? '[experimental]\nevolution = all\n' : '');
       out.push(dest);
@@ -96,6 +96,48 @@ describe.skipIf(missing('hg'))(`sluice pull brings obsolescence markers${skipNot
       expect(readFileSync(join(ours, '.hg', 'store', 'obsstore'))).toEqual(obsstore);
     }
     lastObsstore = obsstore;
+  });
+
+  it("bookmarks with the pulling repository's visible view, as hg pull: none added on a changeset hidden there, one moved along its changeset's rewrite", async () => {
+    const repo = join(work, 'bm-src');
+    mkdirSync(repo);
+    spawnSync('hg', ['init', repo], { env: HG_ENV });
+    writeFileSync(join(repo, '.hg', 'hgrc'), '[experimental]\nevolution = all\n[phases]\npublish = False\n');
+    const commit = (text: string, ...extra: string[]): void => {
+      writeFileSync(join(repo, 'f'), text);
+      hg(repo, 'commit', '-q', '-A', '-m', text, '-u', 't', '-d', '0 0', ...extra);
+    };
+    commit('a');
+    commit('b');
+    hg(repo, 'bookmark', '-r', '1', 'gone');
+    hg(repo, 'update', '-q', '0');
+    commit('c');
+    hg(repo, 'bookmark', '-r', '2', 'feat');
+    // b pruned: the server's bookmark pins it (served), a clone without that bookmark hides it
+    hg(repo, 'debugobsolete', '-d', '0 0', '-u', 't', hg(repo, 'log', '-r', '1', '-T', '{node}'));
+    const srv = await startHgServe(repo, ['experimental.evolution=all']);
+    try {
+      const [ours, theirs] = await clientPair('bookmarks', true, srv);
+      const pullBoth = async (): Promise<void> => {
+        await pullFromUrl({ kind: 'pull', repo: ours, source: srv.url }, new JobContext());
+        expect((await hgAsync(['-R', theirs, 'pull', '-q', srv.url])).status).toBe(0);
+        expect(hg(ours, 'bookmarks')).toBe(hg(theirs, 'bookmarks'));
+        expect(hg(ours, 'log', '--hidden', '-T', '{rev}:{node} {bookmarks}\n')).toBe(
+          hg(theirs, 'log', '--hidden', '-T', '{rev}:{node} {bookmarks}\n'),
+        );
+      };
+      await pullBoth();
+      expect(hg(ours, 'bookmarks')).toContain('feat');
+      expect(hg(ours, 'bookmarks')).not.toContain('gone');
+      // c amended on the server (its bookmark moves to the successor): the pulled bookmark
+      // follows it (validdest: the successor is in the old changeset's foreground), not divergent
+      hg(repo, 'update', '-q', 'feat');
+      commit('c2', '--amend');
+      await pullBoth();
+      expect(hg(ours, 'bookmarks')).not.toMatch(/feat@/);
+    } finally {
+      srv.stop();
+    }
   });
 
   it('evolution off: no markers asked for, none written (as hg)', async () => {

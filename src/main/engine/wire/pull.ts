@@ -31,7 +31,7 @@ import { openPeer, openSession, type SessionOptions } from './open-peer';
 import { ChangelogGraph, binNode } from './changelog-graph';
 import { findCommonHeads } from './discovery';
 import type { WirePeer } from './peer';
-import { readBookmarks } from './repo-state';
+import { bookmarkView, plainBookmarkView, readBookmarks, type BookmarkView } from './repo-state';
 
 /**
  * Bytes of the getbundle reply (as sent: compressed) read ahead of the apply (wire/read-ahead.ts):
@@ -76,8 +76,8 @@ export async function pullSource(req: Pick<PullRequest, 'repo' | 'source'>): Pro
 }
 
 /**
- * bookmarks.updatefromremote for a pull of every remote head: the changes to make to the local
- * bookmarks, with the lines hg prints.
+ * bookmarks.updatefromremote (merging_from_remote over comparebookmarks) for a pull of every
+ * remote head: the changes to make to the local bookmarks, with the lines hg prints.
  */
 export function bookmarkChanges(
   local: ReadonlyMap<string, string>,
@@ -85,38 +85,41 @@ export function bookmarkChanges(
   g: ChangelogGraph,
   divergentSuffix: string,
   log: (message: string) => void,
+  view: BookmarkView = plainBookmarkView(g),
 ): Map<string, string> {
   const changes = new Map<string, string>();
   const revOf = (hex: string): number | undefined => g.rev(binNode(hex));
   for (const [name, hex] of remote) {
     if (hex === null) continue; // a deletion is never pulled
     const r = revOf(hex);
-    if (r === undefined) continue;
     const mine = local.get(name);
     if (mine === undefined) {
+      // addsrc: only for a changeset the repository has and shows (`scid in repo`)
+      if (r === undefined || !view.visible(r)) continue;
       changes.set(name, hex);
       log(`adding remote bookmark ${name}`);
       continue;
     }
     if (mine === hex) continue;
     const m = revOf(mine);
-    if (m !== undefined && g.ancestors([r])[m]) {
+    // comparebookmarks' `differ`: either side unknown or hidden here, left as it is
+    if (r === undefined || m === undefined || !view.visible(r) || !view.visible(m)) continue;
+    if (r < m ? view.validdest(r, m) : false) continue; // advdst: the local one is ahead, kept
+    if (r > m && view.validdest(m, r)) {
       changes.set(name, hex);
       log(`updating bookmark ${name}`);
-    } else if (m !== undefined && g.ancestors([m])[r]) {
-      // the local bookmark is ahead of the remote one: keep it
-    } else {
-      // bookmarks._diverge: @alias of the path pulled from, else the first free @1..@99
-      const b = name === '@' ? '' : name;
-      let div: string | undefined = divergentSuffix ? `${b}@${divergentSuffix}` : undefined;
-      for (let i = 1; !div && i < 100; i++) {
-        const n = `${b}@${i}`;
-        if (!local.has(n) || local.get(n) === hex) div = n;
-      }
-      if (!div || local.get(div) === hex) continue;
-      changes.set(div, hex);
-      log(`divergent bookmark ${name} stored as ${div}`);
+      continue;
     }
+    // bookmarks._diverge: @alias of the path pulled from, else the first free @1..@99
+    const b = name === '@' ? '' : name;
+    let div: string | undefined = divergentSuffix ? `${b}@${divergentSuffix}` : undefined;
+    for (let i = 1; !div && i < 100; i++) {
+      const n = `${b}@${i}`;
+      if (!local.has(n) || local.get(n) === hex) div = n;
+    }
+    if (!div || local.get(div) === hex) continue;
+    changes.set(div, hex);
+    log(`divergent bookmark ${name} stored as ${div}`);
   }
   return changes;
 }
@@ -269,6 +272,7 @@ export async function pullFromPeer(
       g,
       opts.isDefaultPath ? 'default' : '',
       (m) => log('info', m),
+      await bookmarkView(loc, g),
     );
     if (changes.size) {
       // part of the pull for `hg rollback`: the changegroup's undo files (bookmarks as before) stay

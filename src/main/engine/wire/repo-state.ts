@@ -388,11 +388,7 @@ export class ServedRepo {
       (await readOptional(join(storeDir, 'phaseroots')))?.toString('latin1') ?? '',
     );
     const bookmarks = await readBookmarks(loc);
-    const obs = await stat(join(storeDir, 'obsstore')).catch(() => null);
-    const obsstoreVersion = obs && obs.size > 1 ? await firstByte(join(storeDir, 'obsstore')) : null;
-    // format 0 (hg < 3.3) is served without hiding anything (Sluice reads format 1)
-    const markers =
-      obsstoreVersion === 1 ? readObsstoreV1((await readOptional(join(storeDir, 'obsstore')))!) : [];
+    const { obsstoreVersion, markers } = await localMarkers(storeDir);
     return new RepoSnapshot(
       this.root,
       storeDir,
@@ -405,6 +401,87 @@ export class ServedRepo {
       { markers, pinned: markers.length ? await pinnedNodes(loc, bookmarks) : [] },
     );
   }
+}
+
+/**
+ * What bookmarks.updatefromremote sees of the local repository after a pull: its visible
+ * repoview (a hidden changeset is not `in repo`) and bookmarks.validdest (`next` is a valid
+ * destination for a bookmark at `old`).
+ */
+export interface BookmarkView {
+  visible(rev: number): boolean;
+  validdest(old: number, next: number): boolean;
+}
+
+/** A repository without markers: every revision visible, a bookmark moves to a descendant. */
+export function plainBookmarkView(graph: ChangelogGraph): BookmarkView {
+  return {
+    visible: () => true,
+    validdest: (old, next) => old !== next && Boolean(graph.ancestors([next])[old]),
+  };
+}
+
+/** The local obsstore's format and, for format 1, its markers (format 0, hg < 3.3: none are read). */
+async function localMarkers(
+  storeDir: string,
+): Promise<{ obsstoreVersion: number | null; markers: ObsMarker[] }> {
+  const obs = await stat(join(storeDir, 'obsstore')).catch(() => null);
+  const obsstoreVersion = obs && obs.size > 1 ? await firstByte(join(storeDir, 'obsstore')) : null;
+  const markers =
+    obsstoreVersion === 1 ? readObsstoreV1((await readOptional(join(storeDir, 'obsstore')))!) : [];
+  return { obsstoreVersion, markers };
+}
+
+/**
+ * What a pull's bookmark update sees of the repository at `loc` (its changelog read as `graph`):
+ * the visible repoview (repoview.computehidden) and bookmarks.validdest, which with markers takes
+ * obsutil.foreground: the descendants of the old changeset and, from its mutable ones, their
+ * successors' descendants, to a fixpoint (a bookmark follows its changeset's rewrite).
+ */
+export async function bookmarkView(loc: RepoLocation, graph: ChangelogGraph): Promise<BookmarkView> {
+  const { markers } = await localMarkers(loc.storeDir);
+  if (!markers.length) return plainBookmarkView(graph);
+  const phases = computePhases(
+    graph,
+    parsePhaseRoots((await readOptional(join(loc.storeDir, 'phaseroots')))?.toString('latin1') ?? ''),
+  );
+  const hidden = computeHidden(graph, phases, markers, await pinnedNodes(loc, await readBookmarks(loc)));
+  const successors = new Map<string, string[]>();
+  for (const m of markers) successors.set(m.prec, [...(successors.get(m.prec) ?? []), ...m.succs]);
+  const foreground = (old: number): Uint8Array => {
+    const seen = new Uint8Array(graph.length);
+    seen[old] = 1;
+    for (let grew = true; grew;) {
+      grew = false;
+      for (let r = old + 1; r < graph.length; r++) {
+        const [p1, p2] = [graph.p1[r]!, graph.p2[r]!];
+        if (!seen[r] && ((p1 >= 0 && seen[p1]) || (p2 >= 0 && seen[p2]))) seen[r] = 1;
+      }
+      // obsutil.allsuccessors of the mutable ones, transitively through unknown successors too
+      const queue = [...successors.keys()].filter((n) => {
+        const r = graph.rev(n);
+        return r !== undefined && seen[r] && phases[r] !== PHASE_PUBLIC;
+      });
+      const visited = new Set(queue);
+      while (queue.length) {
+        for (const s of successors.get(queue.pop()!) ?? []) {
+          if (visited.has(s)) continue;
+          visited.add(s);
+          queue.push(s);
+          const r = graph.rev(s);
+          if (r !== undefined && !seen[r]) {
+            seen[r] = 1;
+            grew = true;
+          }
+        }
+      }
+    }
+    return seen;
+  };
+  return {
+    visible: (r) => !hidden?.[r],
+    validdest: (old, next) => old !== next && Boolean(foreground(old)[next]),
+  };
 }
 
 /** bmstore: the repository's bookmarks as [name, hex] (malformed lines skipped, as hg does). */
