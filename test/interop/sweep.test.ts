@@ -33,6 +33,11 @@
 //   illegal component" on that repository, from hg serve as from sluice serve, and so does its
 //   clone through a packed1 bundle; Sluice's v1 clones of it pass. The v1, ssh and clone bundle
 //   tests fail there on hg's reference clone (not reduced yet: found at the session's end).
+// - Seeds 46 and 50 (wide): hg's v1 clone over HTTP, and its clone through hg's own packed1 bundle
+//   served by sluice serve, arrive corrupt (hg verify: a filelog missing). The bytes served are
+//   hg's (the bundle file as it is, Content-Length framing; hg serve's v1 stream the same); hg's
+//   client logs a name with its first bytes missing (`adding wap/inner.i`): its v1 reader over
+//   HTTP loses its place, the same bundle applied from disk verifies.
 // - A share made with `hg share -B` reads its bookmarks from the source, as hg with the share
 //   extension (the only way to make one); hg without the extension reads the share's own file.
 
