@@ -216,7 +216,9 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
     cl.clearCache();
     return await checkout(repo, ds, source, target, opts, ctx, writers);
   } finally {
-    await writers.terminate(); // idempotent: checkout() awaited it unless it failed before
+    // checkout() ends the threads itself once they have run (before its undo, after its dirstate);
+    // any other way out (a refused plan or audit, a cancel, a failed read) ends them here
+    await writers.terminate();
     await cl?.close();
     await mf.close();
   }
@@ -307,52 +309,47 @@ async function checkout(
     closer: plan,
   };
   const shared = newBatchShared(count);
-  try {
-    // Every name is checked before the first write (pathauditor, _checkcollision).
-    auditPathSet(auditor, targetMap ? targetMap.keys() : paths);
-    if (!fresh) {
-      // existing directories on the way (a fresh checkout's writer audits what mkdir finds) and
-      // untracked files in the way (a fresh checkout's exclusive creates refuse those)
-      const removing = new Set(removes);
-      const seen = new Set<string>();
-      for (const g of gets) {
-        const path = g.path;
-        auditExistingParents(auditor, path, removing, seen);
-        if (!sourceMap.has(path) && inTheWay(auditor, path, removing))
-          throw new SluiceError(
-            'DEST_EXISTS',
-            `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
-            { path: displayPath(path) },
-          );
-      }
+  // Every name is checked before the first write (pathauditor, _checkcollision).
+  auditPathSet(auditor, targetMap ? targetMap.keys() : paths);
+  if (!fresh) {
+    // existing directories on the way (a fresh checkout's writer audits what mkdir finds) and
+    // untracked files in the way (a fresh checkout's exclusive creates refuse those)
+    const removing = new Set(removes);
+    const seen = new Set<string>();
+    for (const g of gets) {
+      const path = g.path;
+      auditExistingParents(auditor, path, removing, seen);
+      if (!sourceMap.has(path) && inTheWay(auditor, path, removing))
+        throw new SluiceError(
+          'DEST_EXISTS',
+          `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
+          { path: displayPath(path) },
+        );
     }
-
-    if (opts.emitStart)
-      ctx.emit({
-        type: 'start',
-        kind: 'update',
-        files: count,
-        bytes: 0,
-        requirements: [...repo.requirements].sort(),
-        source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
-        dest: root,
-      });
-    if (opts.announce)
-      ctx.log(
-        'info',
-        target.bookmark !== undefined
-          ? `updating to bookmark ${target.bookmark}` +
-              (target.branch !== 'default' ? ` on branch ${target.branch}` : '')
-          : `updating to branch ${target.branch}`,
-      );
-    // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice
-    // writes `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
-    ctx.phase('checkout');
-    ctx.throwIfCancelled();
-  } catch (e) {
-    await writers.terminate();
-    throw e;
   }
+
+  if (opts.emitStart)
+    ctx.emit({
+      type: 'start',
+      kind: 'update',
+      files: count,
+      bytes: 0,
+      requirements: [...repo.requirements].sort(),
+      source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
+      dest: root,
+    });
+  if (opts.announce)
+    ctx.log(
+      'info',
+      target.bookmark !== undefined
+        ? `updating to bookmark ${target.bookmark}` +
+            (target.branch !== 'default' ? ` on branch ${target.branch}` : '')
+        : `updating to branch ${target.branch}`,
+    );
+  // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice
+  // writes `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
+  ctx.phase('checkout');
+  ctx.throwIfCancelled();
   if (plan.background) ctx.log('debug', `starting ${plan.threads} threads for background file closing`);
   const progress = new ProgressTracker(ctx, { bytes: 0, files: count });
   const writer = new WorkingCopyWriter(auditor);

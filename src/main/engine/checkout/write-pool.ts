@@ -210,9 +210,9 @@ export class FileWriters {
         stop();
         throw e;
       }
-      if (!Atomics.load(control, CTL_STOP)) this.spawn(this.countFor(n));
-      // prestarted workers beyond what this batch needs end now
+      // the workers this batch needs: started now if not prestarted, the others end
       const want = Atomics.load(control, CTL_STOP) ? 0 : this.countFor(n);
+      this.spawn(want);
       for (const w of this.workers.splice(want)) {
         w.removeAllListeners('exit').removeAllListeners('error');
         void w.terminate();

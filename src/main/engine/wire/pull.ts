@@ -104,7 +104,7 @@ export function bookmarkChanges(
     const m = revOf(mine);
     // comparebookmarks' `differ`: either side unknown or hidden here, left as it is
     if (r === undefined || m === undefined || !view.visible(r) || !view.visible(m)) continue;
-    if (r < m ? view.validdest(r, m) : false) continue; // advdst: the local one is ahead, kept
+    if (r < m && view.validdest(r, m)) continue; // advdst: the local one is ahead, kept
     if (r > m && view.validdest(m, r)) {
       changes.set(name, hex);
       log(`updating bookmark ${name}`);
@@ -265,14 +265,15 @@ export async function pullFromPeer(
   let bookmarksChanged = 0;
   if (applied.bookmarks.length) {
     const g = await ChangelogGraph.read(loc.storeDir);
-    const localMarks = new Map(await readBookmarks(loc));
+    const local = await readBookmarks(loc);
+    const localMarks = new Map(local);
     const changes = bookmarkChanges(
       localMarks,
       applied.bookmarks,
       g,
       opts.isDefaultPath ? 'default' : '',
       (m) => log('info', m),
-      await bookmarkView(loc, g),
+      await bookmarkView(loc, g, local),
     );
     if (changes.size) {
       // part of the pull for `hg rollback`: the changegroup's undo files (bookmarks as before) stay

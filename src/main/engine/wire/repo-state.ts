@@ -438,16 +438,24 @@ async function localMarkers(
  * obsutil.foreground: the descendants of the old changeset and, from its mutable ones, their
  * successors' descendants, to a fixpoint (a bookmark follows its changeset's rewrite).
  */
-export async function bookmarkView(loc: RepoLocation, graph: ChangelogGraph): Promise<BookmarkView> {
+export async function bookmarkView(
+  loc: RepoLocation,
+  graph: ChangelogGraph,
+  bookmarks: [string, string][],
+): Promise<BookmarkView> {
   const { markers } = await localMarkers(loc.storeDir);
   if (!markers.length) return plainBookmarkView(graph);
   const phases = computePhases(
     graph,
     parsePhaseRoots((await readOptional(join(loc.storeDir, 'phaseroots')))?.toString('latin1') ?? ''),
   );
-  const hidden = computeHidden(graph, phases, markers, await pinnedNodes(loc, await readBookmarks(loc)));
+  const hidden = computeHidden(graph, phases, markers, await pinnedNodes(loc, bookmarks));
   const successors = new Map<string, string[]>();
-  for (const m of markers) successors.set(m.prec, [...(successors.get(m.prec) ?? []), ...m.succs]);
+  for (const m of markers) {
+    const known = successors.get(m.prec);
+    if (known) known.push(...m.succs);
+    else successors.set(m.prec, [...m.succs]);
+  }
   const foreground = (old: number): Uint8Array => {
     const seen = new Uint8Array(graph.length);
     seen[old] = 1;
