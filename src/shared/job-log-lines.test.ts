@@ -63,7 +63,7 @@ describe('JobLogLines', () => {
   it('announces the totals from the first progress when the start did not know them', () => {
     const log = new JobLogLines();
     log.add({ ...base, type: 'start', kind: 'apply', files: 0, bytes: 0, requirements: [], source: '/b.hg' });
-    log.add({
+    const totals: SluiceEvent = {
       ...base,
       type: 'progress',
       bytes: 0,
@@ -72,17 +72,9 @@ describe('JobLogLines', () => {
       totalFiles: 2,
       bytesPerSec: 0,
       elapsedMs: 0,
-    });
-    log.add({
-      ...base,
-      type: 'progress',
-      bytes: 0,
-      files: 0,
-      totalBytes: 2048,
-      totalFiles: 2,
-      bytesPerSec: 0,
-      elapsedMs: 0,
-    });
+    };
+    log.add(totals);
+    log.add(totals);
     expect(log.takeLines()).toEqual(['2 files to transfer, 2.00 KB of data']);
   });
 });

@@ -28,16 +28,18 @@ import {
 
 const EVOLVE = ['--config', 'experimental.evolution=all'];
 
+/** hg -R REPO ARGS, its output; throws with hg's stderr when it fails */
+function hg(repo: string, ...args: string[]): string {
+  const r = spawnSync('hg', ['-R', repo, ...args], { env: HG_ENV, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`hg ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
 describe.skipIf(missing('hg'))(`sluice pull brings obsolescence markers${skipNote('hg')}`, () => {
   let work = '';
   let src = '';
   let server: HgServer | undefined;
   let lastObsstore = Buffer.alloc(0);
-  const hg = (repo: string, ...args: string[]): string => {
-    const r = spawnSync('hg', ['-R', repo, ...args], { env: HG_ENV, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`hg ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  };
 
   beforeAll(async () => {
     work = tempDir('pull-obsmarkers');
@@ -228,11 +230,6 @@ describe.skipIf(missing('hg', 'hg-python'))(
     let work = '';
     let src = '';
     let server: HgServer | undefined;
-    const hg = (repo: string, ...args: string[]): string => {
-      const r = spawnSync('hg', ['-R', repo, ...args], { env: HG_ENV, encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`hg ${args.join(' ')}: ${r.stderr}`);
-      return r.stdout;
-    };
 
     beforeAll(async () => {
       work = tempDir('pull-obsmarkers-listkeys');
