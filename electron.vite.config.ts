@@ -119,10 +119,10 @@ export default defineConfig({
         input: {
           index: resolve(root, 'src/main/index.ts'),
           'engine-worker': resolve(root, 'src/main/host/engine-worker.ts'),
-          // verify's filelog scans (src/main/engine/verify/scan-pool.ts looks for it beside the bundle)
-          'verify-worker': resolve(root, 'src/main/engine/verify/filelog-worker.ts'),
-          // checkout's file writers (src/main/engine/checkout/write-pool.ts looks for it beside the bundle)
-          'checkout-worker': resolve(root, 'src/main/engine/checkout/checkout-worker.ts'),
+          // verify's filelog scans (src/main/engine/operations/verify/scan-pool.ts looks for it beside the bundle)
+          'verify-worker': resolve(root, 'src/main/engine/operations/verify/filelog-worker.ts'),
+          // checkout's file writers (src/main/engine/working-copy/write-pool.ts looks for it beside the bundle)
+          'checkout-worker': resolve(root, 'src/main/engine/working-copy/checkout-worker.ts'),
           'web-host': resolve(root, 'src/web-host/main.ts'),
         },
       },

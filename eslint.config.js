@@ -30,6 +30,33 @@ const ENGINE_MESSAGE =
 const RENDERER_MESSAGE =
   'src/renderer runs in a sandboxed page: no Node modules, no Electron (use window.sluice)';
 
+const MECHANISM_MESSAGE =
+  "the engine's mechanisms (formats, codecs, revlog, store, repo, changegroup, working copy, closer, protocol, client) sit below the operations and the job runner: take what you need as a parameter (context/job-context.ts)";
+const OPERATION_MESSAGE = 'operations sit below the job runner (job/ dispatches to them, never the reverse)';
+
+/** The engine's rules for `files`: plain Node, and the layer imports `layer` forbids. */
+function engineRules(files, ignores, layer) {
+  return {
+    files,
+    ignores,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...[ELECTRON, REACT, folders('renderer', 'preload')].map((regex) => ({
+              regex,
+              message: ENGINE_MESSAGE,
+            })),
+            ...layer,
+          ],
+        },
+      ],
+      'no-restricted-syntax': ['error', ...noDynamicLoad([ELECTRON, REACT], ENGINE_MESSAGE)],
+    },
+  };
+}
+
 export default tseslint.config(
   {
     ignores: [
@@ -50,21 +77,13 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
     },
   },
-  {
-    files: ['src/main/engine/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [ELECTRON, REACT, folders('renderer', 'preload')].map((regex) => ({
-            regex,
-            message: ENGINE_MESSAGE,
-          })),
-        },
-      ],
-      'no-restricted-syntax': ['error', ...noDynamicLoad([ELECTRON, REACT], ENGINE_MESSAGE)],
-    },
-  },
+  engineRules(
+    ['src/main/engine/**'],
+    ['src/main/engine/operations/**', 'src/main/engine/job/**'],
+    [{ regex: folders('operations', 'job'), message: MECHANISM_MESSAGE }],
+  ),
+  engineRules(['src/main/engine/operations/**'], [], [{ regex: folders('job'), message: OPERATION_MESSAGE }]),
+  engineRules(['src/main/engine/job/**'], [], []),
   {
     files: ['src/renderer/**'],
     ignores: ['**/*.test.ts', '**/*.test.tsx'],

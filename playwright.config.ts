@@ -2,9 +2,9 @@
 // it on a random port), plus e2e/electron.spec.ts where an Electron binary exists. Never downloads
 // browsers: Chromium comes from the system (SLUICE_CHROMIUM overrides the path).
 import { defineConfig } from '@playwright/test';
-import { toolPath } from './src/main/engine/test-support';
+import { toolPath } from './test/support/env';
 
-/** test-support's chromium probe: SLUICE_CHROMIUM, else /usr/bin/chromium. */
+/** test/support/env.ts's chromium probe: SLUICE_CHROMIUM, else /usr/bin/chromium. */
 export const CHROMIUM_PATH = toolPath('chromium') ?? process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 
 export default defineConfig({

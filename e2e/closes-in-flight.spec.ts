@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { test, expect, makeTempDir, PROJECT_ROOT, type TempDir } from './fixtures';
 import { WEB_HOST_ENTRY } from './fixtures/paths';
-import { probe } from '../src/main/engine/test-support';
+import { probe } from '../test/support/env';
 import { packed1Header } from '../src/main/engine/format/packed1';
 import { THREADPOOL_RESERVE, threadpoolSizeFor } from '../src/main/engine/closer/threadpool';
 

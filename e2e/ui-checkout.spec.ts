@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { missing, skipNote } from '../src/main/engine/test-support';
+import { missing, skipNote } from '../test/support/env';
 import { test, expect, repoFromFixture, startHgServe, type HgServe } from './fixtures';
 import { expectTransferState, hgVerify, openCloneDialog, screenshot, transferRow } from './ui-helpers';
 

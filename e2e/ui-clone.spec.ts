@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
-import { missing, skipNote } from '../src/main/engine/test-support';
+import { missing, skipNote } from '../test/support/env';
 import { test, expect, repoFromFixture, startHgServe, startWebHost, type HgServe } from './fixtures';
 import {
   expectTransferState,

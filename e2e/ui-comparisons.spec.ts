@@ -3,7 +3,7 @@
 // jobs' done events) and exports them.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { missing, skipNote } from '../src/main/engine/test-support';
+import { missing, skipNote } from '../test/support/env';
 import { test, expect, FIXTURES_DIR, repoFromFixture, startHgServe } from './fixtures';
 import { screenshot } from './ui-helpers';
 

@@ -1,4 +1,4 @@
-// The renderer against a simulated host (src/renderer/src/testing/demo-host.ts served in place of
+// The renderer against a simulated host (test/support/renderer/demo-host.ts served in place of
 // the web host's bridge.js): states the real engine rarely produces on demand — a 250,000-line
 // debug log, a stalled transfer, a network failure — checked for behaviour (speed is printed, benchmarks measure it).
 import { build } from 'esbuild';
@@ -12,7 +12,7 @@ let demoBridge: string | undefined;
 async function openWithDemoHost(page: Page, origin: string, url: string, speed: number): Promise<void> {
   demoBridge ??= (
     await build({
-      entryPoints: [join(PROJECT_ROOT, 'src/renderer/src/testing/demo-host.ts')],
+      entryPoints: [join(PROJECT_ROOT, 'test/support/renderer/demo-host.ts')],
       bundle: true,
       format: 'iife',
       platform: 'browser',

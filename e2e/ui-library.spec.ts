@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
-import { missing, skipNote } from '../src/main/engine/test-support';
+import { missing, skipNote } from '../test/support/env';
 import { test, expect, repoFromFixture, startHgServe, PROJECT_ROOT, type HgServe } from './fixtures';
 import { expectTransferState, openCloneDialog, SCREENSHOT_DIR, transferRow } from './ui-helpers';
 

@@ -32,12 +32,12 @@ const lazyBuiltins = {
   },
 };
 
-// verify-worker: verify's filelog scans on worker threads (src/main/engine/verify/scan-pool.ts finds it);
-// checkout-worker: checkout's file writers (src/main/engine/checkout/write-pool.ts finds it)
+// verify-worker: verify's filelog scans on worker threads (src/main/engine/operations/verify/scan-pool.ts finds it);
+// checkout-worker: checkout's file writers (src/main/engine/working-copy/write-pool.ts finds it)
 const entryPoints = {
   sluice: 'src/cli/main.ts',
-  'verify-worker': 'src/main/engine/verify/filelog-worker.ts',
-  'checkout-worker': 'src/main/engine/checkout/checkout-worker.ts',
+  'verify-worker': 'src/main/engine/operations/verify/filelog-worker.ts',
+  'checkout-worker': 'src/main/engine/working-copy/checkout-worker.ts',
 };
 if (!existsSync(entryPoints.sluice)) {
   console.log('build-cli: src/cli/main.ts not there yet, nothing to build');

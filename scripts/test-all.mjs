@@ -30,18 +30,9 @@ function electronNode() {
   };
 }
 
-// The engine's unit tests again on Electron's Node (native zlib zstd, its fs and worker_threads);
-// the live-hg generate interop (hg's time more than Node's) and the probe test (child vitest
-// runs about test-support, no engine code) stay in the main vitest step only.
-const ENGINE_ON_ELECTRON_NODE = [
-  'node_modules/vitest/vitest.mjs',
-  'run',
-  'src/main/engine',
-  '--exclude',
-  'src/main/engine/generate/hg-interop.test.ts',
-  '--exclude',
-  'src/main/engine/test-support.test.ts',
-];
+// The engine's unit tests (test/unit/engine) again on Electron's Node (native zlib zstd, its fs and
+// worker_threads); the live-hg interop tests (hg's time more than Node's) run in the main step only.
+const ENGINE_ON_ELECTRON_NODE = ['node_modules/vitest/vitest.mjs', 'run', 'test/unit/engine'];
 
 const steps = [
   ['typecheck', 'npx', ['tsc', '--noEmit', '-p', 'tsconfig.json']],

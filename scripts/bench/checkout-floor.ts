@@ -13,7 +13,7 @@ import { hash } from 'node:crypto';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { inflateSync } from 'node:zlib';
-import { zstdDecompress } from '../../src/main/engine/format/zstd';
+import { zstdDecompress } from '../../src/main/engine/codec/zstd';
 import { locateRepository } from '../../src/main/engine/store/requirements';
 import { walkStore } from '../../src/main/engine/store/walk';
 

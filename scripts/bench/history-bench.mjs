@@ -109,7 +109,7 @@ export async function run(options = {}) {
   const verify = await rounds(reps, [
     ...nodes.flatMap(([label, bin]) => [
       { name: `sluice verify (${label})`, cmd: bin, args: () => [SLUICE, 'verify', '-q', corpus] },
-      // the default has no scan worker on 2 cores (verify/scan-pool.ts defaultScanWorkers): one
+      // the default has no scan worker on 2 cores (operations/verify/scan-pool.ts defaultScanWorkers): one
       // worker beside the main thread, for comparison
       {
         name: `sluice verify --workers 1 (${label})`,

@@ -5,7 +5,7 @@
 import { debugLine, formatHgBytes, transferredLine, type SluiceEvent } from '../shared/events';
 import type { JobRequest } from '../shared/jobs';
 import { isSluiceError } from '../main/engine/errors';
-import { JobContext, type JobContextOptions } from '../main/engine/job/job-context';
+import { JobContext, type JobContextOptions } from '../main/engine/context/job-context';
 import { runJob } from '../main/engine/job/run-job';
 import { EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, type CliIO } from './command';
 import { ProgressBar } from './progress-bar';

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBundleBytesToRepo } from '../../src/main/engine/changegroup';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { missing, removeDir, skipNote, tempDirMaker } from '../../src/main/engine/test-support';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { missing, removeDir, skipNote, tempDirMaker } from '../support/env';
 import { copyRepo, hg, makeBundle, makeSourceRepo, treeHash, verifyOk } from '../interop/changegroup-support';
 import {
   asyncPieces,

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { deflateSync, gzipSync } from 'node:zlib';
-import { openStreamBundle } from '../../src/main/engine/format/bundle-file';
+import { openStreamBundle } from '../../src/main/engine/format/stream-bundle-file';
 import {
   Bundle2Writer,
   int32,

@@ -14,13 +14,7 @@ import type { ByteSource } from '../../src/main/engine/format/byte-source';
 import type { StreamReader } from '../../src/main/engine/format/stream-reader';
 import { STREAM2_PARAMS, readStream2Part } from '../../src/main/engine/format/stream2';
 
-export {
-  FIXTURES,
-  FIXTURE_BUNDLES,
-  SHAPES,
-  chunked as asyncPieces,
-  fixture,
-} from '../../src/main/engine/test-support';
+export { FIXTURES, FIXTURE_BUNDLES, SHAPES, chunked as asyncPieces, fixture } from '../support/env';
 
 const MULT = Math.max(0, Number(process.env.FUZZ_RUNS ?? 1));
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined;

@@ -9,17 +9,11 @@ import { deflateSync } from 'node:zlib';
 import { RevlogIndexParser, parseRevlogIndex } from '../../src/main/engine/revlog/index';
 import { Revlog } from '../../src/main/engine/revlog/revlog';
 import { chunkNeedsPreparation, decompressChunk } from '../../src/main/engine/revlog/chunk';
-import { prepareZstd, scanZstdFrame } from '../../src/main/engine/revlog/zstd';
+import { prepareZstd, scanZstdFrame } from '../../src/main/engine/codec/revlog-zstd';
 import { applyDelta, patchText } from '../../src/main/engine/revlog/mpatch';
 import { copySource, parseChangelogEntry, parseManifest } from '../../src/main/engine/revlog/texts';
-import {
-  SHAPES,
-  buildRevlog,
-  extractFixture,
-  makeTempDir,
-  removeDir,
-} from '../../src/main/engine/revlog/test-support';
-import { verifyRepository } from '../../src/main/engine/verify/verify';
+import { SHAPES, buildRevlog, extractFixture, makeTempDir, removeDir } from '../support/revlog';
+import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
 import { cutsArb, mutate, mutatedArb, params, parsesOrSluiceError, splitBy } from './fuzz-support';
 
 interface RevlogFile {

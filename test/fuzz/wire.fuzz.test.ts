@@ -7,20 +7,23 @@ import fc from 'fast-check';
 import { spawnSync } from 'node:child_process';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { Capabilities, decodeBundle2Caps } from '../../src/main/engine/wire/capabilities';
-import { HttpPeer } from '../../src/main/engine/wire/http-peer';
-import type { HttpResponse, HttpSession } from '../../src/main/engine/wire/http-client';
-import { DigestSession, chooseChallenge, parseChallenges } from '../../src/main/engine/wire/http-auth';
-import { decodeBinaryBookmarks, decodePhaseHeads } from '../../src/main/engine/wire/clone';
+import { Capabilities, decodeBundle2Caps } from '../../src/main/engine/protocol/capabilities';
+import { HttpPeer } from '../../src/main/engine/client/http-peer';
+import type { HttpResponse, HttpSession } from '../../src/main/engine/client/http-client';
+import { DigestSession, chooseChallenge, parseChallenges } from '../../src/main/engine/client/http-auth';
+import { decodeBinaryBookmarks, decodePhaseHeads } from '../../src/main/engine/operations/clone/clone';
 import {
   decodeKeys,
   decodeNodeList,
   parseQs,
   unescapeBatchArg,
   unquote,
-} from '../../src/main/engine/wire/wire-encoding';
-import { parsePhaseRoots } from '../../src/main/engine/wire/changelog-graph';
-import { parseBundleSpec, parseCloneBundlesManifest } from '../../src/main/engine/wire/clone-bundles';
+} from '../../src/main/engine/protocol/wire-encoding';
+import { parsePhaseRoots } from '../../src/main/engine/repo/changelog-graph';
+import {
+  parseBundleSpec,
+  parseCloneBundlesManifest,
+} from '../../src/main/engine/operations/clone/clone-bundles';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
 import {
   b85decode,

@@ -11,8 +11,8 @@ import {
   createEmptyRepository,
 } from '../../src/main/engine/changegroup';
 import { SluiceError } from '../../src/main/engine/errors';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { hgSync, missing, skipNote } from '../../src/main/engine/test-support';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { hgSync, missing, skipNote } from '../support/env';
 import { treeHash } from '../interop/changegroup-support';
 import { DEFAULT_MAX_REVISION_SIZE } from '../../src/main/engine/format/limits';
 import { onLineBoundaries } from '../../src/main/engine/revlog/mpatch';
@@ -95,7 +95,7 @@ describe('bytes after the bundle2 end-of-stream marker', () => {
       const repo = await emptyRepo();
       expect((await applyBundleBytesToRepo(repo, pieces(honest), new JobContext())).changesets).toBe(1);
       // the same core with garbage after the end marker, recompressed
-      const { compressStream } = await import('../../src/main/engine/format/compression');
+      const { compressStream } = await import('../../src/main/engine/codec/compression');
       const core = Buffer.concat([(await bundle2Of(craftCg2(files).cg)).subarray(8), Buffer.from('junk')]);
       const out: Uint8Array[] = [];
       for await (const c of compressStream(compression, pieces(core))) out.push(c);
@@ -522,7 +522,8 @@ describe('phases a hostile sender names', () => {
 
 describe('sluice apply BUNDLE DEST of a hostile bundle', () => {
   it('into a new DEST: a typed error and nothing left at DEST or beside it', async () => {
-    const { applyChangegroupBundleFile } = await import('../../src/main/engine/apply/apply-changegroup');
+    const { applyChangegroupBundleFile } =
+      await import('../../src/main/engine/operations/apply/apply-changegroup-bundle');
     const { mkdirSync, readdirSync, writeFileSync } = await import('node:fs');
     const parent = join(work, `apply-${n++}`);
     mkdirSync(parent);
@@ -544,7 +545,7 @@ describe('sluice apply BUNDLE DEST of a hostile bundle', () => {
 
 describe('a stream clone bundle announcing more than the disk holds', () => {
   it('is refused before anything is written (IO, ENOSPC), not written until the disk is full', async () => {
-    const { applyBundleFile } = await import('../../src/main/engine/apply/apply-bundle');
+    const { applyBundleFile } = await import('../../src/main/engine/operations/apply/apply-stream-bundle');
     const { stream2EntryHeader, stream2Params } = await import('../../src/main/engine/format/stream2');
     const { mkdirSync, readdirSync, writeFileSync } = await import('node:fs');
     const huge = 2 ** 47; // 128 TiB; the data itself could be a few KiB of zstd RLE blocks
@@ -571,7 +572,7 @@ describe('a stream clone bundle announcing more than the disk holds', () => {
   });
 
   it("a size that fits the free space but not the free space less the reserve is refused the same way (the guard's rule)", async () => {
-    const { applyBundleFile } = await import('../../src/main/engine/apply/apply-bundle');
+    const { applyBundleFile } = await import('../../src/main/engine/operations/apply/apply-stream-bundle');
     const { stream2EntryHeader, stream2Params } = await import('../../src/main/engine/format/stream2');
     const { mkdirSync, readdirSync, writeFileSync } = await import('node:fs');
     const size = 6 << 20; // 8 MiB free (a fake probe), 4 MiB kept

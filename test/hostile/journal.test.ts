@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
 import { SluiceError } from '../../src/main/engine/errors';
-import { updateWorkingCopy } from '../../src/main/engine/checkout/update';
-import { JobContext } from '../../src/main/engine/job/job-context';
+import { updateWorkingCopy } from '../../src/main/engine/operations/update/update';
+import { JobContext } from '../../src/main/engine/context/job-context';
 import { bundle2Of, craftCg2, pieces } from './craft';
 
 const work = mkdtempSync(join(tmpdir(), 'sluice-hostile-journal-'));

@@ -1,4 +1,4 @@
-// A local repository as clone or pull source (wire/local-peer.ts: serveStdio in process): a
+// A local repository as clone or pull source (operations/local-peer.ts: serveStdio in process): a
 // cancel mid-pull, or a source that fails mid-changegroup (a corrupt filelog), leaves the
 // destination as it was (a pull's transaction rolled back, no lock or journal left; a clone's DEST
 // absent), and the source untouched.
@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
 import { SluiceError } from '../../src/main/engine/errors';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { buildRevlog } from '../../src/main/engine/revlog/test-support';
-import { extractFixture, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
-import { pullFromUrl } from '../../src/main/engine/wire/pull';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { buildRevlog } from '../support/revlog';
+import { extractFixture, removeDir, tempDirMaker } from '../support/env';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
 import type { JobPhase } from '../../src/shared/events';
 import { treeHash } from '../interop/changegroup-support';
 import { bundle2Of, craftCg2, pieces } from './craft';

@@ -8,14 +8,14 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
-import { updateWorkingCopy } from '../../src/main/engine/checkout/update';
+import { updateWorkingCopy } from '../../src/main/engine/operations/update/update';
 import { SluiceError } from '../../src/main/engine/errors';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { buildRevlog } from '../../src/main/engine/revlog/test-support';
-import { removeDir, tempDirMaker } from '../../src/main/engine/test-support';
-import { verifyRepository } from '../../src/main/engine/verify/verify';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
-import { startServer } from '../../src/main/engine/wire/server';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { buildRevlog } from '../support/revlog';
+import { removeDir, tempDirMaker } from '../support/env';
+import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { startServer } from '../../src/main/engine/operations/serve/http-server';
 import { bundle2Of, craftCg2, pieces, zstdFrame } from './craft';
 
 const CONTENT = 'hostile revlog\n'.repeat(20);

@@ -15,20 +15,17 @@ import {
   BETWEEN_MAX_PAIRS,
   GETBUNDLE_MAX_LIST,
   REQUEST_ARGS_COUNT_MAX,
-} from '../../src/main/engine/wire/server-limits';
-import { startServer, type RunningServer, type ServerOptions } from '../../src/main/engine/wire/server';
-import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { bundle2Of, craftCg2, pieces } from './craft';
+} from '../../src/main/engine/operations/serve/server-limits';
 import {
-  FIXTURES,
-  extractFixture,
-  hgSync,
-  missing,
-  removeDir,
-  tempDirMaker,
-} from '../../src/main/engine/test-support';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
+  startServer,
+  type RunningServer,
+  type ServerOptions,
+} from '../../src/main/engine/operations/serve/http-server';
+import { applyBundle2ToRepo, createEmptyRepository } from '../../src/main/engine/changegroup';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { bundle2Of, craftCg2, pieces } from './craft';
+import { FIXTURES, extractFixture, hgSync, missing, removeDir, tempDirMaker } from '../support/env';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
 
 let work = '';
 let repo = '';

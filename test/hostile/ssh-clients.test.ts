@@ -7,15 +7,15 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, extractFixture, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import { ROOT, extractFixture, removeDir, tempDirMaker } from '../support/env';
 import {
   BATCH_MAX_COMMANDS,
   BETWEEN_MAX_PAIRS,
   GETBUNDLE_MAX_LIST,
   REQUEST_ARGS_COUNT_MAX,
   REQUEST_ARGS_MAX,
-} from '../../src/main/engine/wire/server-limits';
-import { serveStdio, type StdioServerOptions } from '../../src/main/engine/wire/ssh-server';
+} from '../../src/main/engine/operations/serve/server-limits';
+import { serveStdio, type StdioServerOptions } from '../../src/main/engine/operations/serve/stdio-server';
 
 let work = '';
 let repo = '';

@@ -7,12 +7,12 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { ROOT, extractFixture, removeDir, tempDirMaker } from '../../src/main/engine/test-support';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { ROOT, extractFixture, removeDir, tempDirMaker } from '../support/env';
 import { createEmptyRepository } from '../../src/main/engine/changegroup';
-import { pullFromUrl } from '../../src/main/engine/wire/pull';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
 import { treeHash } from '../interop/changegroup-support';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
 
 let work = '';
 beforeAll(() => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
-import { parseSshUrl, sshCommandLine } from '../../src/main/engine/wire/ssh-command';
+import { parseSshUrl, sshCommandLine } from '../../src/main/engine/client/ssh-command';
 
 const work = mkdtempSync(join(tmpdir(), 'sluice-hostile-ssh-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -51,7 +51,7 @@ describe.skipIf(process.platform === 'win32')('ssh:// URLs through the shell', (
 
 describe('http(s) URLs with malformed escapes in their credentials', () => {
   it('are split as typed, not a URIError', async () => {
-    const { splitUrlCredentials } = await import('../../src/main/engine/wire/http-client');
+    const { splitUrlCredentials } = await import('../../src/main/engine/client/http-client');
     expect(splitUrlCredentials('http://a%zz:p%25%@127.0.0.1/r')).toEqual({
       url: 'http://127.0.0.1/r',
       credentials: { user: 'a%zz', password: 'p%25%' },

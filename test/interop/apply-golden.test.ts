@@ -5,13 +5,13 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyBundleFile } from '../../src/main/engine/apply/apply-bundle';
-import { applyStream } from '../../src/main/engine/apply/apply-stream';
+import { applyBundleFile } from '../../src/main/engine/operations/apply/apply-stream-bundle';
+import { applyStream } from '../../src/main/engine/streamclone/consume';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
-import { openStreamBundle } from '../../src/main/engine/format/bundle-file';
+import { openStreamBundle } from '../../src/main/engine/format/stream-bundle-file';
 import { readStreamOut } from '../../src/main/engine/format/stream-v1';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { FIXTURES, FIXTURE_BUNDLES } from '../../src/main/engine/test-support';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { FIXTURES, FIXTURE_BUNDLES } from '../support/env';
 import type { SluiceEvent } from '../../src/shared/events';
 
 const work = mkdtempSync(join(tmpdir(), 'sluice-apply-golden-'));

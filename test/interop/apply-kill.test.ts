@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyStream } from '../../src/main/engine/apply/apply-stream';
-import { memoryStream, syntheticEntries } from '../../src/main/engine/apply/memory-stream';
-import { JobContext } from '../../src/main/engine/job/job-context';
+import { applyStream } from '../../src/main/engine/streamclone/consume';
+import { memoryStream, syntheticEntries } from '../support/memory-stream';
+import { JobContext } from '../../src/main/engine/context/job-context';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHILD = fileURLToPath(new URL('./apply-kill-child.ts', import.meta.url));

@@ -9,12 +9,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyChangegroupBundleFile } from '../../src/main/engine/apply/apply-changegroup';
+import { applyChangegroupBundleFile } from '../../src/main/engine/operations/apply/apply-changegroup-bundle';
 import { SluiceError } from '../../src/main/engine/errors';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { hgSync, missing, skipNote } from '../../src/main/engine/test-support';
-import { pullFromUrl } from '../../src/main/engine/wire/pull';
-import { startServer } from '../../src/main/engine/wire/server';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { hgSync, missing, skipNote } from '../support/env';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
+import { startServer } from '../../src/main/engine/operations/serve/http-server';
 import { copyRepo, hg, logOf, treeHash, verifyOk } from './changegroup-support';
 import { scriptedServer } from '../wire-faults/harness';
 import { hgAsync } from './wire-support';

@@ -14,10 +14,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyBundleFile } from '../../src/main/engine/apply/apply-bundle';
-import { writeStreamBundle } from '../../src/main/engine/generate/stream-bundle';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { MAKE_CORPUS, missing, skipNote, type Tool } from '../../src/main/engine/test-support';
+import { applyBundleFile } from '../../src/main/engine/operations/apply/apply-stream-bundle';
+import { writeStreamBundle } from '../../src/main/engine/streamclone/generate';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { MAKE_CORPUS, missing, skipNote, type Tool } from '../support/env';
 import type { BundleCompression, BundleType } from '../../src/shared/jobs';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/hg/', import.meta.url));

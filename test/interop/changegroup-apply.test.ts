@@ -14,13 +14,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyChangegroupBundleFile } from '../../src/main/engine/apply/apply-changegroup';
+import { applyChangegroupBundleFile } from '../../src/main/engine/operations/apply/apply-changegroup-bundle';
 import { applyBundle2ToRepo, applyBundleBytesToRepo } from '../../src/main/engine/changegroup';
 import { SluiceError } from '../../src/main/engine/errors';
 import { Bundle2Reader, Bundle2Writer } from '../../src/main/engine/format/bundle2';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { missing, skipNote } from '../../src/main/engine/test-support';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { missing, skipNote } from '../support/env';
 import type { SluiceEvent } from '../../src/shared/events';
 import {
   BUNDLE_SPECS,

@@ -15,13 +15,13 @@ import {
   emitChangegroup,
   type ChangegroupVersion,
 } from '../../src/main/engine/changegroup/emit';
-import { APPLY_PARTS } from '../../src/main/engine/changegroup/apply';
+import { APPLY_PARTS } from '../../src/main/engine/changegroup/add-changegroup';
 import { ChangegroupReader } from '../../src/main/engine/changegroup/reader';
 import { ByteSource } from '../../src/main/engine/format/byte-source';
 import { Bundle2Reader } from '../../src/main/engine/format/bundle2';
 import { locateRepository } from '../../src/main/engine/store/requirements';
-import { ChangelogGraph } from '../../src/main/engine/wire/changelog-graph';
-import { bundle2Reply } from '../../src/main/engine/wire/bundle2-reply';
+import { ChangelogGraph } from '../../src/main/engine/repo/changelog-graph';
+import { bundle2Reply } from '../../src/main/engine/operations/serve/bundle2-reply';
 import { missing, removeDir, skipNote, tempDir } from './wire-support';
 import { hgOk, logOf, makeHistoryRepo, verifyOf, type HistoryRepo } from './pull-support';
 

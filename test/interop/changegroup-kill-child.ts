@@ -3,7 +3,7 @@
 // be killed with SIGKILL.
 import { readFileSync } from 'node:fs';
 import { applyBundleBytesToRepo } from '../../src/main/engine/changegroup';
-import { JobContext } from '../../src/main/engine/job/job-context';
+import { JobContext } from '../../src/main/engine/context/job-context';
 
 const [repo, bundle] = process.argv.slice(2) as [string, string];
 const bytes = readFileSync(bundle);

@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyBundleBytesToRepo } from '../../src/main/engine/changegroup';
-import { readAhead } from '../../src/main/engine/apply/apply-bundle';
-import { JobContext } from '../../src/main/engine/job/job-context';
+import { readAhead } from '../../src/main/engine/operations/apply/apply-stream-bundle';
+import { JobContext } from '../../src/main/engine/context/job-context';
 import { lockExists } from '../../src/main/engine/repo/lock';
 import { RepoWriteSession } from '../../src/main/engine/repo/write-session';
-import { missing, skipNote } from '../../src/main/engine/test-support';
+import { missing, skipNote } from '../support/env';
 import { copyRepo, hg, logOf, makeBundle, makeSourceRepo, treeHash, verifyOk } from './changegroup-support';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

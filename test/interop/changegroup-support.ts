@@ -11,7 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { hgSync } from '../../src/main/engine/test-support';
+import { hgSync } from '../support/env';
 
 export function hg(args: string[], cwd?: string): string {
   const r = hgSync(args, cwd);

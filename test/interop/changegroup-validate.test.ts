@@ -7,9 +7,9 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyChangegroupBundleFile } from '../../src/main/engine/apply/apply-changegroup';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { missing, removeDir, skipNote, tempDirMaker } from '../../src/main/engine/test-support';
+import { applyChangegroupBundleFile } from '../../src/main/engine/operations/apply/apply-changegroup-bundle';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { missing, removeDir, skipNote, tempDirMaker } from '../support/env';
 import { copyRepo, hg, logOf, verifyOk } from './changegroup-support';
 
 const makeTempDir = tempDirMaker('cg-validate');

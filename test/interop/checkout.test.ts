@@ -21,24 +21,16 @@ import {
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { debugstateEntries, workingCopyTree } from './working-copy-support';
-import { updateWorkingCopy, type UpdateOptions } from '../../src/main/engine/checkout/update';
-import { verifyRepository } from '../../src/main/engine/verify/verify';
+import { updateWorkingCopy, type UpdateOptions } from '../../src/main/engine/operations/update/update';
+import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
 import { runJob } from '../../src/main/engine/job/run-job';
 import { startHgServe } from './wire-support';
 import { SluiceError } from '../../src/main/engine/errors';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import {
-  HG_PYTHON,
-  MAKE_CORPUS,
-  hgSync,
-  missing,
-  removeDir,
-  skipNote,
-  tempDirMaker,
-} from '../../src/main/engine/test-support';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { HG_PYTHON, MAKE_CORPUS, hgSync, missing, removeDir, skipNote, tempDirMaker } from '../support/env';
 import type { SluiceEvent } from '../../src/shared/events';
 
-// test-support's probes: locally a missing tool skips (named in the title), under CI=true it fails
+// test/support/env.ts's probes: locally a missing tool skips (named in the title), under CI=true it fails
 const hasHg = !missing('hg');
 const hasHgPython = !missing('hg', 'hg-python');
 const hasCorpus = !missing('hg', 'make-corpus');

@@ -7,10 +7,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SluiceEvent } from '../../src/shared/events';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
-import { pullFromUrl } from '../../src/main/engine/wire/pull';
-import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
+import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import { hasHg, removeDir, startHgServe, tempDir, type HgServer } from './wire-support';
 import { hgOk, logOf, makeHistoryRepo, verifyOf, type HistoryRepo } from './pull-support';
 

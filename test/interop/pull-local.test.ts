@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../src/main/engine/test-support';
+import { ROOT, hgSync, missing, removeDir, skipNote, tempDirMaker } from '../support/env';
 
 const SLUICE_BIN = existsSync(join(ROOT, 'bin', 'sluice.cjs'))
   ? join(ROOT, 'bin', 'sluice.cjs')

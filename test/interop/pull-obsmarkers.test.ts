@@ -8,10 +8,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { pullFromUrl } from '../../src/main/engine/wire/pull';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
-import { HG_PYTHON } from '../../src/main/engine/test-support';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { HG_PYTHON } from '../support/env';
 import { SluiceError } from '../../src/main/engine/errors';
 import { mergeObsmarkers, splitMarkersV1 } from '../../src/main/engine/repo/obsstore';
 import {

@@ -6,7 +6,7 @@
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import { hasHg, removeDir, startHgServe, tempDir, type HgServer } from './wire-support';
 import { hgOk, logOf, makeHistoryRepo, verifyOf, type HistoryRepo } from './pull-support';
 

@@ -7,8 +7,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { pullFromUrl } from '../../src/main/engine/wire/pull';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
 import { hgOk, verifyOf } from './pull-support';
 import { missing, removeDir, skipNote, startHgServe, tempDir, type HgServer } from './wire-support';
 

@@ -16,15 +16,15 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyChangegroupBundleFile } from '../../src/main/engine/apply/apply-changegroup';
-import { updateWorkingCopy } from '../../src/main/engine/checkout/update';
+import { applyChangegroupBundleFile } from '../../src/main/engine/operations/apply/apply-changegroup-bundle';
+import { updateWorkingCopy } from '../../src/main/engine/operations/update/update';
 import { SluiceError } from '../../src/main/engine/errors';
-import { JobContext } from '../../src/main/engine/job/job-context';
+import { JobContext } from '../../src/main/engine/context/job-context';
 import type { SluiceEvent } from '../../src/shared/events';
-import { verifyRepository } from '../../src/main/engine/verify/verify';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
-import { pullFromUrl } from '../../src/main/engine/wire/pull';
-import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
+import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import { hg, treeHash, verifyOk } from './changegroup-support';
 import { hgAsync, missing, removeDir, skipNote, startHgServe, tempDir, type HgServer } from './wire-support';
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRepoSummary } from '../../src/main/host/repo-summary';
-import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../src/main/engine/test-support';
+import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../support/env';
 
 const makeTempDir = tempDirMaker('repo-summary');
 const dirs: string[] = [];

@@ -47,12 +47,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSshd, type Sshd } from '../../scripts/sshd-harness.mjs';
 import { debugstateEntries, workingCopyTree } from './working-copy-support';
-import { JobContext, type ConnectOptions } from '../../src/main/engine/job/job-context';
-import { cloneFromUrl, type CloneResult } from '../../src/main/engine/wire/clone';
+import { JobContext, type ConnectOptions } from '../../src/main/engine/context/job-context';
+import { cloneFromUrl, type CloneResult } from '../../src/main/engine/operations/clone/clone';
 import { runJob } from '../../src/main/engine/job/run-job';
-import { verifyRepository } from '../../src/main/engine/verify/verify';
-import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
-import { HG_ENV, HG_PYTHON, ROOT, type RunResult } from '../../src/main/engine/test-support';
+import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
+import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
+import { HG_ENV, HG_PYTHON, ROOT, type RunResult } from '../support/env';
 import type { CloneRequest, JobRequest } from '../../src/shared/jobs';
 import {
   hgAsync,

@@ -4,7 +4,7 @@
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import { hgAsync, missing, skipNote, removeDir, startHgServe, tempDir, type HgServer } from './wire-support';
 
 async function hg(args: string[], cwd: string): Promise<string> {

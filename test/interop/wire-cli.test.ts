@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SluiceEvent } from '../../src/shared/events';
-import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import { ROOT, extractFixture, hgAsync, missing, removeDir, skipNote, tempDir } from './wire-support';
 
 /** The real entry (bin/sluice.mjs re-runs it as a child that a signal to the parent would not reach). */

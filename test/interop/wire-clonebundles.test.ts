@@ -9,10 +9,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobContext } from '../../src/main/engine/job/job-context';
+import { JobContext } from '../../src/main/engine/context/job-context';
 import type { SluiceEvent } from '../../src/shared/events';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
-import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import {
   FIXTURES,
   nginxPath,

@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
-import { startServer } from '../../src/main/engine/wire/server';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { startServer } from '../../src/main/engine/operations/serve/http-server';
 import {
   ROOT,
   describeClone,

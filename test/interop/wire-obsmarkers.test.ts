@@ -10,9 +10,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobContext } from '../../src/main/engine/job/job-context';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
-import { startServer, type RunningServer } from '../../src/main/engine/wire/server';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import {
   HG_ENV,
   missing,

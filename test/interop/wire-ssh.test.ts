@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSshd, type Sshd } from '../../scripts/sshd-harness.mjs';
 import { SluiceError } from '../../src/main/engine/errors';
-import { JobContext, type ConnectOptions } from '../../src/main/engine/job/job-context';
-import { cloneFromUrl } from '../../src/main/engine/wire/clone';
-import { pullFromUrl } from '../../src/main/engine/wire/pull';
+import { JobContext, type ConnectOptions } from '../../src/main/engine/context/job-context';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
 import {
   ROOT,
   describeClone,

@@ -8,13 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { freePort, waitForHttp } from '../../scripts/net-harness.mjs';
-import {
-  HG_ENV,
-  tempDirMaker,
-  toolPath,
-  MAKE_CORPUS,
-  type RunResult,
-} from '../../src/main/engine/test-support';
+import { HG_ENV, tempDirMaker, toolPath, MAKE_CORPUS, type RunResult } from '../support/env';
 
 export {
   FIXTURES,
@@ -28,9 +22,9 @@ export {
   removeDir,
   skipNote,
   type RunResult,
-} from '../../src/main/engine/test-support';
+} from '../support/env';
 
-/** The nginx binary (test-support's probe; the tests that spawn it skip or fail without it). */
+/** The nginx binary (test/support/env.ts's probe; the tests that spawn it skip or fail without it). */
 export const nginxPath = (): string => toolPath('nginx') ?? 'nginx';
 
 /** hg without blocking the event loop (an in-process server must answer it). */

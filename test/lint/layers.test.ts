@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../src/main/engine/test-support';
+import { ROOT } from '../support/env';
 
 const eslint = new ESLint({ cwd: ROOT });
 
@@ -66,5 +66,39 @@ describe('lint: the renderer imports no Node modules or Electron', () => {
       "import { useState } from 'react';\nimport { formatHgBytes } from '../../../shared/events';\n" +
       'export const x = [useState, formatHgBytes];\n';
     expect(await broken(RENDERER, code)).toEqual([]);
+  });
+});
+
+describe('lint: inside the engine, a request flows down once', () => {
+  const MECHANISM = 'src/main/engine/revlog/layer-probe.ts';
+  const OPERATION = 'src/main/engine/operations/pull/layer-probe.ts';
+
+  it.each([
+    "import { pull } from '../operations/pull/pull';\nexport const p = pull;\n",
+    "import { runJob } from '../job/run-job';\nexport const r = runJob;\n",
+  ])('a mechanism importing upwards fails: %s', async (code) => {
+    const messages = await broken(MECHANISM, code);
+    expect(
+      messages.some((m) => m.startsWith('no-restricted-imports: ') && m.includes('below the operations')),
+      messages.join('\n'),
+    ).toBe(true);
+  });
+
+  it('an operation importing the job runner fails', async () => {
+    const messages = await broken(
+      OPERATION,
+      "import { runJob } from '../../job/run-job';\nexport const r = runJob;\n",
+    );
+    expect(
+      messages.some((m) => m.includes('operations sit below the job runner')),
+      messages.join('\n'),
+    ).toBe(true);
+  });
+
+  it('operations use mechanisms and the job context freely', async () => {
+    const code =
+      "import { Revlog } from '../../revlog/revlog';\nimport type { JobContext } from '../../context/job-context';\n" +
+      'export const x: [typeof Revlog, JobContext?] = [Revlog];\n';
+    expect(await broken(OPERATION, code)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
-// sluice clone URL DEST: a stream clone over hg's wire protocol, http(s) or ssh (WIRE: wire/clone.ts).
+// sluice clone URL DEST: a stream clone over hg's wire protocol, http(s) or ssh (WIRE: operations/clone/clone.ts).
 import { createInterface } from 'node:readline';
-import type { Credentials } from '../../main/engine/wire/http-client';
+import type { Credentials } from '../../main/engine/client/http-client';
 import {
   CLOSER_HELP,
   CLOSER_OPTIONS,
@@ -16,7 +16,7 @@ import {
 } from '../command';
 import { runJobForCli } from '../job-output';
 import { withoutCredentials } from '../../shared/urls';
-import { isLocalSource } from '../../main/engine/wire/local-peer';
+import { isLocalSource } from '../../main/engine/operations/local-peer';
 
 /** hg's ui.getpass-like prompt on the terminal: user name echoed, password not. */
 export async function promptCredentials(realm: string, url: string, io: CliIO): Promise<Credentials | null> {

@@ -1,6 +1,6 @@
 // sluice inspect BUNDLE: what a stream clone bundle holds, from its header.
 import { formatHgBytes } from '../../shared/events';
-import { inspectBundle } from '../../main/engine/job/inspect';
+import { inspectBundle } from '../../main/engine/operations/apply/inspect';
 import { EXIT_ERROR, EXIT_OK, parseCommandArgs, type CliCommand } from '../command';
 
 export const command: CliCommand = {

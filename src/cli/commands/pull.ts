@@ -1,5 +1,5 @@
 // sluice pull REPO [SOURCE]: what SOURCE has that REPO lacks, with phases and bookmarks, as hg pull
-// (wire/pull.ts); --incoming only counts what a pull would bring.
+// (operations/pull/pull.ts); --incoming only counts what a pull would bring.
 import {
   OUTPUT_HELP,
   OUTPUT_OPTIONS,
@@ -11,7 +11,7 @@ import {
 import { runJobForCli } from '../job-output';
 import { promptCredentials } from './clone';
 import { withoutCredentials } from '../../shared/urls';
-import { isLocalSource } from '../../main/engine/wire/local-peer';
+import { isLocalSource } from '../../main/engine/operations/local-peer';
 
 export const command: CliCommand = {
   name: 'pull',

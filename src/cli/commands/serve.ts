@@ -1,10 +1,14 @@
 // sluice serve REPO: a read-only stream-clone server of one repository over http (WIRE:
-// wire/server.ts), or `sluice -R REPO serve --stdio`, the remote end of an ssh:// URL
-// (wire/ssh-server.ts).
+// operations/serve/http-server.ts), or `sluice -R REPO serve --stdio`, the remote end of an ssh:// URL
+// (operations/serve/stdio-server.ts).
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { checkPublicUrl, startServer, type CloneBundleFile } from '../../main/engine/wire/server';
-import { serveStdio } from '../../main/engine/wire/ssh-server';
+import {
+  checkPublicUrl,
+  startServer,
+  type CloneBundleFile,
+} from '../../main/engine/operations/serve/http-server';
+import { serveStdio } from '../../main/engine/operations/serve/stdio-server';
 import { isSluiceError } from '../../main/engine/errors';
 import {
   EXIT_ERROR,

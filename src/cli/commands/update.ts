@@ -1,4 +1,4 @@
-// sluice update REPO [REV]: check out REV into REPO's working copy (checkout/update.ts).
+// sluice update REPO [REV]: check out REV into REPO's working copy (operations/update/update.ts).
 import {
   CLOSER_HELP,
   CLOSER_OPTIONS,

@@ -1,10 +1,10 @@
-// sluice verify [REPO]: hg verify's checks and output (verify/verify.ts). Text mode prints what hg
+// sluice verify [REPO]: hg verify's checks and output (operations/verify/verify.ts). Text mode prints what hg
 // prints, on the same streams (status on stdout, problems on stderr); --json prints the job's
 // events as NDJSON. Exit 0 when no integrity error was found (warnings allowed, as hg), 1 otherwise.
 import { resolve } from 'node:path';
 import { isSluiceError, toSluiceError } from '../../main/engine/errors';
-import { JobContext, type JobEventInput } from '../../main/engine/job/job-context';
-import { verifyRepository } from '../../main/engine/verify/verify';
+import { JobContext, type JobEventInput } from '../../main/engine/context/job-context';
+import { verifyRepository } from '../../main/engine/operations/verify/verify';
 import {
   EXIT_ERROR,
   EXIT_INTERRUPTED,

@@ -4,10 +4,10 @@
 
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { OWNER_MARKER, removeStaleTemporaries, type OwnerMarker } from '../engine/apply/destination';
+import { OWNER_MARKER, removeStaleTemporaries, type OwnerMarker } from '../engine/repo/destination';
 import { inspectBundle as engineInspectBundle, JobContext, runJob as engineRunJob } from '../engine/job';
-import { probeServer as probeWireServer } from '../engine/wire/clone';
-import { startServer as startWireServer } from '../engine/wire/server';
+import { probeServer as probeWireServer } from '../engine/operations/clone/clone';
+import { startServer as startWireServer } from '../engine/operations/serve/http-server';
 import type { EventSink } from '../../shared/events';
 import type { BundleInfo, JobRequest, ServerInfo } from '../../shared/jobs';
 
@@ -108,7 +108,7 @@ export async function sweepDeadTemporaries(parent: string): Promise<void> {
 // The repository library reads repositories through these (repo-summary.ts).
 export { openChangelogTail, type ChangelogTail } from '../engine/revlog/changelog-tip';
 export { parseChangelogEntry, decodeExtra } from '../engine/revlog/texts';
-export { parseDirstateParents, DIRSTATE_PARENTS_BYTES } from '../engine/store/dirstate';
+export { parseDirstateParents, DIRSTATE_PARENTS_BYTES } from '../engine/working-copy/dirstate-parents';
 export { locateRepository, type RepoLocation } from '../engine/store/requirements';
 export { parseConfig } from '../engine/store/hgrc';
 export { withoutCredentials } from '../engine/store/repo-layout';

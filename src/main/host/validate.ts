@@ -6,7 +6,7 @@
 
 import { isAbsolute } from 'node:path';
 import { SluiceError } from '../engine/errors';
-import { parseSshUrl } from '../engine/wire/ssh-command';
+import { parseSshUrl } from '../engine/client/ssh-command';
 import { INVOKE_CHANNELS, type InvokeChannel, type InvokeMap } from '../../shared/ipc';
 import type { CloserOptions, JobRequest } from '../../shared/jobs';
 

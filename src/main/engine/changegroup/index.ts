@@ -34,8 +34,8 @@ import { DEFAULT_NEW_REPO_REQUIREMENTS } from '../store/requirements';
 import { createRepoSkeleton } from '../store/repo-layout';
 import { Bundle2Reader } from '../format/bundle2';
 import { ByteSource } from '../format/byte-source';
-import type { JobContext } from '../job/job-context';
-import { ProgressTracker } from '../job/progress';
+import type { JobContext } from '../context/job-context';
+import { ProgressTracker } from '../context/progress';
 import type { MarkerBlock } from '../repo/obsstore';
 import { RepoWriteSession } from '../repo/write-session';
 import {
@@ -45,14 +45,14 @@ import {
   type Bundle2ApplyOptions,
   type ChangegroupCounts,
   type ChangegroupProgress,
-} from './apply';
-import { openChangegroupBundle } from './bundle-file';
+} from './add-changegroup';
+import { openChangegroupBundle } from './changegroup-bundle-file';
 import { ChangegroupReader, type ChangegroupVersion } from './reader';
 import { SluiceError } from '../errors';
 
-export type { ChangegroupCounts } from './apply';
+export type { ChangegroupCounts } from './add-changegroup';
 export type { ChangegroupVersion } from './reader';
-export { summarizeBundle, type BundleSummary, type BundleKind } from './bundle-file';
+export { summarizeBundle, type BundleSummary, type BundleKind } from './changegroup-bundle-file';
 
 export interface ApplyToRepoOptions {
   /** wait this long for a lock held by hg or another Sluice (default 600 s, hg's ui.timeout) */
@@ -83,7 +83,7 @@ export interface ApplyToRepoOptions {
   trailing?: 'refuse' | 'ignore';
   /**
    * the text of a stored manifest the changegroup's first manifest delta likely applies to,
-   * rebuilt by the caller while it waited (wire/pull.ts): given to the manifest writer
+   * rebuilt by the caller while it waited (operations/pull/pull.ts): given to the manifest writer
    */
   manifestSeed?: Promise<ManifestSeed | undefined>;
 }

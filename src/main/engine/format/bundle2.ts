@@ -15,7 +15,7 @@
 
 import { SluiceError } from '../errors';
 import { ByteSource } from './byte-source';
-import { compressStream, decompressStream } from './compression';
+import { compressStream, decompressStream } from '../codec/compression';
 import {
   MAX_INTERRUPT_DEPTH,
   MAX_PARTS,

@@ -4,7 +4,7 @@ export {
   type JobContextOptions,
   type JobEventInput,
   type CredentialsPrompt,
-} from './job-context';
-export { ProgressTracker } from './progress';
+} from '../context/job-context';
+export { ProgressTracker } from '../context/progress';
 export { runJob, type JobResult } from './run-job';
-export { inspectBundle } from './inspect';
+export { inspectBundle } from '../operations/apply/inspect';

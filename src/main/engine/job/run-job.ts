@@ -15,8 +15,8 @@ import type {
 } from '../../../shared/jobs';
 import { resolve } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors';
-import type { JobContext } from './job-context';
-import { ProgressTracker } from './progress';
+import type { JobContext } from '../context/job-context';
+import { ProgressTracker } from '../context/progress';
 
 /** What a job reports for its done event (the frame adds time, CPU and RSS). */
 export interface JobResult {
@@ -84,8 +84,8 @@ async function dispatch(request: JobRequest, ctx: JobContext): Promise<JobResult
 
 async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResult> {
   const { applyChangegroupBundleFile, bundleKindOf, isRepository } =
-    await import('../apply/apply-changegroup');
-  const { applyBundleFile } = await import('../apply/apply-bundle');
+    await import('../operations/apply/apply-changegroup-bundle');
+  const { applyBundleFile } = await import('../operations/apply/apply-stream-bundle');
   const kind = await bundleKindOf(request.bundlePath);
   if (kind === 'bundle1' || kind === 'bundle2') {
     const cg = await applyChangegroupBundleFile(request.bundlePath, request.dest, ctx);
@@ -116,7 +116,7 @@ async function runApply(request: ApplyRequest, ctx: JobContext): Promise<JobResu
 
 async function runBundle(request: BundleRequest, ctx: JobContext): Promise<JobResult> {
   const type = request.type ?? 'v2';
-  const { writeStreamBundle } = await import('../generate/stream-bundle');
+  const { writeStreamBundle } = await import('../streamclone/generate');
   let progress: ProgressTracker | undefined;
   const out = await writeStreamBundle(request.repo, request.out, {
     type,
@@ -144,7 +144,7 @@ async function runBundle(request: BundleRequest, ctx: JobContext): Promise<JobRe
 }
 
 async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResult> {
-  const { cloneFromUrl } = await import('../wire/clone');
+  const { cloneFromUrl } = await import('../operations/clone/clone');
   // hg clone checks out unless -U: a clone job does too unless `update: false`
   // (cloneFromUrl itself, the engine API, checks out only when asked with `update: true`)
   const stats = await cloneFromUrl({ ...request, update: request.update ?? true }, ctx);
@@ -158,13 +158,13 @@ async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResu
 }
 
 async function runPull(request: PullRequest, ctx: JobContext): Promise<JobResult> {
-  const { pullFromUrl } = await import('../wire/pull');
+  const { pullFromUrl } = await import('../operations/pull/pull');
   const out = await pullFromUrl(request, ctx);
   return { bytes: out.bytes, files: out.files, result: out.repo };
 }
 
 async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobResult> {
-  const { verifyRepository } = await import('../verify/verify');
+  const { verifyRepository } = await import('../operations/verify/verify');
   // a standalone verify emits its own start event (inside apply/clone the job's start is enough)
   const report = await verifyRepository(request.repo, ctx, { emitStart: true });
   return {
@@ -175,7 +175,7 @@ async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobRe
 }
 
 async function runUpdate(request: UpdateRequest, ctx: JobContext): Promise<JobResult> {
-  const { updateWorkingCopy } = await import('../checkout/update');
+  const { updateWorkingCopy } = await import('../operations/update/update');
   const stats = await updateWorkingCopy(
     request.repo,
     {
@@ -189,7 +189,7 @@ async function runUpdate(request: UpdateRequest, ctx: JobContext): Promise<JobRe
 }
 
 async function verifyAfter(repo: string, ctx: JobContext): Promise<void> {
-  const { verifyRepository } = await import('../verify/verify');
+  const { verifyRepository } = await import('../operations/verify/verify');
   ctx.phase('verify');
   await verifyRepository(repo, ctx);
 }

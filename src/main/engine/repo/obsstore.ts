@@ -12,7 +12,7 @@ import { closeSync, fstatSync, openSync, readFileSync, writeSync } from 'node:fs
 import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import { HgConfig, parseBool, readRepoConfig } from '../store/hgrc';
-import { readUserConfig } from '../wire/ssh-command';
+import { readUserConfig } from '../store/hgrc';
 import type { Transaction } from './transaction';
 
 const FM0_VERSION = 0;

@@ -6,10 +6,10 @@
 
 import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { FreeSpaceGuard, type FreeSpacePolicy } from '../apply/free-space';
+import { FreeSpaceGuard, type FreeSpacePolicy } from './free-space';
 import { SluiceError, toSluiceError } from '../errors';
 import { maxRevisionSize } from '../format/limits';
-import { prepareZstdWriting } from '../format/zstd';
+import { prepareZstdWriting } from '../codec/zstd';
 import {
   RevlogWriter,
   revlogFormatFor,
@@ -28,13 +28,7 @@ import {
   unsupportedRequirements,
   type RepoLocation,
 } from '../store/requirements';
-import {
-  ChangelogGraph,
-  PHASE_DRAFT,
-  PHASE_PUBLIC,
-  computePhases,
-  parsePhaseRoots,
-} from '../wire/changelog-graph';
+import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, computePhases, parsePhaseRoots } from './changelog-graph';
 import { acquireLock, type HeldLock, type LockOptions } from './lock';
 import { addMarkersV1, mergeObsmarkers, type MarkerBlock } from './obsstore';
 import { Transaction, rollbackJournal, writeReplacing, type RepoVfs } from './transaction';

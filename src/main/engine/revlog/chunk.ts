@@ -3,7 +3,13 @@
 // `\0` raw data whose NUL is part of the data, `u` raw data after the marker, empty = empty text.
 import * as zlib from 'node:zlib';
 import { SluiceError } from '../errors';
-import { prepareZstd, scanZstdFrame, zstdDecompress, zstdReadyFor, zstdReadyForBound } from './zstd';
+import {
+  prepareZstd,
+  scanZstdFrame,
+  zstdDecompress,
+  zstdReadyFor,
+  zstdReadyForBound,
+} from '../codec/revlog-zstd';
 
 export type ChunkKind = 'empty' | 'zlib' | 'zstd' | 'raw' | 'stored';
 

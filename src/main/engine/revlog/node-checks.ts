@@ -59,7 +59,7 @@ export interface NodeChecksOptions {
 
 /**
  * Bytes hashed in place before the worker starts: SLUICE_CHECK_WORKER_AFTER when set, else
- * WORKER_AFTER, or never on two cores or fewer (as verify's scan workers, verify/scan-pool.ts):
+ * WORKER_AFTER, or never on two cores or fewer (as verify's scan workers, operations/verify/scan-pool.ts):
  * there the second core runs the transport's decompression, V8's GC and, in a loopback pull, the
  * server. Measured on this 2-core machine (pull clone of the medium corpus from hg serve, loaded):
  * the worker cost 0.3-0.5 s more process CPU and 15-25 MB more peak RSS for no wall time.

@@ -12,7 +12,7 @@ import { TextCache } from './text-cache';
 import { createHash, hash } from 'node:crypto';
 import { SluiceError } from '../errors';
 import { chunkKind, chunkNeedsPreparation, decompressChunk } from './chunk';
-import { decompressStream } from '../format/compression';
+import { decompressStream } from '../codec/compression';
 import {
   MAX_TEXT_SIZE,
   NULL_NODE,

@@ -35,7 +35,7 @@ import {
   prepareZstd,
   zstdCompressChunk,
   zstdCompressReady,
-} from '../format/zstd';
+} from '../codec/zstd';
 import type { Transaction } from '../repo/transaction';
 import { vfsPath } from '../repo/transaction';
 import { chunkNeedsPreparation, decompressChunk } from './chunk';
@@ -1189,7 +1189,7 @@ function readAt(fd: number, pos: number, len: number, label: string): Uint8Array
   return buf;
 }
 
-// zstd for revlog chunks at level 3 (hg's revlog.zstd.level default): format/zstd.ts's kept
+// zstd for revlog chunks at level 3 (hg's revlog.zstd.level default): codec/zstd.ts's kept
 // encoder (node:zlib's where it has zstd, else the wasm one); chunks beyond the wasm encoder's
 // bound without node:zlib's zstd take zlib, which every revlog reads whatever its configured
 // engine (revlog.decompress).

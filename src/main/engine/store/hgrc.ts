@@ -9,7 +9,7 @@
 // source's hgrc under share-safe): system and user configuration are not, so a caller that must
 // honour `--config`-style settings applies them with `set`.
 
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { SluiceError } from '../errors.js';
@@ -253,4 +253,34 @@ function isTrusted(path: string): boolean {
   if (uid === undefined) return true;
   const st = statSync(path, { throwIfNoEntry: false });
   return st === undefined || st.uid === uid;
+}
+
+/**
+ * The user's and system configuration as hg reads it (rcutil.rccomponents): `[ui] ssh`, `remotecmd`, `experimental.evolution`: $HGRCPATH when
+ * set (files, or directories of *.rc), else /etc/mercurial/hgrc(.d), the XDG and home hgrc.
+ */
+export function readUserConfig(env: NodeJS.ProcessEnv = process.env): HgConfig {
+  const config = new HgConfig();
+  // rcutil.rccomponents: a directory contributes its *.rc files in name order; missing ones are skipped
+  const readDirOrFile = (p: string): void => {
+    if (!p) return;
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (!st) return;
+    if (st.isDirectory()) {
+      for (const name of readdirSync(p)
+        .filter((n) => n.endsWith('.rc'))
+        .sort())
+        config.readFile(join(p, name));
+    } else config.readFile(p);
+  };
+  if (env.HGRCPATH !== undefined) {
+    for (const p of env.HGRCPATH.split(process.platform === 'win32' ? ';' : ':')) readDirOrFile(p);
+    return config;
+  }
+  readDirOrFile('/etc/mercurial/hgrc');
+  readDirOrFile('/etc/mercurial/hgrc.d');
+  const home = env.HOME ?? homedir();
+  readDirOrFile(join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'hg', 'hgrc'));
+  readDirOrFile(join(home, '.hgrc'));
+  return config;
 }

@@ -1,0 +1,635 @@
+// `sluice update`: checks out a revision into a repository's working copy (hg's merge.update with
+// branchmerge=False, force=False, the path hg.clone and `hg update REV` take).
+// - From the null revision (after `hg clone -U`, or inside a clone's temporary destination):
+//   every file of the manifest is created exclusively; on an error or a cancel every file and
+//   directory created is removed again and the dirstate is left as it was.
+// - Between revisions: only when the working copy is clean (dirstate.status: size, mode and mtime,
+//   content read only for entries in doubt). New contents go to a scratch directory inside `.hg`
+//   first; only once all of them are written are removed files unlinked and the new ones renamed
+//   into place, so a failure while reading or writing leaves the working copy untouched.
+// The dirstate and `.hg/branch` are written last, each atomically (temp + rename).
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  closeSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  rmdirSync,
+  unlinkSync,
+} from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { CloseStats } from '../../../../shared/events';
+import type { CloserOptions } from '../../../../shared/jobs';
+import { planCloser, type CloseImpl } from '../../closer/background-closer';
+import { SluiceError, toSluiceError } from '../../errors';
+import type { JobContext } from '../../context/job-context';
+import { ProgressTracker } from '../../context/progress';
+import { LocalRepo } from '../../repo/local-repo';
+import { acquireLock } from '../../repo/lock';
+import { changesetBranch, RevisionResolver, type ResolvedRevision } from '../../repo/revsymbol';
+import { prepareZstdDecoding } from '../../codec/zstd';
+import { NULL_REV } from '../../revlog/constants';
+import type { Revlog } from '../../revlog/revlog';
+import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../../revlog/texts';
+import {
+  AMBIGUOUS_TIME,
+  NONNORMAL,
+  packDirstateV1,
+  packDirstateV1Clean,
+  RANGE_MASK,
+  readDirstateV1,
+  writeFileAtomic,
+  type Dirstate,
+} from '../../working-copy/dirstate-v1';
+import { readDirstateV2, writeDirstateV2 } from '../../working-copy/dirstate-v2';
+import {
+  batchTarget,
+  FILE_PENDING,
+  newBatchShared,
+  packBatchFiles,
+  packManifestFiles,
+  type FileBatch,
+} from '../../working-copy/file-batch';
+import { FileTextReader, findRev } from '../../working-copy/file-texts';
+import {
+  auditPathSet,
+  displayPath,
+  PathAuditor,
+  type PathAuditorOptions,
+} from '../../working-copy/path-auditor';
+import { currentUmask, WorkingCopyWriter } from '../../working-copy/wc-writer';
+import { fileWriters, type FileWriters, type WritePoolOptions } from '../../working-copy/write-pool';
+
+export interface UpdateOptions {
+  /** hg's REV; default: hg.clone's pick (`@`, tip of default, tip) */
+  rev?: string;
+  closer?: Partial<CloserOptions>;
+  /** tests: a slow or failing close (the main thread then writes every file) */
+  closeImpl?: CloseImpl;
+  /** worker threads writing files beside the main thread (default: one per other core, at most 3) */
+  workers?: number;
+  /** tests: false leaves every file to the worker threads */
+  mainShare?: boolean;
+  /** tests: stream texts above this many bytes (default revlog's STREAM_ABOVE, 32 MiB) */
+  streamAbove?: number;
+  /** tests: Windows name rules, case-insensitive collisions */
+  auditor?: PathAuditorOptions;
+  /** false: write symlink targets as plain files (hg where symlinks cannot be made) */
+  symlinks?: boolean;
+  /** emit a start event (a standalone update job; inside a clone the job has started) */
+  emitStart?: boolean;
+  /** log hg clone's `updating to branch NAME` / `updating to bookmark NAME` first */
+  announce?: boolean;
+}
+
+export interface UpdateStats {
+  rev: number;
+  nodeHex: string;
+  branch: string;
+  /** files written */
+  files: number;
+  /** files removed (update between revisions) */
+  removed: number;
+  bytes: number;
+  close: CloseStats;
+}
+
+const NULL_HEX = '0'.repeat(40);
+/**
+ * Requirements whose working copy this writer cannot produce: a sparse checkout, the tracked-key
+ * dirstate, and files whose content lives outside the revlogs (largefiles' `.hglf/` standins name
+ * files in the largefiles store; an lfs filelog holds pointers, REVIDX_EXTSTORED): hg without those
+ * extensions refuses to open such a repository (localrepo.ensurerequirementsrecognized).
+ */
+const UNSUPPORTED_WC = ['exp-sparse', 'dirstate-tracked-key-v1', 'largefiles', 'lfs'];
+
+export async function updateWorkingCopy(
+  repoRoot: string,
+  opts: UpdateOptions,
+  ctx: JobContext,
+): Promise<UpdateStats> {
+  const root = resolve(repoRoot);
+  const repo = await LocalRepo.open(root);
+  // the wasm zstd decoder loads (~40 ms of CPU, the rest off-thread) while the lock is taken and
+  // the indexes are read, instead of when the first chunk needs it; a failure there is reported by
+  // that chunk (it loads again)
+  if (repo.requirements.has('revlog-compression-zstd')) prepareZstdDecoding().catch(() => undefined);
+  const bad = UNSUPPORTED_WC.filter((r) => repo.requirements.has(r));
+  if (bad.length > 0)
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      `cannot update a working copy that requires ${bad.join(', ')}`,
+      { unsupported: bad },
+    );
+  // hg's wlock (repo/lock.ts: waited for, stale locks broken, honoured by hg both ways)
+  const wlock = await acquireLock(join(repo.hgDir, 'wlock'), {
+    signal: ctx.signal,
+    description: `working directory of ${root}`,
+    onWait: (holder) =>
+      ctx.log('warn', `waiting for lock on working directory of ${root} held by '${holder}'`),
+  });
+  try {
+    return await updateLocked(repo, opts, ctx);
+  } finally {
+    wlock.release();
+  }
+}
+
+/**
+ * hg.clone's update step, in a clone's temporary repository (applyStream's `checkout`): `updating
+ * to branch NAME`, then the checkout, with the clone's closer knobs.
+ */
+export async function checkoutAfterClone(
+  root: string,
+  opts: Pick<UpdateOptions, 'rev' | 'closer' | 'closeImpl'>,
+  ctx: JobContext,
+): Promise<UpdateStats> {
+  return updateWorkingCopy(root, { ...opts, announce: true }, ctx);
+}
+
+interface Target extends ResolvedRevision {
+  branch: string;
+  /** the revision's manifest text (empty for null or an empty manifest) */
+  manifestText: Uint8Array;
+}
+
+const NO_TEXT = new Uint8Array(0);
+
+/** The manifest revision of changeset `rev` (undefined for the null revision and an empty manifest). */
+async function manifestRevOf(cl: Revlog, mf: Revlog, rev: number): Promise<number | undefined> {
+  if (rev === NULL_REV) return undefined;
+  const entry = parseChangelogEntry(await cl.revision(rev));
+  if (entry.manifest.every((b) => b === 0)) return undefined;
+  const mrev = findRev(mf.index, entry.manifest);
+  if (mrev === undefined)
+    throw new SluiceError(
+      'REVLOG',
+      `manifest ${Buffer.from(entry.manifest).toString('hex')} of revision ${rev} is missing`,
+    );
+  return mrev;
+}
+
+/** The manifest text of manifest revision `mrev` (empty for none). */
+async function manifestText(mf: Revlog, mrev: number | undefined): Promise<Uint8Array> {
+  return mrev === undefined ? NO_TEXT : mf.revision(mrev);
+}
+
+/**
+ * Manifest bytes a line takes, generously (a 40-hex node, a path, a flag: 83 on the medium
+ * corpus): the files a fresh checkout writes, estimated from the manifest's size before it is read.
+ */
+const MANIFEST_LINE_ESTIMATE = 100;
+
+function manifestEntries(text: Uint8Array): ManifestEntry[] {
+  const out: ManifestEntry[] = [];
+  parseManifest(text, (e) => out.push(e));
+  return out;
+}
+
+async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContext): Promise<UpdateStats> {
+  const v2 = repo.requirements.has('dirstate-v2');
+  const ds = v2 ? readDirstateV2(repo.hgDir) : readDirstateV1(join(repo.hgDir, 'dirstate'));
+  const p1Hex = Buffer.from(ds.p1).toString('hex');
+  const mf = await repo.manifestlog();
+  const writers = fileWriters(writePoolOptions(opts));
+  let cl: Revlog | undefined;
+  try {
+    cl = await repo.changelog();
+    const resolver = new RevisionResolver(repo, cl);
+    const p1Rev = p1Hex === NULL_HEX ? NULL_REV : cl.index.rev(ds.p1);
+    if (p1Rev === undefined)
+      throw new SluiceError('REVLOG', `working directory has unknown parent '${p1Hex.slice(0, 12)}'`);
+    const resolved =
+      opts.rev !== undefined ? await resolver.resolve(opts.rev) : await defaultTarget(repo, resolver, p1Rev);
+    const branch =
+      resolved.rev === NULL_REV ? 'default' : changesetBranch(await cl.revision(resolved.rev)).branch;
+    const mrev = await manifestRevOf(cl, mf, resolved.rev);
+    // from null every file is written: the writer threads start now, beside the manifest's read
+    if (p1Rev === NULL_REV && ds.entries.size === 0 && mrev !== undefined)
+      writers.prestart(Math.floor(mf.index.rawSize(mrev) / MANIFEST_LINE_ESTIMATE));
+    const target: Target = { ...resolved, branch, manifestText: await manifestText(mf, mrev) };
+    const source = manifestEntries(await manifestText(mf, await manifestRevOf(cl, mf, p1Rev)));
+    // the manifests are parsed: their texts (cached, ~9 MB on a 99k-file manifest) and read
+    // windows would otherwise stay through the whole checkout
+    mf.clearCache();
+    cl.clearCache();
+    return await checkout(repo, ds, source, target, opts, ctx, writers);
+  } finally {
+    // checkout() ends the threads itself once they have run (before its undo, after its dirstate);
+    // any other way out (a refused plan or audit, a cancel, a failed read) ends them here
+    await writers.terminate();
+    await cl?.close();
+    await mf.close();
+  }
+}
+
+/** destutil.destupdate, simplified: the clone pick from null, else the tip of the current branch. */
+async function defaultTarget(
+  repo: LocalRepo,
+  resolver: RevisionResolver,
+  p1Rev: number,
+): Promise<ResolvedRevision> {
+  if (p1Rev === NULL_REV) return resolver.cloneDefault();
+  let current = 'default';
+  try {
+    current = readFileSync(join(repo.hgDir, 'branch'), 'latin1').trim() || 'default';
+  } catch {
+    // no .hg/branch: default
+  }
+  const tip = await resolver.branchTip(current);
+  return tip === undefined ? resolver.cloneDefault() : resolver.resolve(String(tip));
+}
+
+function writePoolOptions(opts: UpdateOptions): WritePoolOptions {
+  return {
+    ...(opts.closeImpl ? { closeImpl: opts.closeImpl } : {}),
+    ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
+    ...(opts.mainShare !== undefined ? { mainShare: opts.mainShare } : {}),
+  };
+}
+
+async function checkout(
+  repo: LocalRepo,
+  ds: Dirstate,
+  source: ManifestEntry[],
+  target: Target,
+  opts: UpdateOptions,
+  ctx: JobContext,
+  writers: FileWriters,
+): Promise<UpdateStats> {
+  const root = repo.root;
+  const reader = new FileTextReader(repo);
+  const auditor = new PathAuditor(root, opts.auditor);
+  const fresh = source.length === 0 && ds.entries.size === 0;
+  // from null every manifest line is a get: the lines' bytes go straight into the batch's columns
+  // (no entry object, hex string or map per line on the serial path before the first file)
+  const packed = fresh ? packManifestFiles(target.manifestText) : undefined;
+  const targetEntries = fresh ? [] : manifestEntries(target.manifestText);
+  target.manifestText = NO_TEXT;
+  // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice writes
+  // `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
+  if (packed ? packed.paths.includes('.hgsub') : targetEntries.some((e) => e.path === '.hgsub'))
+    ctx.log(
+      'warn',
+      'this revision has subrepositories (.hgsub): Sluice does not clone or update them; run hg update to get them',
+    );
+  const sourceMap = new Map(source.map((e) => [e.path, e]));
+  const targetMap = fresh ? undefined : new Map(targetEntries.map((e) => [e.path, e]));
+  if (!fresh) await checkClean(auditor, reader, ds, sourceMap);
+
+  // merge.calculateupdates for a clean working copy: get what differs, remove what is gone
+  const gets: ManifestEntry[] = [];
+  /** manifestmerge's 'e' action: same file node, only the exec bit changes (chmod, no rewrite) */
+  const execs: ManifestEntry[] = [];
+  if (!fresh)
+    for (const e of targetEntries) {
+      const old = sourceMap.get(e.path);
+      if (old && old.nodeHex === e.nodeHex && old.flag !== e.flag && old.flag !== 'l' && e.flag !== 'l')
+        execs.push(e);
+      else if (!old || old.nodeHex !== e.nodeHex || old.flag !== e.flag) gets.push(e);
+    }
+  const execPaths = new Set(execs.map((e) => e.path));
+  const removes = targetMap ? source.filter((e) => !targetMap.has(e.path)).map((e) => e.path) : [];
+
+  const files = packed ? packed.files : packBatchFiles(gets);
+  const count = files.count;
+  const plan = planCloser(opts.closer, count);
+  const scratch = fresh
+    ? undefined
+    : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
+  // the manifest's order (sorted paths): neighbours share directories and are claimed together
+  const paths = packed ? packed.paths : gets.map((g) => g.path);
+  const batch: FileBatch = {
+    loc: repo.loc,
+    files,
+    ...(scratch !== undefined ? { scratch } : {}),
+    ...(opts.symlinks !== undefined ? { symlinks: opts.symlinks } : {}),
+    ...(opts.streamAbove !== undefined ? { streamAbove: opts.streamAbove } : {}),
+    closer: plan,
+  };
+  const shared = newBatchShared(count);
+  // Every name is checked before the first write (pathauditor, _checkcollision).
+  auditPathSet(auditor, targetMap ? targetMap.keys() : paths);
+  if (!fresh) {
+    // existing directories on the way (a fresh checkout's writer audits what mkdir finds) and
+    // untracked files in the way (a fresh checkout's exclusive creates refuse those)
+    const removing = new Set(removes);
+    const seen = new Set<string>();
+    for (const g of gets) {
+      const path = g.path;
+      auditExistingParents(auditor, path, removing, seen);
+      if (!sourceMap.has(path) && inTheWay(auditor, path, removing))
+        throw new SluiceError(
+          'DEST_EXISTS',
+          `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
+          { path: displayPath(path) },
+        );
+    }
+  }
+
+  if (opts.emitStart)
+    ctx.emit({
+      type: 'start',
+      kind: 'update',
+      files: count,
+      bytes: 0,
+      requirements: [...repo.requirements].sort(),
+      source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
+      dest: root,
+    });
+  if (opts.announce)
+    ctx.log(
+      'info',
+      target.bookmark !== undefined
+        ? `updating to bookmark ${target.bookmark}` +
+            (target.branch !== 'default' ? ` on branch ${target.branch}` : '')
+        : `updating to branch ${target.branch}`,
+    );
+  // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice
+  // writes `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
+  ctx.phase('checkout');
+  ctx.throwIfCancelled();
+  if (plan.background) ctx.log('debug', `starting ${plan.threads} threads for background file closing`);
+  const progress = new ProgressTracker(ctx, { bytes: 0, files: count });
+  const writer = new WorkingCopyWriter(auditor);
+
+  const newDs: Dirstate = {
+    p1: Buffer.from(target.nodeHex, 'hex'),
+    p2: new Uint8Array(20),
+    entries: new Map(),
+  };
+  let committed = false;
+  try {
+    if (scratch) mkdirSync(scratch);
+    const close = await writers.run(ctx, progress, batch, shared, () => {
+      if (!scratch) writer.ensureParents(paths);
+    });
+    progress.finish();
+    ctx.throwIfCancelled();
+    // what each written file became: batch file i's stat (mode, size, mtime) in shared.stats; a
+    // checkout from null gets every manifest entry, in the manifest's order
+    const st = shared.stats;
+    const getIndex = fresh ? undefined : new Map(paths.map((p, i) => [p, i]));
+
+    if (scratch) {
+      // the point of no return: removed files go, new contents are renamed into place
+      committed = true;
+      for (const path of removes) removeTracked(auditor, path);
+      for (let i = 0; i < count; i++) writer.moveInto(batchTarget(batch, i), paths[i]!);
+      for (const e of execs) setExecFlag(auditor.fsPath(e.path), e.flag === 'x');
+    }
+    const now = fsNowSeconds(repo.hgDir);
+    const v2 = repo.requirements.has('dirstate-v2');
+    /** from null into a dirstate-v1: its bytes straight from the written files' stats */
+    let v1Clean: Buffer | undefined;
+    if (fresh && !v2) {
+      const n = count;
+      const modes = new Int32Array(n);
+      const sizes = new Int32Array(n);
+      const mtimes = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        modes[i] = st[i * 3]!;
+        sizes[i] = st[i * 3 + 1]!;
+        const mtime = st[i * 3 + 2]! & RANGE_MASK;
+        // merge.update: an mtime not strictly in the past cannot be trusted (see below)
+        mtimes[i] = mtime >= now ? AMBIGUOUS_TIME : mtime;
+      }
+      v1Clean = packDirstateV1Clean(newDs.p1, paths, modes, sizes, mtimes);
+    }
+    const entries = fresh ? count : targetEntries.length;
+    for (let j = 0; v1Clean === undefined && j < entries; j++) {
+      const path = fresh ? paths[j]! : targetEntries[j]!.path;
+      const w = getIndex ? (getIndex.get(path) ?? -1) : j;
+      const old = fresh ? undefined : ds.entries.get(path);
+      if (execPaths.has(path))
+        // recordupdates for 'e': tracked, no file data (status looks it up)
+        newDs.entries.set(path, {
+          path,
+          state: 'n',
+          mode: 0,
+          size: NONNORMAL,
+          mtime: AMBIGUOUS_TIME,
+        });
+      else if (w < 0 && old) newDs.entries.set(path, { ...old, copySource: undefined });
+      else if (w >= 0) {
+        const mtime = st[w * 3 + 2]! & RANGE_MASK;
+        // merge.update: an mtime not strictly in the past cannot be trusted (a write within the
+        // same second would keep it); hg stores it as unknown so status looks the file up
+        newDs.entries.set(path, {
+          path,
+          state: 'n',
+          mode: st[w * 3]!,
+          size: st[w * 3 + 1]!,
+          mtime: mtime >= now ? AMBIGUOUS_TIME : mtime,
+        });
+      } else
+        newDs.entries.set(path, {
+          path,
+          state: 'n',
+          mode: 0,
+          size: NONNORMAL,
+          mtime: AMBIGUOUS_TIME,
+        });
+    }
+    for (const e of newDs.entries.values()) if (e.copySource === undefined) delete e.copySource;
+    writeFileAtomic(join(repo.hgDir, 'branch'), Buffer.from(target.branch + '\n', 'latin1'));
+    writeBookmarkState(repo.hgDir, target.bookmark);
+    committed = true;
+    if (v2) writeDirstateV2(repo.hgDir, newDs);
+    else writeFileAtomic(join(repo.hgDir, 'dirstate'), v1Clean ?? packDirstateV1(newDs));
+    await writers.terminate(); // their threads ended while the dirstate was written
+    // hg's merge stats line (hg update / hg clone)
+    ctx.log(
+      'info',
+      `${count} files updated, 0 files merged, ${removes.length} files removed, 0 files unresolved`,
+    );
+    return {
+      rev: target.rev,
+      nodeHex: target.nodeHex,
+      branch: target.branch,
+      files: count,
+      removed: removes.length,
+      bytes: progress.bytes,
+      close,
+    };
+  } catch (e) {
+    const err = toSluiceError(e);
+    await writers.terminate(); // stopped already unless the failure came before they ran
+    if (!committed) {
+      ctx.phase('cleanup');
+      // every thread has stopped and closed what it wrote (writeBatch settles only then)
+      const created: (string | Buffer)[] = [];
+      for (let i = 0; i < count; i++)
+        if (Atomics.load(shared.status, i) !== FILE_PENDING) created.push(batchTarget(batch, i));
+      writer.undo(created);
+    }
+    throw err;
+  } finally {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** util.setflags for the exec bit: +x for every +r bit (minus the umask), or all x bits off. */
+function setExecFlag(path: string | Buffer, exec: boolean): void {
+  const s = lstatSync(path).mode & 0o7777;
+  chmodSync(path, exec ? s | (((s & 0o444) >> 2) & ~currentUmask()) : s & 0o666);
+}
+
+/** bookmarks.activate / deactivate: `.hg/bookmarks.current` names the active bookmark. */
+function writeBookmarkState(hgDir: string, bookmark: string | undefined): void {
+  const path = join(hgDir, 'bookmarks.current');
+  if (bookmark === undefined) rmSync(path, { force: true });
+  else writeFileAtomic(path, Buffer.from(bookmark, 'latin1'));
+}
+
+/** timestamp.get_fs_now: the filesystem's idea of now, from a file created in `.hg`. */
+function fsNowSeconds(hgDir: string): number {
+  const path = join(hgDir, `sluice-now-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const fd = openSync(path, 'wx');
+  try {
+    return Math.floor(fstatSync(fd).mtimeMs / 1000) & RANGE_MASK;
+  } finally {
+    closeSync(fd);
+    unlinkSync(path);
+  }
+}
+
+function lexists(p: string | Buffer): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * merge._checkunknownfiles: something untracked at `path`. A directory is not in the way when all
+ * it holds are tracked files this update removes first (removeTracked then drops the emptied
+ * directory, as hg's unlinkpath does): a directory replaced by a file between revisions.
+ */
+function inTheWay(auditor: PathAuditor, path: string, removing: ReadonlySet<string>): boolean {
+  let st;
+  try {
+    st = lstatSync(auditor.fsPath(path));
+  } catch {
+    return false;
+  }
+  if (!st.isDirectory()) return true;
+  // an empty directory stays (only the removed files' parents are pruned): in the way too
+  const onlyRemoved = (dir: string): boolean => {
+    const ents = readdirSync(auditor.fsPath(dir), { withFileTypes: true, encoding: 'buffer' });
+    for (const ent of ents) {
+      const child = `${dir}/${ent.name.toString('latin1')}`;
+      if (ent.isDirectory() ? !onlyRemoved(child) : !removing.has(child)) return false;
+    }
+    return ents.length > 0;
+  };
+  return !onlyRemoved(path);
+}
+
+/** Audits the existing parents of `path`, except ones that are files this update removes first. */
+function auditExistingParents(
+  auditor: PathAuditor,
+  path: string,
+  removing: ReadonlySet<string>,
+  seen: Set<string>,
+): void {
+  let slash = path.indexOf('/');
+  while (slash >= 0) {
+    const dir = path.slice(0, slash);
+    if (removing.has(dir)) return; // removed before anything is renamed into place
+    if (!seen.has(dir)) {
+      seen.add(dir);
+      if (lexists(auditor.fsPath(dir))) auditor.auditDir(dir, path);
+    }
+    slash = path.indexOf('/', slash + 1);
+  }
+}
+
+/** util.unlinkpath(f, ignoremissing=True, rmdir=True): the file, then parents left empty. */
+function removeTracked(auditor: PathAuditor, path: string): void {
+  try {
+    unlinkSync(auditor.fsPath(path));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  let dir = path;
+  for (let slash = dir.lastIndexOf('/'); slash > 0; slash = dir.lastIndexOf('/')) {
+    dir = dir.slice(0, slash);
+    try {
+      rmdirSync(auditor.fsPath(dir));
+    } catch {
+      break;
+    }
+  }
+  auditor.reset();
+}
+
+/**
+ * dirstate.status for the update's "is the working copy clean" question (merge.update refuses
+ * with uncommitted changes): an entry whose size or exec bit differs is modified; a matching
+ * mtime means clean; anything else is looked up by content against the parent's file.
+ */
+async function checkClean(
+  auditor: PathAuditor,
+  reader: FileTextReader,
+  ds: Dirstate,
+  parent: ReadonlyMap<string, ManifestEntry>,
+): Promise<void> {
+  const dirty = (path: string, why: string): SluiceError =>
+    new SluiceError(
+      'USAGE',
+      `uncommitted changes (${displayPath(path)} is ${why}); commit or revert them first`,
+      {
+        path: displayPath(path),
+        status: why,
+      },
+    );
+  if (ds.p2.some((b) => b !== 0)) throw new SluiceError('USAGE', 'outstanding uncommitted merge');
+  for (const e of ds.entries.values()) {
+    if (e.state === 'a') throw dirty(e.path, 'added');
+    if (e.state === 'r') throw dirty(e.path, 'removed');
+    if (e.state === 'm') throw dirty(e.path, 'merged');
+    let st;
+    try {
+      st = lstatSync(auditor.fsPath(e.path));
+    } catch {
+      throw dirty(e.path, 'missing');
+    }
+    if (!st.isFile() && !st.isSymbolicLink()) throw dirty(e.path, 'modified');
+    const exec = process.platform !== 'win32';
+    if (e.size >= 0 && (e.size !== st.size || (exec && (e.mode ^ st.mode) & 0o100)) && !st.isSymbolicLink())
+      throw dirty(e.path, 'modified');
+    if (
+      e.size >= 0 &&
+      e.mtime !== AMBIGUOUS_TIME &&
+      e.mtime === (Math.floor(st.mtimeMs / 1000) & RANGE_MASK) &&
+      (e.mode & 0o170000) === (st.mode & 0o170000)
+    )
+      continue;
+    // in doubt: compare with the parent's contents and flags (dirstate lookup, then cmp)
+    const m = parent.get(e.path);
+    if (!m) throw dirty(e.path, 'modified');
+    const expected = await reader.read(e.path, m.nodeHex);
+    let actual: Uint8Array;
+    if (st.isSymbolicLink()) {
+      if (m.flag !== 'l') throw dirty(e.path, 'modified');
+      actual = Buffer.from(readlinkSync(auditor.fsPath(e.path), { encoding: 'buffer' }));
+    } else {
+      if (m.flag === 'l' && process.platform !== 'win32') throw dirty(e.path, 'modified');
+      if (exec && m.flag !== 'l' && Boolean(st.mode & 0o100) !== (m.flag === 'x'))
+        throw dirty(e.path, 'modified');
+      actual = readFileSync(auditor.fsPath(e.path));
+    }
+    if (Buffer.compare(Buffer.from(expected), Buffer.from(actual)) !== 0) throw dirty(e.path, 'modified');
+  }
+  for (const path of parent.keys())
+    if (!ds.entries.has(path)) throw dirty(path, 'not tracked by the dirstate');
+}

@@ -1,0 +1,324 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  EngineHost,
+  InvokeFailure,
+  toInvokeFailure,
+  type HostPlatform,
+} from '../../../src/main/host/engine-host';
+import { TypedEmitter } from '../../../src/main/host/typed-emitter';
+import { SluiceError } from '../../../src/main/engine/errors';
+import { missing, skipNote } from '../../support/env';
+import type { EngineWorkerEvents, EngineWorkerLike } from '../../../src/main/host/engine-worker-host';
+import type { HostToWorker, WorkerStartData } from '../../../src/main/host/worker-protocol';
+
+const fixtures = new URL('../../fixtures/hg/', import.meta.url).pathname;
+const sampleBundle = new URL('../../../build/sample/sample.hg', import.meta.url).pathname;
+const execFileAsync = promisify(execFile);
+
+/**
+ * A worker that "applies" by unpacking the fixture repository the sample bundle was made from, so
+ * the sample flow (apply once, mark, serve, reuse) is tested apart from the engine's apply.
+ */
+class UnpackingWorker implements EngineWorkerLike {
+  static runs = 0;
+  private readonly events = new TypedEmitter<EngineWorkerEvents>();
+  constructor(_start: WorkerStartData) {}
+  on<K extends keyof EngineWorkerEvents>(event: K, listener: (...args: EngineWorkerEvents[K]) => void) {
+    return this.events.on(event, listener);
+  }
+  send(message: HostToWorker) {
+    if (message.type !== 'start') return;
+    UnpackingWorker.runs++;
+    const { jobId, request } = message;
+    if (request.kind !== 'apply') throw new Error('unexpected request');
+    const { dest } = request;
+    setTimeout(async () => {
+      await mkdir(dest, { recursive: true });
+      const r = spawnSync('tar', ['-xzf', join(fixtures, 'default', 'repo.tar.gz'), '-C', dest]);
+      if (r.status !== 0) {
+        this.events.emit('message', {
+          type: 'finished',
+          jobId,
+          ok: false,
+          error: { code: 'IO', message: String(r.stderr) },
+        });
+        return;
+      }
+      const log = { text: 'transferred 1 bytes in 0.0 seconds (1 bytes/sec)\n', lines: 1 };
+      this.events.emit('message', {
+        type: 'events',
+        jobId,
+        events: [
+          {
+            type: 'done',
+            jobId,
+            time: Date.now(),
+            wallMs: 1,
+            userCpuMs: 0,
+            systemCpuMs: 0,
+            bytes: 1,
+            files: 28,
+          },
+        ],
+        log,
+      });
+      this.events.emit('message', { type: 'finished', jobId, ok: true });
+    }, 0);
+  }
+  async terminate() {}
+  dispose() {}
+}
+
+const platform: HostPlatform = {
+  host: 'web',
+  version: '9.9.9',
+  platform: 'linux',
+  defaultCloneDir: '/home/u/Sluice',
+  pickDirectory: async () => null,
+  pickBundle: async () => null,
+  openPath: async () => {},
+  openExternal: async () => {},
+  writeText: async () => null,
+};
+
+describe('EngineHost', () => {
+  let dir: string;
+  let host: EngineHost;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sluice-enginehost-'));
+    UnpackingWorker.runs = 0;
+    host = new EngineHost({
+      platform,
+      dataDir: join(dir, 'data'),
+      sampleBundle,
+      worker: { script: '/nonexistent' },
+      createWorker: (start) => new UnpackingWorker(start),
+      engine: {
+        inspectBundle: async (path) => {
+          throw new SluiceError('BAD_MAGIC', `not a bundle: ${path}`);
+        },
+      },
+    });
+  });
+
+  afterEach(async () => {
+    await host.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers app:info from the platform', async () => {
+    expect(await host.invoke('app:info', [])).toEqual({
+      version: '9.9.9',
+      platform: 'linux',
+      host: 'web',
+      defaultCloneDir: '/home/u/Sluice',
+    });
+  });
+
+  it('rejects invalid calls before any handler runs, and keeps engine error codes', async () => {
+    await expect(
+      host.invoke('job:start', [{ kind: 'apply', bundlePath: 'x.hg', dest: '/r' }]),
+    ).rejects.toMatchObject({ code: 'USAGE', message: expect.stringContaining('not an absolute path') });
+    expect(host.jobs.list()).toEqual([]);
+    await expect(host.invoke('nope', [])).rejects.toBeInstanceOf(InvokeFailure);
+    await expect(host.invoke('bundle:inspect', ['/tmp/x.hg'])).rejects.toMatchObject({
+      code: 'BAD_MAGIC',
+      message: 'not a bundle: /tmp/x.hg',
+    });
+  });
+
+  it("keeps a finished job's debug log on disk: pages and export survive a new host (a restart)", async () => {
+    const exported: { name: string; text: string }[] = [];
+    const dataDir = join(dir, 'data');
+    const jobId = await startLogged(host, dataDir);
+    const page = (await host.invoke('job:log', [jobId, 0, 5])) as { lines: string[]; total: number };
+    expect(page.total).toBe(1);
+    expect(page.lines).toEqual(['transferred 1 bytes in 0.0 seconds (1 bytes/sec)']);
+    await host.dispose();
+    host = new EngineHost({
+      platform: {
+        ...platform,
+        writeText: async (name, text) => (exported.push({ name, text }), `/exports/${name}`),
+      },
+      dataDir,
+      sampleBundle,
+      worker: { script: '/nonexistent' },
+      createWorker: (s) => new UnpackingWorker(s),
+    });
+    expect(await host.invoke('job:log', [jobId, 0, 5])).toMatchObject({ total: 1, lines: page.lines });
+    expect(await host.invoke('job:exportLog', [jobId, 'a-debug.log', '# header'])).toBe(
+      '/exports/a-debug.log',
+    );
+    expect(exported).toEqual([
+      { name: 'a-debug.log', text: '# header\ntransferred 1 bytes in 0.0 seconds (1 bytes/sec)\n' },
+    ]);
+    await expect(host.invoke('job:log', ['../../etc', 0, 5])).rejects.toMatchObject({ code: 'USAGE' });
+    // history:clear forgets the logs too
+    await host.invoke('history:clear', []);
+    expect(await host.invoke('job:log', [jobId, 0, 5])).toMatchObject({ total: 0, lines: [] });
+  });
+
+  it('prepares the sample once, serves it with the engine server, and reuses it on the next start', async () => {
+    const info = (await host.invoke('sample:get', [])) as { url: string; name: string; files: number };
+    expect(info).toMatchObject({
+      name: 'sample',
+      files: 28,
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//),
+    });
+    const caps = await fetch(`${info.url}?cmd=capabilities`, { signal: AbortSignal.timeout(10_000) });
+    expect(caps.status).toBe(200);
+    expect(await caps.text()).toMatch(/stream/);
+    expect(await host.invoke('sample:get', [])).toEqual(info);
+    expect(UnpackingWorker.runs).toBe(1);
+
+    await host.dispose();
+    host = new EngineHost({
+      platform,
+      dataDir: join(dir, 'data'),
+      sampleBundle,
+      worker: { script: '/nonexistent' },
+      createWorker: (s) => new UnpackingWorker(s),
+    });
+    const again = (await host.invoke('sample:get', [])) as { url: string; files: number };
+    expect(again.files).toBe(28);
+    expect(UnpackingWorker.runs).toBe(1);
+  }, 30_000);
+
+  it('adds an applied repository to the library when its job is done, and pushes its row', async () => {
+    const pushed: unknown[] = [];
+    host.onPush((m) => m.channel === 'library:update' && pushed.push(...m.payload.rows));
+    const dest = join(dir, 'applied');
+    const { jobId } = (await host.invoke('job:start', [
+      { kind: 'apply', bundlePath: '/b/sample.hg', dest },
+    ])) as { jobId: string };
+    await host.jobs.whenEnded(jobId);
+    for (let i = 0; i < 200 && !pushed.some((r) => (r as { status: string }).status === 'ok'); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    const rows = (await host.invoke('library:list', [])) as {
+      path: string;
+      origin: string;
+      status: string;
+      tip?: { rev: number };
+    }[];
+    expect(rows).toMatchObject([{ path: dest, origin: 'apply', status: 'ok' }]);
+    expect(rows[0]!.tip?.rev).toBeGreaterThanOrEqual(0);
+    await expect(host.invoke('library:add', [dir])).rejects.toMatchObject({ code: 'NOT_A_REPO' });
+  }, 30_000);
+
+  it('opens only paths it knows (job destinations, the folders holding them, library repositories) and has no trash in the web host', async () => {
+    const opened: string[] = [];
+    await host.dispose();
+    host = new EngineHost({
+      platform: { ...platform, openPath: async (p) => void opened.push(p) },
+      dataDir: join(dir, 'data'),
+      sampleBundle,
+      worker: { script: '/nonexistent' },
+      createWorker: (start) => new UnpackingWorker(start),
+    });
+    await expect(host.invoke('shell:openPath', ['/etc'])).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('refused'),
+    });
+    await expect(host.invoke('shell:openPath', [dir])).rejects.toMatchObject({ code: 'USAGE' });
+    const dest = join(dir, 'applied');
+    const { jobId } = (await host.invoke('job:start', [
+      { kind: 'apply', bundlePath: '/b/sample.hg', dest },
+    ])) as { jobId: string };
+    await host.jobs.whenEnded(jobId);
+    await host.invoke('shell:openPath', [dest]);
+    await host.invoke('shell:openPath', [dir]);
+    for (let i = 0; i < 200 && !host.library.has(dest); i++) await new Promise((r) => setTimeout(r, 25));
+    await expect(host.invoke('shell:openPath', [join(dest, '.hg')])).rejects.toMatchObject({ code: 'USAGE' });
+    expect(opened).toEqual([dest, dir]);
+    await expect(host.invoke('library:trash', [dest])).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('no system trash'),
+    });
+    await expect(host.invoke('library:openTerminal', ['/etc'])).rejects.toMatchObject({ code: 'USAGE' });
+    expect(await host.invoke('library:openTerminal', [dest])).toEqual({
+      opened: false,
+      command: `cd '${dest}'`,
+    });
+  }, 30_000);
+
+  it.skipIf(missing('hg'))(
+    `serves a sample that real hg clones with --stream${skipNote('hg')}`,
+    async () => {
+      const { url } = (await host.invoke('sample:get', [])) as { url: string };
+      const dest = join(dir, 'hg-clone');
+      // Asynchronously: the server runs on this process's event loop.
+      const r = await execFileAsync('hg', ['clone', '--stream', '-U', '-q', url, dest], {
+        encoding: 'utf8',
+        timeout: 20_000,
+        env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' },
+      });
+      expect(r.stderr).toBe('');
+      const log = spawnSync('hg', ['-R', dest, 'log', '-T', '{rev}:{node} {bookmarks}\\n'], {
+        encoding: 'utf8',
+        env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' },
+      });
+      // Same changesets and bookmarks as the repository the bundle was made from (phases differ:
+      // the sample server publishes, like hg serve).
+      const expected = (await readFile(join(fixtures, 'default', 'log.txt'), 'utf8')).replace(
+        / (public|draft|secret) /g,
+        ' ',
+      );
+      expect(log.stdout).toBe(expected);
+    },
+    30_000,
+  );
+});
+
+/** An apply job through the host (the unpacking worker), ended. */
+async function startLogged(host: EngineHost, dataDir: string): Promise<string> {
+  const { jobId } = (await host.invoke('job:start', [
+    { kind: 'apply', bundlePath: sampleBundle, dest: join(dataDir, '..', 'logged') },
+  ])) as { jobId: string };
+  await host.jobs.whenEnded(jobId);
+  return jobId;
+}
+
+describe('toInvokeFailure', () => {
+  it('keeps SluiceError codes and maps errno errors to IO', () => {
+    expect(toInvokeFailure(new SluiceError('DEST_EXISTS', 'x'))).toMatchObject({
+      code: 'DEST_EXISTS',
+      message: 'x',
+    });
+    expect(toInvokeFailure(Object.assign(new Error('no such file'), { code: 'ENOENT' }))).toMatchObject({
+      code: 'IO',
+      message: 'no such file',
+    });
+    expect(toInvokeFailure(Object.assign(new Error('x'), { code: 'ERR_INVALID_ARG_TYPE' }))).toMatchObject({
+      code: 'IO',
+    });
+    expect(toInvokeFailure('weird')).toMatchObject({ code: 'IO', message: 'weird' });
+  });
+});
+
+describe('emulatedCloseLatency', () => {
+  it('is offered only when slowclose.so is preloaded with a prefix', async () => {
+    const { emulatedCloseLatency } = await import('../../../src/main/host/engine-host');
+    expect(emulatedCloseLatency({})).toBeUndefined();
+    expect(emulatedCloseLatency({ LD_PRELOAD: '/tmp/slowclose.so' })).toBeUndefined();
+    expect(emulatedCloseLatency({ SLOWCLOSE_PREFIX: '/dev/shm/x' })).toBeUndefined();
+    expect(emulatedCloseLatency({ LD_PRELOAD: '/tmp/slowclose.so', SLOWCLOSE_PREFIX: '/dev/shm/x' })).toEqual(
+      {
+        prefix: '/dev/shm/x',
+        closeUs: 1000,
+      },
+    );
+    expect(
+      emulatedCloseLatency({
+        LD_PRELOAD: '/tmp/slowclose.so',
+        SLOWCLOSE_PREFIX: '/dev/shm/x',
+        SLOWCLOSE_US: '250',
+      }),
+    ).toEqual({ prefix: '/dev/shm/x', closeUs: 250 });
+  });
+});

@@ -1,0 +1,81 @@
+// The tool probes: a missing tool skips the tests that need it, naming it, and under CI=true fails
+// them instead. Shown on a real vitest run of test/support/env.fixture.ts whose PATH has no hg.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { IN_CI, MAKE_CORPUS, ROOT, SHARED, TOOL_NAMES, toolPath } from '../../support/env';
+
+describe('tool probes', () => {
+  it('one probe per external tool the tests use', () => {
+    expect(TOOL_NAMES).toEqual(expect.arrayContaining(['hg', 'nginx', 'sshd', 'chromium', 'cc', 'zstd']));
+  });
+
+  // a CI run fails here too for a missing tool that only a test still using `hasHg` would skip
+  it.runIf(IN_CI)('CI=true: every external tool is installed', () => {
+    expect(TOOL_NAMES.filter((t) => toolPath(t) === undefined)).toEqual([]);
+  });
+
+  it('the bench tools are reached through the sibling ../shared of the repository root', () => {
+    expect(SHARED).toBe(join(ROOT, '..', 'shared'));
+    expect(MAKE_CORPUS.startsWith(SHARED)).toBe(true);
+    expect(readFileSync(join(ROOT, 'package.json'), 'utf8')).toContain('"name": "sluice"');
+  });
+});
+
+describe('without hg on PATH (a child vitest on test/support/env.fixture.ts)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-probe-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  // PATH holds node only: hg (and everything else) is missing
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  symlinkSync(process.execPath, join(bin, 'node'));
+  const config = join(dir, 'vitest.config.mjs');
+  writeFileSync(config, `export default { test: { include: ['test/support/env.fixture.ts'] } };\n`);
+
+  function run(ci: boolean) {
+    const out = join(dir, `report-${ci}.json`);
+    const env: NodeJS.ProcessEnv = { PATH: bin, HOME: dir };
+    if (ci) env.CI = 'true';
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        '--config',
+        config,
+        '--root',
+        ROOT,
+        '--reporter=json',
+        `--outputFile=${out}`,
+      ],
+      { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 },
+    );
+    const report = JSON.parse(readFileSync(out, 'utf8')) as {
+      testResults: {
+        status: string;
+        message: string;
+        assertionResults: { fullName: string; status: string }[];
+      }[];
+    };
+    return { status: r.status, file: report.testResults[0]! };
+  }
+
+  it('locally: the tests that need hg are skipped, with hg named in their title', () => {
+    const { status, file } = run(false);
+    expect(status).toBe(0);
+    expect(file.assertionResults).toEqual(
+      [{ fullName: 'needs hg (skipped: hg not installed) hg runs', status: 'skipped' }].map((a) =>
+        expect.objectContaining(a),
+      ),
+    );
+  });
+
+  it('under CI=true: the same run fails, saying hg is not installed', () => {
+    const { status, file } = run(true);
+    expect(status).not.toBe(0);
+    expect(file.status).toBe('failed');
+    expect(file.message).toContain('CI=true: hg not installed');
+  });
+});
