@@ -5,11 +5,16 @@
 //   npm run bench                       medium corpus, all sections
 //   npm run bench -- --presets medium,large --reps 3 --sections apply,generate,wire,pull,verify,checkout,app,unbundle
 //   npm run bench -- --sections history   real-history corpus: verify, tip reads, update (vs hg)
+//
+// The tables of every section that ran replace that section's last recorded ones in
+// docs/benchmarks.md (scripts/bench/bench-doc.mjs); `--docs FILE` writes another file, `--no-docs`
+// none. `--out FILE` keeps the whole report as printed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchBase, ensureCorpus, ROOT } from './bench/corpus.mjs';
+import { writeBenchDoc } from './bench/bench-doc.mjs';
 import { fmtTable, measure, medianOf } from './bench/measure.mjs';
 import { buildSlowclose, slowcloseEnv } from './bench/slowclose.mjs';
 
@@ -20,6 +25,8 @@ const { values: opt } = parseArgs({
     sections: { type: 'string', default: 'apply,generate,wire,pull,verify,checkout,app,unbundle' },
     'latency-us': { type: 'string', default: '1000' },
     out: { type: 'string' },
+    docs: { type: 'string', default: join(ROOT, 'docs', 'benchmarks.md') },
+    'no-docs': { type: 'boolean', default: false },
   },
 });
 const reps = Number(opt.reps);
@@ -30,6 +37,15 @@ const say = (s = '') => {
   console.log(s);
   report.push(s);
 };
+/** docs/benchmarks.md's blocks of this run: section-corpus key -> that section's report. */
+const blocks = new Map();
+let stamp = '';
+/** Runs a section and keeps what it printed as its block, under this run's stamp. */
+async function recorded(key, section) {
+  const from = report.length;
+  await section();
+  blocks.set(key, `${stamp}\n\n${report.slice(from).join('\n').trim()}`);
+}
 
 if (spawnSync('hg', ['--version'], { stdio: 'ignore' }).status !== 0) {
   console.error('bench: hg is not installed (apt-get install mercurial): nothing to compare with');
@@ -268,10 +284,9 @@ async function optionalSection(name, file, preset, corpus) {
   if (text != null && String(text).trim()) say(String(text)); // modules return a (String object) report or print through say
 }
 
+const hgVersion = spawnSync('hg', ['--version', '-q'], { encoding: 'utf8' }).stdout.trim();
 try {
-  say(
-    `# Sluice benchmark — ${new Date().toISOString()} — node ${process.version}, ${spawnSync('hg', ['--version', '-q'], { encoding: 'utf8' }).stdout.trim()}`,
-  );
+  say(`# Sluice benchmark — ${new Date().toISOString()} — node ${process.version}, ${hgVersion}`);
   const startup = `node start-up (\`node -e 0\`, median of 11): ${nodeStartupMs().toFixed(0)} ms`;
   say(
     EXTRA_CA
@@ -279,21 +294,51 @@ try {
           'Every command below runs without that variable (no TLS is involved); one apply row shows it as set.'
       : `${startup}.`,
   );
+  stamp =
+    `*Recorded by \`npm run bench\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC` +
+    ` (${commitOf()}), node ${process.version}, hg ${hgVersion.match(/version ([^)]+)/)?.[1] ?? '?'},` +
+    ` --reps ${reps}.*`;
+  const modules = {
+    wire: 'wire-bench.mjs',
+    pull: 'pull-bench.mjs',
+    verify: 'verify-bench.mjs',
+    checkout: 'checkout-bench.mjs',
+    app: 'app-bench.mjs',
+    unbundle: 'unbundle-bench.mjs',
+  };
   for (const preset of opt.presets.split(',')) {
     const corpus = ensureCorpus(preset);
-    if (sections.has('apply')) await applySection(preset, corpus);
-    if (sections.has('generate')) await generateSection(preset, corpus);
-    if (sections.has('wire')) await optionalSection('wire', 'wire-bench.mjs', preset, corpus);
-    if (sections.has('pull')) await optionalSection('pull', 'pull-bench.mjs', preset, corpus);
-    if (sections.has('verify')) await optionalSection('verify', 'verify-bench.mjs', preset, corpus);
-    if (sections.has('checkout')) await optionalSection('checkout', 'checkout-bench.mjs', preset, corpus);
-    if (sections.has('app')) await optionalSection('app', 'app-bench.mjs', preset, corpus);
-    if (sections.has('unbundle')) await optionalSection('unbundle', 'unbundle-bench.mjs', preset, corpus);
+    for (const name of ['apply', 'generate', 'wire', 'pull', 'verify', 'checkout', 'app', 'unbundle']) {
+      if (!sections.has(name)) continue;
+      await recorded(`${name}-${preset}`, () =>
+        name === 'apply'
+          ? applySection(preset, corpus)
+          : name === 'generate'
+            ? generateSection(preset, corpus)
+            : optionalSection(name, modules[name], preset, corpus),
+      );
+    }
   }
   // real-history section: its own corpus (deep zstd delta chains), whatever --presets says
   if (sections.has('history'))
-    await optionalSection('history', 'history-bench.mjs', 'history', ensureCorpus('history'));
+    await recorded('history', () =>
+      optionalSection('history', 'history-bench.mjs', 'history', ensureCorpus('history')),
+    );
 } finally {
   rmSync(runs, { recursive: true, force: true });
   if (opt.out) writeFileSync(opt.out, report.join('\n') + '\n');
+  // the sections that finished, even when a later one failed
+  if (!opt['no-docs'] && blocks.size) {
+    writeBenchDoc(opt.docs, blocks);
+    console.log(`\nbench: ${[...blocks.keys()].join(', ')} recorded in ${opt.docs}`);
+  }
+}
+
+/** The commit measured, `commit abc1234` (`+` when tracked files have changes), or `no git`. */
+function commitOf() {
+  const git = (...args) => spawnSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' });
+  const head = git('rev-parse', '--short', 'HEAD');
+  if (head.status !== 0) return 'no git';
+  const dirty = git('status', '--porcelain', '--untracked-files=no').stdout.trim() !== '';
+  return `commit ${head.stdout.trim()}${dirty ? '+' : ''}`;
 }
