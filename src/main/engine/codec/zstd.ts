@@ -2,7 +2,7 @@
 // hg's utils/compression.py `zstdrevlogcompressor`) and bundle/wire streams (codec/compression.ts)
 // both get their decoder here.
 //
-// Which decoder, by measurement (README "zstd codecs": real revlog chunks of the medium corpus,
+// Which decoder, by measurement (docs/benchmarks/analysis.md "zstd codecs": real revlog chunks,
 // 3.6 KB of text on average; Node 24.15 and 20.20, same machine):
 // - one-shot chunks: where node:zlib has zstd (Node >= 22.15, Electron's Node 24), its native
 //   decoder kept across frames (nativeKeptDecoder: ~30% less CPU than the wasm decoder on the

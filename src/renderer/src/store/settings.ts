@@ -13,7 +13,7 @@ export const DEFAULT_STALL_SECONDS = 15;
 export const DEFAULT_TRANSFER_DEFAULTS: TransferDefaults = {
   stream: 'auto',
   backgroundClose: 'auto',
-  // the engine's measured default (enough threads to hide 1 ms closes; see the README bench)
+  // the engine's measured default (enough threads to hide 1 ms closes; see docs/benchmarks.md)
   closeThreads: DEFAULT_CLOSER_OPTIONS.closeThreads,
   verify: false,
 };
