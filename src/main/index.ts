@@ -253,7 +253,7 @@ function electronPlatform(): HostPlatform {
     },
     openTerminal: (dir) => openTerminal(dir),
     async writeClipboard(text) {
-      clipboard.writeText(text);
+      await clipboard.writeText(text);
     },
     ...credentialCipher(),
     async writeText(suggestedName, text) {

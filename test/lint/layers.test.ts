@@ -5,7 +5,19 @@ import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/env';
 
-const eslint = new ESLint({ cwd: ROOT });
+// The probes exist only as text, so the type-aware promise rules (which need the file in the
+// TypeScript project) are off here; `npm run lint` runs them on every real file.
+const eslint = new ESLint({
+  cwd: ROOT,
+  overrideConfig: {
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'off',
+      '@typescript-eslint/no-misused-promises': 'off',
+      '@typescript-eslint/await-thenable': 'off',
+    },
+  },
+});
 
 /** The rules `code` breaks as the file `path` (relative to the repository). */
 async function broken(path: string, code: string): Promise<string[]> {

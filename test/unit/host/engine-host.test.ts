@@ -37,7 +37,7 @@ class UnpackingWorker implements EngineWorkerLike {
     const { jobId, request } = message;
     if (request.kind !== 'apply') throw new Error('unexpected request');
     const { dest } = request;
-    setTimeout(async () => {
+    const unpack = async (): Promise<void> => {
       await mkdir(dest, { recursive: true });
       const r = spawnSync('tar', ['-xzf', join(fixtures, 'default', 'repo.tar.gz'), '-C', dest]);
       if (r.status !== 0) {
@@ -68,7 +68,8 @@ class UnpackingWorker implements EngineWorkerLike {
         log,
       });
       this.events.emit('message', { type: 'finished', jobId, ok: true });
-    }, 0);
+    };
+    setTimeout(() => void unpack(), 0);
   }
   async terminate() {}
   dispose() {}

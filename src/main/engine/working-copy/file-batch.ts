@@ -307,10 +307,10 @@ export async function writeShare(
       if (view === undefined) return writeSlow(i, opened, mayDefer);
       w = creator.create(batchTarget(batch, i, path), stripFilelogMeta(view), flag, i);
     } catch (e) {
-      reader.release(opened);
+      void reader.release(opened); // opened synchronously: in memory, so released synchronously
       throw exists_(e, path);
     }
-    reader.release(opened);
+    void reader.release(opened);
     if (w instanceof Promise)
       return w.then(
         (x) => (done(i, x), true),

@@ -217,7 +217,7 @@ export class FileWriters {
         w.removeAllListeners('exit').removeAllListeners('error');
         void w.terminate();
       }
-      results.splice(want);
+      results.length = want; // their promises only resolve: nothing is left unhandled
       const task: CheckoutTask = { batch, shared };
       for (const w of this.workers) w.postMessage(task);
       Atomics.store(control, CTL_GO, 1);

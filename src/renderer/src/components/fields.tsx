@@ -105,11 +105,11 @@ export function FolderField(
         canPick ? (
           <ChooseButton
             icon="folder"
-            onClick={async () => {
-              const parent = value.replace(/[\\/][^\\/]*$/, '') || undefined;
-              const picked = await pickDirectory(parent);
-              if (picked) onChange(picked);
-            }}
+            onClick={() =>
+              void pickDirectory(value.replace(/[\\/][^\\/]*$/, '') || undefined).then((picked) => {
+                if (picked) onChange(picked);
+              })
+            }
           />
         ) : undefined
       }

@@ -147,7 +147,7 @@ export function ApplyDialog({
         />
       }
     >
-      <form id="apply-form" onSubmit={submit} noValidate>
+      <form id="apply-form" onSubmit={(e) => void submit(e)} noValidate>
         <BundleFacts info={info} />
         <FolderField
           id="apply-dest"

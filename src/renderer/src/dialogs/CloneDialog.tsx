@@ -155,7 +155,7 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
         />
       }
     >
-      <form id="clone-form" onSubmit={submit} noValidate>
+      <form id="clone-form" onSubmit={(e) => void submit(e)} noValidate>
         <TextField
           id="clone-url"
           label="Repository URL"

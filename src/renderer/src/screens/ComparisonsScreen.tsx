@@ -167,7 +167,7 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
   return (
     <form
       className="card comparison-form"
-      onSubmit={submit}
+      onSubmit={(e) => void submit(e)}
       noValidate
       aria-labelledby="comparison-form-title"
       data-testid="comparison-form"
@@ -208,7 +208,7 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
             canPick ? (
               <ChooseButton
                 icon="bundle"
-                onClick={async () => setBundlePath((await pickBundlePath()) ?? bundlePath)}
+                onClick={() => void pickBundlePath().then((p) => setBundlePath(p ?? bundlePath))}
               />
             ) : undefined
           }
@@ -237,7 +237,7 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
             canPick ? (
               <ChooseButton
                 icon="folder"
-                onClick={async () => setRepo((await pickDirectory(repo || undefined)) ?? repo)}
+                onClick={() => void pickDirectory(repo || undefined).then((p) => setRepo(p ?? repo))}
               />
             ) : undefined
           }

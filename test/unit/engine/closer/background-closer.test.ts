@@ -287,12 +287,12 @@ describe('BackgroundCloser', () => {
     };
     const closer = new BackgroundCloser({ background: true, threads: 1, maxQueue: 4 }, failing);
     const fds = openFiles(5);
-    closer.close(fds[0]!);
-    closer.close(fds[1]!);
+    void closer.close(fds[0]!); // a queue of 4: neither asks to wait
+    void closer.close(fds[1]!);
     await new Promise((r) => setTimeout(r, 20));
     let thrown: unknown;
     try {
-      closer.close(fds[2]!);
+      void closer.close(fds[2]!);
     } catch (e) {
       thrown = e;
     }
@@ -334,7 +334,7 @@ describe('BackgroundCloser', () => {
     };
     const closer = new BackgroundCloser({ background: true, threads: 2, maxQueue: 50 }, failOnce);
     const fds = openFiles(30);
-    for (const fd of fds) closer.close(fd); // queue of 50: never asks to wait
+    for (const fd of fds) void closer.close(fd); // queue of 50: never asks to wait
     await expect(closer.drain()).rejects.toMatchObject({ code: 'CLOSE_FAILED' });
     expect(fds.filter(isOpen)).toEqual([]);
   });
