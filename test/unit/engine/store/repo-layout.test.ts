@@ -156,12 +156,7 @@ describe.skipIf(missing('hg'))(`vs hg (interop)${skipNote('hg')}`, () => {
         .trim()
         .split('\n')) {
         const rel = line.slice(line.indexOf('  ') + 2);
-        if (
-          rel === './fncache' ||
-          rel === './requires' ||
-          rel === './phaseroots'
-        )
-          continue;
+        if (rel === './fncache' || rel === './requires' || rel === './phaseroots') continue;
         expect(statSync(join(dest, '.hg', 'store', rel)).size, rel).toBe(
           statSync(join(src, '.hg', 'store', rel)).size,
         );
