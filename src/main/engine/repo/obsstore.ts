@@ -8,12 +8,13 @@
 // (count 3: none recorded), the metadata key/value lengths (`BB` each), then the keys and values.
 // A decoded marker re-encodes to the same bytes, so markers are compared as byte strings.
 
-import { closeSync, fstatSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import { HgConfig, parseBool, readRepoConfig } from '../store/hgrc';
 import { readUserConfig } from '../store/hgrc';
 import type { Transaction } from './transaction';
+import { openForUpdate } from './vfs';
 
 const FM0_VERSION = 0;
 /** `>BIB20s`: successors, metadata size, flags, predecessor */
@@ -183,7 +184,8 @@ export function addMarkersV1(storeDir: string, tx: Transaction | null, incoming:
     }
   }
   if (!fresh.length) return 0;
-  const fd = openSync(path, 'a');
+  // vfs(b'obsstore', b'ab'): a store hard-linked with a clone's source is copied first
+  const fd = openForUpdate(path);
   try {
     const offset = fstatSync(fd).size;
     tx?.add('obsstore', offset);
@@ -191,7 +193,8 @@ export function addMarkersV1(storeDir: string, tx: Transaction | null, incoming:
     let at = 0;
     if (offset === 0) data[at++] = FM1_VERSION;
     for (const i of fresh) at += incoming.data.copy(data, at, start(i), end(i));
-    for (let done = 0; done < data.length;) done += writeSync(fd, data, done);
+    for (let done = 0; done < data.length;)
+      done += writeSync(fd, data, done, data.length - done, offset + done);
   } finally {
     closeSync(fd);
   }

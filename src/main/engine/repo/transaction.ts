@@ -8,7 +8,6 @@
 
 import {
   closeSync,
-  copyFileSync,
   existsSync,
   fstatSync,
   lstatSync,
@@ -17,14 +16,12 @@ import {
   readFileSync,
   renameSync,
   rmdirSync,
-  unlinkSync,
-  writeFileSync,
   writeSync,
-  constants as fsConstants,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors';
 import type { StorePathEncoder } from '../store/encoding';
+import { copyReplacing, openForUpdate, openReplacing, unlinkQuiet, writeReplacing } from './vfs';
 
 /** transaction.version: the first line of journal.backupfiles. */
 const BACKUP_VERSION = 2;
@@ -313,35 +310,6 @@ function renameOver(src: string, dest: string): void {
   }
 }
 
-/**
- * vfs.__call__ in a write mode: the old file is unlinked and the new one created exclusively, so a
- * symbolic link a hostile repository planted at a name Sluice writes (journal.*, undo.*, a
- * backup) is replaced, never written through.
- */
-export function writeReplacing(path: string, data: string | Uint8Array, encoding?: BufferEncoding): void {
-  unlinkQuiet(path);
-  writeFileSync(path, data, { flag: 'wx', ...(encoding ? { encoding } : {}) });
-}
-
-function openReplacing(path: string): number {
-  unlinkQuiet(path);
-  return openSync(path, 'wx');
-}
-
-/** util.copyfile: the destination is unlinked first (a link there is replaced, not followed). */
-function copyReplacing(src: string, dest: string): void {
-  unlinkQuiet(dest);
-  copyFileSync(src, dest, fsConstants.COPYFILE_EXCL);
-}
-
-function unlinkQuiet(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // already gone
-  }
-}
-
 /** transaction._playback: truncate, unlink new files, restore backups, remove the journal. */
 function playback(
   vfs: RepoVfs,
@@ -353,7 +321,8 @@ function playback(
   for (const [file, offset] of [...last].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
     const path = vfsPath(vfs, file);
     if (offset) {
-      const fd = openSync(path, 'a');
+      // vfs(f, 'a'): a file still shared with a hard-linked clone's source is copied first
+      const fd = openForUpdate(path);
       try {
         const size = fstatSync(fd).size;
         if (size < offset)

@@ -4,7 +4,7 @@
 // bookmarks and fncache (each backed up in the journal first), the changelog made visible last but
 // one step (changelog._finalize), caches hg would find stale removed.
 
-import { existsSync, lstatSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { FreeSpaceGuard, type FreeSpacePolicy } from './free-space';
 import { SluiceError, toSluiceError } from '../errors';
@@ -31,7 +31,8 @@ import {
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, computePhases, parsePhaseRoots } from './changelog-graph';
 import { acquireLock, type HeldLock, type LockOptions } from './lock';
 import { addMarkersV1, mergeObsmarkers, type MarkerBlock } from './obsstore';
-import { Transaction, rollbackJournal, writeReplacing, type RepoVfs } from './transaction';
+import { Transaction, rollbackJournal, type RepoVfs } from './transaction';
+import { writeAtomic, writeReplacing } from './vfs';
 
 /**
  * New filelogs written together (closeFilelog): at most this many, or this many bytes. Small on
@@ -410,7 +411,7 @@ export class RepoWriteSession {
         this.lockOptions(`working directory of ${dirname(owner)}`),
       );
       try {
-        atomicWrite(path, data);
+        writeAtomic(path, data);
       } finally {
         lock.release();
       }
@@ -495,7 +496,7 @@ export class RepoWriteSession {
       for (const h of rs.sort()) out += `${level} ${h}\n`;
     }
     this.tx.addBackup('phaseroots');
-    atomicWrite(path, Buffer.from(out, 'latin1'));
+    writeAtomic(path, Buffer.from(out, 'latin1'));
   }
 
   /**
@@ -529,7 +530,7 @@ export class RepoWriteSession {
       .map(([n, h]) => `${h} ${n}\n`)
       .join('');
     this.tx.addBackup('bookmarks', inStore ? '' : 'plain');
-    atomicWrite(path, Buffer.from(text, 'latin1'));
+    writeAtomic(path, Buffer.from(text, 'latin1'));
     if (current !== path) this.sourceBookmarks = { path: current, data: Buffer.from(text, 'latin1') };
   }
 
@@ -537,7 +538,7 @@ export class RepoWriteSession {
     if (!this.fncacheDirty || !this.fncache?.changed) return;
     this.tx.addBackup('fncache');
     // store.fncache.write's append mode (an atomictemp copy with the new lines after the old)
-    atomicWrite(join(this.vfs.storeDir, 'fncache'), this.fncache.serialize());
+    writeAtomic(join(this.vfs.storeDir, 'fncache'), this.fncache.serialize());
   }
 
   /**
@@ -589,13 +590,6 @@ function writeJournal(location: RepoLocation, revs: number, desc: string): void 
   const marksDir = requirements.has('bookmarksinstore') ? storeDir : hgDir;
   writeReplacing(join(marksDir, 'journal.bookmarks'), read(join(marksDir, 'bookmarks')));
   writeReplacing(join(storeDir, 'journal.phaseroots'), read(join(storeDir, 'phaseroots')));
-}
-
-/** atomictemp: the old file or the new one, never half of one. */
-function atomicWrite(path: string, data: Uint8Array): void {
-  const tmp = `${path}.sluice-tmp-${process.pid}`;
-  writeReplacing(tmp, data);
-  renameSync(tmp, path);
 }
 
 /**

@@ -19,13 +19,10 @@ import {
   readSync,
   renameSync,
   unlinkSync,
-  writeFileSync,
   writeSync,
   writevSync,
-  mkdirSync,
   constants as fsConstants,
 } from 'node:fs';
-import { dirname } from 'node:path';
 import * as zlib from 'node:zlib';
 import { SluiceError, toSluiceError } from '../errors';
 import { limitError, maxRevisionSize } from '../format/limits';
@@ -38,6 +35,7 @@ import {
 } from '../codec/zstd';
 import type { Transaction } from '../repo/transaction';
 import { vfsPath } from '../repo/transaction';
+import { openForUpdate, openReplacing, writeReplacing } from '../repo/vfs';
 import { chunkNeedsPreparation, decompressChunk } from './chunk';
 import {
   ENTRY_SIZE,
@@ -902,11 +900,7 @@ export class RevlogWriter {
   private spill(): void {
     if (this.spillFd < 0) {
       this.tx.add(this.radix + '.i.a', 0);
-      this.spillFd = openSync(
-        this.indexPath + '.a',
-        fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_TRUNC | (fsConstants.O_NOFOLLOW ?? 0),
-        0o666,
-      );
+      this.spillFd = openReplacing(this.indexPath + '.a');
     }
     writevAll(this.spillFd, this.delayBuf, this.spilled);
     this.spilled = this.delayLen;
@@ -928,7 +922,7 @@ export class RevlogWriter {
     this.delayLen = 0;
     if (this.origLength === 0) {
       const tmp = this.indexPath + '.a';
-      writeFileSync(tmp, all);
+      writeReplacing(tmp, all);
       this.closeIndexFd();
       renameSync(tmp, this.indexPath);
     } else {
@@ -993,9 +987,10 @@ export class RevlogWriter {
     index.writeUInt32BE(this.header >>> 0, 0);
     this.closeIndexFd();
     this.closeDataFd();
-    writeFileSync(this.dataPath, data);
+    // vfs 'w' modes: a stale NAME.d (or a link planted there) is replaced, never written through
+    writeReplacing(this.dataPath, data);
     const tmp = this.indexPath + '.sluice-split';
-    writeFileSync(tmp, index);
+    writeReplacing(tmp, index);
     // as hg: the data file's truncation point is set before the index is replaced
     this.tx.replace(dname, this.entry(trindex).offset);
     renameSync(tmp, this.indexPath);
@@ -1009,11 +1004,11 @@ export class RevlogWriter {
   }
 
   private indexFd(): number {
-    if (this.ifd < 0) this.ifd = openForWrite(this.indexPath);
+    if (this.ifd < 0) this.ifd = openForUpdate(this.indexPath);
     return this.ifd;
   }
   private dataFd(): number {
-    if (this.dfd < 0) this.dfd = openForWrite(this.dataPath);
+    if (this.dfd < 0) this.dfd = openForUpdate(this.dataPath);
     return this.dfd;
   }
   private closeIndexFd(): void {
@@ -1090,25 +1085,13 @@ export interface NewFile {
  */
 export function writeNewFiles(files: readonly NewFile[]): void {
   for (const f of files) {
-    const fd = openForWrite(f.path);
+    const fd = openForUpdate(f.path);
     try {
       writevAll(fd, f.pieces, 0);
     } finally {
       closeSync(fd);
     }
   }
-}
-
-/** Opens a store file for writing, creating it and its directories; never through a symlink. */
-function openForWrite(path: string): number {
-  const flags = fsConstants.O_RDWR | fsConstants.O_CREAT | (fsConstants.O_NOFOLLOW ?? 0);
-  try {
-    return openSync(path, flags, 0o666);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw toSluiceError(e);
-  }
-  mkdirSync(dirname(path), { recursive: true });
-  return openSync(path, flags, 0o666);
 }
 
 /** Bytes appended to a file but not written yet: contiguous from `at`. */

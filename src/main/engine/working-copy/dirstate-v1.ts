@@ -2,16 +2,7 @@
 // `parse_dirstate`, DirstateItem `_v1_*`): the two 20-byte parents, then per entry
 // `>cllll` (state, mode, size, mtime, name length) and the name (`name\0copysource` for a copy).
 // Written atomically (temp file + rename), as dirstate.write does through an atomictemp file.
-import {
-  closeSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { SluiceError } from '../errors';
 
 /** v1 state: normal, added, removed, merged. */
@@ -169,24 +160,4 @@ export function readDirstateV1(path: string): Dirstate {
     throw e;
   }
   return parseDirstateV1(data);
-}
-
-/** Writes `bytes` to `path` through a temporary beside it and a rename: old or new, never half. */
-export function writeFileAtomic(path: string, bytes: Uint8Array): void {
-  const tmp = `${path}.sluice-tmp-${process.pid}`;
-  // created exclusively after an unlink: a link a hostile repository planted at this name is
-  // replaced, not written through (hg's vfs does the same for its write modes)
-  rmSync(tmp, { force: true });
-  const fd = openSync(tmp, 'wx', 0o644);
-  try {
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
-  } catch (e) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw e;
-  }
-  closeSync(fd);
-  renameSync(tmp, path);
 }

@@ -7,11 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeAtomic } from '../repo/vfs';
 import { SluiceError } from '../errors';
 import {
   AMBIGUOUS_TIME,
   emptyDirstate,
-  writeFileAtomic,
   type Dirstate,
   type DirstateEntry,
 } from './dirstate-v1';
@@ -246,8 +246,8 @@ export function writeDirstateV2(hgDir: string, ds: Dirstate): void {
   }
   const { data, treeMetadata } = packDirstateV2(ds);
   const uid = randomBytes(8).toString('hex');
-  writeFileAtomic(join(hgDir, `dirstate.${uid}`), data);
-  writeFileAtomic(join(hgDir, 'dirstate'), docketBytes(ds, treeMetadata, data.length, uid));
+  writeAtomic(join(hgDir, `dirstate.${uid}`), data);
+  writeAtomic(join(hgDir, 'dirstate'), docketBytes(ds, treeMetadata, data.length, uid));
   if (old?.uid) {
     try {
       unlinkSync(join(hgDir, `dirstate.${old.uid}`));

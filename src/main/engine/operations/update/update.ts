@@ -28,6 +28,7 @@ import type { CloseStats } from '../../../../shared/events';
 import type { CloserOptions } from '../../../../shared/jobs';
 import { planCloser, type CloseImpl } from '../../closer/background-closer';
 import { SluiceError, toSluiceError } from '../../errors';
+import { writeAtomic } from '../../repo/vfs';
 import type { JobContext } from '../../context/job-context';
 import { ProgressTracker } from '../../context/progress';
 import { LocalRepo } from '../../repo/local-repo';
@@ -44,7 +45,6 @@ import {
   packDirstateV1Clean,
   RANGE_MASK,
   readDirstateV1,
-  writeFileAtomic,
   type Dirstate,
 } from '../../working-copy/dirstate-v1';
 import { readDirstateV2, writeDirstateV2 } from '../../working-copy/dirstate-v2';
@@ -438,11 +438,11 @@ async function checkout(
         });
     }
     for (const e of newDs.entries.values()) if (e.copySource === undefined) delete e.copySource;
-    writeFileAtomic(join(repo.hgDir, 'branch'), Buffer.from(target.branch + '\n', 'latin1'));
+    writeAtomic(join(repo.hgDir, 'branch'), Buffer.from(target.branch + '\n', 'latin1'));
     writeBookmarkState(repo.hgDir, target.bookmark);
     committed = true;
     if (v2) writeDirstateV2(repo.hgDir, newDs);
-    else writeFileAtomic(join(repo.hgDir, 'dirstate'), v1Clean ?? packDirstateV1(newDs));
+    else writeAtomic(join(repo.hgDir, 'dirstate'), v1Clean ?? packDirstateV1(newDs));
     await writers.terminate(); // their threads ended while the dirstate was written
     // hg's merge stats line (hg update / hg clone)
     ctx.log(
@@ -485,7 +485,7 @@ function setExecFlag(path: string | Buffer, exec: boolean): void {
 function writeBookmarkState(hgDir: string, bookmark: string | undefined): void {
   const path = join(hgDir, 'bookmarks.current');
   if (bookmark === undefined) rmSync(path, { force: true });
-  else writeFileAtomic(path, Buffer.from(bookmark, 'latin1'));
+  else writeAtomic(path, Buffer.from(bookmark, 'latin1'));
 }
 
 /** timestamp.get_fs_now: the filesystem's idea of now, from a file created in `.hg`. */
