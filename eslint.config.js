@@ -25,6 +25,25 @@ function noDynamicLoad(regexes, message) {
   });
 }
 
+/**
+ * Opening a file to append or update in place, outside repo/vfs.ts: a file of a repository cloned
+ * from a local path shares its inode with the source's (hard links), and only the vfs breaks the
+ * link first (hg's vfs.__call__). test/lint/vfs.test.ts shows a violating file failing.
+ */
+const VFS_MESSAGE =
+  'open repository files to append or update through repo/vfs.ts (openForUpdate): it breaks hard links first, as hg does';
+const IN_PLACE_FLAGS = '/[a+]/';
+const inPlaceWrites = [
+  `CallExpression[callee.name=/^(openSync|open)$/][arguments.1.value=${IN_PLACE_FLAGS}]`,
+  `CallExpression[callee.property.name=/^(openSync|open)$/][arguments.1.value=${IN_PLACE_FLAGS}]`,
+  `Property[key.name=/^flags?$/][value.value=${IN_PLACE_FLAGS}]`,
+  'MemberExpression[property.name=/^O_(RDWR|WRONLY|APPEND)$/]',
+  'CallExpression[callee.name=/^(appendFile|appendFileSync|truncate|truncateSync)$/]',
+  'CallExpression[callee.property.name=/^(appendFile|appendFileSync)$/]',
+  // a path truncated in place (a handle's truncate() is of a file its open() was checked for)
+  'CallExpression[callee.object.name=/^(fs|fsp|promises)$/][callee.property.name=/^truncate(Sync)?$/]',
+].map((selector) => ({ selector, message: VFS_MESSAGE }));
+
 const ENGINE_MESSAGE =
   'src/main/engine runs in plain Node (worker thread, CLI): no Electron, React or renderer code';
 const RENDERER_MESSAGE =
@@ -52,7 +71,11 @@ function engineRules(files, ignores, layer) {
           ],
         },
       ],
-      'no-restricted-syntax': ['error', ...noDynamicLoad([ELECTRON, REACT], ENGINE_MESSAGE)],
+      'no-restricted-syntax': [
+        'error',
+        ...noDynamicLoad([ELECTRON, REACT], ENGINE_MESSAGE),
+        ...inPlaceWrites,
+      ],
     },
   };
 }
@@ -95,6 +118,13 @@ export default tseslint.config(
   ),
   engineRules(['src/main/engine/operations/**'], [], [{ regex: folders('job'), message: OPERATION_MESSAGE }]),
   engineRules(['src/main/engine/job/**'], [], []),
+  {
+    // the vfs itself: the one place that opens repository files to append or update
+    files: ['src/main/engine/repo/vfs.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', ...noDynamicLoad([ELECTRON, REACT], ENGINE_MESSAGE)],
+    },
+  },
   {
     files: ['src/renderer/**'],
     ignores: ['**/*.test.ts', '**/*.test.tsx'],
