@@ -228,6 +228,40 @@ describe.skipIf(missing('hg'))(
       );
     }
 
+    // shares are the intended exception: a share's store is its source's, written under the
+    // source's store lock, as hg does
+    it.each(['yes', 'no'])(
+      'sluice pull into hg share (format.use-share-safe=%s): the source receives the changesets, both verify',
+      async (safe) => {
+        const src = join(work, `share-${safe}-src`);
+        const share = join(work, `share-${safe}`);
+        hg(['--config', `format.use-share-safe=${safe}`, 'clone', '-q', '-r', '2', up, src]);
+        hg([
+          '--config',
+          'extensions.share=',
+          '--config',
+          `format.use-share-safe=${safe}`,
+          'share',
+          '-q',
+          src,
+          share,
+        ]);
+        expect(existsSync(join(share, '.hg', 'store'))).toBe(false);
+        const requires = readFileSync(join(share, '.hg', 'requires'), 'latin1').split('\n');
+        expect(requires.includes('share-safe')).toBe(safe === 'yes');
+        expect(requires).toContain('shared');
+        const r = await sluice(['pull', share, up]);
+        expect(r.stderr).toBe('');
+        expect(r.code).toBe(0);
+        expect(nodes(src)).toBe(upNodes);
+        expect(nodes(share)).toBe(upNodes);
+        expect(existsSync(join(share, '.hg', 'store'))).toBe(false);
+        expect(existsSync(join(src, '.hg', 'store', 'lock'))).toBe(false);
+        expectVerifies(src);
+        expectVerifies(share);
+      },
+    );
+
     it('an apply that fails mid-changegroup leaves the source unchanged and the clone byte for byte as before', async () => {
       const { src, clone } = linkedClone('abort', true);
       const srcBefore = hgDirDigest(src);
