@@ -4,7 +4,6 @@
 // repositories verify (repo/vfs.ts breaks a link before the first write, as hg's vfs does).
 
 import { createHash } from 'node:crypto';
-import { execFile } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -23,37 +22,8 @@ import { JobLogStore } from '../../src/main/host/job-log-store';
 import { JobRegistry } from '../../src/main/host/job-registry';
 import { SOURCE_WORKER } from '../../src/main/host/source-worker';
 import type { JobRequest } from '../../src/shared/jobs';
-import {
-  ROOT,
-  hgSync,
-  missing,
-  prng,
-  removeDir,
-  skipNote,
-  tempDirMaker,
-} from '../../src/main/engine/test-support';
-
-const SLUICE_BIN = existsSync(join(ROOT, 'bin', 'sluice.cjs'))
-  ? join(ROOT, 'bin', 'sluice.cjs')
-  : join(ROOT, 'bin', 'sluice.mjs');
-
-function sluice(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [SLUICE_BIN, ...args],
-      { env: { ...process.env, SLUICE_FROM_SOURCE: '1' }, encoding: 'utf8', timeout: 120_000 },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-function hg(args: string[], cwd?: string): string {
-  const r = hgSync(args, cwd);
-  if (r.status !== 0) throw new Error(`hg ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+import { hgOrThrow as hg, sluice } from './cli-support';
+import { hgSync, missing, prng, removeDir, skipNote, tempDirMaker } from '../support/env';
 
 /** Every file under `repo/.hg` (relative path → sha256): what must not change in a clone's source. */
 function hgDirDigest(repo: string): Map<string, string> {

@@ -1,33 +1,11 @@
 // `sluice pull` and `sluice clone` from a local repository (hg's localpeer): a path, relative or absolute, or the
 // paths.default that `hg clone /path` writes; the local peer is serveStdio behind in-process pipes.
 
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, hgSync, missing, removeDir, skipNote, tempDirMaker } from '../support/env';
-
-const SLUICE_BIN = existsSync(join(ROOT, 'bin', 'sluice.cjs'))
-  ? join(ROOT, 'bin', 'sluice.cjs')
-  : join(ROOT, 'bin', 'sluice.mjs');
-
-function sluice(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [SLUICE_BIN, ...args],
-      { cwd, env: { ...process.env, SLUICE_FROM_SOURCE: '1' }, encoding: 'utf8', timeout: 120_000 },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-function hg(args: string[], cwd?: string): string {
-  const r = hgSync(args, cwd);
-  if (r.status !== 0) throw new Error(`hg ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+import { hgOrThrow as hg, sluice } from './cli-support';
 
 const log = (repo: string): string =>
   hg(['-R', repo, 'log', '-r', 'all()', '-T', '{node} {phase} {branch} {bookmarks}\n']);

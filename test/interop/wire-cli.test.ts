@@ -1,30 +1,13 @@
 // The `sluice clone` command end to end (a child process, as users run it): NDJSON events, exit
 // codes, the clear NO_STREAM message, nothing left at DEST on failure.
 
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SluiceEvent } from '../../src/shared/events';
 import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
-import { ROOT, extractFixture, hgAsync, missing, removeDir, skipNote, tempDir } from './wire-support';
-
-/** The real entry (bin/sluice.mjs re-runs it as a child that a signal to the parent would not reach). */
-const SLUICE_BIN = existsSync(join(ROOT, 'bin', 'sluice.cjs'))
-  ? join(ROOT, 'bin', 'sluice.cjs')
-  : join(ROOT, 'bin', 'sluice.mjs');
-
-function sluice(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [SLUICE_BIN, ...args],
-      { env: { ...process.env, SLUICE_FROM_SOURCE: '1' }, encoding: 'utf8', timeout: 120_000 },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+import { sluice } from './cli-support';
+import { extractFixture, hgAsync, missing, removeDir, skipNote, tempDir } from './wire-support';
 
 describe('sluice clone (CLI)', () => {
   let work = '';

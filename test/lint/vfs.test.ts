@@ -1,18 +1,8 @@
 // The in-place write rule of eslint.config.js: engine code outside repo/vfs.ts may not open a file
 // to append or update (a hard-linked clone's store file would change its source too), run through
 // ESLint's Node API with the repository's own config on files placed, by path, in the engine.
-import { join } from 'node:path';
-import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../src/main/engine/test-support';
-
-const eslint = new ESLint({ cwd: ROOT });
-
-/** The messages of the rules `code` breaks as the file `path` (relative to the repository). */
-async function broken(path: string, code: string): Promise<string[]> {
-  const [result] = await eslint.lintText(code, { filePath: join(ROOT, path) });
-  return result!.messages.map((m) => `${m.ruleId ?? 'fatal'}: ${m.message}`);
-}
+import { broken } from './lint-support';
 
 const PROBE = 'src/main/engine/repo/vfs-probe.ts';
 const VFS = 'src/main/engine/repo/vfs.ts';

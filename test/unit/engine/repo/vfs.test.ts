@@ -18,7 +18,7 @@ import { mergeObsmarkers } from '../../../../src/main/engine/repo/obsstore';
 import { Transaction } from '../../../../src/main/engine/repo/transaction';
 import { checkNlink, openForUpdate, openReplacing, writeAtomic } from '../../../../src/main/engine/repo/vfs';
 import { storePathEncoder } from '../../../../src/main/engine/store/encoding';
-import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../../../src/main/engine/test-support';
+import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../../support/env';
 
 const work = tempDirMaker('vfs')('unit');
 afterAll(() => removeDir(work));
