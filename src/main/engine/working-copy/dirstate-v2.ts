@@ -9,12 +9,7 @@ import { readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../repo/vfs';
 import { SluiceError } from '../errors';
-import {
-  AMBIGUOUS_TIME,
-  emptyDirstate,
-  type Dirstate,
-  type DirstateEntry,
-} from './dirstate-v1';
+import { AMBIGUOUS_TIME, emptyDirstate, type Dirstate, type DirstateEntry } from './dirstate-v1';
 
 const MARKER = Buffer.from('dirstate-v2\n', 'latin1');
 const DOCKET_HEADER = 125;
