@@ -19,7 +19,8 @@
 import { SluiceError } from '../errors';
 import { NULL_REV } from '../revlog/constants';
 import { parseManifest, type ChangelogEntry, type ManifestEntry } from '../revlog/texts';
-import type { IncomingRevision, RevlogWriter } from '../revlog/writer';
+import type { RevlogWriter } from '../revlog/writer';
+import type { IncomingRevision } from '../revlog/writer-options';
 import type { RepoWriteSession } from '../repo/write-session';
 
 const NL = 0x0a;

@@ -10,13 +10,9 @@ import { FreeSpaceGuard, type FreeSpacePolicy } from './free-space';
 import { SluiceError, toSluiceError } from '../errors';
 import { maxRevisionSize } from '../format/limits';
 import { prepareZstdWriting } from '../codec/zstd';
-import {
-  RevlogWriter,
-  revlogFormatFor,
-  writeNewFiles,
-  type NewFile,
-  type RevlogFormat,
-} from '../revlog/writer';
+import { RevlogWriter } from '../revlog/writer';
+import { revlogFormatFor, type RevlogFormat } from '../revlog/writer-options';
+import { writeNewFiles, type NewFile } from '../revlog/write-io';
 import { TextBufferPool } from '../revlog/text-cache';
 import { NodeChecks } from '../revlog/node-checks';
 import { storePathEncoder } from '../store/encoding';

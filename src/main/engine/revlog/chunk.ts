@@ -1,4 +1,4 @@
-// Revlog chunk decoding (revlog.py `decompress`, hg-stream-formats.md §8.2): the first byte says
+// Revlog chunk encoding and decoding (revlog.py `compress`/`decompress`, hg-stream-formats.md §8.2): the first byte says
 // how the chunk is stored. `x` starts a zlib stream (the byte is part of it), `(` a zstd frame,
 // `\0` raw data whose NUL is part of the data, `u` raw data after the marker, empty = empty text.
 import * as zlib from 'node:zlib';
@@ -10,6 +10,13 @@ import {
   zstdReadyFor,
   zstdReadyForBound,
 } from '../codec/revlog-zstd';
+import {
+  ZSTD_WASM_COMPRESS_MAX,
+  nativeZstd,
+  prepareZstd as prepareZstdWriting,
+  zstdCompressChunk,
+  zstdCompressReady,
+} from '../codec/zstd';
 
 export type ChunkKind = 'empty' | 'zlib' | 'zstd' | 'raw' | 'stored';
 
@@ -84,4 +91,42 @@ export function decompressChunk(chunk: Uint8Array, maxOutput: number, transient 
     case 'zstd':
       return zstdDecompress(chunk, maxOutput, transient);
   }
+}
+
+/**
+ * revlog.compress: the engine's output when it is smaller, else the data raw (`u`-marked unless it
+ * starts with NUL, which marks raw data itself).
+ */
+export async function compressChunk(engine: 'zlib' | 'zstd', data: Uint8Array): Promise<Uint8Array> {
+  if (data.length === 0) return data;
+  let compressed: Uint8Array | null = null;
+  if (engine === 'zstd') {
+    if (data.length >= 50) compressed = await zstdCompress(data);
+  } else if (data.length >= 44) {
+    compressed = zlib.deflateSync(data);
+  }
+  if (compressed && compressed.length < data.length) return compressed;
+  if (data[0] === 0) return data;
+  const out = Buffer.allocUnsafe(data.length + 1);
+  out[0] = 0x75; // 'u'
+  out.set(data, 1);
+  return out;
+}
+
+// zstd for revlog chunks at level 3 (hg's revlog.zstd.level default): codec/zstd.ts's kept
+// encoder (node:zlib's where it has zstd, else the wasm one); chunks beyond the wasm encoder's
+// bound without node:zlib's zstd take zlib, which every revlog reads whatever its configured
+// engine (revlog.decompress).
+async function zstdCompress(data: Uint8Array): Promise<Uint8Array | null> {
+  if (data.length <= ZSTD_WASM_COMPRESS_MAX) {
+    if (!zstdCompressReady()) await prepareZstdWriting();
+    return zstdCompressChunk(data, 3);
+  }
+  const native = nativeZstd();
+  if (!native) return zlib.deflateSync(data);
+  const level = native.constants.ZSTD_c_compressionLevel!;
+  return (native as unknown as { zstdCompressSync: (d: Uint8Array, o: object) => Buffer }).zstdCompressSync(
+    data,
+    { params: { [level]: 3 } },
+  );
 }

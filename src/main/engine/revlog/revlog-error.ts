@@ -21,7 +21,13 @@ export type RevlogProblemKind =
   | 'node-mismatch' // SHA-1 of parents + text differs from the node id
   | 'censored' // node mismatch on a censored revision whose text is a tombstone (hg CensoredNodeError)
   | 'revision-flags'
-  | 'limit';
+  | 'limit'
+  // the writer's own: a changegroup's revision it cannot store, or a transaction out of step
+  | 'bad-node'
+  | 'unknown-parent'
+  | 'truncated'
+  | 'transaction'
+  | 'unknown-delta-base';
 
 export interface RevlogErrorDetails {
   revlog: string;
@@ -40,4 +46,20 @@ export function revlogError(
 ): SluiceError {
   const details: RevlogErrorDetails = { revlog, problem, reason: message, ...extra };
   return new SluiceError('REVLOG', message, details);
+}
+
+/** A revlogError whose message names the revlog first (`data/foo.i: ...`), as the writer reports. */
+export function namedRevlogError(
+  revlog: string,
+  problem: RevlogProblemKind,
+  message: string,
+  extra: { rev?: number; [key: string]: unknown } = {},
+): SluiceError {
+  const details: RevlogErrorDetails = { revlog, problem, reason: message, ...extra };
+  return new SluiceError('REVLOG', `${revlog}: ${message}`, details);
+}
+
+/** hg's short(): the first 12 hex digits of a node id. */
+export function shortNode(node: Uint8Array): string {
+  return Buffer.from(node.buffer, node.byteOffset, Math.min(node.length, 6)).toString('hex');
 }

@@ -125,3 +125,59 @@ export class TextBufferPool {
     return this.bytes;
   }
 }
+
+/** Texts from this size up are built into buffers the writer allocates and reuses. */
+const RECYCLE_MIN = 256 << 10;
+/** Texts from this size up to RECYCLE_MIN come from the text pool; smaller ones from Buffer's own. */
+const POOL_MIN = 4 << 10;
+/** Evicted large buffers kept for the next large texts. */
+const MAX_SPARE = 2;
+
+/**
+ * Where a revlog writer builds its texts: small ones in Buffer's pool, mid-sized ones in the
+ * session's shared pool, large ones in buffers this writer owns and reuses once evicted (nobody
+ * else holds them then).
+ */
+export class TextBuffers {
+  private readonly owned = new WeakSet<ArrayBufferLike>();
+  private readonly spare: Uint8Array[] = [];
+
+  constructor(private readonly pool: TextBufferPool) {}
+
+  /** A buffer of `want` bytes for a text of about that size. */
+  take(want: number): Uint8Array {
+    if (want < POOL_MIN) return Buffer.allocUnsafe(want);
+    if (want < RECYCLE_MIN) return this.pool.take(want);
+    for (let i = 0; i < this.spare.length; i++) {
+      const b = this.spare[i]!;
+      if (b.length >= want) {
+        this.spare.splice(i, 1);
+        return b.subarray(0, want);
+      }
+    }
+    // room for the next revision, usually a little larger
+    const whole = new Uint8Array(want + (want >> 3));
+    this.owned.add(whole.buffer);
+    return whole.subarray(0, want);
+  }
+
+  /** A copy of a borrowed text (a view of a received chunk), in a pool buffer when mid-sized. */
+  copy(text: Uint8Array): Uint8Array {
+    if (text.length < POOL_MIN || text.length >= RECYCLE_MIN) return new Uint8Array(text);
+    const copy = this.pool.take(text.length);
+    copy.set(text);
+    return copy;
+  }
+
+  /** A text the writer no longer keeps: its buffer goes back where it came from. */
+  recycle(text: Uint8Array): void {
+    const ab = text.buffer;
+    if (!this.owned.has(ab)) return this.pool.give(text);
+    if (this.spare.length >= MAX_SPARE) this.owned.delete(this.spare.shift()!.buffer);
+    this.spare.push(new Uint8Array(ab));
+  }
+
+  dropSpares(): void {
+    this.spare.length = 0;
+  }
+}

@@ -10,33 +10,14 @@
 // (and inline data) stay in memory until the transaction closes, so a reader never sees a
 // changeset whose manifest or files are missing.
 
-import { TextBufferPool, TextCache } from './text-cache';
-import {
-  closeSync,
-  lstatSync,
-  openSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-  writevSync,
-  constants as fsConstants,
-} from 'node:fs';
-import * as zlib from 'node:zlib';
+import { TextBufferPool, TextBuffers, TextCache } from './text-cache';
+import { closeSync, lstatSync, openSync, readFileSync, renameSync, constants as fsConstants } from 'node:fs';
 import { SluiceError, toSluiceError } from '../errors';
 import { limitError, maxRevisionSize } from '../format/limits';
-import {
-  ZSTD_WASM_COMPRESS_MAX,
-  nativeZstd,
-  prepareZstd,
-  zstdCompressChunk,
-  zstdCompressReady,
-} from '../codec/zstd';
 import type { Transaction } from '../repo/transaction';
 import { vfsPath } from '../repo/transaction';
-import { openForUpdate, openReplacing, writeReplacing } from '../repo/vfs';
-import { chunkNeedsPreparation, decompressChunk } from './chunk';
+import { openForUpdate, writeReplacing } from '../repo/vfs';
+import { chunkNeedsPreparation, compressChunk, decompressChunk } from './chunk';
 import {
   ENTRY_SIZE,
   FLAG_GENERALDELTA,
@@ -46,21 +27,20 @@ import {
   NULL_REV,
   REVLOGV1,
 } from './constants';
-import { isNullNode, parseRevlogIndex, type RevlogIndex } from './index';
+import { isNullNode, nodeKey, parseRevlogIndex, type RevlogIndex } from './index';
 import { applyDeltaInto, applyDeltas, onLineBoundaries, patchedSize, trivialDeltaText } from './mpatch';
 import { checkNow, checkParts, type NodeChecks } from './node-checks';
+import { DelayedIndex } from './delayed-index';
+import { isGoodDelta, LIMIT_DELTA2TEXT, SPARSE_MAX_CHAIN_LENGTH, type ChainInfo } from './delta-choice';
+import { namedRevlogError, shortNode } from './revlog-error';
+import { simpleDelta } from './simple-delta';
+import { readAt, WriteQueue, type NewFile } from './write-io';
+import type { IncomingRevision, RevlogFormat, RevlogWriterOptions } from './writer-options';
 
 /** revlog._maxinline: an inline revlog is split once its data reaches this size. */
 export const MAX_INLINE = 131072;
-/** revlogutils/constants SPARSE_REVLOG_MAX_CHAIN_LENGTH (format.maxchainlen's sparse-revlog default). */
-export const SPARSE_MAX_CHAIN_LENGTH = 1000;
 /** Room in front of a text for its sorted parents (the node hashes both). */
 const PARENTS = 2 * NODE_SIZE;
-/** Texts from this size up are built into recycled buffers (textBuffer). */
-const RECYCLE_MIN = 256 << 10;
-/** Texts from this size up to RECYCLE_MIN are built into buffers of the text pool; smaller ones come from Buffer's own pool. */
-const POOL_MIN = 4 << 10;
-const MAX_SPARE = 2;
 /** Appended bytes are written once this many are queued (and at close, before reads, at a split). */
 const WRITE_BATCH = 1 << 20;
 /** A delta chain's chunks are read in one piece up to this span (chainChunks). */
@@ -68,75 +48,9 @@ const SPAN_READ_MAX = 8 << 20;
 /**
  * Texts kept for later deltas besides the last one. A changegroup's deltas are mostly against the
  * revision just added (the last text, kept whatever its size); the cache serves the others
- * (snapshots, p2). Apply of the medium corpus's none-v2 bundle (loaded machine, Node 20): peak RSS
- * 159-171 MB with 16 MiB, 158-162 with 8, 141-150 with 4, CPU the same; the history corpus (deep
- * chains) 205-243 -> 186-206 MB, CPU 13.1-17.0 s against 12.1-17.4 s.
+ * (snapshots, p2). Larger budgets raised peak memory for no CPU gain (docs/benchmarks/analysis.md).
  */
 const CACHE_BYTES = 4 << 20;
-/**
- * Delayed changelog entries held in memory; past this they go to NAME.i.a (hg's _divert file for
- * a new changelog), so a changegroup of millions of changesets, or one that never ends, costs
- * disk (watched by the free space guard), not memory.
- */
-const DELAY_MEMORY = 32 << 20;
-/** deltas.LIMIT_DELTA2TEXT: a chain may read at most this many times the text size. */
-const LIMIT_DELTA2TEXT = 2;
-
-export interface RevlogFormat {
-  generalDelta: boolean;
-  sparse: boolean;
-  compression: 'zlib' | 'zstd';
-}
-
-/** The format new revisions get in a repository with these requirements (localrepo.resolverevlogstorevfsoptions). */
-export function revlogFormatFor(requirements: ReadonlySet<string>): RevlogFormat {
-  const sparse = requirements.has('sparserevlog');
-  return {
-    generalDelta: sparse || requirements.has('generaldelta'),
-    sparse,
-    compression: requirements.has('revlog-compression-zstd') ? 'zstd' : 'zlib',
-  };
-}
-
-/** One revision as a changegroup carries it. */
-export interface IncomingRevision {
-  node: Uint8Array;
-  p1: Uint8Array;
-  p2: Uint8Array;
-  /** the node the delta applies to (null node: the delta is the full text) */
-  deltaBase: Uint8Array;
-  delta: Uint8Array;
-  linkRev: number;
-  flags: number;
-}
-
-export interface RevlogWriterOptions {
-  /** hg's radix: `00changelog`, `00manifest`, `data/foo.txt`, `meta/dir/00manifest` */
-  radix: string;
-  tx: Transaction;
-  format: RevlogFormat;
-  /** the changelog: entries delayed until finalize(), never a delta chain (changelog._storedeltachains) */
-  changelog?: boolean;
-  /** told about each store file this writer creates (fncache) */
-  onNewFile?: (storePath: string) => void;
-  /** budget of texts kept for later deltas besides the last one (default CACHE_BYTES) */
-  cacheBytes?: number;
-  /** called by close() (the session forgets the writer) */
-  onClose?: (w: RevlogWriter) => void;
-  /** largest text add() accepts (default maxRevisionSize(); a session reads it once for all its writers) */
-  maxText?: number;
-  /** the caller knows NAME.i does not exist (its directory is being created): not looked up */
-  absent?: boolean;
-  /** NAME.i most likely exists (a pull into a repository with history): opened without asking first */
-  likelyExists?: boolean;
-  checks?: NodeChecks;
-  /** the changelog: delayed bytes held in memory before they go to NAME.i.a (default DELAY_MEMORY) */
-  delayMemory?: number;
-  /** told the bytes of each revision before it is queued (may throw: the free space guard) */
-  onWrite?: (bytes: number) => void;
-  /** buffers of mid-sized texts shared with the session's other writers (default: this writer's own, keeping none) */
-  textPool?: TextBufferPool;
-}
 
 interface PendingEntry {
   offset: number;
@@ -148,26 +62,6 @@ interface PendingEntry {
   p1: number;
   p2: number;
   node: Buffer;
-}
-
-/** hg's _chaininfo: deltas to apply and compressed bytes to read to rebuild a rev. */
-interface ChainInfo {
-  chainLen: number;
-  chainSize: number;
-  chainBase: number;
-}
-
-function revlogError(radix: string, problem: string, message: string, extra: Record<string, unknown> = {}) {
-  return new SluiceError('REVLOG', `${radix}: ${message}`, {
-    revlog: radix,
-    problem,
-    reason: message,
-    ...extra,
-  });
-}
-
-function short(node: Uint8Array): string {
-  return Buffer.from(node).toString('hex').slice(0, 12);
 }
 
 export class RevlogWriter {
@@ -201,23 +95,13 @@ export class RevlogWriter {
   private dfd = -1;
   /** appended bytes not yet written to NAME.i / NAME.d (they follow what is on disk) */
   private unwritten = { i: new WriteQueue(), d: new WriteQueue() };
-  /** delayed changelog: entries (+ inline data) not yet in NAME.i */
-  private delayBuf: Buffer[] = [];
-  /** where each delayed piece in memory starts (offsets in the delayed bytes) */
-  private delayStarts: number[] = [];
-  private delayLen = 0;
-  /** the first `spilled` delayed bytes are in NAME.i.a (spillFd), the rest in delayBuf */
-  private spilled = 0;
-  private spillFd = -1;
-  private readonly delayMemory: number;
+  /** the changelog's entries (+ inline data) not yet in NAME.i */
+  private readonly delayedIndex: DelayedIndex | undefined;
   private readonly origIndexSize: number;
   /** the original NAME.i bytes (inline revlogs: their data lives there) */
   private oldBytes: Uint8Array;
   private readonly cache: TextCache;
-  private readonly pool: TextBufferPool;
-  /** buffers of large texts this writer allocated, and the evicted ones ready for reuse */
-  private readonly owned = new WeakSet<ArrayBufferLike>();
-  private readonly spare: Uint8Array[] = [];
+  private readonly buffers: TextBuffers;
   /** the last text added or rebuilt, kept whatever its size (the next revision's usual base) */
   private last: { rev: number; text: Uint8Array; borrowed: boolean } | undefined;
   /** revlog._chaininfocache */
@@ -237,8 +121,10 @@ export class RevlogWriter {
     this.onClose = opts.onClose;
     this.checks = opts.checks;
     this.onWrite = opts.onWrite;
-    this.delayMemory = opts.delayMemory ?? DELAY_MEMORY;
     this.indexPath = vfsPath(opts.tx.vfs, opts.radix + '.i');
+    this.delayedIndex = this.delayed
+      ? new DelayedIndex(opts.tx, opts.radix, this.indexPath, opts.delayMemory)
+      : undefined;
     this.existedIndex = indexBytes !== null;
     this.oldBytes = indexBytes ?? new Uint8Array(0);
     // most writers of a clone start a new filelog: they share one empty index (never mutated)
@@ -260,14 +146,14 @@ export class RevlogWriter {
     this.dSize = this.inline ? 0 : this.dataEnd;
     this.origIndexSize = this.iSize;
     if (this.iSize > this.oldBytes.length) {
-      throw revlogError(
+      throw namedRevlogError(
         opts.radix,
         'truncated',
         `index is shorter than its entries (${this.oldBytes.length} < ${this.iSize})`,
       );
     }
-    this.cache = new TextCache(opts.cacheBytes ?? CACHE_BYTES, 2, (t) => this.recycle(t));
-    this.pool = opts.textPool ?? new TextBufferPool(0);
+    this.cache = new TextCache(opts.cacheBytes ?? CACHE_BYTES, 2, (t) => this.buffers.recycle(t));
+    this.buffers = new TextBuffers(opts.textPool ?? new TextBufferPool(0));
   }
 
   /** Opens NAME.i (reading it whole: index entries, and inline data) for appending. */
@@ -365,7 +251,7 @@ export class RevlogWriter {
       if (e.base === r) break;
       const next = this.generalDelta ? e.base : r - 1;
       if (next < 0 || next >= r)
-        throw revlogError(this.radix, 'base-out-of-range', `rev ${r}: bad delta base ${e.base}`);
+        throw namedRevlogError(this.radix, 'base-out-of-range', `rev ${r}: bad delta base ${e.base}`);
       below = this.chainInfos.get(next);
       if (below) break;
       r = next;
@@ -403,36 +289,10 @@ export class RevlogWriter {
       if (pos + e.clen <= this.oldBytes.length && rev < this.origLength)
         return this.oldBytes.subarray(pos, pos + e.clen);
       if (this.delayed && pos >= this.origIndexSize)
-        return this.readDelayed(pos - this.origIndexSize, e.clen);
+        return this.delayedIndex!.read(pos - this.origIndexSize, e.clen);
       return readAt(this.indexFd(), pos, e.clen, this.radix);
     }
     return readAt(this.dataFd(), e.offset, e.clen, this.radix + '.d');
-  }
-
-  /**
-   * Bytes of the delayed entries: a view of the piece holding them (each piece is a whole entry
-   * and its chunk). Joining all the pieces per read made a changegroup whose deltas name old
-   * changesets as bases copy the whole delayed changelog once per changeset.
-   */
-  private readDelayed(pos: number, len: number): Uint8Array {
-    // pieces are spilled whole, so an entry is either in the file or in memory
-    if (pos < this.spilled) return readAt(this.spillFd, pos, len, this.radix + '.i.a');
-    const starts = this.delayStarts;
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (starts[mid]! <= pos) lo = mid;
-      else hi = mid - 1;
-    }
-    const piece = this.delayBuf[lo]!;
-    const at = pos - starts[lo]!;
-    if (at + len <= piece.length) return piece.subarray(at, at + len);
-    // across pieces (not written so): the pieces it spans, joined
-    let end = lo;
-    while (end < starts.length && starts[end]! < pos + len) end++;
-    const joined = Buffer.concat(this.delayBuf.slice(lo, end));
-    return joined.subarray(at, at + len);
   }
 
   /**
@@ -466,7 +326,7 @@ export class RevlogWriter {
     try {
       return decompressChunk(raw, MAX_TEXT_SIZE);
     } catch (e) {
-      throw revlogError(this.radix, 'decompress', `rev ${rev}: ${(e as Error).message}`);
+      throw namedRevlogError(this.radix, 'decompress', `rev ${rev}: ${(e as Error).message}`);
     }
   }
 
@@ -485,8 +345,8 @@ export class RevlogWriter {
     if (!prev || prev.rev === rev) return;
     // new Uint8Array(view) copies (Buffer's slice() would be another view)
     const keptText =
-      prev.borrowed && this.cache.keeps(prev.text.length) ? this.copyText(prev.text) : prev.text;
-    if (!this.cache.set(prev.rev, keptText)) this.recycle(prev.text);
+      prev.borrowed && this.cache.keeps(prev.text.length) ? this.buffers.copy(prev.text) : prev.text;
+    if (!this.cache.set(prev.rev, keptText)) this.buffers.recycle(prev.text);
   }
 
   /**
@@ -510,11 +370,11 @@ export class RevlogWriter {
    * file group, where a pull or apply peaks. A later text() rebuilds from the stored chunks.
    */
   releaseTexts(): void {
-    this.cache.forEach((t) => this.recycle(t));
-    if (this.last && !this.last.borrowed) this.recycle(this.last.text);
+    this.cache.forEach((t) => this.buffers.recycle(t));
+    if (this.last && !this.last.borrowed) this.buffers.recycle(this.last.text);
     this.last = undefined;
     this.cache.clear();
-    this.spare.length = 0;
+    this.buffers.dropSpares();
   }
 
   /**
@@ -536,7 +396,7 @@ export class RevlogWriter {
       chain.push(r);
       const dp = this.deltaParent(r);
       if (dp === NULL_REV) break;
-      if (dp >= r) throw revlogError(this.radix, 'base-out-of-range', `rev ${r}: delta parent ${dp}`);
+      if (dp >= r) throw namedRevlogError(this.radix, 'base-out-of-range', `rev ${r}: delta parent ${dp}`);
       r = dp;
     }
     // the chain folded into one patch and the text built once (mpatch_fold), as the reader does
@@ -560,33 +420,41 @@ export class RevlogWriter {
     const existing = this.rev(r.node);
     if (existing !== undefined && existing !== NULL_REV) return { rev: existing, added: false };
     if (r.node.length !== NODE_SIZE || isNullNode(r.node))
-      throw revlogError(this.radix, 'bad-node', 'null or malformed node id');
+      throw namedRevlogError(this.radix, 'bad-node', 'null or malformed node id');
     const p1 = this.rev(r.p1);
     const p2 = this.rev(r.p2);
     if (p1 === undefined)
-      throw revlogError(this.radix, 'unknown-parent', `unknown parent ${short(r.p1)} of ${short(r.node)}`);
+      throw namedRevlogError(
+        this.radix,
+        'unknown-parent',
+        `unknown parent ${shortNode(r.p1)} of ${shortNode(r.node)}`,
+      );
     if (p2 === undefined)
-      throw revlogError(this.radix, 'unknown-parent', `unknown parent ${short(r.p2)} of ${short(r.node)}`);
+      throw namedRevlogError(
+        this.radix,
+        'unknown-parent',
+        `unknown parent ${shortNode(r.p2)} of ${shortNode(r.node)}`,
+      );
     const baseRev = this.rev(r.deltaBase);
     if (baseRev === undefined)
-      throw revlogError(
+      throw namedRevlogError(
         this.radix,
         'unknown-delta-base',
-        `unknown delta base ${short(r.deltaBase)} of ${short(r.node)}`,
+        `unknown delta base ${shortNode(r.deltaBase)} of ${shortNode(r.node)}`,
       );
     if (r.flags !== 0)
-      throw revlogError(
+      throw namedRevlogError(
         this.radix,
         'revision-flags',
-        `unsupported revision flags 0x${r.flags.toString(16)} on ${short(r.node)}`,
+        `unsupported revision flags 0x${r.flags.toString(16)} on ${shortNode(r.node)}`,
       );
     if (!Number.isInteger(r.linkRev) || r.linkRev < 0)
-      throw revlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
+      throw namedRevlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
     const mismatch = (computed: Uint8Array): SluiceError =>
-      revlogError(
+      namedRevlogError(
         this.radix,
         'node-mismatch',
-        `integrity check failed on ${short(r.node)}: content hashes to ${short(computed)}`,
+        `integrity check failed on ${shortNode(r.node)}: content hashes to ${shortNode(computed)}`,
       );
     // storageutil.hashrevisionsha1: sha1(min(p1, p2) + max(p1, p2) + text)
     const swap = Buffer.compare(r.p1, r.p2) > 0;
@@ -598,17 +466,17 @@ export class RevlogWriter {
     let text: Uint8Array;
     if (trivial) {
       if (trivial.length > this.maxText)
-        throw limitError(`${this.radix}: revision ${short(r.node)} of`, trivial.length, this.maxText);
+        throw limitError(`${this.radix}: revision ${shortNode(r.node)} of`, trivial.length, this.maxText);
       const bad = checkParts(lo, hi, trivial, r.node, mismatch);
       if (bad) throw bad;
       text = trivial;
     } else {
       const baseText = await this.text(baseRev);
       const badDelta = (e: unknown): SluiceError =>
-        revlogError(
+        namedRevlogError(
           this.radix,
           'bad-delta',
-          `delta for ${short(r.node)} does not apply: ${(e as Error).message}`,
+          `delta for ${shortNode(r.node)} does not apply: ${(e as Error).message}`,
         );
       let size: number;
       try {
@@ -618,10 +486,10 @@ export class RevlogWriter {
       }
       // a small delta on a large base can still make a text past the bound (format/limits.ts)
       if (size > this.maxText)
-        throw limitError(`${this.radix}: revision ${short(r.node)} of`, size, this.maxText);
+        throw limitError(`${this.radix}: revision ${shortNode(r.node)} of`, size, this.maxText);
       let whole: Uint8Array;
       try {
-        whole = this.textBuffer(size);
+        whole = this.buffers.take(PARENTS + size);
         applyDeltaInto(baseText, r.delta, whole, PARENTS);
       } catch (e) {
         throw badDelta(e);
@@ -663,39 +531,6 @@ export class RevlogWriter {
    * cache let go of: a fresh megabyte-sized allocation per revision costs page faults and garbage
    * collection (measured: 6 ms per 1.6 MB manifest, against 0.5 ms into a reused buffer).
    */
-  private textBuffer(size: number): Uint8Array {
-    const want = PARENTS + size;
-    if (want < POOL_MIN) return Buffer.allocUnsafe(want);
-    if (size < RECYCLE_MIN) return this.pool.take(want);
-    for (let i = 0; i < this.spare.length; i++) {
-      const b = this.spare[i]!;
-      if (b.length >= want) {
-        this.spare.splice(i, 1);
-        return b.subarray(0, want);
-      }
-    }
-    // room for the next revision, usually a little larger
-    const whole = new Uint8Array(want + (size >> 3));
-    this.owned.add(whole.buffer);
-    return whole.subarray(0, want);
-  }
-
-  /** A copy of a borrowed text (a view of a received chunk) for the cache, in a pool buffer when mid-sized. */
-  private copyText(text: Uint8Array): Uint8Array {
-    if (text.length < POOL_MIN || text.length >= RECYCLE_MIN) return new Uint8Array(text);
-    const copy = this.pool.take(text.length);
-    copy.set(text);
-    return copy;
-  }
-
-  /** A text the cache evicted: its buffer is reused when this writer allocated it (no one else holds it). */
-  private recycle(text: Uint8Array): void {
-    const ab = text.buffer;
-    if (!this.owned.has(ab)) return this.pool.give(text);
-    if (this.spare.length >= MAX_SPARE) this.owned.delete(this.spare.shift()!.buffer);
-    this.spare.push(new Uint8Array(ab));
-  }
-
   /** deltacomputer.finddeltainfo, reduced to the candidates Sluice has: the received delta, a p1/prev delta, a snapshot. */
   private async chooseStorage(
     rev: number,
@@ -708,13 +543,14 @@ export class RevlogWriter {
     // a text stored as it is (NUL-led, incompressible) is copied: its buffer goes back to a pool
     // while the chunk may still wait to be written (a new filelog's bytes wait for their batch)
     const full = async () => {
-      const chunk = await this.compress(text);
+      const chunk = await compressChunk(this.format.compression, text);
       return { chunk: chunk === text ? Buffer.from(text) : chunk, base: rev };
     };
     if (this.delayed || rev === 0) return full(); // changelog: _storedeltachains = False
     const textLen = text.length;
     const candidates: { base: number; delta: () => Promise<Uint8Array> }[] = [];
-    const computed = (base: number) => async () => this.simpleDelta(await this.text(base), text);
+    const computed = (base: number) => async () =>
+      simpleDelta(this.radix, await this.text(base), text, this.lineDeltas);
     // a received manifest delta cut mid-line (valid, but not hg's) is not stored as is
     if (
       this.lineDeltas &&
@@ -740,7 +576,7 @@ export class RevlogWriter {
       if (this.format.sparse && info.chainLen + 1 > SPARSE_MAX_CHAIN_LENGTH) continue;
       if (textLen * LIMIT_DELTA2TEXT < info.chainSize) continue;
       const delta = await c.delta();
-      const chunk = await this.compress(delta);
+      const chunk = await compressChunk(this.format.compression, delta);
       if (this.isGoodDelta(c.base, chunk.length, info, textLen, p1, p2)) {
         return { chunk, base: this.generalDelta ? c.base : info.chainBase };
       }
@@ -748,80 +584,26 @@ export class RevlogWriter {
     return full();
   }
 
-  /** deltas.isgooddeltainfo. */
+  /** deltas.isgooddeltainfo for a delta against `base` (hg's snapshot rules under sparse-revlog). */
   private isGoodDelta(
     base: number,
     deltaLen: number,
-    info: { chainLen: number; chainSize: number; chainBase: number },
+    info: ChainInfo,
     textLen: number,
     p1: number,
     p2: number,
-  ): boolean {
-    const chainStart = this.entry(info.chainBase).offset;
-    const distance = this.dataEnd + deltaLen - chainStart;
-    if (!this.format.sparse && Math.max(textLen * 4, 0) < distance) return false;
-    if (textLen < deltaLen) return false;
-    if (textLen * LIMIT_DELTA2TEXT < info.chainSize + deltaLen) return false;
-    const maxChain = this.format.sparse ? SPARSE_MAX_CHAIN_LENGTH : 0;
-    if (maxChain && maxChain < info.chainLen + 1) return false;
-    let snapshotDepth: number | undefined;
-    if (this.format.sparse && base !== p1 && base !== p2 && this.isSnapshot(base)) {
-      snapshotDepth = info.chainLen + 1;
-    }
-    if (snapshotDepth !== undefined && textLen >> snapshotDepth < deltaLen) return false;
-    if (snapshotDepth && this.entry(base).clen < deltaLen) return false;
-    return true;
-  }
-
-  /** A one-hunk delta from base to text: common prefix and suffix kept, the middle replaced. */
-  private simpleDelta(base: Uint8Array, text: Uint8Array): Uint8Array {
-    let start = 0;
-    const max = Math.min(base.length, text.length);
-    while (start < max && base[start] === text[start]) start++;
-    // hg's bdiff works on lines: cut at a line start so deltas look like hg's
-    while (start > 0 && base[start - 1] !== 0x0a) start--;
-    let endB = base.length;
-    let endT = text.length;
-    while (endB > start && endT > start && base[endB - 1] === text[endT - 1]) {
-      endB--;
-      endT--;
-    }
-    // a manifest's delta ends at a line end too (hg reads the inserted bytes as lines)
-    while (
-      this.lineDeltas &&
-      endB < base.length &&
-      !((endB === 0 || base[endB - 1] === 0x0a) && (endT === start || text[endT - 1] === 0x0a))
-    ) {
-      endB++;
-      endT++;
-    }
-    if (start === endB && start === endT) return new Uint8Array(0);
-    const out = Buffer.allocUnsafe(12 + endT - start);
-    out.writeInt32BE(start, 0);
-    out.writeInt32BE(endB, 4);
-    out.writeInt32BE(endT - start, 8);
-    out.set(text.subarray(start, endT), 12);
-    // a sanity check costs little and keeps a bad delta from ever being stored
-    if (patchedSize(base.length, out) !== text.length)
-      throw revlogError(this.radix, 'bad-delta', 'internal delta error');
-    return out;
-  }
-
-  /** revlog.compress: the engine's output when it is smaller, raw (`u`-marked unless it starts with NUL) otherwise. */
-  private async compress(data: Uint8Array): Promise<Uint8Array> {
-    if (data.length === 0) return data;
-    let compressed: Uint8Array | null = null;
-    if (this.format.compression === 'zstd') {
-      if (data.length >= 50) compressed = await zstdCompress(data);
-    } else if (data.length >= 44) {
-      compressed = zlib.deflateSync(data);
-    }
-    if (compressed && compressed.length < data.length) return compressed;
-    if (data[0] === 0) return data;
-    const out = Buffer.allocUnsafe(data.length + 1);
-    out[0] = 0x75; // 'u'
-    out.set(data, 1);
-    return out;
+  ) {
+    const sparse = this.format.sparse;
+    const snapshot = sparse && base !== p1 && base !== p2 && this.isSnapshot(base);
+    return isGoodDelta({
+      deltaLen,
+      textLen,
+      chain: info,
+      distance: this.dataEnd + deltaLen - this.entry(info.chainBase).offset,
+      sparse,
+      snapshotDepth: snapshot ? info.chainLen + 1 : undefined,
+      baseChunkLen: this.entry(base).clen,
+    });
   }
 
   private packEntry(rev: number, e: PendingEntry): Buffer {
@@ -861,7 +643,9 @@ export class RevlogWriter {
     this.dataEnd += chunk.length;
     if (this.inline) {
       if (this.delayed) {
-        this.delay(chunk.length ? Buffer.concat([entry, chunk], ENTRY_SIZE + chunk.length) : entry);
+        this.delayedIndex!.push(
+          chunk.length ? Buffer.concat([entry, chunk], ENTRY_SIZE + chunk.length) : entry,
+        );
       } else {
         // entry and chunk go to the file side by side in one writev, not copied together
         this.unwritten.i.push(entry, this.iSize);
@@ -872,7 +656,7 @@ export class RevlogWriter {
     } else {
       if (chunk.length) this.unwritten.d.push(chunk, this.dSize);
       this.dSize += chunk.length;
-      if (this.delayed) this.delay(entry);
+      if (this.delayed) this.delayedIndex!.push(entry);
       else this.unwritten.i.push(entry, this.iSize);
       this.iSize += ENTRY_SIZE;
     }
@@ -889,71 +673,17 @@ export class RevlogWriter {
     if (this.unwritten.i.bytes) this.unwritten.i.writeTo(this.indexFd());
   }
 
-  private delay(piece: Buffer): void {
-    this.delayStarts.push(this.delayLen);
-    this.delayBuf.push(piece);
-    this.delayLen += piece.length;
-    if (this.delayLen - this.spilled > this.delayMemory) this.spill();
-  }
-
-  /** The delayed pieces in memory go to NAME.i.a (journaled as a new file: an abort removes it). */
-  private spill(): void {
-    if (this.spillFd < 0) {
-      this.tx.add(this.radix + '.i.a', 0);
-      this.spillFd = openReplacing(this.indexPath + '.a');
-    }
-    writevAll(this.spillFd, this.delayBuf, this.spilled);
-    this.spilled = this.delayLen;
-    this.delayBuf = [];
-    this.delayStarts = [];
-  }
-
   /** changelog._finalize: the delayed entries go to NAME.i (a new changelog by rename, like _divert). */
   finalize(): void {
     this.flush();
-    if (!this.delayed || this.delayLen === 0) return;
-    if (this.spilled > 0) {
-      this.finalizeSpilled();
-      return;
-    }
-    const all = Buffer.concat(this.delayBuf, this.delayLen);
-    this.delayBuf = [];
-    this.delayStarts = [];
-    this.delayLen = 0;
-    if (this.origLength === 0) {
-      const tmp = this.indexPath + '.a';
-      writeReplacing(tmp, all);
-      this.closeIndexFd();
-      renameSync(tmp, this.indexPath);
-    } else {
-      writeAll(this.indexFd(), all, this.origIndexSize);
-    }
-    this.oldBytes = new Uint8Array(0);
-    this.enforceInlineSize(true);
-  }
-
-  /** finalize() with the delayed bytes (partly) in NAME.i.a: renamed over a new index, else copied after it. */
-  private finalizeSpilled(): void {
-    this.spill();
-    const fd = this.spillFd;
-    const total = this.delayLen;
-    this.spillFd = -1;
-    this.spilled = 0;
-    this.delayLen = 0;
-    try {
-      if (this.origLength === 0) {
-        this.closeIndexFd();
-        renameSync(this.indexPath + '.a', this.indexPath);
-      } else {
-        for (let at = 0; at < total; at += WRITE_BATCH) {
-          const piece = readAt(fd, at, Math.min(WRITE_BATCH, total - at), this.radix + '.i.a');
-          writeAll(this.indexFd(), piece, this.origIndexSize + at);
-        }
-        unlinkSync(this.indexPath + '.a');
-      }
-    } finally {
-      closeSync(fd);
-    }
+    if (!this.delayedIndex || this.delayedIndex.length === 0) return;
+    this.delayedIndex.finalize({
+      newIndex: this.origLength === 0,
+      indexPath: this.indexPath,
+      at: this.origIndexSize,
+      indexFd: () => this.indexFd(),
+      closeIndexFd: () => this.closeIndexFd(),
+    });
     this.oldBytes = new Uint8Array(0);
     this.enforceInlineSize(true);
   }
@@ -966,7 +696,7 @@ export class RevlogWriter {
     const dname = this.radix + '.d';
     const troffset = this.tx.findOffset(iname);
     if (troffset === undefined)
-      throw revlogError(this.radix, 'transaction', `${iname} not found in the transaction`);
+      throw namedRevlogError(this.radix, 'transaction', `${iname} not found in the transaction`);
     this.tx.add(dname, 0);
     this.onNewFile?.(dname);
     this.flush();
@@ -1055,8 +785,7 @@ export class RevlogWriter {
   }
 
   private closeAll(): void {
-    if (this.spillFd >= 0) closeSync(this.spillFd); // an abandoned transaction: the journal removes the file
-    this.spillFd = -1;
+    this.delayedIndex?.close();
     this.closeIndexFd();
     this.closeDataFd();
     this.onClose?.(this);
@@ -1066,126 +795,4 @@ export class RevlogWriter {
 let EMPTY_INDEX: RevlogIndex | undefined;
 function emptyIndex(): RevlogIndex {
   return (EMPTY_INDEX ??= parseRevlogIndex('(new revlog)', new Uint8Array(0)));
-}
-
-function nodeKey(node: Uint8Array): string {
-  return Buffer.from(node.buffer, node.byteOffset, node.length).toString('latin1');
-}
-
-/** A new revlog's whole content, not written yet (RevlogWriter.close's hand-over). */
-export interface NewFile {
-  path: string;
-  pieces: Uint8Array[];
-  bytes: number;
-}
-
-/**
- * Creates the files handed over by close(); the caller has flushed the transaction's journal
- * (which names every one of them) first.
- */
-export function writeNewFiles(files: readonly NewFile[]): void {
-  for (const f of files) {
-    const fd = openForUpdate(f.path);
-    try {
-      writevAll(fd, f.pieces, 0);
-    } finally {
-      closeSync(fd);
-    }
-  }
-}
-
-/** Bytes appended to a file but not written yet: contiguous from `at`. */
-class WriteQueue {
-  private pieces: Uint8Array[] = [];
-  bytes = 0;
-  private at = 0;
-
-  push(piece: Uint8Array, position: number): void {
-    if (this.bytes === 0) this.at = position;
-    else if (position !== this.at + this.bytes) throw new SluiceError('IO', 'revlog writes out of order');
-    this.pieces.push(piece);
-    this.bytes += piece.length;
-  }
-
-  /** where the queued bytes go in the file */
-  get start(): number {
-    return this.at;
-  }
-
-  /** The queued pieces, the queue left empty. */
-  take(): Uint8Array[] {
-    const pieces = this.pieces;
-    this.pieces = [];
-    this.bytes = 0;
-    return pieces;
-  }
-
-  writeTo(fd: number): void {
-    const pieces = this.pieces;
-    const at = this.at;
-    this.pieces = [];
-    this.bytes = 0;
-    writevAll(fd, pieces, at);
-  }
-}
-
-/** At most this many buffers per writev(2) (IOV_MAX is 1024 on Linux and macOS). */
-const IOV_BATCH = 1024;
-
-/** Writes pieces contiguously from `position`, in as few writev calls as the kernel allows. */
-function writevAll(fd: number, pieces: Uint8Array[], position: number): void {
-  let i = 0;
-  while (i < pieces.length) {
-    const batch = pieces.slice(i, i + IOV_BATCH);
-    let want = 0;
-    for (const p of batch) want += p.length;
-    const done = writevSync(fd, batch, position);
-    position += done;
-    if (done === want) {
-      i += batch.length;
-      continue;
-    }
-    // a short write: finish the piece it stopped in, then carry on with the next ones
-    let skip = done;
-    while (skip >= pieces[i]!.length) skip -= pieces[i++]!.length;
-    const rest = pieces[i]!.subarray(skip);
-    writeAll(fd, rest, position);
-    position += rest.length;
-    i++;
-  }
-}
-
-function writeAll(fd: number, data: Uint8Array, position: number): void {
-  let done = 0;
-  while (done < data.length) done += writeSync(fd, data, done, data.length - done, position + done);
-}
-
-function readAt(fd: number, pos: number, len: number, label: string): Uint8Array {
-  const buf = Buffer.allocUnsafe(len);
-  let got = 0;
-  while (got < len) {
-    const n = readSync(fd, buf, got, len - got, pos + got);
-    if (n === 0)
-      throw new SluiceError('REVLOG', `partial read of revlog ${label}`, { problem: 'partial-read' });
-    got += n;
-  }
-  return buf;
-}
-
-// zstd for revlog chunks at level 3 (hg's revlog.zstd.level default): codec/zstd.ts's kept
-// encoder (node:zlib's where it has zstd, else the wasm one); chunks beyond the wasm encoder's
-// bound without node:zlib's zstd take zlib, which every revlog reads whatever its configured
-// engine (revlog.decompress).
-async function zstdCompress(data: Uint8Array): Promise<Uint8Array | null> {
-  if (data.length <= ZSTD_WASM_COMPRESS_MAX) {
-    if (!zstdCompressReady()) await prepareZstd();
-    return zstdCompressChunk(data, 3);
-  }
-  const native = nativeZstd();
-  if (!native) return zlib.deflateSync(data);
-  const level = native.constants.ZSTD_c_compressionLevel!;
-  return (native as unknown as { zstdCompressSync: (d: Uint8Array, o: object) => Buffer }).zstdCompressSync(
-    data,
-    { params: { [level]: 3 } },
-  );
 }

@@ -9,13 +9,9 @@ import { FLAG_INLINE_DATA, NULL_NODE } from '../../../../src/main/engine/revlog/
 import { revisionNode } from '../../../../src/main/engine/revlog/index';
 import { fullReplaceDelta } from '../../../../src/main/engine/revlog/mpatch';
 import { Revlog } from '../../../../src/main/engine/revlog/revlog';
-import {
-  MAX_INLINE,
-  RevlogWriter,
-  writeNewFiles,
-  type NewFile,
-  type RevlogFormat,
-} from '../../../../src/main/engine/revlog/writer';
+import { MAX_INLINE, RevlogWriter } from '../../../../src/main/engine/revlog/writer';
+import type { RevlogFormat } from '../../../../src/main/engine/revlog/writer-options';
+import { writeNewFiles, type NewFile } from '../../../../src/main/engine/revlog/write-io';
 import { TextBufferPool } from '../../../../src/main/engine/revlog/text-cache';
 
 const work = mkdtempSync(join(tmpdir(), 'sluice-revlog-writer-'));

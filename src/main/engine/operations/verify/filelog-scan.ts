@@ -4,6 +4,7 @@
 // (filelog-worker.ts) while the main thread checks the changelog and manifests, then does the
 // cheap half (linkrevs, parents, manifest entries: verify.ts) from the result and the index.
 // The result is plain data (structured-clonable), the same whichever thread produced it.
+import { shortNode } from '../../revlog/revlog-error';
 import { performance } from 'node:perf_hooks';
 import { cancelled, isSluiceError } from '../../errors';
 import { Revlog } from '../../revlog/revlog';
@@ -50,10 +51,6 @@ const META_PREFIX = 64 << 10;
 const GROUP_DELTA_BYTES = 32 << 20;
 /** ... and at most this many revisions (one hash and one folded patch each). */
 const GROUP_REVS = 16;
-
-function short(node: Uint8Array): string {
-  return Buffer.from(node.buffer, node.byteOffset, Math.min(node.length, 6)).toString('hex');
-}
 
 /** The text hg's stringutil.forcebytestr(inst) would give for our errors. */
 export function reasonOf(e: unknown): string {
@@ -129,7 +126,7 @@ export async function scanFilelog(req: FilelogScanRequest, opts: ScanOptions): P
         isSluiceError(e) && (e.details as Record<string, unknown> | undefined)?.problem === 'censored';
       revErrors.push({
         rev,
-        text: censored ? 'censored file data' : `unpacking ${short(idx.node(rev))}: ${reasonOf(e)}`,
+        text: censored ? 'censored file data' : `unpacking ${shortNode(idx.node(rev))}: ${reasonOf(e)}`,
         skip: true,
       });
     };

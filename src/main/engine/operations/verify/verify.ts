@@ -10,6 +10,7 @@
 // ones whole), and texts are rebuilt along delta chains from a cache (one patch per revision when
 // reading in order). Memory: the changelog/manifest indexes, the per-file maps verify.py keeps
 // (manifest node -> changesets, file -> changesets, file -> filenodes) and a bounded text cache.
+import { shortNode } from '../../revlog/revlog-error';
 import { performance } from 'node:perf_hooks';
 import { sep, join } from 'node:path';
 import { stat } from 'node:fs/promises';
@@ -132,9 +133,6 @@ const WORKER_FILES_AHEAD = 4;
 
 const HINT_FNCACHE = 'hint: run "hg debugrebuildfncache" to recover from corrupt fncache';
 
-function short(node: Uint8Array): string {
-  return Buffer.from(node.buffer, node.byteOffset, Math.min(node.length, 6)).toString('hex');
-}
 function shortHex(hex: string): string {
   return hex.slice(0, 12);
 }
@@ -593,12 +591,12 @@ class Verifier {
     const p2 = idx.p2(i);
     const n = idx.length;
     if (p1 < NULL_REV || p1 >= n || p2 < NULL_REV || p2 >= n) {
-      sink.err(lr, `checking parents of ${short(idx.node(i))}: revlog index out of range`, label);
+      sink.err(lr, `checking parents of ${shortNode(idx.node(i))}: revlog index out of range`, label);
     } else {
       if (p1 !== NULL_REV && !seen.has(idx.nodeKey(p1)) && !idx.isNullAt(p1))
-        sink.err(lr, `unknown parent 1 ${short(idx.node(p1))} of ${short(idx.node(i))}`, label);
+        sink.err(lr, `unknown parent 1 ${shortNode(idx.node(p1))} of ${shortNode(idx.node(i))}`, label);
       if (p2 !== NULL_REV && !seen.has(idx.nodeKey(p2)) && !idx.isNullAt(p2))
-        sink.err(lr, `unknown parent 2 ${short(idx.node(p2))} of ${short(idx.node(i))}`, label);
+        sink.err(lr, `unknown parent 2 ${shortNode(idx.node(p2))} of ${shortNode(idx.node(i))}`, label);
     }
     const key = idx.nodeKey(i);
     const dup = seen.get(key);
@@ -677,7 +675,7 @@ class Verifier {
         }
       } catch (e) {
         this.refersmf = true;
-        root.exc(i, `unpacking changeset ${short(node)}`, e);
+        root.exc(i, `unpacking changeset ${shortNode(node)}`, e);
       }
     }
     cl.clearCache();
@@ -704,7 +702,7 @@ class Verifier {
       let lr = this.checkEntry(mf, i, seen, linkrevs, null, label, root);
       if (lr instanceof Promise) lr = await lr;
       if (mflinkrevs.has(k)) mflinkrevs.delete(k);
-      else root.err(lr, `${short(node)} not in changesets`, label);
+      else root.err(lr, `${shortNode(node)} not in changesets`, label);
       try {
         // manifestctx.readdelta(shallow=True): mdiff.patchtext(revdiff(deltaparent(r), r)) — the
         // stored delta's inserted lines, or the whole (hash-checked) text of a snapshot.
@@ -719,13 +717,13 @@ class Verifier {
           if (!m.has(e.nodeHex)) m.set(e.nodeHex, lr);
         });
       } catch (e) {
-        root.exc(lr, `reading delta ${short(node)}`, e, label);
+        root.exc(lr, `reading delta ${shortNode(node)}`, e, label);
       }
       if (this.opts.full) {
         try {
           parseManifest(await mf.revisionView(i), () => undefined);
         } catch (e) {
-          root.exc(lr, `reading full manifest ${short(node)}`, e, label);
+          root.exc(lr, `reading full manifest ${shortNode(node)}`, e, label);
         }
       }
     }
@@ -734,7 +732,7 @@ class Verifier {
       for (const [m, cs] of mflinkrevs) for (const c of cs) pairs.push([c, m]);
       pairs.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
       for (const [c, m] of pairs) {
-        root.err(c, `changeset refers to unknown revision ${short(Buffer.from(m, 'latin1'))}`, label);
+        root.err(c, `changeset refers to unknown revision ${shortNode(Buffer.from(m, 'latin1'))}`, label);
       }
     }
     mf.clearCache(); // full snapshots read above; the files phase needs manifests only on error paths
@@ -891,7 +889,7 @@ class Verifier {
         // check renames (storageutil.filerevisioncopied)
         const p1 = idx.p1(i);
         if (p1 < NULL_REV || p1 >= idx.length) {
-          sink.err(lr, `checking rename of ${short(idx.node(i))}: revlog index out of range`, f);
+          sink.err(lr, `checking rename of ${shortNode(idx.node(i))}: revlog index out of range`, f);
           continue;
         }
         if (p1 !== NULL_REV && !idx.isNullAt(p1)) continue;
@@ -899,14 +897,14 @@ class Verifier {
         if (rp === undefined || rp === null) continue;
         const node = idx.node(i);
         if (rp instanceof Error) {
-          sink.exc(lr, `checking rename of ${short(node)}`, rp, f);
+          sink.exc(lr, `checking rename of ${shortNode(node)}`, rp, f);
           continue;
         }
         try {
           const src = await this.openRevlog(this.filelogRadix(rp.path));
           try {
             if (src.length === 0) {
-              sink.err(lr, `empty or missing copy source revlog ${rp.path}:${short(rp.node)}`, f);
+              sink.err(lr, `empty or missing copy source revlog ${rp.path}:${shortNode(rp.node)}`, f);
             } else if (!isNullNode(rp.node) && src.index.rev(rp.node) === undefined) {
               throw new SluiceError('REVLOG', `${src.name}@${Buffer.from(rp.node).toString('hex')}: no node`);
             }
@@ -914,7 +912,7 @@ class Verifier {
             await src.close();
           }
         } catch (e) {
-          sink.exc(lr, `checking rename of ${short(node)}`, e, f);
+          sink.exc(lr, `checking rename of ${shortNode(node)}`, e, f);
         }
       }
       if (fnodes && fnodes.size) {
