@@ -27,6 +27,20 @@ export const EXIT_OK = 0;
 export const EXIT_ERROR = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_INTERRUPTED = 130;
+/** hg's exit status for an abort (dispatch: -1 & 255), kept where Sluice refuses as hg refuses */
+export const EXIT_ABORT = 255;
+
+/**
+ * Errors whose abort is hg's, word for word (a lock held past ui.timeout or not creatable, a
+ * requirement unknown to this program): they exit as hg does, so a script sees the same status.
+ */
+const HG_ABORTS: ReadonlySet<string> = new Set(['LOCKED', 'LOCK_UNAVAILABLE', 'UNSUPPORTED_REQUIREMENTS']);
+
+/** The exit status of a command that failed with `error`. */
+export function exitStatusFor(error: unknown): number {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && HG_ABORTS.has(code) ? EXIT_ABORT : EXIT_ERROR;
+}
 
 /** Bad command line: main prints `sluice CMD: message`, the usage, and exits 2. */
 export class UsageError extends Error {

@@ -7,7 +7,7 @@ import type { JobRequest } from '../shared/jobs';
 import { isSluiceError } from '../main/engine/errors';
 import { JobContext, type JobContextOptions } from '../main/engine/context/job-context';
 import { runJob } from '../main/engine/job/run-job';
-import { EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, type CliIO } from './command';
+import { EXIT_INTERRUPTED, EXIT_OK, exitStatusFor, type CliIO } from './command';
 import { ProgressBar } from './progress-bar';
 
 /**
@@ -58,7 +58,7 @@ export async function runJobForCli(
       return EXIT_INTERRUPTED;
     }
     io.stderr.write(`abort: ${terminalSafe((e as Error).message)}\n`);
-    return EXIT_ERROR;
+    return exitStatusFor(e);
   } finally {
     render.clearBar();
   }

@@ -11,7 +11,7 @@ import {
 import { serveStdio } from '../../main/engine/operations/serve/stdio-server';
 import { isSluiceError } from '../../main/engine/errors';
 import {
-  EXIT_ERROR,
+  exitStatusFor,
   EXIT_OK,
   UsageError,
   choice,
@@ -134,7 +134,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
       } catch (e) {
         process.stdin.destroy(); // an open stdin (a silent client) would keep the process alive
         io.stderr.write(`abort: ${isSluiceError(e) ? e.message : (e as Error).message}\n`);
-        return EXIT_ERROR;
+        return exitStatusFor(e);
       }
       return EXIT_OK;
     }
@@ -176,7 +176,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
       });
     } catch (e) {
       io.stderr.write(`abort: ${isSluiceError(e) ? e.message : (e as Error).message}\n`);
-      return EXIT_ERROR;
+      return exitStatusFor(e);
     }
     io.stdout.write(`listening at ${server.url} (bound to ${server.address}:${server.port})\n`);
     await new Promise<void>((resolve) => {

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'SOURCE_UNREADABLE' // the bundle to read is missing, a folder, or not readable (the source, not the destination)
   | 'NOT_A_REPO'
   | 'LOCKED' // the repository lock stayed held by another process (hg or Sluice) past the timeout
+  | 'LOCK_UNAVAILABLE' // the lock cannot be created (hg's LockUnavailable: a read-only .hg or store)
   | 'ABANDONED_TRANSACTION' // a journal left by a crash could not be rolled back
   | 'IO'
   | 'CLOSE_FAILED' // a background close failed

@@ -37,7 +37,7 @@ import { ByteSource } from '../format/byte-source';
 import type { JobContext } from '../context/job-context';
 import { ProgressTracker } from '../context/progress';
 import type { MarkerBlock } from '../repo/obsstore';
-import { RepoWriteSession } from '../repo/write-session';
+import { RepoWriteSession, type RepoLocks } from '../repo/write-session';
 import {
   APPLY_PARTS,
   addChangegroup,
@@ -55,8 +55,10 @@ export type { ChangegroupVersion } from './reader';
 export { summarizeBundle, type BundleSummary, type BundleKind } from './changegroup-bundle-file';
 
 export interface ApplyToRepoOptions {
-  /** wait this long for a lock held by hg or another Sluice (default 600 s, hg's ui.timeout) */
+  /** wait this long for a lock held by hg or another Sluice (default: ui.timeout, as hg reads it) */
   lockTimeoutMs?: number;
+  /** the repository's locks when the caller already holds them (a pull: lockRepository) */
+  heldLocks?: RepoLocks;
   /** phase of the added changesets before phase-heads apply (default 1 = draft, hg's default) */
   targetPhase?: number;
   /** bookmarks part: 'apply' (hg unbundle, default) or 'records' (hg pull: returned, not written) */
@@ -139,6 +141,7 @@ async function inTransaction(
     ctx.throwIfCancelled();
     session = await RepoWriteSession.open(repoRoot, {
       ...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}),
+      ...(opts.heldLocks ? { heldLocks: opts.heldLocks } : {}),
       signal: ctx.signal,
       log: (l, m) => ctx.log(l, m),
       ...(opts.desc !== undefined ? { desc: opts.desc } : {}),

@@ -21,11 +21,12 @@ import { entryNameProblem } from '../store/paths';
 import {
   bookmarksPath,
   locateRepository,
+  unknownFeaturesError,
   unsupportedRequirements,
   type RepoLocation,
 } from '../store/requirements';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, computePhases, parsePhaseRoots } from './changelog-graph';
-import { acquireLock, type HeldLock, type LockOptions } from './lock';
+import { acquireLock, readLockTimeouts, type HeldLock, type LockOptions } from './lock';
 import { addMarkersV1, mergeObsmarkers, type MarkerBlock } from './obsstore';
 import { Transaction, rollbackJournal, type RepoVfs } from './transaction';
 import { writeAtomic, writeReplacing } from './vfs';
@@ -53,8 +54,14 @@ const FILELOG_CACHE_BYTES = 256 << 10;
 const TEXT_POOL_BYTES = 4 << 20;
 
 export interface WriteSessionOptions {
-  /** wait this long for a lock held by hg or another Sluice (default 600 s, hg's ui.timeout) */
+  /** wait this long for a lock held by hg or another Sluice (default: ui.timeout, as hg reads it) */
   lockTimeoutMs?: number;
+  /**
+   * the repository's locks, taken by the caller (lockRepository) for longer than this session: a
+   * pull holds them from before discovery to its last transaction, as exchange.pull does; the
+   * session neither takes nor releases them
+   */
+  heldLocks?: RepoLocks;
   signal?: AbortSignal;
   log?: (level: 'debug' | 'info' | 'warn', message: string) => void;
   /** the transaction's description for `hg rollback` (undo.desc): `unbundle`, `pull\nURL`… */
@@ -63,6 +70,81 @@ export interface WriteSessionOptions {
   undo?: boolean;
   /** how the revlog writes watch the free space (a changegroup declares no size) */
   freeSpace?: FreeSpacePolicy;
+}
+
+/** A repository's `.hg/wlock` and `.hg/store/lock`, held together. */
+export interface RepoLocks {
+  /** wlock first, as taken (released in reverse) */
+  readonly all: readonly HeldLock[];
+  release(): void;
+}
+
+/**
+ * localrepo.ensurerequirementsrecognized and the writer's own limits, before any lock or byte:
+ * UNSUPPORTED_REQUIREMENTS in hg's words, naming each requirement.
+ */
+export function refuseUnwritable(location: RepoLocation): void {
+  const reqs = location.requirements;
+  const missing = unsupportedRequirements(reqs);
+  if (missing.length) throw unknownFeaturesError(missing);
+  if (!reqs.has('revlogv1') || !reqs.has('store'))
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      'Sluice writes only to repositories with a store and revlogv1 (hg ≥ 0.9.2)',
+    );
+}
+
+type LogFn = (level: 'debug' | 'info' | 'warn', message: string) => void;
+
+/** How a writer waits for hg's locks: ui.timeout and ui.timeout.warn unless the caller says. */
+async function lockOptionsFor(
+  repoRoot: string,
+  opts: Pick<WriteSessionOptions, 'lockTimeoutMs' | 'signal'>,
+  log: LogFn,
+): Promise<(description: string) => LockOptions> {
+  const configured = await readLockTimeouts(repoRoot);
+  return (description) => ({
+    ...configured,
+    ...(opts.lockTimeoutMs !== undefined ? { timeoutMs: opts.lockTimeoutMs } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    description,
+    onWait: (message: string) => log('warn', message),
+  });
+}
+
+/** hg's order: wlock, then the store lock; both released if the second cannot be had. */
+async function takeLocks(
+  location: RepoLocation,
+  lockOpts: (description: string) => LockOptions,
+): Promise<RepoLocks> {
+  const all: HeldLock[] = [];
+  const release = (): void => {
+    for (const l of [...all].reverse()) l.release();
+  };
+  try {
+    all.push(
+      await acquireLock(join(location.hgDir, 'wlock'), lockOpts(`working directory of ${location.root}`)),
+    );
+    all.push(await acquireLock(join(location.storeDir, 'lock'), lockOpts(`repository ${location.root}`)));
+  } catch (e) {
+    release();
+    throw toSluiceError(e);
+  }
+  return { all, release };
+}
+
+/**
+ * The repository at repoRoot checked as a writer would (requirements) and locked, for a caller
+ * that writes in several transactions or talks to a server first (exchange.pull takes both locks
+ * before discovery): a locked or read-only repository is refused before any transfer.
+ */
+export async function lockRepository(
+  repoRoot: string,
+  opts: Pick<WriteSessionOptions, 'lockTimeoutMs' | 'signal' | 'log'> = {},
+): Promise<RepoLocks> {
+  const location = await locateRepository(repoRoot);
+  refuseUnwritable(location);
+  return takeLocks(location, await lockOptionsFor(repoRoot, opts, opts.log ?? (() => undefined)));
 }
 
 /** Bookmark changes as bundle2's `bookmarks` part carries them: null deletes. */
@@ -103,7 +185,7 @@ export class RepoWriteSession {
   private constructor(
     readonly location: RepoLocation,
     readonly vfs: RepoVfs,
-    private readonly locks: HeldLock[],
+    private readonly locks: readonly HeldLock[],
     private readonly log: (level: 'debug' | 'info' | 'warn', message: string) => void,
     private readonly undo: boolean,
     freeSpace: FreeSpacePolicy | undefined,
@@ -139,20 +221,7 @@ export class RepoWriteSession {
   static async open(repoRoot: string, opts: WriteSessionOptions = {}): Promise<RepoWriteSession> {
     const location = await locateRepository(repoRoot);
     const reqs = location.requirements;
-    const missing = unsupportedRequirements(reqs);
-    if (missing.length)
-      throw new SluiceError(
-        'UNSUPPORTED_REQUIREMENTS',
-        `repository requires features unknown to Sluice: ${missing.join(', ')}`,
-        {
-          unsupported: missing,
-        },
-      );
-    if (!reqs.has('revlogv1') || !reqs.has('store'))
-      throw new SluiceError(
-        'UNSUPPORTED_REQUIREMENTS',
-        'Sluice writes only to repositories with a store and revlogv1 (hg ≥ 0.9.2)',
-      );
+    refuseUnwritable(location);
     const log = opts.log ?? (() => undefined);
     // revlog chunks to read (delta bases) and write are zstd: the codec loads while the locks are
     // taken and the changesets arrive, not when the first base is rebuilt
@@ -162,24 +231,14 @@ export class RepoWriteSession {
       storeDir: location.storeDir,
       encode: storePathEncoder(reqs),
     };
-    const locks: HeldLock[] = [];
+    const lockOpts = await lockOptionsFor(repoRoot, opts, log);
+    const owned = opts.heldLocks ? undefined : await takeLocks(location, lockOpts);
     let session: RepoWriteSession;
     try {
-      const lockOpts = (description: string): LockOptions => ({
-        ...(opts.lockTimeoutMs !== undefined ? { timeoutMs: opts.lockTimeoutMs } : {}),
-        ...(opts.signal ? { signal: opts.signal } : {}),
-        description,
-        onWait: (holder: string) => log('warn', `waiting for lock on ${description} held by '${holder}'`),
-      });
-      // hg's order: wlock, then the store lock
-      locks.push(
-        await acquireLock(join(location.hgDir, 'wlock'), lockOpts(`working directory of ${repoRoot}`)),
-      );
-      locks.push(await acquireLock(join(location.storeDir, 'lock'), lockOpts(`repository ${repoRoot}`)));
       if (rollbackJournal(vfs, (m) => log('warn', m))) log('warn', 'rolled back an interrupted transaction');
-      session = new RepoWriteSession(location, vfs, locks, log, opts.undo ?? true, opts.freeSpace, lockOpts);
+      session = new RepoWriteSession(location, vfs, owned?.all ?? [], log, opts.undo ?? true, opts.freeSpace, lockOpts);
     } catch (e) {
-      for (const l of locks.reverse()) l.release();
+      owned?.release();
       throw toSluiceError(e);
     }
     try {
@@ -439,7 +498,7 @@ export class RepoWriteSession {
     this.checks.close();
     if (this.done) return;
     this.done = true;
-    for (const l of this.locks.reverse()) l.release();
+    for (const l of [...this.locks].reverse()) l.release();
   }
 
   /** phases.registernew + advanceboundary, written as hg's phaseroots (roots of each phase ≥ p). */

@@ -201,9 +201,9 @@ class FileSource implements ByteSource {
   }
 }
 
-/** Python's repr() of a bytes path (as in hg's IOError messages). */
-function pythonBytesRepr(path: string): string {
-  const bytes = Buffer.from(path, 'utf8');
+/** Python's repr() of a bytes value (as in hg's IOError messages): a path's UTF-8, or latin1 bytes. */
+export function pythonBytesRepr(path: string, encoding: 'utf8' | 'latin1' = 'utf8'): string {
+  const bytes = Buffer.from(path, encoding);
   const quote = bytes.includes(0x27) && !bytes.includes(0x22) ? '"' : "'";
   let out = '';
   for (const b of bytes) {

@@ -103,6 +103,20 @@ export function unsupportedRequirements(requirements: Iterable<string>): string[
 }
 
 /**
+ * localrepo.ensurerequirementsrecognized's abort, word for word (hg exits 255), for requirements
+ * Sluice cannot honour: an unknown one, or a feature it does not support yet (largefiles, lfs,
+ * narrowhg-experimental), named as hg without the extension names it.
+ */
+export function unknownFeaturesError(missing: Iterable<string>): SluiceError {
+  const names = sorted(new Set(missing));
+  return new SluiceError(
+    'UNSUPPORTED_REQUIREMENTS',
+    `repository requires features unknown to this Mercurial: ${names.join(' ')}`,
+    { unsupported: names, hint: 'see https://mercurial-scm.org/wiki/MissingRequirement for more information' },
+  );
+}
+
+/**
  * streamclone.new_stream_clone_requirements(defaults, streamed): what a fresh clone gets, i.e.
  * the defaults of a new repository minus the stream-fixed ones, plus what the stream needs.
  * Sorted. With the 6.3.2 defaults this is {dotencode, fncache, share-safe, store} ∪ streamed.

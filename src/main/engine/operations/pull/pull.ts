@@ -20,7 +20,12 @@ import { ByteSource } from '../../format/byte-source';
 import type { JobContext } from '../../context/job-context';
 import { readRepoConfig } from '../../store/hgrc';
 import { markersFromListkeys, obsolescenceEnabled, type MarkerBlock } from '../../repo/obsstore';
-import { RepoWriteSession } from '../../repo/write-session';
+import {
+  RepoWriteSession,
+  lockRepository,
+  refuseUnwritable,
+  type RepoLocks,
+} from '../../repo/write-session';
 import { locateRepository, type RepoLocation } from '../../store/requirements';
 import { LocalRepo } from '../../repo/local-repo';
 import { parseChangelogEntry } from '../../revlog/texts';
@@ -168,7 +173,30 @@ export async function pullFromPeer(
   peer: WirePeer,
   ctx: JobContext,
   /** obsmarkers: take the server's markers whatever REPO's config says (clone --obsmarkers) */
-  opts: { incoming?: boolean; isDefaultPath?: boolean; obsmarkers?: boolean } = {},
+  opts: PullOptions = {},
+): Promise<PullOutcome> {
+  if (opts.incoming) return pullLocked(repoRoot, peer, ctx, opts);
+  // exchange.pull: both locks before discovery, held to the last transaction, so a repository
+  // that is locked, read-only or of a format Sluice cannot write is refused before any transfer
+  const locks = await lockRepository(repoRoot, { signal: ctx.signal, log: (l, m) => ctx.log(l, m) });
+  try {
+    return await pullLocked(repoRoot, peer, ctx, { ...opts, locks });
+  } finally {
+    locks.release();
+  }
+}
+
+interface PullOptions {
+  incoming?: boolean;
+  isDefaultPath?: boolean;
+  obsmarkers?: boolean;
+}
+
+async function pullLocked(
+  repoRoot: string,
+  peer: WirePeer,
+  ctx: JobContext,
+  opts: PullOptions & { locks?: RepoLocks },
 ): Promise<PullOutcome> {
   const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
   const loc = await locateRepository(repoRoot);
@@ -242,6 +270,7 @@ export async function pullFromPeer(
   try {
     applied = await applyBundle2ToRepo(repoRoot, resp.body, ctx, {
       ...(manifestSeed ? { manifestSeed } : {}),
+      ...(opts.locks ? { heldLocks: opts.locks } : {}),
       bookmarks: 'records',
       desc: `pull\n${redactUrl(peer.url)}`,
       // obsstore.readonly (createmarkers off) unless markers were asked for: an unasked
@@ -277,7 +306,12 @@ export async function pullFromPeer(
     );
     if (changes.size) {
       // part of the pull for `hg rollback`: the changegroup's undo files (bookmarks as before) stay
-      const session = await RepoWriteSession.open(repoRoot, { signal: ctx.signal, log, undo: false });
+      const session = await RepoWriteSession.open(repoRoot, {
+        signal: ctx.signal,
+        log,
+        undo: false,
+        ...(opts.locks ? { heldLocks: opts.locks } : {}),
+      });
       try {
         session.setBookmarks(changes);
         await session.commit();
@@ -322,6 +356,8 @@ export async function pullFromUrl(
   const { session, url, opts } = openSession(rawSource, req, ctx, explicit);
   try {
     const loc = await locateRepository(repo);
+    // localrepo.ensurerequirementsrecognized runs as hg opens the repository: before connecting
+    refuseUnwritable(loc);
     ctx.emit({
       type: 'start',
       kind: 'pull',

@@ -12,6 +12,7 @@ import {
   STREAM_FIXED_REQUIREMENTS,
   bookmarksPath,
   locateRepository,
+  unknownFeaturesError,
   unsupportedRequirements,
   type RepoLocation,
 } from '../../store/requirements';
@@ -359,13 +360,7 @@ export class ServedRepo {
     // were plain would hand out pointers and standins as file contents
     // (bookmarksinstore only moves the bookmarks file, which readBookmarks follows)
     const unknown = unsupportedRequirements(requirements).filter((r) => r !== 'bookmarksinstore');
-    if (unknown.length) {
-      throw new SluiceError(
-        'UNSUPPORTED_REQUIREMENTS',
-        `repository ${this.root} requires features unknown to Sluice: ${unknown.join(', ')}`,
-        { unsupported: unknown },
-      );
-    }
+    if (unknown.length) throw unknownFeaturesError(unknown);
     const hgrc = await readRepoConfig(this.root);
     const o = this.overrides;
     const settings: ServeSettings = {

@@ -32,7 +32,8 @@ import { writeAtomic } from '../../repo/vfs';
 import type { JobContext } from '../../context/job-context';
 import { ProgressTracker } from '../../context/progress';
 import { LocalRepo } from '../../repo/local-repo';
-import { acquireLock } from '../../repo/lock';
+import { locateRepository, unknownFeaturesError, unsupportedRequirements } from '../../store/requirements';
+import { acquireLock, readLockTimeouts } from '../../repo/lock';
 import { changesetBranch, RevisionResolver, type ResolvedRevision } from '../../repo/revsymbol';
 import { prepareZstdDecoding } from '../../codec/zstd';
 import { NULL_REV } from '../../revlog/constants';
@@ -102,12 +103,11 @@ export interface UpdateStats {
 
 const NULL_HEX = '0'.repeat(40);
 /**
- * Requirements whose working copy this writer cannot produce: a sparse checkout, the tracked-key
- * dirstate, and files whose content lives outside the revlogs (largefiles' `.hglf/` standins name
- * files in the largefiles store; an lfs filelog holds pointers, REVIDX_EXTSTORED): hg without those
- * extensions refuses to open such a repository (localrepo.ensurerequirementsrecognized).
+ * Requirements Sluice reads but whose working copy this writer cannot produce: a sparse checkout
+ * and the tracked-key dirstate. (Files whose content lives outside the revlogs, largefiles' and
+ * lfs's, are refused before, as unknown: hg without those extensions refuses them so.)
  */
-const UNSUPPORTED_WC = ['exp-sparse', 'dirstate-tracked-key-v1', 'largefiles', 'lfs'];
+const UNSUPPORTED_WC = ['exp-sparse', 'dirstate-tracked-key-v1'];
 
 export async function updateWorkingCopy(
   repoRoot: string,
@@ -115,6 +115,9 @@ export async function updateWorkingCopy(
   ctx: JobContext,
 ): Promise<UpdateStats> {
   const root = resolve(repoRoot);
+  // localrepo.ensurerequirementsrecognized's refusal comes first, in hg's words
+  const unknown = unsupportedRequirements((await locateRepository(root)).requirements);
+  if (unknown.length > 0) throw unknownFeaturesError(unknown);
   const repo = await LocalRepo.open(root);
   // the wasm zstd decoder loads (~40 ms of CPU, the rest off-thread) while the lock is taken and
   // the indexes are read, instead of when the first chunk needs it; a failure there is reported by
@@ -127,12 +130,12 @@ export async function updateWorkingCopy(
       `cannot update a working copy that requires ${bad.join(', ')}`,
       { unsupported: bad },
     );
-  // hg's wlock (repo/lock.ts: waited for, stale locks broken, honoured by hg both ways)
+  // hg's wlock (repo/lock.ts: waited for as ui.timeout says, stale locks broken, honoured by hg both ways)
   const wlock = await acquireLock(join(repo.hgDir, 'wlock'), {
+    ...(await readLockTimeouts(root)),
     signal: ctx.signal,
     description: `working directory of ${root}`,
-    onWait: (holder) =>
-      ctx.log('warn', `waiting for lock on working directory of ${root} held by '${holder}'`),
+    onWait: (message) => ctx.log('warn', message),
   });
   try {
     return await updateLocked(repo, opts, ctx);
