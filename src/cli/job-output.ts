@@ -24,6 +24,17 @@ export function terminalSafe(text: string): string {
   );
 }
 
+/**
+ * A failed command's `abort: MESSAGE` and, when the error carries one, hg's `(hint)` line below
+ * it (scmutil.callcatch); returns the exit status (255 where the abort is hg's own).
+ */
+export function writeAbort(io: Pick<CliIO, 'stderr'>, e: unknown): number {
+  io.stderr.write(`abort: ${terminalSafe((e as Error).message)}\n`);
+  const hint = isSluiceError(e) ? e.details?.hint : undefined;
+  if (typeof hint === 'string') io.stderr.write(`(${terminalSafe(hint)})\n`);
+  return exitStatusFor(e);
+}
+
 export interface OutputFlags {
   json?: boolean;
   debug?: boolean;
@@ -57,8 +68,7 @@ export async function runJobForCli(
       io.stderr.write('interrupted!\n');
       return EXIT_INTERRUPTED;
     }
-    io.stderr.write(`abort: ${terminalSafe((e as Error).message)}\n`);
-    return exitStatusFor(e);
+    return writeAbort(io, e);
   } finally {
     render.clearBar();
   }

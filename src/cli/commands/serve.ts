@@ -9,9 +9,8 @@ import {
   type CloneBundleFile,
 } from '../../main/engine/operations/serve/http-server';
 import { serveStdio } from '../../main/engine/operations/serve/stdio-server';
-import { isSluiceError } from '../../main/engine/errors';
+import { writeAbort } from '../job-output';
 import {
-  exitStatusFor,
   EXIT_OK,
   UsageError,
   choice,
@@ -133,8 +132,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
         });
       } catch (e) {
         process.stdin.destroy(); // an open stdin (a silent client) would keep the process alive
-        io.stderr.write(`abort: ${isSluiceError(e) ? e.message : (e as Error).message}\n`);
-        return exitStatusFor(e);
+        return writeAbort(io, e);
       }
       return EXIT_OK;
     }
@@ -175,8 +173,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
         ...(values.quiet ? {} : { log: (line: string) => io.stderr.write(line + '\n') }),
       });
     } catch (e) {
-      io.stderr.write(`abort: ${isSluiceError(e) ? e.message : (e as Error).message}\n`);
-      return exitStatusFor(e);
+      return writeAbort(io, e);
     }
     io.stdout.write(`listening at ${server.url} (bound to ${server.address}:${server.port})\n`);
     await new Promise<void>((resolve) => {
