@@ -1,13 +1,20 @@
 // Sluice and hg writing one repository at once, as hg processes do with each other: a lock held by
 // a live hg is waited for with hg's message, given up after ui.timeout with hg's abort (exit 255)
 // and nothing written; concurrent pulls both complete and the repository verifies.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { appendFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobContext } from '../../src/main/engine/job/job-context';
 import { lockExists } from '../../src/main/engine/repo/lock';
-import { HG_ENV, hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../src/main/engine/test-support';
+import {
+  HG_ENV,
+  hgSync,
+  missing,
+  removeDir,
+  skipNote,
+  tempDirMaker,
+} from '../../src/main/engine/test-support';
 import { pullFromUrl } from '../../src/main/engine/wire/pull';
 import { treeHash } from './changegroup-support';
 import { runSluice } from './sluice-cli';
@@ -31,7 +38,10 @@ function hgAsync(args: string[], cwd: string): Promise<{ status: number; stderr:
 }
 
 /** A real hg process holding `.hg/wlock` or `.hg/store/lock` until release() answers its prompt. */
-async function holdLock(repo: string, which: 'wlock' | 'lock'): Promise<{ pid: number; release(): Promise<void> }> {
+async function holdLock(
+  repo: string,
+  which: 'wlock' | 'lock',
+): Promise<{ pid: number; release(): Promise<void> }> {
   const holder: ChildProcess = spawn(
     'hg',
     ['--config', 'ui.interactive=yes', 'debuglocks', which === 'wlock' ? '--set-wlock' : '--set-lock'],
@@ -75,7 +85,8 @@ describe.skipIf(missing('hg'))(`locks shared with hg${skipNote('hg')}`, () => {
   function target(name: string, timeoutSeconds?: number): string {
     const repo = join(work, name);
     hg(['clone', '-q', '-r', '0', src, repo]);
-    if (timeoutSeconds !== undefined) appendFileSync(join(repo, '.hg', 'hgrc'), `[ui]\ntimeout = ${timeoutSeconds}\n`);
+    if (timeoutSeconds !== undefined)
+      appendFileSync(join(repo, '.hg', 'hgrc'), `[ui]\ntimeout = ${timeoutSeconds}\n`);
     return repo;
   }
 
@@ -90,10 +101,14 @@ describe.skipIf(missing('hg'))(`locks shared with hg${skipNote('hg')}`, () => {
       const hgLines = theirs.stderr.split('\n').filter(Boolean);
       expect(hgLines).toEqual([
         expect.stringMatching(
-          new RegExp(`^waiting for lock on working directory of ${repo} held by process '${holder.pid}' on host '.+'$`),
+          new RegExp(
+            `^waiting for lock on working directory of ${repo} held by process '${holder.pid}' on host '.+'$`,
+          ),
         ),
         expect.stringMatching(
-          new RegExp(`^abort: working directory of ${repo}: timed out waiting for lock held by '.+:${holder.pid}'$`),
+          new RegExp(
+            `^abort: working directory of ${repo}: timed out waiting for lock held by '.+:${holder.pid}'$`,
+          ),
         ),
       ]);
       for (const args of [
@@ -119,7 +134,9 @@ describe.skipIf(missing('hg'))(`locks shared with hg${skipNote('hg')}`, () => {
       const before = treeHash(repo, /^wlock$/);
       const ours = await runSluice(['apply', bundle, repo], { cwd: work });
       expect(ours.code, ours.stderr).toBe(255);
-      expect(ours.stderr).toContain(`warning: waiting for lock on repository ${repo} held by process '${holder.pid}'`);
+      expect(ours.stderr).toContain(
+        `warning: waiting for lock on repository ${repo} held by process '${holder.pid}'`,
+      );
       expect(ours.stderr).toMatch(
         new RegExp(`abort: repository ${repo}: timed out waiting for lock held by '.+:${holder.pid}'\\n$`),
       );
@@ -136,7 +153,8 @@ describe.skipIf(missing('hg'))(`locks shared with hg${skipNote('hg')}`, () => {
     const ours = await runSluice(['pull', repo, src], {
       cwd: work,
       onStderr: (soFar) => {
-        if (!released && soFar.includes('waiting for lock on working directory of')) released = holder.release();
+        if (!released && soFar.includes('waiting for lock on working directory of'))
+          released = holder.release();
       },
     });
     await released;
@@ -167,3 +185,61 @@ describe.skipIf(missing('hg'))(`locks shared with hg${skipNote('hg')}`, () => {
     }
   }, 300_000);
 });
+
+/** The command prefix that runs a command as someone other than root, and who that is. */
+function unprivileged(): { wrapper: string[]; uid: number; gid: number } {
+  if (process.getuid?.() !== 0) return { wrapper: [], uid: process.getuid!(), gid: process.getgid!() };
+  return { wrapper: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'], uid: 65534, gid: 65534 };
+}
+
+describe.skipIf(missing('hg', 'unprivileged'))(
+  `a read-only repository is refused at lock time, as hg does${skipNote('hg', 'unprivileged')}`,
+  () => {
+    const tempDir = tempDirMaker('locks-readonly');
+    let work = '';
+    let src = '';
+    beforeAll(() => {
+      work = tempDir('repos');
+      src = join(work, 'src');
+      hg(['init', src]);
+      commit(src, 'a', 'a\n');
+      commit(src, 'b', 'b\n');
+    }, 60_000);
+    afterAll(() => work && removeDir(work));
+
+    for (const [dir, desc] of [
+      ['.hg', 'working directory of'],
+      ['.hg/store', 'repository'],
+    ] as const) {
+      it(`${dir} not writable: "could not lock ${desc} R: Permission denied", exit 255, nothing written`, async () => {
+        const who = unprivileged();
+        const repo = join(work, dir.replace(/\W/g, ''));
+        hg(['clone', '-q', '-r', '0', src, repo]);
+        // everything the other user needs to read, its own (hg trusts only its own hgrc), then
+        // the one directory made read-only
+        chmodSync(work, 0o755);
+        for (const p of [work, src, repo]) spawnSync('chown', ['-R', `${who.uid}:${who.gid}`, p]);
+        chmodSync(join(repo, dir), 0o555);
+        try {
+          const before = treeHash(repo);
+          const env = { HOME: work, HGUSER: 'Test <test@example.com>', HGPLAIN: '1', HGRCPATH: '' };
+          const [cmd, ...pre] = [...who.wrapper, 'hg'];
+          const theirs = spawnSync(cmd!, [...pre, '-R', repo, 'pull', src], {
+            env: { ...process.env, ...env },
+            encoding: 'utf8',
+          });
+          expect(theirs.status).toBe(255);
+          expect(theirs.stderr).toBe(`abort: could not lock ${desc} ${repo}: Permission denied\n`);
+          const ours = await runSluice(['pull', repo, src], { cwd: work, env, wrapper: who.wrapper });
+          expect(ours.code, ours.stderr).toBe(255);
+          expect(ours.stderr).toBe(theirs.stderr);
+          // refused before discovery: nothing came in, not even `no changes found`
+          expect(ours.stdout).toBe(`pulling from ${src}\n`);
+          expect(treeHash(repo)).toBe(before);
+        } finally {
+          chmodSync(join(repo, dir), 0o755);
+        }
+      }, 60_000);
+    }
+  },
+);

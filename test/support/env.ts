@@ -75,6 +75,12 @@ const TOOLS = {
   },
   cc: { title: 'a C compiler (cc)', find: () => onPath(process.env.CC ?? 'cc', ['--version']) },
   zstd: { title: 'the zstd command', find: () => onPath('zstd', ['--version']) },
+  // a permission test needs a user other than root (root writes through chmod -w): as root, setpriv
+  // runs the command as nobody; as anyone else no tool is needed
+  unprivileged: {
+    title: 'setpriv (util-linux), to run as a user other than root',
+    find: () => (process.getuid?.() !== 0 ? 'self' : onPath('setpriv', ['--version'])),
+  },
   'make-corpus': {
     title: `${MAKE_CORPUS} (the sibling ../shared folder)`,
     find: () => executable(MAKE_CORPUS),
