@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobContext } from '../../src/main/engine/job/job-context';
+import { JobContext } from '../../src/main/engine/context/job-context';
 import { lockExists } from '../../src/main/engine/repo/lock';
 import {
   HG_ENV,
@@ -14,8 +14,8 @@ import {
   removeDir,
   skipNote,
   tempDirMaker,
-} from '../../src/main/engine/test-support';
-import { pullFromUrl } from '../../src/main/engine/wire/pull';
+} from '../support/env';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
 import { treeHash } from './changegroup-support';
 import { runSluice } from './sluice-cli';
 

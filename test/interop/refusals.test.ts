@@ -5,7 +5,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../src/main/engine/test-support';
+import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../support/env';
 import { treeHash } from './changegroup-support';
 import { runSluice } from './sluice-cli';
 

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from '../../src/main/engine/test-support';
+import { ROOT } from '../support/env';
 
 export const SLUICE_BIN = existsSync(join(ROOT, 'bin', 'sluice.cjs'))
   ? join(ROOT, 'bin', 'sluice.cjs')
