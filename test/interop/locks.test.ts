@@ -7,23 +7,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobContext } from '../../src/main/engine/context/job-context';
 import { lockExists } from '../../src/main/engine/repo/lock';
-import {
-  HG_ENV,
-  hgSync,
-  missing,
-  removeDir,
-  skipNote,
-  tempDirMaker,
-} from '../support/env';
+import { HG_ENV, hgSync, missing, removeDir, skipNote, tempDirMaker } from '../support/env';
 import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
 import { treeHash } from './changegroup-support';
-import { runSluice } from './sluice-cli';
-
-function hg(args: string[], cwd?: string): string {
-  const r = hgSync(args, cwd);
-  if (r.status !== 0) throw new Error(`hg ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+import { hgOrThrow as hg, sluice } from './cli-support';
 
 /** What a pull must make equal (the puller's phases are public: the source publishes). */
 const logOf = (repo: string): string => hg(['log', '-r', 'all()', '-T', '{node} {branch} {p1node}\n'], repo);
@@ -115,7 +102,7 @@ describe.skipIf(missing('hg'))(`locks shared with hg${skipNote('hg')}`, () => {
         ['pull', repo, src],
         ['update', repo],
       ]) {
-        const ours = await runSluice(args, { cwd: work });
+        const ours = await sluice(args, { cwd: work });
         expect(ours.code, ours.stderr).toBe(255);
         // the waiting line is a warning on the terminal, as every engine warning
         expect(ours.stderr.split('\n').filter(Boolean)).toEqual([`warning: ${hgLines[0]}`, hgLines[1]]);
@@ -132,7 +119,7 @@ describe.skipIf(missing('hg'))(`locks shared with hg${skipNote('hg')}`, () => {
     const holder = await holdLock(repo, 'lock');
     try {
       const before = treeHash(repo, /^wlock$/);
-      const ours = await runSluice(['apply', bundle, repo], { cwd: work });
+      const ours = await sluice(['apply', bundle, repo], { cwd: work });
       expect(ours.code, ours.stderr).toBe(255);
       expect(ours.stderr).toContain(
         `warning: waiting for lock on repository ${repo} held by process '${holder.pid}'`,
@@ -150,7 +137,7 @@ describe.skipIf(missing('hg'))(`locks shared with hg${skipNote('hg')}`, () => {
     const repo = target('waits');
     const holder = await holdLock(repo, 'wlock');
     let released: Promise<void> | undefined;
-    const ours = await runSluice(['pull', repo, src], {
+    const ours = await sluice(['pull', repo, src], {
       cwd: work,
       onStderr: (soFar) => {
         if (!released && soFar.includes('waiting for lock on working directory of'))
@@ -230,7 +217,7 @@ describe.skipIf(missing('hg', 'unprivileged'))(
           });
           expect(theirs.status).toBe(255);
           expect(theirs.stderr).toBe(`abort: could not lock ${desc} ${repo}: Permission denied\n`);
-          const ours = await runSluice(['pull', repo, src], { cwd: work, env, wrapper: who.wrapper });
+          const ours = await sluice(['pull', repo, src], { cwd: work, env, wrapper: who.wrapper });
           expect(ours.code, ours.stderr).toBe(255);
           expect(ours.stderr).toBe(theirs.stderr);
           // refused before discovery: nothing came in, not even `no changes found`

@@ -7,26 +7,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../support/env';
 import { treeHash } from './changegroup-support';
-import { runSluice } from './sluice-cli';
-
-function hg(args: string[], cwd?: string): string {
-  const r = hgSync(args, cwd);
-  if (r.status !== 0) throw new Error(`hg ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+import { hgOrThrow as hg, sluice } from './cli-support';
 
 const HINT = '(see https://mercurial-scm.org/wiki/MissingRequirement for more information)\n';
 
 const requiresOf = (repo: string): string[] =>
   ['requires', 'store/requires'].flatMap((f) =>
-    readFileSync(join(repo, '.hg', f), 'latin1').split('\n').filter(Boolean),
+    readFileSync(join(repo, '.hg', f), 'latin1')
+      .split('\n')
+      .filter(Boolean),
   );
-
 
 /** Each repository's requirement, and Sluice's refusal (`abort:` and hint lines). */
 const NOT_YET = '(use hg for this repository)\n';
 const KINDS = {
-  largefiles: 'requires features Sluice does not support yet: largefiles (the largefiles extension)\n' + NOT_YET,
+  largefiles:
+    'requires features Sluice does not support yet: largefiles (the largefiles extension)\n' + NOT_YET,
   lfs: 'requires features Sluice does not support yet: lfs (the lfs extension)\n' + NOT_YET,
   'narrowhg-experimental':
     'requires features Sluice does not support yet: a narrow clone (narrowhg-experimental)\n' + NOT_YET,
@@ -91,7 +87,7 @@ describe.skipIf(missing('hg'))(`unsupported repositories are refused up front${s
         ['update', repo],
         ['serve', repo, '--port', '0'],
       ]) {
-        const ours = await runSluice(args, { cwd: work });
+        const ours = await sluice(args, { cwd: work });
         expect(ours.code, `sluice ${args[0]}: ${ours.stderr}`).toBe(255);
         expect(ours.stderr, `sluice ${args[0]}`).toBe('abort: repository ' + refusal);
         // refused before connecting or listening: not even `pulling from`
