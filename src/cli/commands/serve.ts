@@ -10,14 +10,7 @@ import {
 } from '../../main/engine/operations/serve/http-server';
 import { serveStdio } from '../../main/engine/operations/serve/stdio-server';
 import { writeAbort } from '../job-output';
-import {
-  EXIT_OK,
-  UsageError,
-  choice,
-  parseCommandArgs,
-  positiveInt,
-  type CliCommand,
-} from '../command';
+import { EXIT_OK, UsageError, choice, parseCommandArgs, positiveInt, type CliCommand } from '../command';
 
 export const command: CliCommand = {
   name: 'serve',

@@ -26,7 +26,9 @@ import { readRepoConfig, readUserConfig } from '../store/hgrc';
  * `[ui] timeout` and `timeout.warn` (seconds) as localrepo._lock reads them: the repository's
  * hgrc over the user's and system's. hg's configint: anything but an integer is a config error.
  */
-export async function readLockTimeouts(repoRoot: string): Promise<Pick<LockOptions, 'timeoutMs' | 'warnAfterMs'>> {
+export async function readLockTimeouts(
+  repoRoot: string,
+): Promise<Pick<LockOptions, 'timeoutMs' | 'warnAfterMs'>> {
   const repo = await readRepoConfig(repoRoot);
   const user = readUserConfig();
   const seconds = (key: string, fallback: number): number => {
@@ -36,7 +38,10 @@ export async function readLockTimeouts(repoRoot: string): Promise<Pick<LockOptio
       throw new SluiceError('USAGE', `config error: ui.${key} is not a valid integer ('${text}')`);
     return Number(text) * 1000;
   };
-  return { timeoutMs: seconds('timeout', DEFAULT_LOCK_TIMEOUT_MS / 1000), warnAfterMs: seconds('timeout.warn', 0) };
+  return {
+    timeoutMs: seconds('timeout', DEFAULT_LOCK_TIMEOUT_MS / 1000),
+    warnAfterMs: seconds('timeout.warn', 0),
+  };
 }
 
 /** hg's ui.timeout default (seconds → ms). */
@@ -114,10 +119,14 @@ const STRERROR: Record<string, string> = {
 /** error.LockUnavailable as scmutil.callcatch prints it: "could not lock repository R: Permission denied". */
 function lockUnavailable(path: string, description: string | undefined, e: unknown): SluiceError {
   const code = (e as NodeJS.ErrnoException).code ?? 'EIO';
-  return new SluiceError('LOCK_UNAVAILABLE', `could not lock ${description ?? path}: ${STRERROR[code] ?? code}`, {
-    path,
-    errno: code,
-  });
+  return new SluiceError(
+    'LOCK_UNAVAILABLE',
+    `could not lock ${description ?? path}: ${STRERROR[code] ?? code}`,
+    {
+      path,
+      errno: code,
+    },
+  );
 }
 
 function makeLock(info: string, path: string): void {

@@ -236,7 +236,15 @@ export class RepoWriteSession {
     let session: RepoWriteSession;
     try {
       if (rollbackJournal(vfs, (m) => log('warn', m))) log('warn', 'rolled back an interrupted transaction');
-      session = new RepoWriteSession(location, vfs, owned?.all ?? [], log, opts.undo ?? true, opts.freeSpace, lockOpts);
+      session = new RepoWriteSession(
+        location,
+        vfs,
+        owned?.all ?? [],
+        log,
+        opts.undo ?? true,
+        opts.freeSpace,
+        lockOpts,
+      );
     } catch (e) {
       owned?.release();
       throw toSluiceError(e);

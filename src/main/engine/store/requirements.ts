@@ -128,7 +128,10 @@ export function unknownFeaturesError(missing: Iterable<string>): SluiceError {
     return new SluiceError(
       'UNSUPPORTED_REQUIREMENTS',
       `repository requires features unknown to this Mercurial: ${names.join(' ')}`,
-      { unsupported: names, hint: 'see https://mercurial-scm.org/wiki/MissingRequirement for more information' },
+      {
+        unsupported: names,
+        hint: 'see https://mercurial-scm.org/wiki/MissingRequirement for more information',
+      },
     );
   return new SluiceError(
     'UNSUPPORTED_REQUIREMENTS',

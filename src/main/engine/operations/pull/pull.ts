@@ -20,12 +20,7 @@ import { ByteSource } from '../../format/byte-source';
 import type { JobContext } from '../../context/job-context';
 import { readRepoConfig } from '../../store/hgrc';
 import { markersFromListkeys, obsolescenceEnabled, type MarkerBlock } from '../../repo/obsstore';
-import {
-  RepoWriteSession,
-  lockRepository,
-  refuseUnwritable,
-  type RepoLocks,
-} from '../../repo/write-session';
+import { RepoWriteSession, lockRepository, refuseUnwritable, type RepoLocks } from '../../repo/write-session';
 import { locateRepository, type RepoLocation } from '../../store/requirements';
 import { LocalRepo } from '../../repo/local-repo';
 import { parseChangelogEntry } from '../../revlog/texts';
