@@ -83,7 +83,7 @@ export class RevisionResolver {
   }
 
   /** Branch and close flag of a changeset, each read once. */
-  private async branchInfo(rev: number): Promise<{ branch: string; closed: boolean }> {
+  async branchOf(rev: number): Promise<{ branch: string; closed: boolean }> {
     let info = this.branches.get(rev);
     if (!info) {
       info = changesetBranch(await this.changelog.revision(rev, { check: false }));
@@ -95,29 +95,39 @@ export class RevisionResolver {
   /**
    * branchmap.branchtip: the tip-most open head of the branch, else its tip-most head. Read from
    * the tip down, stopping at the first open head (usually the tip itself, instead of every
-   * changeset as a branchmap rebuild would): a changeset is a head of its branch when no child
-   * is on that branch, and its children are above it, so they were read first.
+   * changeset as a branchmap rebuild would).
    */
   async branchTip(name: string): Promise<number | undefined> {
+    let closedTip: number | undefined;
+    for await (const head of this.headsDown(0, name)) {
+      if (!head.closed) return head.rev;
+      closedTip ??= head.rev;
+    }
+    return closedTip;
+  }
+
+  /**
+   * The heads of `branch` (no child on that branch), or of the repository (no child at all) when
+   * `branch` is undefined, from the tip down to `floor`, each with its close flag. Children are
+   * above their parents: a walk from the tip has read every child before its parent.
+   */
+  async *headsDown(floor: number, branch?: string): AsyncGenerator<{ rev: number; closed: boolean }> {
     const index = this.changelog.index;
     /** per rev, the branches of its children read so far */
     const childBranches = new Map<number, Set<string>>();
-    let closedTip: number | undefined;
-    for (let r = this.changelog.length - 1; r >= 0; r--) {
-      const { branch, closed } = await this.branchInfo(r);
+    for (let r = this.changelog.length - 1; r >= floor; r--) {
+      const info = await this.branchOf(r);
       for (const p of [index.p1(r), index.p2(r)]) {
         if (p < 0 || p >= r) continue;
         let set = childBranches.get(p);
         if (!set) childBranches.set(p, (set = new Set()));
-        set.add(branch);
+        set.add(info.branch);
       }
-      const childrenOn = childBranches.get(r);
+      const children = childBranches.get(r);
       childBranches.delete(r);
-      if (branch !== name || childrenOn?.has(branch)) continue;
-      if (!closed) return r;
-      closedTip ??= r;
+      const head = branch === undefined ? !children : info.branch === branch && !children?.has(branch);
+      if (head) yield { rev: r, closed: info.closed };
     }
-    return closedTip;
   }
 
   /** Repository heads (no child at all), oldest first. */

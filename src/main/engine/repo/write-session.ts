@@ -70,6 +70,8 @@ export interface WriteSessionOptions {
   undo?: boolean;
   /** how the revlog writes watch the free space (a changegroup declares no size) */
   freeSpace?: FreeSpacePolicy;
+  /** the caller holds `.hg/wlock` already (hg.updatetotally moves a bookmark inside its wlock) */
+  wlockHeld?: boolean;
 }
 
 /** A repository's `.hg/wlock` and `.hg/store/lock`, held together. */
@@ -116,15 +118,17 @@ async function lockOptionsFor(
 async function takeLocks(
   location: RepoLocation,
   lockOpts: (description: string) => LockOptions,
+  wlockHeld = false,
 ): Promise<RepoLocks> {
   const all: HeldLock[] = [];
   const release = (): void => {
     for (const l of [...all].reverse()) l.release();
   };
   try {
-    all.push(
-      await acquireLock(join(location.hgDir, 'wlock'), lockOpts(`working directory of ${location.root}`)),
-    );
+    if (!wlockHeld)
+      all.push(
+        await acquireLock(join(location.hgDir, 'wlock'), lockOpts(`working directory of ${location.root}`)),
+      );
     all.push(await acquireLock(join(location.storeDir, 'lock'), lockOpts(`repository ${location.root}`)));
   } catch (e) {
     release();
@@ -232,7 +236,7 @@ export class RepoWriteSession {
       encode: storePathEncoder(reqs),
     };
     const lockOpts = await lockOptionsFor(repoRoot, opts, log);
-    const owned = opts.heldLocks ? undefined : await takeLocks(location, lockOpts);
+    const owned = opts.heldLocks ? undefined : await takeLocks(location, lockOpts, opts.wlockHeld);
     let session: RepoWriteSession;
     try {
       if (rollbackJournal(vfs, (m) => log('warn', m))) log('warn', 'rolled back an interrupted transaction');

@@ -34,7 +34,7 @@ import { ProgressTracker } from '../../context/progress';
 import { LocalRepo } from '../../repo/local-repo';
 import { locateRepository, unknownFeaturesError, unsupportedRequirements } from '../../store/requirements';
 import { acquireLock, readLockTimeouts } from '../../repo/lock';
-import { changesetBranch, RevisionResolver, type ResolvedRevision } from '../../repo/revsymbol';
+import { RevisionResolver, type ResolvedRevision } from '../../repo/revsymbol';
 import { prepareZstdDecoding } from '../../codec/zstd';
 import { NULL_REV } from '../../revlog/constants';
 import type { Revlog } from '../../revlog/revlog';
@@ -49,6 +49,8 @@ import {
   type Dirstate,
 } from '../../working-copy/dirstate-v1';
 import { readDirstateV2, writeDirstateV2 } from '../../working-copy/dirstate-v2';
+import { afterCheckout, cloneAnnouncement, clonePlan, dirstateBranch, updatePlan } from './update-plan';
+import type { WorkingParent } from './destination';
 import {
   batchTarget,
   FILE_PENDING,
@@ -158,6 +160,8 @@ export async function checkoutAfterClone(
 
 interface Target extends ResolvedRevision {
   branch: string;
+  /** hg.clone's `updating to branch NAME` / `updating to bookmark NAME`, logged before the checkout */
+  announcement?: string;
   /** the revision's manifest text (empty for null or an empty manifest) */
   manifestText: Uint8Array;
 }
@@ -208,21 +212,37 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
     const p1Rev = p1Hex === NULL_HEX ? NULL_REV : cl.index.rev(ds.p1);
     if (p1Rev === undefined)
       throw new SluiceError('REVLOG', `working directory has unknown parent '${p1Hex.slice(0, 12)}'`);
-    const resolved =
-      opts.rev !== undefined ? await resolver.resolve(opts.rev) : await defaultTarget(repo, resolver, p1Rev);
-    const branch =
-      resolved.rev === NULL_REV ? 'default' : changesetBranch(await cl.revision(resolved.rev)).branch;
-    const mrev = await manifestRevOf(cl, mf, resolved.rev);
+    const wc: WorkingParent = { rev: p1Rev, nodeHex: p1Hex, branch: dirstateBranch(repo.hgDir) };
+    const plan = opts.announce
+      ? await clonePlan(resolver, opts.rev)
+      : await updatePlan(resolver, cl, repo.hgDir, wc, opts.rev, ctx);
+    const branch = plan.rev === NULL_REV ? 'default' : (await resolver.branchOf(plan.rev)).branch;
+    const mrev = await manifestRevOf(cl, mf, plan.rev);
     // from null every file is written: the writer threads start now, beside the manifest's read
     if (p1Rev === NULL_REV && ds.entries.size === 0 && mrev !== undefined)
       writers.prestart(Math.floor(mf.index.rawSize(mrev) / MANIFEST_LINE_ESTIMATE));
-    const target: Target = { ...resolved, branch, manifestText: await manifestText(mf, mrev) };
+    const target: Target = {
+      rev: plan.rev,
+      nodeHex: plan.rev === NULL_REV ? NULL_HEX : cl.index.nodeHex(plan.rev),
+      branch,
+      manifestText: await manifestText(mf, mrev),
+      ...(opts.announce ? { announcement: cloneAnnouncement(plan, branch) } : {}),
+    };
     const source = manifestEntries(await manifestText(mf, await manifestRevOf(cl, mf, p1Rev)));
     // the manifests are parsed: their texts (cached, ~9 MB on a 99k-file manifest) and read
     // windows would otherwise stay through the whole checkout
     mf.clearCache();
     cl.clearCache();
-    return await checkout(repo, ds, source, target, opts, ctx, writers);
+    const stats = await checkout(repo, ds, source, target, opts, ctx, writers);
+    await afterCheckout(
+      repo.loc,
+      resolver,
+      cl,
+      plan,
+      { rev: target.rev, nodeHex: target.nodeHex, branch },
+      ctx,
+    );
+    return stats;
   } finally {
     // checkout() ends the threads itself once they have run (before its undo, after its dirstate);
     // any other way out (a refused plan or audit, a cancel, a failed read) ends them here
@@ -230,23 +250,6 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
     await cl?.close();
     await mf.close();
   }
-}
-
-/** destutil.destupdate, simplified: the clone pick from null, else the tip of the current branch. */
-async function defaultTarget(
-  repo: LocalRepo,
-  resolver: RevisionResolver,
-  p1Rev: number,
-): Promise<ResolvedRevision> {
-  if (p1Rev === NULL_REV) return resolver.cloneDefault();
-  let current = 'default';
-  try {
-    current = readFileSync(join(repo.hgDir, 'branch'), 'latin1').trim() || 'default';
-  } catch {
-    // no .hg/branch: default
-  }
-  const tip = await resolver.branchTip(current);
-  return tip === undefined ? resolver.cloneDefault() : resolver.resolve(String(tip));
 }
 
 function writePoolOptions(opts: UpdateOptions): WritePoolOptions {
@@ -346,14 +349,7 @@ async function checkout(
       source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
       dest: root,
     });
-  if (opts.announce)
-    ctx.log(
-      'info',
-      target.bookmark !== undefined
-        ? `updating to bookmark ${target.bookmark}` +
-            (target.branch !== 'default' ? ` on branch ${target.branch}` : '')
-        : `updating to branch ${target.branch}`,
-    );
+  if (target.announcement !== undefined) ctx.log('info', target.announcement);
   // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice
   // writes `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
   ctx.phase('checkout');
@@ -442,7 +438,6 @@ async function checkout(
     }
     for (const e of newDs.entries.values()) if (e.copySource === undefined) delete e.copySource;
     writeAtomic(join(repo.hgDir, 'branch'), Buffer.from(target.branch + '\n', 'latin1'));
-    writeBookmarkState(repo.hgDir, target.bookmark);
     committed = true;
     if (v2) writeDirstateV2(repo.hgDir, newDs);
     else writeAtomic(join(repo.hgDir, 'dirstate'), v1Clean ?? packDirstateV1(newDs));
@@ -482,13 +477,6 @@ async function checkout(
 function setExecFlag(path: string | Buffer, exec: boolean): void {
   const s = lstatSync(path).mode & 0o7777;
   chmodSync(path, exec ? s | (((s & 0o444) >> 2) & ~currentUmask()) : s & 0o666);
-}
-
-/** bookmarks.activate / deactivate: `.hg/bookmarks.current` names the active bookmark. */
-function writeBookmarkState(hgDir: string, bookmark: string | undefined): void {
-  const path = join(hgDir, 'bookmarks.current');
-  if (bookmark === undefined) rmSync(path, { force: true });
-  else writeAtomic(path, Buffer.from(bookmark, 'latin1'));
 }
 
 /** timestamp.get_fs_now: the filesystem's idea of now, from a file created in `.hg`. */
