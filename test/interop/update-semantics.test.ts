@@ -125,7 +125,10 @@ describe.skipIf(missing('hg'))(`update destination and bookmarks as hg${skipNote
 
   it("follows the working copy's branch without REV", async () => {
     // `hg branch -f stable` on 2: the destination is stable's head above 2
-    await expectSameUpdate([['update', '-q', '2'], ['branch', '-q', '-f', 'stable']]);
+    await expectSameUpdate([
+      ['update', '-q', '2'],
+      ['branch', '-q', '-f', 'stable'],
+    ]);
     await expectSameUpdate([['update', '-q', 'stable']]);
   });
 

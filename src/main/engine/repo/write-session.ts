@@ -659,6 +659,22 @@ function writeJournal(location: RepoLocation, revs: number, desc: string): void 
   writeReplacing(join(storeDir, 'journal.phaseroots'), read(join(storeDir, 'phaseroots')));
 }
 
+/** A transaction that only changes bookmarks (bookmarks.applychanges inside repo.transaction). */
+export async function commitBookmarkChanges(
+  repoRoot: string,
+  changes: BookmarkChanges,
+  opts: WriteSessionOptions,
+): Promise<void> {
+  const session = await RepoWriteSession.open(repoRoot, opts);
+  try {
+    session.setBookmarks(changes);
+    await session.commit();
+  } catch (e) {
+    await session.abort();
+    throw e;
+  }
+}
+
 /**
  * A tracked file (or manifest directory) name from a changegroup: a relative path of byte-string
  * segments, none empty, `.` or `..`, no `.hg` segment (pathutil.pathauditor), no NUL or newline.

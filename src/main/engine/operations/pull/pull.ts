@@ -20,7 +20,13 @@ import { ByteSource } from '../../format/byte-source';
 import type { JobContext } from '../../context/job-context';
 import { readRepoConfig } from '../../store/hgrc';
 import { markersFromListkeys, obsolescenceEnabled, type MarkerBlock } from '../../repo/obsstore';
-import { RepoWriteSession, lockRepository, refuseUnwritable, type RepoLocks } from '../../repo/write-session';
+import {
+  RepoWriteSession,
+  commitBookmarkChanges,
+  lockRepository,
+  refuseUnwritable,
+  type RepoLocks,
+} from '../../repo/write-session';
 import { locateRepository, type RepoLocation } from '../../store/requirements';
 import { LocalRepo } from '../../repo/local-repo';
 import { parseChangelogEntry } from '../../revlog/texts';
@@ -301,19 +307,12 @@ async function pullLocked(
     );
     if (changes.size) {
       // part of the pull for `hg rollback`: the changegroup's undo files (bookmarks as before) stay
-      const session = await RepoWriteSession.open(repoRoot, {
+      await commitBookmarkChanges(repoRoot, changes, {
         signal: ctx.signal,
         log,
         undo: false,
         ...(opts.locks ? { heldLocks: opts.locks } : {}),
       });
-      try {
-        session.setBookmarks(changes);
-        await session.commit();
-      } catch (e) {
-        await session.abort();
-        throw e;
-      }
       bookmarksChanged = changes.size;
     }
   }

@@ -3,7 +3,7 @@
 // activates it, any other REV leaves the active one. `.hg/bookmarks.current` names it.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { RepoWriteSession, type BookmarkChanges } from '../../repo/write-session';
+import { commitBookmarkChanges, type BookmarkChanges } from '../../repo/write-session';
 import { readSmallFileSync, type RepoLocation } from '../../store/requirements';
 import { ChangelogGraph } from '../../repo/changelog-graph';
 import { bookmarkView } from '../serve/repo-state';
@@ -54,14 +54,7 @@ export async function settleActiveBookmark(u: SettledUpdate): Promise<BookmarkSt
     if (u.moveMarkFrom === u.nodeHex) return { marks, active }; // a no-op update
     const changes = await followingChanges(u.loc, marks, active, u.nodeHex);
     if (changes.size > 0) {
-      const session = await RepoWriteSession.open(u.loc.root, { wlockHeld: true, desc: 'bookmark' });
-      try {
-        session.setBookmarks(changes);
-        await session.commit();
-      } catch (e) {
-        await session.abort();
-        throw e;
-      }
+      await commitBookmarkChanges(u.loc.root, changes, { wlockHeld: true, desc: 'bookmark' });
       log(`updating bookmark ${active}`);
       return { marks: applied(marks, changes), active };
     }
