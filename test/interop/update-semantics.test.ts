@@ -7,9 +7,9 @@ import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJob } from '../../src/main/engine/job/run-job';
-import { JobContext } from '../../src/main/engine/job/job-context';
+import { JobContext } from '../../src/main/engine/context/job-context';
 import type { JobRequest } from '../../src/shared/jobs';
-import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../src/main/engine/test-support';
+import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../support/env';
 
 function hg(args: string[], cwd: string): string {
   const r = hgSync(args, cwd);
