@@ -21,7 +21,6 @@ import type { JobContext } from '../../context/job-context';
 import { readRepoConfig } from '../../store/hgrc';
 import { markersFromListkeys, obsolescenceEnabled, type MarkerBlock } from '../../repo/obsstore';
 import {
-  RepoWriteSession,
   commitBookmarkChanges,
   lockRepository,
   refuseUnwritable,
