@@ -17,6 +17,7 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<{ command: CliComma
   verify: () => import('./commands/verify'),
   serve: () => import('./commands/serve'),
   update: () => import('./commands/update'),
+  status: () => import('./commands/status'),
 };
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMAND_MODULES);
 

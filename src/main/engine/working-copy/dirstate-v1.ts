@@ -18,6 +18,10 @@ export interface DirstateEntry {
   size: number;
   /** seconds & 0x7fffffff; -1 (AMBIGUOUS_TIME) = look the file up */
   mtime: number;
+  /** dirstate-v2 only: the mtime's nanoseconds (0: none recorded) */
+  mtimeNs?: number;
+  /** dirstate-v2 only: MTIME_SECOND_AMBIGUOUS, the seconds alone cannot be trusted */
+  mtimeSecondAmbiguous?: boolean;
   copySource?: string;
 }
 

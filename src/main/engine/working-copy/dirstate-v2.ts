@@ -22,6 +22,7 @@ const MODE_EXEC_PERM = 1 << 3;
 const MODE_IS_SYMLINK = 1 << 4;
 const HAS_MODE_AND_SIZE = 1 << 10;
 const HAS_MTIME = 1 << 11;
+const MTIME_SECOND_AMBIGUOUS = 1 << 12;
 const DIRECTORY = 1 << 13;
 
 interface TreeDir {
@@ -32,7 +33,7 @@ interface TreeDir {
 }
 
 /** DirstateItem.v2_data for an entry in the v1 model. */
-function v2Data(e: DirstateEntry): { flags: number; size: number; mtime: number } {
+function v2Data(e: DirstateEntry): { flags: number; size: number; mtime: number; mtimeNs: number } {
   let flags = 0;
   if (e.state === 'n' || e.state === 'a' || e.state === 'm') flags |= WDIR_TRACKED;
   if (e.state === 'n' || e.state === 'r' || e.state === 'm') flags |= P1_TRACKED;
@@ -45,11 +46,14 @@ function v2Data(e: DirstateEntry): { flags: number; size: number; mtime: number 
     size = e.size;
   }
   let mtime = 0;
+  let mtimeNs = 0;
   if (e.state === 'n' && e.size >= 0 && e.mtime !== AMBIGUOUS_TIME) {
     flags |= HAS_MTIME;
     mtime = e.mtime;
+    mtimeNs = e.mtimeNs ?? 0;
+    if (e.mtimeSecondAmbiguous) flags |= MTIME_SECOND_AMBIGUOUS;
   }
-  return { flags, size, mtime };
+  return { flags, size, mtime, mtimeNs };
 }
 
 function cmpBytes(a: string, b: string): number {
@@ -121,6 +125,7 @@ export function packDirstateV2(ds: Dirstate): { data: Buffer; treeMetadata: Buff
         nodes.writeUInt16BE(d.flags, o + 30);
         nodes.writeInt32BE(d.size, o + 32);
         nodes.writeInt32BE(d.mtime, o + 36);
+        nodes.writeUInt32BE(d.mtimeNs, o + 40);
         withEntry++;
         if (d.flags & WDIR_TRACKED) tracked++;
       }
@@ -219,6 +224,11 @@ export function readDirstateV2(hgDir: string): Dirstate {
           size: p2 && state === 'n' ? -2 : hasMode ? data.readInt32BE(o + 32) : -1,
           mtime: flags & HAS_MTIME ? data.readInt32BE(o + 36) : AMBIGUOUS_TIME,
         };
+        if (flags & HAS_MTIME) {
+          const ns = data.readUInt32BE(o + 40);
+          if (ns) entry.mtimeNs = ns;
+          if (flags & MTIME_SECOND_AMBIGUOUS) entry.mtimeSecondAmbiguous = true;
+        }
         const copyLen = data.readUInt16BE(o + 12);
         if (copyLen) entry.copySource = str(data.readUInt32BE(o + 8), copyLen);
         ds.entries.set(path, entry);
