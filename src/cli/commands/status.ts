@@ -57,8 +57,16 @@ are recorded in the dirstate, as hg does, when its lock is free.
     const { values, positionals } = parseCommandArgs(argv, FLAGS, { min: 0, max: 1 });
     const root = resolve(values.repository ?? positionals[0] ?? '.');
     let show: State[] = STATES.map(([s]) => s).filter((s) => values[s]);
-    if (values.all) show.push(...(values.quiet ? (['modified', 'added', 'removed', 'deleted', 'clean'] as const) : STATES.map(([s]) => s)));
-    if (show.length === 0) show = values.quiet ? ['modified', 'added', 'removed', 'deleted'] : ['modified', 'added', 'removed', 'deleted', 'unknown'];
+    if (values.all)
+      show.push(
+        ...(values.quiet
+          ? (['modified', 'added', 'removed', 'deleted', 'clean'] as const)
+          : STATES.map(([s]) => s)),
+      );
+    if (show.length === 0)
+      show = values.quiet
+        ? ['modified', 'added', 'removed', 'deleted']
+        : ['modified', 'added', 'removed', 'deleted', 'unknown'];
     const warn = (m: string): void => void io.stderr.write(Buffer.from(m, 'latin1'));
     try {
       const user = readUserConfig();
@@ -86,7 +94,8 @@ are recorded in the dirstate, as hg does, when its lock is free.
       return EXIT_OK;
     } catch (e) {
       const err = toSluiceError(e);
-      if (values.json) io.stdout.write(JSON.stringify({ type: 'error', code: err.code, message: err.message }) + '\n');
+      if (values.json)
+        io.stdout.write(JSON.stringify({ type: 'error', code: err.code, message: err.message }) + '\n');
       else io.stderr.write(`abort: ${terminalSafe(err.message)}\n`);
       return EXIT_ERROR;
     }

@@ -27,8 +27,19 @@ const SYNTAXES: ReadonlyArray<[string, string]> = [
   ['subinclude', 'subinclude'],
 ];
 const ALL_KINDS = new Set([
-  're', 'glob', 'path', 'relglob', 'relpath', 'relre', 'rootglob', 'listfile', 'listfile0',
-  'set', 'include', 'subinclude', 'rootfilesin',
+  're',
+  'glob',
+  'path',
+  'relglob',
+  'relpath',
+  'relre',
+  'rootglob',
+  'listfile',
+  'listfile0',
+  'set',
+  'include',
+  'subinclude',
+  'rootfilesin',
 ]);
 /** a pattern file larger than this is refused (hg reads any size; a hostile repository could make one huge) */
 const MAX_PATTERN_FILE = 16 << 20;
@@ -85,7 +96,8 @@ export function pythonNormpath(path: string): string {
   const parts: string[] = [];
   for (const comp of path.split('/')) {
     if (comp === '' || comp === '.') continue;
-    if (comp !== '..' || (!initial && parts.length === 0) || parts[parts.length - 1] === '..') parts.push(comp);
+    if (comp !== '..' || (!initial && parts.length === 0) || parts[parts.length - 1] === '..')
+      parts.push(comp);
     else if (parts.length) parts.pop();
   }
   return initial + parts.join('/') || '.';
@@ -145,7 +157,11 @@ export function globRe(pat: string): string {
 }
 
 /** match._regex for the kinds a pattern file yields: the Python regex and its leading flags. */
-export function patternRegex(kind: string, pat: string, globSuffix: string): { regex: string; flags: string } {
+export function patternRegex(
+  kind: string,
+  pat: string,
+  globSuffix: string,
+): { regex: string; flags: string } {
   if (kind === 'relre') {
     const { flags, rest } = leadingPythonFlags(pat);
     return { regex: rest.startsWith('^') ? rest : '.*' + rest, flags };
@@ -218,7 +234,12 @@ export function strerror(e: unknown): string {
  * any of whose parent directories they match (globs end in `(?:/|$)`).
  */
 export function includeMatcher(root: string, files: readonly string[], warn: Warn, depth = 0): PathPredicate {
-  const kindpats = normalizePatterns(files.map((f) => 'include:' + f), root, warn, depth);
+  const kindpats = normalizePatterns(
+    files.map((f) => 'include:' + f),
+    root,
+    warn,
+    depth,
+  );
   return buildMatch(kindpats, root, warn, depth);
 }
 
@@ -266,7 +287,10 @@ function regexMatcher(kindpats: KindPattern[]): PathPredicate {
     } catch (e) {
       const where = k.source ? `${k.source}: ` : '';
       if (e instanceof UntranslatableRegex)
-        throw new SluiceError('USAGE', `${where}pattern (${k.kind}): ${k.pat}: sluice cannot translate it (${e.message})`);
+        throw new SluiceError(
+          'USAGE',
+          `${where}pattern (${k.kind}): ${k.pat}: sluice cannot translate it (${e.message})`,
+        );
       throw new SluiceError('USAGE', `${where}invalid pattern (${k.kind}): ${k.pat}`);
     }
     if (flags) flagged.push(new RegExp(`^(?:${js})`, flags));

@@ -118,7 +118,9 @@ function translateGroupStart(py: string, i: number): { js: string; next: number 
   const flags = /^([aiLmsux]*)(?:-([imsx]+))?(:|\))/.exec(rest);
   if (flags && flags[3] === ':' && runtimeHasScopedFlags() && /^[ims]*$/.test(flags[1]!))
     return { js: py.slice(i, i + 2 + flags[0].length), next: i + 2 + flags[0].length };
-  throw new UntranslatableRegex(`inline flags ${JSON.stringify(py.slice(i, i + 2 + (flags?.[0].length ?? 1)))}`);
+  throw new UntranslatableRegex(
+    `inline flags ${JSON.stringify(py.slice(i, i + 2 + (flags?.[0].length ?? 1)))}`,
+  );
 }
 
 /**

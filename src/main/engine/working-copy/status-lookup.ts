@@ -45,7 +45,11 @@ export function fsNow(hgDir: string): Timestamp {
 }
 
 function bigintMtime(ns: bigint): Timestamp {
-  return { sec: Number(ns / 1_000_000_000n) & RANGE_MASK, ns: Number(ns % 1_000_000_000n), secondAmbiguous: false };
+  return {
+    sec: Number(ns / 1_000_000_000n) & RANGE_MASK,
+    ns: Number(ns % 1_000_000_000n),
+    secondAmbiguous: false,
+  };
 }
 
 /** timestamp.reliable_mtime_of: null when a write in the same second could still go unnoticed. */

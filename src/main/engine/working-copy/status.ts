@@ -74,12 +74,12 @@ export async function dirstateStatus(opts: DirstateStatusOptions): Promise<Dirst
     // symlink, a nested repository): lstat'ed where no symlink or repository is on the way
     const audit = new ParentAudit(root);
     const rest = [...entries.keys()].filter((p) => !stats.has(p) && audit.check(p));
-    const restStats = await lstatPaths(root, rest);
+    const restStats = await lstatPaths(root, rest, false);
     rest.forEach((p, i) => stats.set(p, restStats[i]!));
   } else {
     // nothing untracked asked for: no walk, every entry lstat'ed (util.statfiles)
     const paths = [...entries.keys()];
-    const st = await lstatPaths(root, paths);
+    const st = await lstatPaths(root, paths, true);
     paths.forEach((p, i) => stats.set(p, st[i]!));
   }
   for (const e of entries.values()) classify(e, stats.get(e.path) ?? null, opts, out);
@@ -87,7 +87,12 @@ export async function dirstateStatus(opts: DirstateStatusOptions): Promise<Dirst
 }
 
 /** The loop body of dirstate.status for one dirstate entry. */
-function classify(e: DirstateEntry, st: Stats | null, opts: DirstateStatusOptions, out: DirstateStatus): void {
+function classify(
+  e: DirstateEntry,
+  st: Stats | null,
+  opts: DirstateStatusOptions,
+  out: DirstateStatus,
+): void {
   const tracked = e.state !== 'r';
   const fn = e.path;
   if (!st && tracked) out.deleted.push(fn);
@@ -99,7 +104,8 @@ function classify(e: DirstateEntry, st: Stats | null, opts: DirstateStatusOption
     const s = st!;
     if (
       (size >= 0 &&
-        ((size !== s.size && size !== (s.size & RANGE_MASK)) || ((e.mode ^ s.mode) & 0o100 && opts.checkExec))) ||
+        ((size !== s.size && size !== (s.size & RANGE_MASK)) ||
+          ((e.mode ^ s.mode) & 0o100 && opts.checkExec))) ||
       e.copySource !== undefined
     ) {
       // issue6456: a symlink's size may be longer than its target (fscrypt)
@@ -153,6 +159,8 @@ class ParentAudit {
     if (!st) return true; // missing: the lstat of the file says so
     if (st.isSymbolicLink()) return false;
     if (!st.isDirectory()) return true;
-    return !lstatSync(workingPath(this.root, dir + '/.hg', this.prefix), { throwIfNoEntry: false })?.isDirectory();
+    return !lstatSync(workingPath(this.root, dir + '/.hg', this.prefix), {
+      throwIfNoEntry: false,
+    })?.isDirectory();
   }
 }

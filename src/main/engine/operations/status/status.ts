@@ -48,9 +48,13 @@ export async function workingCopyStatus(repoRoot: string, opts: StatusOptions): 
   const repo = await LocalRepo.open(resolve(repoRoot));
   const bad = UNSUPPORTED_WC.filter((r) => repo.requirements.has(r));
   if (bad.length)
-    throw new SluiceError('UNSUPPORTED_REQUIREMENTS', `cannot read the status of a working copy that requires ${bad.join(', ')}`, {
-      unsupported: bad,
-    });
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      `cannot read the status of a working copy that requires ${bad.join(', ')}`,
+      {
+        unsupported: bad,
+      },
+    );
   const root = repo.root;
   const v2 = repo.requirements.has('dirstate-v2');
   const identity = dirstateIdentity(repo.hgDir);
@@ -91,7 +95,8 @@ export async function workingCopyStatus(repoRoot: string, opts: StatusOptions): 
     s.modified.push(...looked.modified);
     s.deleted.push(...looked.deleted);
     if (opts.listClean) s.clean.push(...looked.clean, ...looked.fixup.map((f) => f.path));
-    if (looked.fixup.length && (await writeFixups(repo, ds, identity, looked.fixup, v2))) fixedUp = looked.fixup.length;
+    if (looked.fixup.length && (await writeFixups(repo, ds, identity, looked.fixup, v2)))
+      fixedUp = looked.fixup.length;
   }
   const copies = new Map<string, string>();
   for (const e of ds.entries.values())
@@ -122,7 +127,10 @@ async function parentManifest(repo: LocalRepo, p1: Uint8Array): Promise<Map<stri
   try {
     const rev = cl.index.rev(p1);
     if (rev === undefined || rev === NULL_REV)
-      throw new SluiceError('REVLOG', `working directory has unknown parent '${Buffer.from(p1).toString('hex').slice(0, 12)}'`);
+      throw new SluiceError(
+        'REVLOG',
+        `working directory has unknown parent '${Buffer.from(p1).toString('hex').slice(0, 12)}'`,
+      );
     const manifestNode = parseChangelogEntry(await cl.revision(rev)).manifest;
     if (manifestNode.every((b) => b === 0)) return out;
     const mrev = findRev(mf.index, manifestNode);
