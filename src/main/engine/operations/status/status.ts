@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { SluiceError } from '../../errors';
 import { LocalRepo } from '../../repo/local-repo';
 import { acquireLock } from '../../repo/lock';
+import { writeAtomic } from '../../repo/vfs';
 import { NULL_REV } from '../../revlog/constants';
 import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../../revlog/texts';
 import { HgConfig, readRepoConfig, readUserConfig } from '../../store/hgrc';
@@ -14,7 +15,6 @@ import {
   AMBIGUOUS_TIME,
   packDirstateV1,
   readDirstateV1,
-  writeFileAtomic,
   type Dirstate,
 } from '../../working-copy/dirstate-v1';
 import { readDirstateV2, writeDirstateV2 } from '../../working-copy/dirstate-v2';
@@ -184,7 +184,7 @@ async function writeFixups(
       } else e.mtime = f.mtime.secondAmbiguous ? AMBIGUOUS_TIME : f.mtime.sec;
     }
     if (v2) writeDirstateV2(repo.hgDir, ds);
-    else writeFileAtomic(join(repo.hgDir, 'dirstate'), packDirstateV1(ds));
+    else writeAtomic(join(repo.hgDir, 'dirstate'), packDirstateV1(ds));
     return true;
   } finally {
     lock.release();
