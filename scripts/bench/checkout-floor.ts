@@ -46,7 +46,7 @@ for (let i = 0; i < files.length; i++) {
   const size = scratch.readInt32BE(12);
   const text =
     raw[0] === 0x28
-      ? zstdDecompress(raw, size, true)
+      ? zstdDecompress(raw, size)
       : raw[0] === 0x78
         ? inflateSync(raw)
         : raw[0] === 0x75

@@ -2,9 +2,9 @@
 // stream (not gzip: `78 9c`), BZ bzip2 (decode only, ./bzip2.ts), ZS zstd. Corrupt compressed input is
 // SluiceError('COMPRESSION'); errors of the input iterable pass through unchanged.
 //
-// zstd: node:zlib's where present (Node >= 22.15, Electron), else zstd-codec's streaming wasm build,
-// both through the engine's one zstd loader (./zstd.ts). hg reads a ZS bundle with ONE decompressobj, which stops at the end of
-// the first frame, so compressStream('ZS') always emits exactly one frame. Level 3 like hg.
+// zstd: node:zlib's streams (Node >= 22.15, package.json `engines`). hg reads a ZS bundle with ONE
+// decompressobj, which stops at the end of the first frame, so compressStream('ZS') always emits
+// exactly one frame. Level 3 like hg.
 // zlib: level -1 (= 6) like hg's zlib engine. Outputs differ byte-wise from hg's (other
 // compressor builds); decompressed cores are identical.
 
@@ -13,7 +13,13 @@ import zlib from 'node:zlib';
 import { SluiceError, toSluiceError } from '../errors';
 import type { CompressionKey } from '../format/stream-reader';
 import { bunzip2 } from './bzip2';
-import { nativeZstd, zstdCodecStream } from './zstd';
+
+/** node:zlib's zstd streams (Node >= 22.15); @types/node 20 does not declare them. */
+const zstd = zlib as unknown as {
+  createZstdCompress(opts: object): Transform;
+  createZstdDecompress(opts: object): Transform;
+  constants: Record<string, number>;
+};
 
 export type { CompressionKey };
 
@@ -37,16 +43,8 @@ export function decompressStream(
       return viaTransform(() => zlib.createInflate({ chunkSize: DECOMPRESSED_CHUNK }), src, 'zlib');
     case 'BZ':
       return bunzip2(src);
-    case 'ZS': {
-      const native = nativeZstd();
-      if (native)
-        return viaTransform(
-          () => native.createZstdDecompress({ chunkSize: DECOMPRESSED_CHUNK }),
-          src,
-          'zstd',
-        );
-      return zstdCodecStream('decompress', src);
-    }
+    case 'ZS':
+      return viaTransform(() => zstd.createZstdDecompress({ chunkSize: DECOMPRESSED_CHUNK }), src, 'zstd');
     default:
       throw new SluiceError('UNSUPPORTED_COMPRESSION', `unknown compression ${JSON.stringify(kind)}`);
   }
@@ -65,25 +63,18 @@ export function compressStream(
         coalesce(src),
         'zlib',
       );
-    case 'ZS': {
-      const native = nativeZstd();
-      if (native) {
-        return withoutTrailingEmptyFrame(
-          viaTransform(
-            () =>
-              native.createZstdCompress({
-                chunkSize: OUTPUT_CHUNK,
-                params: { [native.constants.ZSTD_c_compressionLevel]: 3 },
-              }),
-            coalesce(src),
-            'zstd',
-          ),
-        );
-      }
-      // as the pieces come: coalesced, sluice serve's CPU per pull clone on Node 20 went from
-      // 3.0-3.6 to 3.6-5.6 s (zstd-codec's wasm stream has no per-write thread hop to save)
-      return zstdCodecStream('compress', src);
-    }
+    case 'ZS':
+      return withoutTrailingEmptyFrame(
+        viaTransform(
+          () =>
+            zstd.createZstdCompress({
+              chunkSize: OUTPUT_CHUNK,
+              params: { [zstd.constants.ZSTD_c_compressionLevel!]: 3 },
+            }),
+          coalesce(src),
+          'zstd',
+        ),
+      );
     default:
       throw new SluiceError('UNSUPPORTED_COMPRESSION', `Sluice cannot write ${kind}-compressed bundles`);
   }

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { FreeSpaceGuard, type FreeSpacePolicy } from './free-space';
 import { SluiceError, toSluiceError } from '../errors';
 import { maxRevisionSize } from '../format/limits';
-import { prepareZstdWriting } from '../codec/zstd';
+import { prepareZstd } from '../codec/zstd';
 import { RevlogWriter } from '../revlog/writer';
 import { revlogFormatFor, type RevlogFormat } from '../revlog/writer-options';
 import { writeNewFiles, type NewFile } from '../revlog/write-io';
@@ -227,9 +227,9 @@ export class RepoWriteSession {
     const reqs = location.requirements;
     refuseUnwritable(location);
     const log = opts.log ?? (() => undefined);
-    // revlog chunks to read (delta bases) and write are zstd: the codec loads while the locks are
+    // revlog chunks to read (delta bases) are zstd: the wasm decoder loads while the locks are
     // taken and the changesets arrive, not when the first base is rebuilt
-    if (reqs.has('revlog-compression-zstd')) prepareZstdWriting().catch(() => undefined);
+    if (reqs.has('revlog-compression-zstd')) void prepareZstd();
     const vfs: RepoVfs = {
       hgDir: location.hgDir,
       storeDir: location.storeDir,

@@ -3,20 +3,8 @@
 // `\0` raw data whose NUL is part of the data, `u` raw data after the marker, empty = empty text.
 import * as zlib from 'node:zlib';
 import { SluiceError } from '../errors';
-import {
-  prepareZstd,
-  scanZstdFrame,
-  zstdDecompress,
-  zstdReadyFor,
-  zstdReadyForBound,
-} from '../codec/revlog-zstd';
-import {
-  ZSTD_WASM_COMPRESS_MAX,
-  nativeZstd,
-  prepareZstd as prepareZstdWriting,
-  zstdCompressChunk,
-  zstdCompressReady,
-} from '../codec/zstd';
+import { zstdDecoderLoading, zstdDecompress } from '../codec/revlog-zstd';
+import { zstdCompressChunk } from '../codec/zstd';
 
 export type ChunkKind = 'empty' | 'zlib' | 'zstd' | 'raw' | 'stored';
 
@@ -43,29 +31,21 @@ export function chunkKind(chunk: Uint8Array): ChunkKind {
 }
 
 /**
- * Returns a promise when decoding this chunk (into at most maxOutput bytes) needs a decoder not
- * loaded yet (the zstd wasm decoder, once per process), undefined otherwise, so callers pay
- * nothing on the common path.
+ * Returns a promise when this chunk is zstd and the thread's zstd decoder for small frames (the
+ * wasm one) is still loading, undefined otherwise, so callers pay nothing on the common path.
+ * Decoding without waiting is correct too (node:zlib), only slower per chunk.
  */
-export function chunkNeedsPreparation(chunk: Uint8Array, maxOutput = Infinity): Promise<void> | undefined {
+export function chunkNeedsPreparation(chunk: Uint8Array): Promise<void> | undefined {
   if (chunk.length === 0 || chunk[0] !== 0x28) return undefined;
-  if (zstdReadyForBound(maxOutput)) return undefined; // zstdDecompress walks the frame anyway
-  let info;
-  try {
-    info = scanZstdFrame(chunk);
-  } catch {
-    return undefined; // decompressChunk reports it
-  }
-  return zstdReadyFor(info, maxOutput) ? undefined : prepareZstd(info, maxOutput);
+  return zstdDecoderLoading();
 }
 
 /**
  * Decodes one chunk into at most maxOutput bytes (the caller knows the bound: the revision's text
  * size for a full text, a bound derived from base and result sizes for a delta). Raw chunks are
- * returned as views, not copies. `transient`: the result may live in the zstd decoder's memory
- * until its next call on this thread (zstdDecompress's view; the caller copies it out first).
+ * returned as views, not copies.
  */
-export function decompressChunk(chunk: Uint8Array, maxOutput: number, transient = false): Uint8Array {
+export function decompressChunk(chunk: Uint8Array, maxOutput: number): Uint8Array {
   const kind = chunkKind(chunk);
   switch (kind) {
     case 'empty':
@@ -89,7 +69,7 @@ export function decompressChunk(chunk: Uint8Array, maxOutput: number, transient 
         throw new SluiceError('REVLOG', `revlog decompress error: ${why}`, { problem: 'decompress' });
       }
     case 'zstd':
-      return zstdDecompress(chunk, maxOutput, transient);
+      return zstdDecompress(chunk, maxOutput);
   }
 }
 
@@ -97,11 +77,12 @@ export function decompressChunk(chunk: Uint8Array, maxOutput: number, transient 
  * revlog.compress: the engine's output when it is smaller, else the data raw (`u`-marked unless it
  * starts with NUL, which marks raw data itself).
  */
-export async function compressChunk(engine: 'zlib' | 'zstd', data: Uint8Array): Promise<Uint8Array> {
+export function compressChunk(engine: 'zlib' | 'zstd', data: Uint8Array): Uint8Array {
   if (data.length === 0) return data;
   let compressed: Uint8Array | null = null;
   if (engine === 'zstd') {
-    if (data.length >= 50) compressed = await zstdCompress(data);
+    // level 3: hg's revlog.zstd.level default
+    if (data.length >= 50) compressed = zstdCompressChunk(data, 3);
   } else if (data.length >= 44) {
     compressed = zlib.deflateSync(data);
   }
@@ -111,22 +92,4 @@ export async function compressChunk(engine: 'zlib' | 'zstd', data: Uint8Array): 
   out[0] = 0x75; // 'u'
   out.set(data, 1);
   return out;
-}
-
-// zstd for revlog chunks at level 3 (hg's revlog.zstd.level default): codec/zstd.ts's kept
-// encoder (node:zlib's where it has zstd, else the wasm one); chunks beyond the wasm encoder's
-// bound without node:zlib's zstd take zlib, which every revlog reads whatever its configured
-// engine (revlog.decompress).
-async function zstdCompress(data: Uint8Array): Promise<Uint8Array | null> {
-  if (data.length <= ZSTD_WASM_COMPRESS_MAX) {
-    if (!zstdCompressReady()) await prepareZstdWriting();
-    return zstdCompressChunk(data, 3);
-  }
-  const native = nativeZstd();
-  if (!native) return zlib.deflateSync(data);
-  const level = native.constants.ZSTD_c_compressionLevel!;
-  return (native as unknown as { zstdCompressSync: (d: Uint8Array, o: object) => Buffer }).zstdCompressSync(
-    data,
-    { params: { [level]: 3 } },
-  );
 }

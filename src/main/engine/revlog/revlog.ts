@@ -418,7 +418,7 @@ export class Revlog {
    */
   private decodeChunk(rev: number, raw: Uint8Array): Uint8Array | Promise<Uint8Array> {
     const bound = this.chunkBound(rev);
-    const prep = chunkNeedsPreparation(raw, bound);
+    const prep = chunkNeedsPreparation(raw);
     if (prep)
       return prep.then(
         () => this.decodeNow(rev, raw, bound),
@@ -439,9 +439,9 @@ export class Revlog {
     return Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK));
   }
 
-  private decodeNow(rev: number, raw: Uint8Array, bound: number, transient = false): Uint8Array {
+  private decodeNow(rev: number, raw: Uint8Array, bound: number): Uint8Array {
     try {
-      return decompressChunk(raw, bound, transient);
+      return decompressChunk(raw, bound);
     } catch (e) {
       throw this.wrap(e, rev);
     }
@@ -757,8 +757,6 @@ export class Revlog {
   /**
    * chainChunks without a promise, into `out`: true when every chunk is in memory (a file read
    * whole, the read window) and its decoder loaded; false otherwise (nothing decoded then).
-   * The last one may live in the zstd decoder's memory (decompressChunk's transient result):
-   * assemble() consumes the chunks before anything decodes again.
    */
   private chainChunksNow(chain: readonly number[], out: Uint8Array[]): boolean {
     const index = this.index;
@@ -767,11 +765,11 @@ export class Revlog {
       const rev = chain[k]!;
       const len = index.compressedLength(rev);
       const raw = len >= 0 ? this.data.readNow(index.chunkStart(rev), len) : undefined;
-      if (raw === undefined || chunkNeedsPreparation(raw, this.chunkBound(rev))) return false;
+      if (raw === undefined || chunkNeedsPreparation(raw)) return false;
       out[k] = raw;
     }
     for (let k = 0; k < chain.length; k++)
-      out[k] = this.decodeNow(chain[k]!, out[k]!, this.chunkBound(chain[k]!), k === chain.length - 1);
+      out[k] = this.decodeNow(chain[k]!, out[k]!, this.chunkBound(chain[k]!));
     return true;
   }
 

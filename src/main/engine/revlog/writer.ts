@@ -543,7 +543,7 @@ export class RevlogWriter {
     // a text stored as it is (NUL-led, incompressible) is copied: its buffer goes back to a pool
     // while the chunk may still wait to be written (a new filelog's bytes wait for their batch)
     const full = async () => {
-      const chunk = await compressChunk(this.format.compression, text);
+      const chunk = compressChunk(this.format.compression, text);
       return { chunk: chunk === text ? Buffer.from(text) : chunk, base: rev };
     };
     if (this.delayed || rev === 0) return full(); // changelog: _storedeltachains = False
@@ -576,7 +576,7 @@ export class RevlogWriter {
       if (this.format.sparse && info.chainLen + 1 > SPARSE_MAX_CHAIN_LENGTH) continue;
       if (textLen * LIMIT_DELTA2TEXT < info.chainSize) continue;
       const delta = await c.delta();
-      const chunk = await compressChunk(this.format.compression, delta);
+      const chunk = compressChunk(this.format.compression, delta);
       if (this.isGoodDelta(c.base, chunk.length, info, textLen, p1, p2)) {
         return { chunk, base: this.generalDelta ? c.base : info.chainBase };
       }

@@ -30,8 +30,6 @@ function bundleCore(name: string): Buffer {
   return b.subarray(8 + b.readInt32BE(4));
 }
 
-const nativeZstd = typeof (zlib as unknown as Record<string, unknown>).createZstdCompress === 'function';
-
 describe('compressStream / decompressStream', () => {
   it.each(['GZ', 'ZS'] as CompressionKey[])('%s round-trips in any split', async (kind) => {
     const data = sample(300_000);
@@ -119,11 +117,11 @@ describe('compressStream / decompressStream', () => {
       ]);
     expect((await collect(decompressStream('ZS', chunked([frame(4)])))).toString()).toBe('abcd');
     for (const exponent of [14, 17, 20, 31]) {
-      // 16 MiB, 128 MiB, 1 GiB windows: beyond the wasm heap (abort "OOM") or zstd's own limit
+      // 16 MiB, 128 MiB, 1 GiB windows: the last two beyond zstd's own limit (windowLog 27)
       const code = await errorCode(() => collect(decompressStream('ZS', chunked([frame(exponent)])))).catch(
         () => 'ok',
       );
-      if (!nativeZstd || exponent >= 18) expect(code).toBe('COMPRESSION');
+      if (exponent >= 18) expect(code).toBe('COMPRESSION');
     }
     const core = bundleCore('stream-v2-zstd.hg');
     expect((await collect(decompressStream('ZS', chunked([core])))).equals(bundleCore('stream-v2.hg'))).toBe(
@@ -191,20 +189,4 @@ describe('compressStream / decompressStream', () => {
     const src = chunked([Buffer.from('x')]);
     expect(decompressStream('UN', src)).toBe(src);
   });
-
-  it.skipIf(!nativeZstd)(
-    'native node:zlib zstd and zstd-codec read each other (skipped: Node without zlib zstd)',
-    async () => {
-      const data = sample(500_000);
-      const native = await collect(compressStream('ZS', chunked([data])));
-      expect(countZstdFrames(native)).toBe(1);
-      process.env.SLUICE_FORCE_ZSTD_CODEC = '1';
-      try {
-        const viaCodec = await collect(decompressStream('ZS', chunked([native])));
-        expect(viaCodec.equals(data)).toBe(true);
-      } finally {
-        delete process.env.SLUICE_FORCE_ZSTD_CODEC;
-      }
-    },
-  );
 });

@@ -15,7 +15,7 @@ import { updateWorkingCopy } from '../update/update';
 import { applyBundle2ToRepo, type ApplyToRepoResult, type ManifestSeed } from '../../changegroup';
 import { SluiceError, toSluiceError } from '../../errors';
 import { Bundle2Reader } from '../../format/bundle2';
-import { prepareZstdWriting } from '../../codec/zstd';
+import { prepareZstd } from '../../codec/zstd';
 import { ByteSource } from '../../format/byte-source';
 import type { JobContext } from '../../context/job-context';
 import { readRepoConfig } from '../../store/hgrc';
@@ -202,7 +202,7 @@ async function pullLocked(
   const loc = await locateRepository(repoRoot);
   // the zstd decoder compiles while discovery waits for the server (the first manifest's base
   // is rebuilt from zstd chunks: loaded there, it stalled that rebuild 0.1-0.45 s, loaded VM)
-  if (loc.requirements.has('revlog-compression-zstd')) prepareZstdWriting().catch(() => undefined);
+  if (loc.requirements.has('revlog-compression-zstd')) void prepareZstd();
   const local = await ChangelogGraph.read(loc.storeDir);
   ctx.phase('discovery');
   const disco = await findCommonHeads(local, peer, { log });

@@ -35,7 +35,7 @@ import { LocalRepo } from '../../repo/local-repo';
 import { locateRepository, unknownFeaturesError, unsupportedRequirements } from '../../store/requirements';
 import { acquireLock, readLockTimeouts } from '../../repo/lock';
 import { RevisionResolver, type ResolvedRevision } from '../../repo/revsymbol';
-import { prepareZstdDecoding } from '../../codec/zstd';
+import { prepareZstd } from '../../codec/zstd';
 import { NULL_REV } from '../../revlog/constants';
 import type { Revlog } from '../../revlog/revlog';
 import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../../revlog/texts';
@@ -122,9 +122,8 @@ export async function updateWorkingCopy(
   if (unknown.length > 0) throw unknownFeaturesError(unknown);
   const repo = await LocalRepo.open(root);
   // the wasm zstd decoder loads (~40 ms of CPU, the rest off-thread) while the lock is taken and
-  // the indexes are read, instead of when the first chunk needs it; a failure there is reported by
-  // that chunk (it loads again)
-  if (repo.requirements.has('revlog-compression-zstd')) prepareZstdDecoding().catch(() => undefined);
+  // the indexes are read, instead of when the first chunk needs it
+  if (repo.requirements.has('revlog-compression-zstd')) void prepareZstd();
   const bad = UNSUPPORTED_WC.filter((r) => repo.requirements.has(r));
   if (bad.length > 0)
     throw new SluiceError(
