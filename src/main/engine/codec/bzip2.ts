@@ -1,6 +1,6 @@
 // bzip2 decoding of BZ bundles and HG10BZ files (utils/compression.py `_bz2engine`), streaming:
-// unbzip2-stream's block decoder (lib/bzip2.js, a port of micro-bunzip) driven block by block
-// from here. The package's own stream wrapper collected every output byte in a JS array and
+// unbzip2-stream's block decoder (lib/bzip2.js, a port of micro-bunzip; vendored in ./vendor with
+// its licence) driven block by block from here. The package's own stream wrapper collected every output byte in a JS array and
 // copied the array into a Buffer per block: on the medium corpus's bzip2 bundle (33 MB in, 117 MB
 // out) that wrapper cost more CPU than the decoding itself, and seconds of system time. Here a
 // block is written into one reused buffer and handed on as one copy; the decoding core measured
@@ -11,23 +11,8 @@
 // bits synchronously. Every block's CRC and the stream's are checked before its bytes are handed
 // on. A block's output is bounded by its format (≤ 900 k symbols, runs ≤ 259 bytes).
 
-import { createRequire } from 'node:module';
 import { SluiceError, toSluiceError } from '../errors';
-
-const require_ = createRequire(import.meta.url);
-
-type BitReader = ((n: number | null) => number) & { bytesRead: number };
-
-interface Bzip2Core {
-  header(bits: BitReader): number;
-  decompress(
-    bits: BitReader,
-    out: (byte: number) => void,
-    buf: Int32Array,
-    bufsize: number,
-    streamCRC: number | null,
-  ): number | null;
-}
+import core, { bitIterator, type BitReader } from './vendor/bzip2';
 
 const SLACK = 25000;
 
@@ -40,10 +25,6 @@ function corrupt(e: unknown): SluiceError {
 
 /** Decompresses a bzip2 stream (or several, concatenated). Errors of `src` pass through unchanged. */
 export async function* bunzip2(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const core = require_('unbzip2-stream/lib/bzip2') as Bzip2Core;
-  const bitIterator = require_('unbzip2-stream/lib/bit_iterator') as (
-    next: () => Uint8Array | undefined,
-  ) => BitReader;
   const queue: Uint8Array[] = [];
   let received = 0;
   let bits: BitReader | null = null;
