@@ -1,13 +1,13 @@
 // Saved server credentials ("Remember" in the sign-in dialog), per origin (scheme://host:port), for
 // later clones and pulls of that host. The whole list is one file in the data dir encrypted by the
 // host's cipher (Electron's safeStorage: the OS keychain's key, main process only), written to a
-// temporary file (mode 0600) renamed over the old one. Without a cipher (the web host, or a Linux
+// temporary file (mode 0600) renamed over the old one (json-file.ts writeFileAtomic). Without a cipher (the web host, or a Linux
 // session without a keyring) nothing is ever stored and `available` says why.
 
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import type { SavedCredential } from '../../shared/ipc';
 import type { Credentials } from './engine-api';
+import { writeFileAtomic } from './json-file';
 
 /** What safeStorage offers, as the host needs it. */
 export interface CredentialCipher {
@@ -120,12 +120,7 @@ export class CredentialStore {
     const data = cipher.encrypt(
       JSON.stringify({ version: FILE_VERSION, entries: [...(this.entries ?? new Map()).values()] }),
     );
-    const write = async () => {
-      await mkdir(dirname(this.file), { recursive: true });
-      const tmp = `${this.file}.${process.pid}.tmp`;
-      await writeFile(tmp, data, { mode: 0o600 });
-      await rename(tmp, this.file);
-    };
+    const write = () => writeFileAtomic(this.file, data, 0o600);
     this.writing = this.writing.then(write, write);
     return this.writing;
   }

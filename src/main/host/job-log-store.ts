@@ -6,8 +6,9 @@
 // log dialog shows or exports it, after a reload or a restart too. The renderer receives only line
 // counts and the pages on screen.
 
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from './json-file';
 
 /** Lines a job's log keeps; older ones are dropped a chunk at a time (the count says how many). */
 export const LOG_LINE_CAP = 300_000;
@@ -116,10 +117,8 @@ export class JobLogStore {
       }
       const base = join(this.dir, jobId);
       // The log first, its index last: an index on disk always describes a complete log.
-      await writeFile(`${base}.log.tmp`, log.chunks.map((c) => c.text).join(''));
-      await rename(`${base}.log.tmp`, `${base}.log`);
-      await writeFile(`${base}.json.tmp`, JSON.stringify(index));
-      await rename(`${base}.json.tmp`, `${base}.json`);
+      await writeFileAtomic(`${base}.log`, log.chunks.map((c) => c.text).join(''));
+      await writeFileAtomic(`${base}.json`, JSON.stringify(index));
       await this.prune();
     })()
       .catch((e: unknown) => console.warn(`job log: cannot save the log of ${jobId}:`, e))

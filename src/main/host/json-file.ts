@@ -1,10 +1,21 @@
 // A small JSON file the host owns (history, repository library, saved credentials): writes go to a
-// temporary file renamed over the old one, one at a time, so a crash mid-write leaves the previous
-// content, never half a file; a file that does not parse is set aside (NAME.corrupt-<time>) rather
-// than silently overwritten.
+// temporary file renamed over the old one (writeFileAtomic, the host's one atomic writer), one at a
+// time, so a crash mid-write leaves the previous content, never half a file; a file that does not
+// parse is set aside (NAME.corrupt-<time>) rather than silently overwritten.
 
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+
+/**
+ * Writes `data` to `file` through a temporary file beside it renamed over it: a reader or a crash
+ * sees the old content or the new, never part of it. The directory is created if missing.
+ */
+export async function writeFileAtomic(file: string, data: string | Uint8Array, mode?: number): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, data, mode === undefined ? undefined : { mode });
+  await rename(tmp, file);
+}
 
 export class JsonFile<T> {
   private writing: Promise<void> = Promise.resolve();
@@ -53,10 +64,7 @@ export class JsonFile<T> {
     this.queued = slot;
     const write = async () => {
       this.queued = null;
-      await mkdir(dirname(this.file), { recursive: true });
-      const tmp = `${this.file}.${process.pid}.tmp`;
-      await writeFile(tmp, slot.text, mode === undefined ? undefined : { mode });
-      await rename(tmp, this.file);
+      await writeFileAtomic(this.file, slot.text, mode);
     };
     this.writing = this.writing.then(write, write);
     return this.writing;
