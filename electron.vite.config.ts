@@ -47,7 +47,7 @@ function commonJsEntriesPlugin(): Plugin {
         bundle: true,
         format: 'cjs',
         platform: 'node',
-        target: 'node20',
+        target: 'node22',
         write: false,
         legalComments: 'none',
       });
@@ -57,25 +57,6 @@ function commonJsEntriesPlugin(): Plugin {
         `require('./bootstrap.cjs').startApp(require('node:url').pathToFileURL(require('node:path').join(__dirname, '${module}')).href);\n`;
       this.emitFile({ type: 'asset', fileName: 'main.cjs', source: entry('index.js') });
       this.emitFile({ type: 'asset', fileName: 'web-host.cjs', source: entry('web-host.js') });
-    },
-  };
-}
-
-/**
- * electron-vite's ESM shim prepends `const require = createRequire(import.meta.url)` to every main
- * chunk that calls require(), so a module declaring its own top-level `require` (the usual way to
- * load CommonJS packages from ESM, e.g. the engine's compression.ts) breaks the bundle with
- * "Identifier 'require' has already been declared" once both land in one chunk. Such modules get
- * their binding renamed here; vitest and tsx run the sources unchanged.
- */
-function ownRequireRenamePlugin(): Plugin {
-  const declaresRequire = /^(?:const|let|var)\s+require\s*=\s*createRequire\(/m;
-  return {
-    name: 'sluice:own-require-rename',
-    enforce: 'pre',
-    transform(code, id) {
-      if (!/\.[cm]?[jt]s$/.test(id) || !declaresRequire.test(code)) return null;
-      return { code: code.replace(/\brequire\b/g, '__moduleRequire'), map: null };
     },
   };
 }
@@ -127,7 +108,10 @@ export default defineConfig({
         },
       },
     },
-    plugins: [ownRequireRenamePlugin(), webBridgePlugin(), commonJsEntriesPlugin()],
+    // The main chunks are ES modules; electron-vite's ESM shim declares `require` (createRequire) in
+    // any chunk that calls require(), so the sources load packages by `import` (dependencies stay
+    // external, electron-vite's default) and none declares a `require` of its own.
+    plugins: [webBridgePlugin(), commonJsEntriesPlugin()],
   },
   preload: {
     build: {

@@ -56,7 +56,7 @@ await build({
   // the node builtins it needs (node:http, tls, ws for clone/serve) stay out of the start path.
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
-  target: 'node20',
+  target: 'node22',
   packages: 'external',
   plugins: [lazyBuiltins],
   sourcemap: true,
@@ -70,6 +70,6 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'cjs',
-  target: 'node20',
+  target: 'node22',
   logLevel: 'warning',
 });
