@@ -18,6 +18,7 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<{ command: CliComma
   serve: () => import('./commands/serve'),
   update: () => import('./commands/update'),
   status: () => import('./commands/status'),
+  bundles: () => import('./commands/bundles'),
 };
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMAND_MODULES);
 

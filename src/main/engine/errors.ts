@@ -39,6 +39,7 @@ export type ErrorCode =
   | 'SSH_HOST_KEY' // ssh refused the server's host key (unknown or changed)
   | 'SSH_REMOTE_COMMAND' // the remote shell has no such command (--remotecmd)
   | 'SSH_FAILED' // the ssh command itself could not run
+  | 'UPLOAD_FAILED' // publishing a clone bundle failed (upload-command, delete-command, S3)
   // repository content
   | 'REVLOG' // a revlog is corrupt (details in the message)
   | 'VERIFY_FAILED'

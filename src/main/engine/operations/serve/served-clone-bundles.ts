@@ -21,8 +21,8 @@ export interface ServedBundleFile {
   spec: string;
 }
 
-/** exchange.getbundlespec of the file */
-function specFor(info: Awaited<ReturnType<typeof inspectBundle>>): string {
+/** exchange.getbundlespec of the file: the BUNDLESPEC a manifest line announces */
+export function specFor(info: Awaited<ReturnType<typeof inspectBundle>>): string {
   const reqs = `requirements%3D${quote(info.requirements.join(','), '')}`;
   if (info.type === 'packed1') return `none-packed1;${reqs}`;
   const comp =
