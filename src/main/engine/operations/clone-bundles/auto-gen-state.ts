@@ -47,30 +47,31 @@ function toLine(b: AutoBundle): string {
 }
 
 function fromLine(line: string, where: string): AutoBundle {
-  const f = line.split(' ');
-  const nums = [f[4], f[5], f[10]].map(Number);
+  const [tag, spec, manifestSpec, revs, tipRev, tipNode, name, url, sha256, size, ...extra] = line.split(' ');
+  const nums = [revs, tipRev, size].map(Number);
   if (
-    f.length !== 11 ||
-    (f[0] !== 'DONE-v1' && f[0] !== 'OLD-v1') ||
-    nums.some((n) => !Number.isSafeInteger(n)) ||
-    !/^[0-9a-f]{40}$/.test(f[6]!) ||
-    !/^[0-9a-f]{64}$/.test(f[9]!)
+    extra.length ||
+    size === undefined ||
+    (tag !== 'DONE-v1' && tag !== 'OLD-v1') ||
+    nums.some((x) => !Number.isSafeInteger(x)) ||
+    !/^[0-9a-f]{40}$/.test(tipNode!) ||
+    !/^[0-9a-f]{64}$/.test(sha256!)
   )
     throw new SluiceError('MALFORMED', `${where}: unreadable line ${JSON.stringify(line.slice(0, 200))}`);
-  const basename = decodeURIComponent(f[7]!);
+  const basename = decodeURIComponent(name!);
   // a basename names an object in the storage and a temporary here: never a path
   if (!/^[A-Za-z0-9._-]{1,200}$/.test(basename) || basename.startsWith('.'))
     throw new SluiceError('UNSAFE_PATH', `${where}: bundle name ${JSON.stringify(basename)}`);
   return {
-    status: f[0] === 'DONE-v1' ? 'done' : 'old',
-    spec: decodeURIComponent(f[1]!),
-    manifestSpec: decodeURIComponent(f[2]!),
+    status: tag === 'DONE-v1' ? 'done' : 'old',
+    spec: decodeURIComponent(spec!),
+    manifestSpec: decodeURIComponent(manifestSpec!),
     revs: nums[0]!,
     tipRev: nums[1]!,
-    tipNode: f[6]!,
+    tipNode: tipNode!,
     basename,
-    url: decodeURIComponent(f[8]!),
-    sha256: f[9]!,
+    url: decodeURIComponent(url!),
+    sha256: sha256!,
     size: nums[2]!,
   };
 }
