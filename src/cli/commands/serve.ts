@@ -3,6 +3,7 @@
 // (operations/serve/stdio-server.ts).
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { resolve as resolvePath } from 'node:path';
 import {
   checkPublicUrl,
   startServer,
@@ -163,6 +164,16 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
           ? { cloneBundles: { ...(manifest !== undefined ? { manifest } : {}), files } }
           : {}),
         ...(publicUrl ? { publicUrl } : {}),
+        // auto-generate.on-change: this same CLI, run again as a child (generation never blocks serving)
+        bundleRefreshCommand: [
+          process.execPath,
+          ...process.execArgv,
+          process.argv[1]!,
+          'bundles',
+          'refresh',
+          '-q',
+          resolvePath(repoPath),
+        ],
         ...(values.quiet ? {} : { log: (line: string) => io.stderr.write(line + '\n') }),
       });
     } catch (e) {

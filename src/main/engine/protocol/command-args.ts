@@ -11,6 +11,8 @@ export const COMMAND_ARGS = {
   branchmap: '',
   listkeys: 'namespace',
   clonebundles: '',
+  // hg 6.5: the manifest again, under a name that may take arguments in later versions
+  clonebundles_manifest: '*',
   lookup: 'key',
   batch: 'cmds *',
   stream_out: '',

@@ -438,6 +438,10 @@ export const WIRE_COMMANDS: Readonly<Record<WireCommandName, WireCommand>> = {
     batchable: true,
     run: async (env, call) => bytes(await env.cloneBundles.manifestText(call.baseUrl)),
   },
+  clonebundles_manifest: {
+    batchable: true,
+    run: async (env, call) => bytes(await env.cloneBundles.manifestText(call.baseUrl)),
+  },
   lookup: {
     batchable: true,
     run: async (_env, call) => {

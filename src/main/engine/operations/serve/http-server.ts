@@ -14,6 +14,7 @@ import { SERVER_WIRE_ENGINES, compressWire, type WireEngine } from '../../protoc
 import { BadRequest, dispatchCommand, type CommandCall, type CommandEnv } from './commands';
 import { sendBody, sendFile, sendStream } from './http-replies';
 import { ServedRepo } from './repo-state';
+import { BundleRefresher } from './bundle-refresher';
 import { ServedCloneBundles, type CloneBundleFile } from './served-clone-bundles';
 import {
   REQUEST_ARGS_COUNT_MAX,
@@ -57,6 +58,11 @@ export interface ServerOptions {
    * (never the client's Host header: see ownBaseUrl).
    */
   publicUrl?: string;
+  /**
+   * the `sluice bundles refresh` command line run in the background when the repository's
+   * `[clone-bundles] auto-generate.on-change` is set (without it, on-change is not honoured)
+   */
+  bundleRefreshCommand?: readonly string[];
   /** one line per request (default: none) */
   log?: (line: string) => void;
   /**
@@ -228,6 +234,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const headerLimit = opts.httpHeaderLimit ?? 1024;
   const cloneBundles = await ServedCloneBundles.create(opts.repo, opts.cloneBundles ?? {});
   const env: CommandEnv = { chunkSize: opts.chunkSize ?? 32768, cloneBundles };
+  const refresher = opts.bundleRefreshCommand
+    ? new BundleRefresher({
+        repo: opts.repo,
+        command: opts.bundleRefreshCommand,
+        snapshot: () => repo.snapshot(),
+        ...(opts.log ? { log: opts.log } : {}),
+      })
+    : null;
+  refresher?.start();
   // wireprotoserver.httpv1protocolhandler.addcapabilities
   const transportCaps = [
     `httpheader=${headerLimit}`,
@@ -396,6 +411,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
     close: () =>
       new Promise<void>((resolve) => {
+        refresher?.close();
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
