@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { SavedCredential } from '../../shared/ipc';
 import type { Credentials } from './engine-api';
-import { writeFileAtomic } from './json-file';
+import { writeFileAtomic } from './engine-api';
 
 /** What safeStorage offers, as the host needs it. */
 export interface CredentialCipher {

@@ -112,3 +112,5 @@ export { parseDirstateParents, DIRSTATE_PARENTS_BYTES } from '../engine/working-
 export { locateRepository, type RepoLocation } from '../engine/store/requirements';
 export { parseConfig } from '../engine/store/hgrc';
 export { withoutCredentials } from '../engine/store/repo-layout';
+// The host's small JSON files (history, library, credentials) are written as the engine's sidecars.
+export { JsonFile, writeFileAtomic } from '../engine/json-file';

@@ -1,7 +1,7 @@
 // Finished jobs, persisted as one JSON file (Electron: userData/history.json; web host: its data
 // dir), newest first, capped; written atomically and set aside when corrupt (json-file.ts).
 
-import { JsonFile } from './json-file';
+import { JsonFile } from './engine-api';
 import type { HistoryRecord } from '../../shared/ipc';
 
 export const HISTORY_FILE_VERSION = 1;

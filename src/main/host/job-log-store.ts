@@ -8,7 +8,7 @@
 
 import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from './json-file';
+import { writeFileAtomic } from './engine-api';
 
 /** Lines a job's log keeps; older ones are dropped a chunk at a time (the count says how many). */
 export const LOG_LINE_CAP = 300_000;

@@ -5,7 +5,7 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SluiceError } from '../engine/errors';
-import { JsonFile } from './json-file';
+import { JsonFile } from './engine-api';
 import { readRepoSummary, repoName, type RepoReader } from './repo-summary';
 import { RepoWatcher, type RepoState, type RepoWatcherOptions } from './repo-watch';
 import type { LibraryUpdate, RepoRow } from '../../shared/library';

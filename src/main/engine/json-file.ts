@@ -1,5 +1,6 @@
-// A small JSON file the host owns (history, repository library, saved credentials): writes go to a
-// temporary file renamed over the old one (writeFileAtomic, the host's one atomic writer), one at a
+// A small JSON file written atomically (the host's history, repository library and saved
+// credentials; the sidecars of partial downloads): writes go to a temporary file renamed over the
+// old one (writeFileAtomic, the one atomic writer of the host and of these sidecars), one at a
 // time, so a crash mid-write leaves the previous content, never half a file; a file that does not
 // parse is set aside (NAME.corrupt-<time>) rather than silently overwritten.
 
