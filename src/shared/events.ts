@@ -112,8 +112,25 @@ export interface LogEvent extends BaseEvent {
   message: string;
 }
 
+/**
+ * A transfer lost its connection and waits before trying again (exponential backoff, capped). The
+ * UI counts down from `time + waitMs`; a `progress` event after it means the retry is under way.
+ */
+export interface RetryEvent extends BaseEvent {
+  type: 'retry';
+  /** the attempt the wait precedes (1-based) and how many are allowed without progress */
+  attempt: number;
+  maxAttempts: number;
+  waitMs: number;
+  /** why the last attempt failed (the error's message) */
+  reason: string;
+  /** bytes received so far (kept: the retry continues from there), and the total when known */
+  bytes: number;
+  totalBytes: number | null;
+}
+
 export type SluiceEvent =
-  StartEvent | PhaseEvent | ProgressEvent | FilesEvent | DoneEvent | ErrorEvent | LogEvent;
+  StartEvent | PhaseEvent | ProgressEvent | FilesEvent | DoneEvent | ErrorEvent | LogEvent | RetryEvent;
 
 export type EventSink = (event: SluiceEvent) => void;
 

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'MALFORMED' // a field that cannot be parsed (bad decimal, missing NUL, bad varint…)
   | 'LIMIT' // a length or count beyond what Sluice accepts (absurd varint, 1 TB entry…)
   | 'SIZE_MISMATCH' // declared counts/sizes disagree with the data
+  | 'DIGEST_MISMATCH' // a downloaded file's digest is not the one its manifest gives
   | 'UNSAFE_PATH' // a name that would escape the store or is not a valid store path
   | 'UNSUPPORTED_REQUIREMENTS' // the stream needs requirements Sluice does not support
   | 'UNSUPPORTED_COMPRESSION'

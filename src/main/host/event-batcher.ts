@@ -3,7 +3,7 @@
 // interval (default 50 ms = 20/s) per job, whatever the engine's pace:
 //  - progress: only the latest of an interval is kept (each one carries cumulative totals);
 //  - files: entries of adjacent files events are concatenated, none lost;
-//  - start, phase, done, error: flushed at once (with everything queued before them, in order),
+//  - start, phase, done, error, retry: flushed at once (with everything queued before them, in order),
 //    because the UI changes screens on them and a 50 ms delay there is visible;
 //  - log: queued in order;
 //  - touch(): something besides events (a debug-log chunk the deliver callback picks up) is
@@ -19,7 +19,7 @@ export interface EventBatcherOptions {
   now?: () => number;
 }
 
-const URGENT: ReadonlySet<SluiceEvent['type']> = new Set(['start', 'phase', 'done', 'error']);
+const URGENT: ReadonlySet<SluiceEvent['type']> = new Set(['start', 'phase', 'done', 'error', 'retry']);
 
 export class EventBatcher {
   private readonly intervalMs: number;

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EventSink, JobPhase, SluiceEvent } from '../../../shared/events';
 import type { FreeSpacePolicy } from '../repo/free-space';
+import type { DownloadsPolicy } from '../downloads/downloads-dir';
 import { cancelled } from '../errors';
 
 /** An event as a job emits it; the context stamps jobId and time. */
@@ -51,6 +52,11 @@ export interface JobContextOptions {
   connect?: ConnectOptions;
   /** how writes without a declared size watch the free space (repo/free-space.ts; default statfs) */
   freeSpace?: FreeSpacePolicy;
+  /**
+   * Where downloads that may be resumed by a later run are kept (the CLI and the app share one
+   * folder: downloads/downloads-dir.ts); absent = a download lives only as long as its job.
+   */
+  downloads?: DownloadsPolicy;
 }
 
 export class JobContext {
@@ -61,6 +67,7 @@ export class JobContext {
   readonly askCredentials: CredentialsPrompt | undefined;
   readonly connect: ConnectOptions;
   readonly freeSpace: FreeSpacePolicy;
+  readonly downloads: DownloadsPolicy | null;
   private readonly sink: EventSink;
 
   constructor(options: JobContextOptions = {}) {
@@ -72,6 +79,7 @@ export class JobContext {
     this.askCredentials = options.askCredentials;
     this.connect = options.connect ?? {};
     this.freeSpace = options.freeSpace ?? {};
+    this.downloads = options.downloads ?? null;
   }
 
   emit(event: JobEventInput): void {

@@ -24,8 +24,7 @@ import { checkDestination, createScratchBeside, createTempDestination } from '..
 import { applyBundleBytesToRepo, createEmptyRepository } from '../../changegroup';
 import { checkoutAfterClone } from '../update/update';
 import { SluiceError, toSluiceError } from '../../errors';
-import { BUNDLE2_MAGIC, Bundle2Reader, type Bundle2Part } from '../../format/bundle2';
-import { PACKED1_MAGIC } from '../../format/packed1';
+import { Bundle2Reader, type Bundle2Part } from '../../format/bundle2';
 import { decodeBinaryBookmarks, decodePhaseHeads } from '../../format/bundle2-marks';
 import { openStreamBundleFile } from '../../format/stream-bundle-file';
 import { ByteSource } from '../../format/byte-source';
@@ -48,8 +47,9 @@ import {
 } from '../../repo/obsstore';
 import { Capabilities, clientBundleCaps, refuseRemoteRequirements } from '../../protocol/capabilities';
 import { ChangelogGraph, PHASE_DRAFT, PHASE_PUBLIC, binNode, hexNode } from '../../repo/changelog-graph';
-import { chooseCloneBundle, downloadWithResume, parseCloneBundlesManifest } from './clone-bundles';
-import { redactUrl, type HttpSession } from '../../client/http-client';
+import { chooseCloneBundle, parseCloneBundlesManifest } from './clone-bundles';
+import { fetchCloneBundle, type BundleDownloadOptions, type FetchedBundle } from './bundle-download';
+import type { HttpSession } from '../../client/http-client';
 import { isLocalSource, localSourcePath } from '../local-peer';
 import { openPeer, openSession, sessionFor, splitPeerUrl, type SessionOptions } from '../open-peer';
 import type { WirePeer } from '../../client/peer';
@@ -57,9 +57,7 @@ import { pullFromPeer } from '../pull/pull';
 import { readBookmarks } from '../serve/repo-state';
 import { NULL_HEX, decodeKeys } from '../../protocol/wire-encoding';
 
-export interface CloneOptions extends SessionOptions {
-  /** clone-bundle download retries after a cut connection (default 5) */
-  downloadRetries?: number;
+export interface CloneOptions extends SessionOptions, BundleDownloadOptions {
   /** tests: passed to applyStream */
   closeImpl?: Parameters<typeof applyStream>[2]['closeImpl'];
 }
@@ -492,15 +490,24 @@ async function pullClone(
       if (choice) {
         const scratch = await createScratchBeside(dest);
         try {
-          const file = join(scratch.dir, 'clone-bundle.hg');
-          if (await downloadCloneBundle(session, choice.url, file, ctx, opts)) {
-            // a mandatory OBSMARKERS part needs a repository that may hold markers, as for hg
-            const obsmarkers =
-              req.obsmarkers || (await obsolescenceEnabled(tmp.root, 'createmarkers')) ? 'merge' : 'ignore';
-            await applyBundleBytesToRepo(tmp.root, createReadStream(file), ctx, {
-              bookmarks: 'records',
-              obsmarkers,
-            });
+          const scratchFile = join(scratch.dir, 'clone-bundle.hg');
+          const fetched = await fetchCloneBundle(session, choice, scratchFile, dest, ctx, opts);
+          if (fetched) {
+            let failure: unknown;
+            try {
+              // a mandatory OBSMARKERS part needs a repository that may hold markers, as for hg
+              const obsmarkers =
+                req.obsmarkers || (await obsolescenceEnabled(tmp.root, 'createmarkers')) ? 'merge' : 'ignore';
+              await applyBundleBytesToRepo(tmp.root, createReadStream(fetched.file), ctx, {
+                bookmarks: 'records',
+                obsmarkers,
+              });
+            } catch (e) {
+              failure = e;
+              throw e;
+            } finally {
+              await fetched.settle(failure);
+            }
             log('info', 'finished applying clone bundle');
             via = 'clone-bundle';
           }
@@ -590,10 +597,12 @@ async function tryCloneBundle(
   }
   // in an owned temporary beside DEST: a download cut by kill -9 is swept by the next run
   const scratch = await createScratchBeside(dest);
-  const tmpFile = join(scratch.dir, 'clone-bundle.hg');
+  let fetched: FetchedBundle | null = null;
+  let failure: unknown;
   try {
-    if (!(await downloadCloneBundle(session, choice.url, tmpFile, ctx, opts))) return null;
-    const reader = await openStreamBundleFile(tmpFile);
+    fetched = await fetchCloneBundle(session, choice, join(scratch.dir, 'clone-bundle.hg'), dest, ctx, opts);
+    if (!fetched) return null;
+    const reader = await openStreamBundleFile(fetched.file);
     let result = { bookmarks: 0, draftRoots: 0 };
     try {
       const stats = await applyStream(
@@ -632,68 +641,13 @@ async function tryCloneBundle(
     } finally {
       await reader.close();
     }
+  } catch (e) {
+    failure = e;
+    throw e;
   } finally {
+    await fetched?.settle(failure);
     await scratch.remove();
   }
-}
-
-/**
- * Downloads a clone bundle (resumable) into `file` with progress events; false when it cannot be
- * had (hg then falls back to the server), CANCELLED passes through.
- */
-async function downloadCloneBundle(
-  session: HttpSession,
-  url: string,
-  file: string,
-  ctx: JobContext,
-  opts: CloneOptions,
-): Promise<boolean> {
-  const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
-  log('info', `applying clone bundle from ${redactUrl(url)}`);
-  ctx.phase('download');
-  const started = Date.now();
-  let lastEmit = 0;
-  try {
-    await downloadWithResume(session, url, file, {
-      signal: ctx.signal,
-      checkStart: checkBundleMagic,
-      freeSpace: ctx.freeSpace,
-      ...(opts.downloadRetries !== undefined ? { retries: opts.downloadRetries } : {}),
-      log: (m) => log('warn', m),
-      onProgress: (bytes, total) => {
-        const now = Date.now();
-        if (now - lastEmit < ctx.progressIntervalMs && bytes !== total) return;
-        lastEmit = now;
-        const elapsedMs = now - started;
-        ctx.emit({
-          type: 'progress',
-          bytes,
-          files: 0,
-          totalBytes: total ?? 0,
-          totalFiles: 0,
-          bytesPerSec: elapsedMs > 0 ? (bytes * 1000) / elapsedMs : 0,
-          elapsedMs,
-        });
-      },
-    });
-  } catch (e) {
-    const se = toSluiceError(e);
-    if (se.code === 'CANCELLED') throw se;
-    log('warn', `error fetching bundle: ${se.message}; falling back to the server`);
-    return false;
-  }
-  return true;
-}
-
-/**
- * A clone bundle starts with a bundle's magic (HG10 changegroup, HG20 bundle2, HGS1 packed1);
- * anything else is given up after its first bytes, not downloaded to its end (which a hostile
- * URL may never reach) before the reader refuses it.
- */
-function checkBundleMagic(start: Buffer): void {
-  const magic = start.toString('latin1');
-  if (!['HG10', BUNDLE2_MAGIC, PACKED1_MAGIC].includes(magic))
-    throw new SluiceError('BAD_MAGIC', `not a Mercurial bundle: starts with ${JSON.stringify(magic)}`);
 }
 
 /** "Test connection": what the server offers, without cloning. */
