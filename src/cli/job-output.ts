@@ -7,6 +7,7 @@ import type { JobRequest } from '../shared/jobs';
 import { isSluiceError } from '../main/engine/errors';
 import { JobContext, type JobContextOptions } from '../main/engine/context/job-context';
 import { runJob } from '../main/engine/job/run-job';
+import { defaultDownloadsPolicy } from '../main/engine/downloads/downloads-dir';
 import { EXIT_INTERRUPTED, EXIT_OK, exitStatusFor, type CliIO } from './command';
 import { ProgressBar } from './progress-bar';
 
@@ -54,6 +55,8 @@ export async function runJobForCli(
   const render = new EventRenderer(flags, io);
   const ctx = new JobContext({
     ...host,
+    // a clone bundle cut short is kept for the same command run again (shared with the app)
+    downloads: defaultDownloadsPolicy(),
     signal: io.signal,
     sink: (e) => render.event(e),
     fileEvents: Boolean(flags.json || flags.debug),

@@ -19,6 +19,7 @@ const COMMAND_MODULES: Readonly<Record<string, () => Promise<{ command: CliComma
   update: () => import('./commands/update'),
   status: () => import('./commands/status'),
   bundles: () => import('./commands/bundles'),
+  downloads: () => import('./commands/downloads'),
 };
 export const COMMAND_NAMES: readonly string[] = Object.keys(COMMAND_MODULES);
 

@@ -8,6 +8,8 @@ import { OWNER_MARKER, removeStaleTemporaries, type OwnerMarker } from '../engin
 import { inspectBundle as engineInspectBundle, JobContext, runJob as engineRunJob } from '../engine/job';
 import { probeServer as probeWireServer } from '../engine/operations/clone/clone';
 import { startServer as startWireServer } from '../engine/operations/serve/http-server';
+import { defaultDownloadsPolicy } from '../engine/downloads/downloads-dir';
+import { PartialStore, type PartialInfo } from '../engine/downloads/partial-store';
 import type { EventSink } from '../../shared/events';
 import type { BundleInfo, JobRequest, ServerInfo } from '../../shared/jobs';
 
@@ -45,6 +47,8 @@ export async function runJob(request: JobRequest, ctx: EngineJobContext): Promis
     sink: ctx.emit,
     // The app shows hg's --debug file lines in its job log; the events are batched on the way.
     fileEvents: true,
+    // the partial downloads folder the CLI uses too: a bundle cut short in one resumes in either
+    downloads: defaultDownloadsPolicy(),
     ...(ctx.askCredentials && { askCredentials: ctx.askCredentials }),
   });
   await engineRunJob(request, jobContext);
@@ -112,5 +116,22 @@ export { parseDirstateParents, DIRSTATE_PARENTS_BYTES } from '../engine/working-
 export { locateRepository, type RepoLocation } from '../engine/store/requirements';
 export { parseConfig } from '../engine/store/hgrc';
 export { withoutCredentials } from '../engine/store/repo-layout';
+/** The partial downloads (Settings): oldest first, each with its size and whether a job uses it. */
+export function listPartialDownloads(): Promise<PartialInfo[]> {
+  return new PartialStore(defaultDownloadsPolicy()).list();
+}
+
+/** Removes one partial download by key (false when a running download holds it). */
+export function removePartialDownload(key: string): Promise<boolean> {
+  return new PartialStore(defaultDownloadsPolicy()).remove(key);
+}
+
+/** Removes every partial download not in use; returns how many went. */
+export function clearPartialDownloads(): Promise<number> {
+  return new PartialStore(defaultDownloadsPolicy()).clear();
+}
+
+export type { PartialInfo };
+
 // The host's small JSON files (history, library, credentials) are written as the engine's sidecars.
 export { JsonFile, writeFileAtomic } from '../engine/json-file';
