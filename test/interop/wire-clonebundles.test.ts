@@ -3,7 +3,6 @@
 // packed1.hg and stream-v2.hg), applied by Sluice's client and by hg's; a download cut mid-body is
 // resumed with Range; a stale or missing bundle falls back to the server's stream.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,10 +14,11 @@ import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
 import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import {
   FIXTURES,
-  nginxPath,
+  freePort,
+  startNginx,
+  type Nginx,
   describeClone,
   extractFixture,
-  freePort,
   missing,
   skipNote,
   hgAsync,
@@ -26,13 +26,12 @@ import {
   startHgServe,
   storeDigest,
   tempDir,
-  waitForHttp,
   type HgServer,
 } from './wire-support';
 
 describe.skipIf(missing('hg', 'nginx'))(`clone bundles over nginx${skipNote('hg', 'nginx')}`, () => {
   let work = '';
-  let nginx: ChildProcess | null = null;
+  let nginx: Nginx | null = null;
   let nginxUrl = '';
   let repo = '';
   let reference = '';
@@ -44,44 +43,14 @@ describe.skipIf(missing('hg', 'nginx'))(`clone bundles over nginx${skipNote('hg'
   const cutterLog: string[] = [];
   let n = 0;
 
-  async function startNginx(root: string, prefix: string): Promise<void> {
-    const port = await freePort();
-    for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
-      mkdirSync(join(prefix, d), { recursive: true });
-    const conf = join(prefix, 'nginx.conf');
-    writeFileSync(
-      conf,
-      `daemon off;
-worker_processes 1;
-${process.getuid?.() === 0 ? 'user root;' : ''}
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log;
-events { worker_connections 64; }
-http {
-  access_log ${prefix}/access.log;
-  client_body_temp_path ${prefix}/body;
-  proxy_temp_path ${prefix}/proxy;
-  fastcgi_temp_path ${prefix}/fastcgi;
-  uwsgi_temp_path ${prefix}/uwsgi;
-  scgi_temp_path ${prefix}/scgi;
-  server { listen 127.0.0.1:${port}; root ${root}; }
-}
-`,
-    );
-    nginx = spawn(nginxPath(), ['-c', conf, '-p', prefix, '-e', join(prefix, 'error.log')], {
-      stdio: 'ignore',
-    });
-    nginxUrl = `http://127.0.0.1:${port}`;
-    await waitForHttp(`${nginxUrl}/`);
-  }
-
   beforeAll(async () => {
     work = tempDir('cb');
     const www = join(work, 'www');
     mkdirSync(www);
     copyFileSync(join(FIXTURES, 'default', 'packed1.hg'), join(www, 'full.packed1.hg'));
     copyFileSync(join(FIXTURES, 'default', 'stream-v2.hg'), join(www, 'full.v2.hg'));
-    await startNginx(www, join(work, 'nginx'));
+    nginx = await startNginx(www, join(work, 'nginx'));
+    nginxUrl = nginx.url;
 
     // in front of nginx: the first request of each bundle is cut after 40 000 bytes
     const cutOnce = new Set<string>();
@@ -144,7 +113,7 @@ http {
     await sluice?.close();
     hgServe?.stop();
     cutter?.close();
-    if (nginx?.pid) process.kill(nginx.pid, 'SIGTERM');
+    nginx?.stop();
     if (work) removeDir(work);
   });
 

@@ -2,9 +2,18 @@
 // a make-corpus repo, async hg runs (the in-process sluice server must keep its event loop), and
 // the comparisons every clone goes through (verify, log/phases/bookmarks, store bytes, requires).
 
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { freePort, waitForHttp } from '../../scripts/net-harness.mjs';
@@ -26,6 +35,49 @@ export {
 
 /** The nginx binary (test/support/env.ts's probe; the tests that spawn it skip or fail without it). */
 export const nginxPath = (): string => toolPath('nginx') ?? 'nginx';
+
+export interface Nginx {
+  url: string;
+  stop(): void;
+}
+
+/** nginx serving the static files of `root` (Range, strong ETags) on 127.0.0.1; `prefix` holds its state. */
+export async function startNginx(root: string, prefix: string): Promise<Nginx> {
+  const port = await freePort();
+  for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
+    mkdirSync(join(prefix, d), { recursive: true });
+  const conf = join(prefix, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `daemon off;
+worker_processes 1;
+${process.getuid?.() === 0 ? 'user root;' : ''}
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log;
+events { worker_connections 64; }
+http {
+  access_log ${prefix}/access.log;
+  client_body_temp_path ${prefix}/body;
+  proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi;
+  scgi_temp_path ${prefix}/scgi;
+  server { listen 127.0.0.1:${port}; root ${root}; }
+}
+`,
+  );
+  const child = spawn(nginxPath(), ['-c', conf, '-p', prefix, '-e', join(prefix, 'error.log')], {
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/`);
+  return {
+    url,
+    stop: () => {
+      if (child.pid && child.exitCode === null) process.kill(child.pid, 'SIGTERM');
+    },
+  };
+}
 
 /** hg without blocking the event loop (an in-process server must answer it). */
 export function hgAsync(args: string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
