@@ -145,8 +145,10 @@ export class PartialStore {
       ) {
         // the .part file is the truth: its bytes were written before the sidecar last said so
         resume = { have: size, validator: earlier.validator, total: earlier.total };
-      } else if (size !== null) {
-        await truncate(path, 0);
+      } else {
+        // what is there cannot be continued: no sidecar may describe the bytes to come but theirs
+        await rm(this.file(key, 'json'), { force: true });
+        if (size !== null) await truncate(path, 0);
       }
       const now = Date.now();
       const meta: PartialMeta = {
