@@ -17,14 +17,15 @@ import {
   freePort,
   startNginx,
   type Nginx,
-  describeClone,
+  expectSameClone,
+  hgStreamReference,
+  type CloneView,
   extractFixture,
   missing,
   skipNote,
   hgAsync,
   removeDir,
   startHgServe,
-  storeDigest,
   tempDir,
   type HgServer,
 } from './wire-support';
@@ -35,7 +36,7 @@ describe.skipIf(missing('hg', 'nginx'))(`clone bundles over nginx${skipNote('hg'
   let nginxUrl = '';
   let repo = '';
   let reference = '';
-  let refView: Awaited<ReturnType<typeof describeClone>>;
+  let refView: CloneView;
   let sluice: RunningServer;
   let hgServe: HgServer;
   let cutter: http.Server;
@@ -85,14 +86,7 @@ describe.skipIf(missing('hg', 'nginx'))(`clone bundles over nginx${skipNote('hg'
 
     repo = extractFixture('default', work);
     reference = join(work, 'reference');
-    const plain = await startHgServe(repo);
-    try {
-      const r = await hgAsync(['clone', '-q', '--stream', '-U', plain.url, reference]);
-      expect(r.status, r.stderr).toBe(0);
-    } finally {
-      plain.stop();
-    }
-    refView = await describeClone(reference);
+    refView = await hgStreamReference(repo, reference);
     // a stale bundle: the repository as of rev 2 (the server has 3 more changesets)
     const partial = join(work, 'partial');
     expect((await hgAsync(['clone', '-q', '-U', '-r', '2', repo, partial])).status).toBe(0);
@@ -131,14 +125,7 @@ describe.skipIf(missing('hg', 'nginx'))(`clone bundles over nginx${skipNote('hg'
     return { dest, via: res.via, logs };
   }
 
-  async function expectSameAsReference(dest: string): Promise<void> {
-    const view = await describeClone(dest);
-    expect(view.verify.status, view.verify.stderr).toBe(0);
-    expect(view.log).toBe(refView.log);
-    expect(view.phases).toBe(refView.phases);
-    expect(view.bookmarks).toBe(refView.bookmarks);
-    expect(storeDigest(dest)).toEqual(storeDigest(reference));
-  }
+  const expectSameAsReference = (dest: string): Promise<void> => expectSameClone(dest, reference, refView);
 
   it('sluice client <- sluice serve: applies the first stream bundle of the manifest (packed1)', async () => {
     const { dest, via, logs } = await sluiceClone(sluice.url);

@@ -16,6 +16,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
 import { freePort, waitForHttp } from '../../scripts/net-harness.mjs';
 import { HG_ENV, tempDirMaker, toolPath, MAKE_CORPUS, type RunResult } from '../support/env';
 
@@ -201,6 +202,30 @@ export async function describeClone(
     hgAsync(['-R', repo, 'phase', '-r', 'all()']),
   ]);
   return { verify, log: log.stdout, bookmarks: bookmarks.stdout, phases: phases.stdout };
+}
+
+export type CloneView = Awaited<ReturnType<typeof describeClone>>;
+
+/** What a plain clone of `repo` gives: hg clone --stream -U over hg serve into `dest`, described. */
+export async function hgStreamReference(repo: string, dest: string): Promise<CloneView> {
+  const plain = await startHgServe(repo);
+  try {
+    const r = await hgAsync(['clone', '-q', '--stream', '-U', plain.url, dest]);
+    if (r.status !== 0) throw new Error(`hg clone --stream failed: ${r.stderr}`);
+  } finally {
+    plain.stop();
+  }
+  return describeClone(dest);
+}
+
+/** `dest` against a reference clone: hg verify passes, log, phases and bookmarks agree, same store bytes. */
+export async function expectSameClone(dest: string, reference: string, refView: CloneView): Promise<void> {
+  const view = await describeClone(dest);
+  expect(view.verify.status, view.verify.stderr).toBe(0);
+  expect(view.log).toBe(refView.log);
+  expect(view.phases).toBe(refView.phases);
+  expect(view.bookmarks).toBe(refView.bookmarks);
+  expect(storeDigest(dest)).toEqual(storeDigest(reference));
 }
 
 export function dirExists(p: string): boolean {
