@@ -117,6 +117,27 @@ describe('EventBatcher', () => {
     expect(batches[2]!.map((e) => e.type)).toEqual(['error']);
   });
 
+  it('flushes a retry wait at once (the UI counts it down), after the progress before it', () => {
+    const batches: SluiceEvent[][] = [];
+    const batcher = new EventBatcher((e) => batches.push(e), { intervalMs: 50 });
+    batcher.push(start());
+    vi.advanceTimersByTime(10);
+    batcher.push(progress(7));
+    batcher.push({
+      type: 'retry',
+      jobId,
+      time: Date.now(),
+      attempt: 1,
+      maxAttempts: 8,
+      waitMs: 500,
+      reason: 'the connection closed before the response was complete',
+      bytes: 7,
+      totalBytes: 100,
+    });
+    expect(batches).toHaveLength(2);
+    expect(batches[1]!.map((e) => e.type)).toEqual(['progress', 'retry']);
+  });
+
   it('delivers a lone event after at most one interval, and then promptly after idle time', () => {
     const batches: SluiceEvent[][] = [];
     const batcher = new EventBatcher((e) => batches.push(e), { intervalMs: 50 });
