@@ -173,18 +173,23 @@ describe.skipIf(missing('hg', 'nginx'))(
       return s.url;
     }
 
+    /** A clone with the partial downloads in `downloads`; cancelled on a log line `cancelOn` matches. */
     async function clone(
       url: string,
       downloads: string,
+      cancelOn?: RegExp,
     ): Promise<{ dest: string; via: string; logs: string[]; retries: RetryEvent[] }> {
       const dest = join(work, `clone-${n++}`);
       const logs: string[] = [];
       const retries: RetryEvent[] = [];
+      const cancel = new AbortController();
       const ctx = new JobContext({
         fileEvents: false,
+        signal: cancel.signal,
         downloads: { dir: downloads, maxBytes: 64 * MiB },
         sink: (e: SluiceEvent) => {
           if (e.type === 'log') logs.push(e.message);
+          if (e.type === 'log' && cancelOn?.test(e.message)) cancel.abort();
           if (e.type === 'retry') retries.push(e);
         },
       });
@@ -305,25 +310,32 @@ describe.skipIf(missing('hg', 'nginx'))(
       }
     });
 
-    it('a bundle never served past 2 MiB: the retries give up, the server stream clones, the bytes are kept', async () => {
+    it('a bundle never served past 2 MiB: kept while the fallback fails, swept once the server clones', async () => {
       const downloads = join(work, 'dl-cut');
+      const url = await serverWith(`${proxy.url}/full.hg BUNDLESPEC=none-packed1`);
+      const store = new PartialStore({ dir: downloads, maxBytes: 64 * MiB });
       proxy.plan = { cutAt: 2 * MiB };
       try {
-        const { dest, via, logs, retries } = await clone(
-          await serverWith(`${proxy.url}/full.hg BUNDLESPEC=none-packed1`),
-          downloads,
-        );
-        expect(via).not.toBe('clone-bundle');
-        // the waits once no byte comes any more: three attempts, the delay doubling
-        expect(retries.slice(-3).map((r) => [r.attempt, r.waitMs])).toEqual([
+        // the retries give up; the clone then fails too (cancelled as it turns to the server)
+        const falling = /error fetching bundle: .*; falling back to the server/;
+        const first = clone(url, downloads, falling);
+        await expect(first).rejects.toMatchObject({ code: 'CANCELLED' });
+        expect(existsSync(join(work, `clone-${n - 1}`))).toBe(false);
+        const kept = await store.list();
+        expect(kept.map((p) => [p.bytes, p.total])).toEqual([[2 * MiB, bundleSize]]);
+
+        const { dest, via, logs, retries } = await clone(url, downloads);
+        expect(logs).toContain(`resuming the partial download at ${2 * MiB} of ${bundleSize} bytes`);
+        // no byte comes any more: three attempts, the delay doubling, then the server stream
+        expect(retries.map((r) => [r.attempt, r.waitMs])).toEqual([
           [1, 20],
           [2, 40],
           [3, 80],
         ]);
-        expect(logs.join('\n')).toMatch(/error fetching bundle: .*; falling back to the server/);
+        expect(logs.join('\n')).toMatch(falling);
+        expect(via).not.toBe('clone-bundle');
         await expectSameAsReference(dest);
-        const kept = await new PartialStore({ dir: downloads, maxBytes: 64 * MiB }).list();
-        expect(kept.map((p) => [p.bytes, p.total])).toEqual([[2 * MiB, bundleSize]]);
+        expect(await store.list()).toEqual([]);
       } finally {
         proxy.plan = {};
       }

@@ -20,10 +20,12 @@ export interface BundleDownloadOptions {
 }
 
 export interface FetchedBundle {
-  file: string;
+  /** null: the bundle could not be had, the clone falls back to the server */
+  file: string | null;
   /**
-   * The clone attempt with this bundle ended: the partial goes (the destination is cloned, or the
-   * bundle proved of no use), unless the job was cancelled, when it stays for the next run.
+   * The clone ended (`failure` when it failed): the partial goes once the destination is cloned
+   * or the bytes proved of no use; it stays for the next run after a cancel, or after a download
+   * cut short when the clone did not succeed without it either.
    */
   settle(failure?: unknown): Promise<void>;
 }
@@ -32,9 +34,9 @@ export interface FetchedBundle {
 const KEEP_AFTER = new Set(['TRUNCATED', 'NETWORK', 'TIMEOUT', 'CANCELLED', 'IO', 'LIMIT']);
 
 /**
- * Downloads `choice` (into the partial store when the job has one, else into `scratchFile`); null
- * when it cannot be had (hg then falls back to the server). CANCELLED and DIGEST_MISMATCH pass
- * through: a bundle that is not the one its manifest describes is an error, not a fallback.
+ * Downloads `choice` (into the partial store when the job has one, else into `scratchFile`); `file`
+ * is null when it cannot be had (hg then falls back to the server). CANCELLED and DIGEST_MISMATCH
+ * pass through: a bundle that is not the one its manifest describes is an error, not a fallback.
  */
 export async function fetchCloneBundle(
   session: HttpSession,
@@ -43,7 +45,7 @@ export async function fetchCloneBundle(
   dest: string,
   ctx: JobContext,
   opts: BundleDownloadOptions,
-): Promise<FetchedBundle | null> {
+): Promise<FetchedBundle> {
   const name = redactUrl(choice.url);
   ctx.log('info', `applying clone bundle from ${name}`);
   ctx.phase('download');
@@ -55,10 +57,19 @@ export async function fetchCloneBundle(
   } catch (e) {
     const se = toSluiceError(e);
     const keep = KEEP_AFTER.has(se.code) || se.details?.retryable === true;
-    await (keep ? part?.release() : part?.discard());
-    if (se.code === 'CANCELLED' || se.code === 'DIGEST_MISMATCH') throw se;
+    if (!keep || se.code === 'CANCELLED' || se.code === 'DIGEST_MISMATCH') {
+      await (keep ? part?.release() : part?.discard());
+      if (se.code === 'CANCELLED' || se.code === 'DIGEST_MISMATCH') throw se;
+    }
     ctx.log('warn', `error fetching bundle: ${se.message}; falling back to the server`);
-    return null;
+    // held while the server clones: a cut download is worth keeping only if that fails too
+    return {
+      file: null,
+      settle: async (failure) => {
+        if (!keep) return;
+        await (failure !== undefined ? part?.release() : part?.discard());
+      },
+    };
   }
   return {
     file,

@@ -332,6 +332,8 @@ export async function cloneFromUrl(
   const { session, url, opts } = openSession(rawUrl, req, ctx, explicit);
   const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
   let opened: WirePeer | null = null;
+  const leftovers: FetchedBundle[] = [];
+  let failure: unknown;
   try {
     ctx.phase('connect');
     const peer = await openPeer(url, { ...opts, session, signal: ctx.signal, log });
@@ -362,7 +364,7 @@ export async function cloneFromUrl(
     };
 
     if (req.cloneBundles !== false && peer.caps.has('clonebundles')) {
-      const viaBundle = await tryCloneBundle(peer, session, req, dest, plan, applyOpts, ctx, opts);
+      const viaBundle = await tryCloneBundle(peer, session, req, dest, plan, applyOpts, ctx, opts, leftovers);
       if (viaBundle) return { ...viaBundle, requests: peer.requests };
     }
 
@@ -446,8 +448,10 @@ export async function cloneFromUrl(
       await reader.close();
     }
   } catch (e) {
+    failure = e;
     throw toSluiceError(e);
   } finally {
+    for (const l of leftovers) await l.settle(failure);
     await opened?.close();
     session.close();
   }
@@ -468,6 +472,8 @@ async function pullClone(
 ): Promise<CloneResult> {
   const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
   const tmp = await createTempDestination(dest);
+  const leftovers: FetchedBundle[] = [];
+  let failure: unknown;
   try {
     ctx.emit({
       type: 'start',
@@ -492,21 +498,23 @@ async function pullClone(
         try {
           const scratchFile = join(scratch.dir, 'clone-bundle.hg');
           const fetched = await fetchCloneBundle(session, choice, scratchFile, dest, ctx, opts);
-          if (fetched) {
-            let failure: unknown;
+          const file = fetched.file;
+          if (!file) leftovers.push(fetched);
+          else {
+            let applyFailure: unknown;
             try {
               // a mandatory OBSMARKERS part needs a repository that may hold markers, as for hg
               const obsmarkers =
                 req.obsmarkers || (await obsolescenceEnabled(tmp.root, 'createmarkers')) ? 'merge' : 'ignore';
-              await applyBundleBytesToRepo(tmp.root, createReadStream(fetched.file), ctx, {
+              await applyBundleBytesToRepo(tmp.root, createReadStream(file), ctx, {
                 bookmarks: 'records',
                 obsmarkers,
               });
             } catch (e) {
-              failure = e;
+              applyFailure = e;
               throw e;
             } finally {
-              await fetched.settle(failure);
+              await fetched.settle(applyFailure);
             }
             log('info', 'finished applying clone bundle');
             via = 'clone-bundle';
@@ -552,9 +560,12 @@ async function pullClone(
       requests: peer.requests,
     };
   } catch (e) {
+    failure = e;
     ctx.phase('cleanup');
     await tmp.discard();
     throw e;
+  } finally {
+    for (const l of leftovers) await l.settle(failure);
   }
 }
 
@@ -583,6 +594,8 @@ async function tryCloneBundle(
   applyOpts: { kind: 'clone'; source: string },
   ctx: JobContext,
   opts: CloneOptions,
+  /** a bundle that could not be had, settled by the caller once the server clone ended */
+  leftovers: FetchedBundle[],
 ): Promise<Omit<CloneResult, 'requests'> | null> {
   const log = (level: 'debug' | 'info' | 'warn', m: string): void => ctx.log(level, m);
   const entries = parseCloneBundlesManifest(await peer.clonebundles());
@@ -601,7 +614,11 @@ async function tryCloneBundle(
   let failure: unknown;
   try {
     fetched = await fetchCloneBundle(session, choice, join(scratch.dir, 'clone-bundle.hg'), dest, ctx, opts);
-    if (!fetched) return null;
+    if (!fetched.file) {
+      leftovers.push(fetched);
+      fetched = null;
+      return null;
+    }
     const reader = await openStreamBundleFile(fetched.file);
     let result = { bookmarks: 0, draftRoots: 0 };
     try {
