@@ -5,7 +5,7 @@
 // protocol, so two runs for one URL never write one file and a killed run's lock is broken).
 
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, rm, stat, truncate } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import { JsonFile } from '../json-file';
@@ -148,7 +148,7 @@ export class PartialStore {
       } else {
         // what is there cannot be continued: no sidecar may describe the bytes to come but theirs
         await rm(this.file(key, 'json'), { force: true });
-        if (size !== null) await truncate(path, 0);
+        await rm(path, { force: true });
       }
       const now = Date.now();
       const meta: PartialMeta = {

@@ -69,6 +69,7 @@ export async function downloadWithResume(
   opts: DownloadOptions = {},
 ): Promise<number> {
   const resume = opts.resume && opts.resume.have > 0 ? opts.resume : null;
+  // a file of the partial store (or a scratch file), never a repository's: no vfs link breaking
   const fh = await open(path, resume ? 'r+' : 'w');
   try {
     return await new ResumableDownload(session, url, path, fh, opts, resume).run();
