@@ -3,7 +3,7 @@
 // derive their signatures from these maps, so a renamed or mistyped channel fails to compile.
 
 import type { SluiceEvent } from './events';
-import type { BundleInfo, JobRequest, ServerInfo } from './jobs';
+import type { BundleInfo, JobRequest, PartialDownloadInfo, ServerInfo } from './jobs';
 import type { DestinationCheck, LibraryUpdate, RepoRow } from './library';
 
 export interface JobSummary {
@@ -108,6 +108,10 @@ export interface InvokeMap {
   };
   'credentials:list': { args: []; result: SavedCredentialList };
   'credentials:forget': { args: [origin: string]; result: void };
+  /** the partial clone bundle downloads kept for resuming, oldest first */
+  'downloads:list': { args: []; result: PartialDownloadInfo[] };
+  /** removes one partial download (by key) or, without a key, all not in use */
+  'downloads:remove': { args: [key?: string]; result: { removed: number } };
   /** the repository library (src/main/host/repo-library.ts) */
   'library:list': { args: []; result: RepoRow[] };
   'library:add': { args: [path: string]; result: RepoRow };
@@ -176,6 +180,8 @@ const INVOKE: Record<InvokeChannel, true> = {
   'dest:check': true,
   'credentials:list': true,
   'credentials:forget': true,
+  'downloads:list': true,
+  'downloads:remove': true,
 };
 const PUSH: Record<PushChannel, true> = {
   'job:events': true,

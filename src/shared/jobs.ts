@@ -160,3 +160,24 @@ export interface ServerInfo {
   /** set when the server needs credentials */
   authRequired?: boolean;
 }
+
+/**
+ * A clone bundle download kept for resuming (the partial downloads folder the CLI and the app
+ * share), as the app's Settings lists it.
+ */
+export interface PartialDownloadInfo {
+  /** what `downloads:remove` takes (32 hex digits) */
+  key: string;
+  /** the bundle's URL without credentials */
+  url: string;
+  /** the clone destination it was fetched for */
+  dest: string;
+  /** bytes on disk, and the total when the server announced one */
+  bytes: number;
+  total: number | null;
+  /** epoch ms */
+  created: number;
+  updated: number;
+  /** a running download holds it (it cannot be removed now) */
+  inUse: boolean;
+}

@@ -189,6 +189,13 @@ export class EngineHost {
         entries: await this.credentials.list(),
       }),
       'credentials:forget': (origin) => this.credentials.forget(origin),
+      'downloads:list': () => api.listPartialDownloads(),
+      'downloads:remove': async (key) => ({
+        removed:
+          key === undefined
+            ? await api.clearPartialDownloads()
+            : Number(await api.removePartialDownload(key)),
+      }),
       'library:list': () => this.library.list(),
       'library:add': (path) => this.library.add(path, 'user'),
       'library:remove': (path) => this.library.remove(path),

@@ -419,6 +419,14 @@ const VALIDATORS: ArgValidators = {
     if (new URL(origin).origin !== origin) fail('credentials:forget origin', 'expected scheme://host[:port]');
     return [origin];
   },
+  'downloads:list': (a) => (arity('downloads:list', a, 0, 0), []),
+  'downloads:remove': (a) => {
+    arity('downloads:remove', a, 0, 1);
+    if (a[0] === undefined) return [];
+    const key = expectString(a[0], 'downloads:remove key', 32);
+    if (!/^[0-9a-f]{32}$/.test(key)) fail('downloads:remove key', 'expected 32 hex digits');
+    return [key];
+  },
   'library:list': (a) => (arity('library:list', a, 0, 0), []),
   'library:add': (a, abs) => libraryPath('library:add')(a, abs),
   'library:remove': (a, abs) => libraryPath('library:remove')(a, abs),

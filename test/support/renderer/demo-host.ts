@@ -308,6 +308,8 @@ export function createDemoHost(
       entries: [],
     }),
     'credentials:forget': async () => undefined,
+    'downloads:list': async () => [],
+    'downloads:remove': async () => ({ removed: 0 }),
     'library:list': async () => [...library.values()],
     'library:add': async (path) => {
       if (/not-a-repo|\/tmp$/.test(path))

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -12,6 +12,7 @@ import {
 } from '../../../src/main/host/engine-host';
 import { TypedEmitter } from '../../../src/main/host/typed-emitter';
 import { SluiceError } from '../../../src/main/engine/errors';
+import { PartialStore } from '../../../src/main/engine/downloads/partial-store';
 import { missing, skipNote } from '../../support/env';
 import type { EngineWorkerEvents, EngineWorkerLike } from '../../../src/main/host/engine-worker-host';
 import type { HostToWorker, WorkerStartData } from '../../../src/main/host/worker-protocol';
@@ -120,6 +121,27 @@ describe('EngineHost', () => {
       host: 'web',
       defaultCloneDir: '/home/u/Sluice',
     });
+  });
+
+  it('lists and removes the partial downloads of the folder the CLI shares', async () => {
+    const saved = process.env.SLUICE_CACHE_DIR;
+    process.env.SLUICE_CACHE_DIR = join(dir, 'cache');
+    try {
+      const store = new PartialStore({ dir: join(dir, 'cache', 'downloads'), maxBytes: 1 << 20 });
+      const part = (await store.claim('http://h/a.hg', 'http://h/a.hg', '/clones/a'))!;
+      await writeFile(part.path, Buffer.alloc(10));
+      await part.save({ have: 10, validator: '"e"', total: 20 });
+      await part.release();
+      expect(await host.invoke('downloads:list', [])).toEqual([
+        expect.objectContaining({ key: part.key, url: 'http://h/a.hg', bytes: 10, total: 20, inUse: false }),
+      ]);
+      await expect(host.invoke('downloads:remove', ['../a'])).rejects.toMatchObject({ code: 'USAGE' });
+      expect(await host.invoke('downloads:remove', [part.key])).toEqual({ removed: 1 });
+      expect(await host.invoke('downloads:list', [])).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.SLUICE_CACHE_DIR;
+      else process.env.SLUICE_CACHE_DIR = saved;
+    }
   });
 
   it('rejects invalid calls before any handler runs, and keeps engine error codes', async () => {

@@ -11,6 +11,7 @@ import { SluiceError } from '../errors';
 import { JsonFile } from '../json-file';
 import { acquireLock, type HeldLock } from '../repo/lock';
 import type { DownloadsPolicy } from './downloads-dir';
+import type { PartialDownloadInfo } from '../../../shared/jobs';
 
 export interface PartialMeta {
   /** the URL without credentials */
@@ -26,13 +27,8 @@ export interface PartialMeta {
   dest: string;
 }
 
-export interface PartialInfo extends PartialMeta {
-  key: string;
-  /** bytes on disk (the .part file) */
-  bytes: number;
-  /** another run is downloading it now */
-  inUse: boolean;
-}
+/** A partial as listed: the sidecar, the bytes on disk, and whether another run holds it. */
+export type PartialInfo = PartialDownloadInfo;
 
 /** Where a download stood, for downloadWithResume. */
 export interface ResumeState {
@@ -175,7 +171,9 @@ export class PartialStore {
       if (!meta) continue;
       const lock = await this.tryLock(key);
       lock?.release();
-      out.push({ ...meta, key, bytes: (await fileSize(this.file(key, 'part'))) ?? 0, inUse: !lock });
+      const bytes = (await fileSize(this.file(key, 'part'))) ?? 0;
+      const { url, dest, total, created, updated } = meta;
+      out.push({ key, url, dest, bytes, total, created, updated, inUse: !lock });
     }
     return out.sort((a, b) => a.updated - b.updated);
   }
