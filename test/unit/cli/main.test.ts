@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SluiceEvent } from '../../../src/shared/events';
 import type { CliIO } from '../../../src/cli/command';
+import { loadCliMain, runCli, type CliRun } from '../../support/cli';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'hg');
@@ -22,24 +23,11 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 let main: (argv: string[], io: CliIO) => Promise<number>;
 beforeAll(async () => {
-  process.env['SLUICE_CLI_NO_RUN'] = '1'; // import main() without running the process entry
-  ({ main } = await import('../../../src/cli/main'));
+  main = await loadCliMain(); // main() without running the process entry
 });
 
 /** Runs main() in-process with captured output. */
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const stream = (append: (s: string) => void) =>
-    ({ write: (s: string) => (append(s), true), isTTY: false, columns: 80 }) as unknown as NodeJS.WriteStream;
-  const io: CliIO = {
-    stdout: stream((s) => (out += s)),
-    stderr: stream((s) => (err += s)),
-    signal: new AbortController().signal,
-  };
-  const code = await main(argv, io);
-  return { code, out, err };
-}
+const cli = (...argv: string[]): Promise<CliRun> => runCli(main, argv);
 
 let n = 0;
 const dest = () => join(work, `repo-${n++}`);

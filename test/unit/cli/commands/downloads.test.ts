@@ -7,14 +7,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIO } from '../../../../src/cli/command';
 import { PartialStore } from '../../../../src/main/engine/downloads/partial-store';
+import { loadCliMain, runCli, type CliRun } from '../../../support/cli';
 
 const cache = mkdtempSync(join(tmpdir(), 'sluice-cli-downloads-'));
 const saved = process.env.SLUICE_CACHE_DIR;
 let main: (argv: string[], io: CliIO) => Promise<number>;
 beforeAll(async () => {
   process.env.SLUICE_CACHE_DIR = cache;
-  process.env['SLUICE_CLI_NO_RUN'] = '1';
-  ({ main } = await import('../../../../src/cli/main'));
+  main = await loadCliMain();
 });
 afterAll(() => {
   if (saved === undefined) delete process.env.SLUICE_CACHE_DIR;
@@ -22,19 +22,7 @@ afterAll(() => {
   rmSync(cache, { recursive: true, force: true });
 });
 
-async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const stream = (append: (s: string) => void) =>
-    ({ write: (s: string) => (append(s), true), isTTY: false, columns: 80 }) as unknown as NodeJS.WriteStream;
-  const io: CliIO = {
-    stdout: stream((s) => (out += s)),
-    stderr: stream((s) => (err += s)),
-    signal: new AbortController().signal,
-  };
-  const code = await main(argv, io);
-  return { code, out, err };
-}
+const cli = (...argv: string[]): Promise<CliRun> => runCli(main, argv);
 
 describe('sluice downloads', () => {
   it('lists the partials, refuses one in use, clears the rest', async () => {
