@@ -65,16 +65,16 @@ describe.skipIf(process.platform === 'win32')(
           { timeout: 20_000 },
         )
         .toBe(true);
-      const t0 = Date.now();
       await registry.cancel(jobId);
       await registry.whenEnded(jobId);
-      const took = Date.now() - t0;
       // Only now does the engine's pending read return (and a terminated thread finally exit).
       await writer.close();
 
       expect(registry.list()[0]).toMatchObject({ jobId, state: 'cancelled' });
-      // The engine cannot see the cancel while its read is pending: grace (1 s) + wait for the thread (2 s).
-      expect(took).toBeLessThan(5000);
+      // The engine cannot see the cancel while its read is pending: the job ended because the host
+      // terminated the thread after the grace period, not because the read returned.
+      const events = pushes.flatMap((p) => (p.channel === 'job:events' ? p.payload.events : []));
+      expect(events.some((e) => e.type === 'log' && /terminated/.test(e.message))).toBe(true);
       expect((await history.list())[0]).toMatchObject({
         jobId,
         state: 'cancelled',
@@ -105,16 +105,14 @@ describe.skipIf(process.platform === 'win32')(
           timeout: 20_000,
         })
         .toBe(true);
-      const t0 = Date.now();
       await registry.cancel(jobId);
       await registry.whenEnded(jobId);
-      const took = Date.now() - t0;
       stop = true;
       await trickle;
       await writer.close().catch(() => {});
 
       expect(registry.list()[0]).toMatchObject({ jobId, state: 'cancelled' });
-      expect(took).toBeLessThan(4000);
+      // it stopped by itself within the grace period: no "terminated" line (below)
       const events = pushes.flatMap((p) => (p.channel === 'job:events' ? p.payload.events : []));
       expect(events.at(-1)).toMatchObject({ type: 'error', code: 'CANCELLED' });
       expect(events.some((e) => e.type === 'log' && /terminated/.test(e.message))).toBe(false);

@@ -190,65 +190,81 @@ describe('BackgroundCloser', () => {
   it('gated: never more than `threads` in the close implementation, the rest queued, none lost', async () => {
     const n = 40;
     const log = { active: 0, maxActive: 0 };
-    const closer = new BackgroundCloser(
-      { background: true, threads: 4, maxQueue: 16, gated: true },
-      slowClose(10, log),
-    );
+    let closed = 0;
+    const inner = slowClose(10, log);
+    const counting: CloseImpl = (fd, cb) => inner(fd, (err) => (closed++, cb(err)));
+    const closer = new BackgroundCloser({ background: true, threads: 4, maxQueue: 16, gated: true }, counting);
     const fds = openFiles(n);
-    const t0 = performance.now();
-    await writeAll(closer, fds);
+    let maxOutstanding = 0;
+    for (const [i, fd] of fds.entries()) {
+      const wait = closer.close(fd);
+      maxOutstanding = Math.max(maxOutstanding, i + 1 - closed);
+      if (wait) await wait;
+    }
     const stats = await closer.drain();
     expect(log.maxActive).toBe(4);
-    // 40 closes of 10 ms, 4 at a time: about 10 rounds
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(9 * 10 * 0.9);
+    // 4 closing and up to 16 waiting in the gate's queue (plus the one the writer waits to hand over)
+    expect(maxOutstanding).toBe(4 + 16 + 1);
     expect(stats).toMatchObject({ background: true, threads: 4, backgroundClosed: n });
     expect(fds.every((fd) => !isOpen(fd))).toBe(true);
   });
 
-  it('simulated slow close: a synchronous closer pays every delay, a background one hides it behind its threads', async () => {
+  it('simulated slow close: a synchronous closer closes on the writer, a background one hands every close to its threads', async () => {
     const n = 40;
     const delay = 10;
     const off = new BackgroundCloser(
       planCloser({ backgroundClose: 'off', simulateCloseMs: delay }, n, 'linux', 50),
     );
     const offFds = openFiles(n);
-    let t0 = performance.now();
-    await writeAll(off, offFds);
+    // synchronous: each fd is closed (after its simulated delay) before close() returns
+    const openAfterReturn = offFds.filter((fd) => (void off.close(fd), isOpen(fd)));
+    expect(openAfterReturn).toEqual([]);
     const offStats = await off.drain();
-    const offMs = performance.now() - t0;
-    expect(offMs).toBeGreaterThanOrEqual(n * delay * 0.9);
-    expect(offStats.writerWaitMs).toBeGreaterThanOrEqual(n * delay * 0.9);
-    const on = new BackgroundCloser(
-      planCloser(
-        { backgroundClose: 'on', closeThreads: 8, minFileCount: 1, simulateCloseMs: delay },
-        n,
-        'linux',
-        50,
-      ),
+    expect(offStats).toMatchObject({ background: false, syncClosed: n, backgroundClosed: 0 });
+    expect(offStats.writerWaitMs).toBeGreaterThan(0);
+
+    const plan = planCloser(
+      { backgroundClose: 'on', closeThreads: 8, minFileCount: 1, simulateCloseMs: delay },
+      n,
+      'linux',
+      50,
     );
+    expect(plan).toMatchObject({ background: true, threads: 8, gated: true });
+    const log = { active: 0, maxActive: 0 };
+    // the closer runs each close after its simulated delay; a delay of 0 here keeps the count exact
+    const on = new BackgroundCloser(plan, slowClose(0, log));
     const onFds = openFiles(n);
-    t0 = performance.now();
-    await writeAll(on, onFds);
+    let waits = 0;
+    for (const fd of onFds) {
+      const wait = on.close(fd);
+      if (wait) (waits++, await wait);
+    }
+    // the writer handed all 40 over without waiting for one, and none was closed on its thread
+    expect(waits).toBe(0);
+    expect(onFds.filter(isOpen)).toEqual(onFds);
     const onStats = await on.drain();
-    const onMs = performance.now() - t0;
-    // 8 closing at a time: ~5 rounds of the delay instead of 40
-    expect(onMs).toBeLessThan(offMs / 3);
-    expect(onMs).toBeGreaterThanOrEqual((n / 8) * delay * 0.9);
-    expect(onStats).toMatchObject({ background: true, threads: 8, backgroundClosed: n });
+    expect(onStats).toMatchObject({ background: true, threads: 8, backgroundClosed: n, syncClosed: 0 });
+    // the gate let at most 8 delayed closes run at once
+    expect(log.maxActive).toBe(8);
     expect([...offFds, ...onFds].every((fd) => !isOpen(fd))).toBe(true);
   });
 
-  it('with one thread and a queue of one, the writer pays most of the latency (control)', async () => {
+  it('with one thread and a queue of one, the writer waits for nearly every close (control)', async () => {
     const n = 10;
-    const latency = 20;
-    const closer = new BackgroundCloser({ background: true, threads: 1, maxQueue: 1 }, slowClose(latency));
+    const log = { active: 0, maxActive: 0 };
+    const closer = new BackgroundCloser({ background: true, threads: 1, maxQueue: 1 }, slowClose(20, log));
     const fds = openFiles(n);
-    const t0 = performance.now();
-    await writeAll(closer, fds);
+    let waits = 0;
+    for (const fd of fds) {
+      const wait = closer.close(fd);
+      if (wait) (waits++, await wait);
+    }
     const stats = await closer.drain();
-    // two outstanding at a time: ~n/2 rounds of the latency
-    expect(performance.now() - t0).toBeGreaterThanOrEqual((n / 2) * latency * 0.9);
-    expect(stats.writerWaitMs).toBeGreaterThan((n / 2) * latency * 0.6);
+    // two outstanding at a time: every close after the first two waits for one to finish
+    expect(waits).toBe(n - 2);
+    expect(log.maxActive).toBe(2);
+    expect(stats).toMatchObject({ background: true, backgroundClosed: n });
+    expect(stats.writerWaitMs).toBeGreaterThan(0);
   });
 
   it('bounds the outstanding fds: the writer waits when threads + maxQueue are not closed yet', async () => {
@@ -278,18 +294,21 @@ describe('BackgroundCloser', () => {
 
   it('a failed close fails the next close() call, and still closes the fd it was given', async () => {
     let calls = 0;
+    let secondDone!: () => void;
+    const secondReported = new Promise<void>((r) => (secondDone = r));
     const failing: CloseImpl = (fd, cb) => {
-      calls++;
+      const call = ++calls;
       closeSync(fd);
-      setImmediate(() =>
-        cb(calls === 2 ? Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' }) : null),
-      );
+      setImmediate(() => {
+        cb(call === 2 ? Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' }) : null);
+        if (call === 2) secondDone();
+      });
     };
     const closer = new BackgroundCloser({ background: true, threads: 1, maxQueue: 4 }, failing);
     const fds = openFiles(5);
     void closer.close(fds[0]!); // a queue of 4: neither asks to wait
     void closer.close(fds[1]!);
-    await new Promise((r) => setTimeout(r, 20));
+    await secondReported;
     let thrown: unknown;
     try {
       void closer.close(fds[2]!);

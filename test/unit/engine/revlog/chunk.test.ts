@@ -65,9 +65,7 @@ describe('revlog chunks', () => {
     await prepareZstd();
     expect(problemOf(() => scanZstdFrame(declaredFrame(2 ** 40)))).toBe('REVLOG:decompress');
     // content size larger than the caller's bound
-    const t0 = performance.now();
     expect(problemOf(() => zstdDecompress(declaredFrame(100), 50))).toBe('REVLOG:decompress');
-    expect(performance.now() - t0).toBeLessThan(1000);
     // reserved bit, dictionary, truncated header, bad magic
     const reserved = declaredFrame(0);
     reserved[4] |= 0x08;
