@@ -3,7 +3,17 @@
 // never answer, claim absurd reply lengths or flood stderr, without an sshd. Each clone ends with
 // a typed SluiceError in bounded time and memory, nothing left at DEST, the remote's processes
 // gone.
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  writeFileSync,
+} from 'node:fs';
+import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
@@ -25,10 +35,39 @@ const CAPS = 'capabilities: batch branchmap getbundle known lookup stream';
 const hello = (caps: string): string => `printf '%s\\n%s\\n1\\n\\n' ${caps.length + 1} '${caps}'`;
 const HELLO = hello(CAPS);
 
+/** How long the remote's processes may take to die once Sluice gave up on them: a hang detector. */
+const EXIT_BOUND_MS = 30_000;
+
+/**
+ * A FIFO whose write end every process of the remote inherits (the script opens it as fd 9):
+ * `exited` resolves true once all of them have exited (EOF on the read end), false if they still
+ * run after EXIT_BOUND_MS. Until `release()`, the test holds a write end too, so the read end does
+ * not see EOF before the script opened its own.
+ */
+function exitWatch(fifo: string): { exited: Promise<boolean>; release: () => void } {
+  execFileSync('mkfifo', [fifo]);
+  const reader = new Socket({
+    fd: openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK),
+    writable: false,
+  });
+  const placeholder = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+  let timer: NodeJS.Timeout | undefined;
+  const exited = new Promise<boolean>((resolve) => {
+    reader.on('end', () => resolve(true));
+    reader.on('error', () => resolve(true));
+    timer = setTimeout(() => resolve(false), EXIT_BOUND_MS);
+    reader.resume();
+  }).finally(() => {
+    clearTimeout(timer);
+    reader.destroy();
+  });
+  return { exited, release: () => closeSync(placeholder) };
+}
+
 let n = 0;
 /**
- * Clones ssh://host/repo with `body` (sh) as the ssh command. The script records its pid, so the
- * test can check the remote's process group is gone afterwards.
+ * Clones ssh://host/repo with `body` (sh) as the ssh command. The script records its pid, and its
+ * processes hold a FIFO open, so the test can wait for them all to be gone afterwards.
  */
 async function cloneFrom(
   body: string,
@@ -37,7 +76,9 @@ async function cloneFrom(
   const i = n++;
   const script = join(work, `remote-${i}.sh`);
   const pidFile = join(work, `remote-${i}.pid`);
-  writeFileSync(script, `echo $$ > ${pidFile}\n${body}\n`);
+  const fifo = join(work, `remote-${i}.alive`);
+  const watch = exitWatch(fifo);
+  writeFileSync(script, `exec 9>${fifo}\necho $$ > ${pidFile}\n${body}\n`);
   const parent = join(work, `p${i}`);
   const logs: string[] = [];
   const ctx = new JobContext({
@@ -65,18 +106,10 @@ async function cloneFrom(
   } catch {
     /* parent never created */
   }
+  // the pid is written after the script opened the FIFO: its own write end is in place
   const pid = Number(readFileSync(pidFile, 'utf8'));
-  let alive = true;
-  for (let t = 0; t < 40 && alive; t++) {
-    try {
-      // the remote's process group (the script and what it started), or its own pid when it
-      // shares this process's group (interactive)
-      process.kill(opts.interactive ? pid : -pid, 0);
-      await new Promise((r) => setTimeout(r, 50));
-    } catch {
-      alive = false;
-    }
-  }
+  watch.release();
+  const alive = !(await watch.exited);
   return { err: err as SluiceError, left, logs, alive, pid };
 }
 

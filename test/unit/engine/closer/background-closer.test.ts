@@ -193,7 +193,10 @@ describe('BackgroundCloser', () => {
     let closed = 0;
     const inner = slowClose(10, log);
     const counting: CloseImpl = (fd, cb) => inner(fd, (err) => (closed++, cb(err)));
-    const closer = new BackgroundCloser({ background: true, threads: 4, maxQueue: 16, gated: true }, counting);
+    const closer = new BackgroundCloser(
+      { background: true, threads: 4, maxQueue: 16, gated: true },
+      counting,
+    );
     const fds = openFiles(n);
     let maxOutstanding = 0;
     for (const [i, fd] of fds.entries()) {
@@ -237,7 +240,10 @@ describe('BackgroundCloser', () => {
     let waits = 0;
     for (const fd of onFds) {
       const wait = on.close(fd);
-      if (wait) (waits++, await wait);
+      if (wait) {
+        waits++;
+        await wait;
+      }
     }
     // the writer handed all 40 over without waiting for one, and none was closed on its thread
     expect(waits).toBe(0);
@@ -257,7 +263,10 @@ describe('BackgroundCloser', () => {
     let waits = 0;
     for (const fd of fds) {
       const wait = closer.close(fd);
-      if (wait) (waits++, await wait);
+      if (wait) {
+        waits++;
+        await wait;
+      }
     }
     const stats = await closer.drain();
     // two outstanding at a time: every close after the first two waits for one to finish
