@@ -14,18 +14,19 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { test, expect, makeTempDir, PROJECT_ROOT, type TempDir } from './fixtures';
 import { WEB_HOST_ENTRY } from './fixtures/paths';
-import { probe } from '../test/support/env';
+import { missing, skipNote, toolPath } from '../test/support/env';
 import { packed1Header } from '../src/main/engine/format/packed1';
 import { THREADPOOL_RESERVE, threadpoolSizeFor } from '../src/main/engine/closer/threadpool';
 
-const hasCc = probe('cc', ['--version']);
 const FILES = 2600; // above the closer's minFileCount (2048)
 
-test.describe('closes in flight', () => {
-  test.skip(
-    process.platform !== 'linux' || !hasCc,
-    'needs Linux (LD_PRELOAD) and a C compiler (cc) to build the counting shim',
-  );
+// LD_PRELOAD is Linux's; elsewhere the platform, not a missing tool, is the reason to skip
+const onLinux = process.platform === 'linux';
+const noCc = onLinux && missing('cc');
+
+test.describe(`closes in flight${onLinux ? skipNote('cc') : ' (skipped: needs Linux, for LD_PRELOAD)'}`, () => {
+  test.skip(!onLinux, 'needs Linux (LD_PRELOAD) to count closes with the shim');
+  test.skip(noCc, `needs ${skipNote('cc').trim()} to build the counting shim`);
   // processes on a loaded 2-core machine: one at a time
   test.describe.configure({ mode: 'serial', timeout: 120_000 });
 
@@ -38,7 +39,7 @@ test.describe('closes in flight', () => {
     dir = await makeTempDir('sluice-inflight-');
     shim = join(dir.path, 'inflight-close.so');
     const cc = spawnSync(
-      'cc',
+      toolPath('cc')!,
       [
         '-O2',
         '-shared',

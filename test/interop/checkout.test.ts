@@ -31,9 +31,9 @@ import { HG_PYTHON, MAKE_CORPUS, hgSync, missing, removeDir, skipNote, tempDirMa
 import type { SluiceEvent } from '../../src/shared/events';
 
 // test/support/env.ts's probes: locally a missing tool skips (named in the title), under CI=true it fails
-const hasHg = !missing('hg');
-const hasHgPython = !missing('hg', 'hg-python');
-const hasCorpus = !missing('hg', 'make-corpus');
+const noHg = missing('hg');
+const noHgPython = missing('hg', 'hg-python');
+const noCorpus = missing('hg', 'make-corpus');
 const skipNoHg = skipNote('hg');
 const skipNoPy = skipNote('hg', 'hg-python');
 const skipNoCorpus = skipNote('hg', 'make-corpus');
@@ -121,7 +121,7 @@ with repo.wlock(), repo.lock():
 }
 
 describe('sluice update matches hg on the tiny corpus' + skipNoCorpus, () => {
-  it.skipIf(!hasCorpus)(
+  it.skipIf(noCorpus)(
     'from an hg clone -U: files, status, debugstate, id, branch, verify',
     async () => {
       const src = join(work, 'tiny');
@@ -144,7 +144,7 @@ describe('sluice update matches hg on the tiny corpus' + skipNoCorpus, () => {
 });
 
 describe('clone and apply check out before DEST appears' + skipNoCorpus, () => {
-  it.skipIf(!hasCorpus)(
+  it.skipIf(noCorpus)(
     'sluice clone (job default), -u REV, -U; sluice apply --update',
     async () => {
       const src = join(work, 'tiny');
@@ -184,7 +184,7 @@ describe('clone and apply check out before DEST appears' + skipNoCorpus, () => {
     240_000,
   );
 
-  it.skipIf(!hasCorpus)(
+  it.skipIf(noCorpus)(
     'a checkout that fails inside an apply leaves no DEST',
     async () => {
       const src = join(work, 'tiny');
@@ -205,12 +205,11 @@ describe('clone and apply check out before DEST appears' + skipNoCorpus, () => {
   );
 });
 
-describe(
+describe.skipIf(noHg)(
   'a crafted repository: exec, symlinks, empty, deep and non-ASCII names, rename and removal' + skipNoHg,
   () => {
     let src: string;
     beforeAll(() => {
-      if (!hasHg) return;
       src = join(work, 'crafted');
       hg(['init', src]);
       const deep = 'd1/d2/d3/d4/d5/d6/d7/d8/deep.txt';
@@ -250,7 +249,7 @@ describe(
       hg(['tag', '-q', '-r', '0', 'v0.1', '-d', '3 0'], src); // rev 3 on default: the tip of default
     });
 
-    it.skipIf(!hasHg)(
+    it.skipIf(noHg)(
       'update from null equals hg clone, then between revisions equals hg update',
       async () => {
         const ours = join(work, 'crafted-ours');
@@ -279,7 +278,7 @@ describe(
       240_000,
     );
 
-    it.skipIf(!hasHg)('an active bookmark is recorded as hg update BOOKMARK does', async () => {
+    it.skipIf(noHg)('an active bookmark is recorded as hg update BOOKMARK does', async () => {
       const ours = join(work, 'crafted-bm');
       hg(['clone', '-q', '-U', src, ours]);
       await update(ours, { rev: 'feature' });
@@ -287,7 +286,7 @@ describe(
       expect(hg(['id', '-i'], ours).trim()).toBe(hg(['id', '-i', '-r', '0'], src).trim());
     });
 
-    it.skipIf(!hasHg)(
+    it.skipIf(noHg)(
       'refuses to update over local changes, leaving files and dirstate as they were',
       async () => {
         const ours = join(work, 'crafted-dirty');
@@ -310,7 +309,7 @@ describe(
       },
     );
 
-    it.skipIf(!hasHg)(
+    it.skipIf(noHg)(
       'an untracked file in the way refuses a checkout from null and leaves nothing new',
       async () => {
         const ours = join(work, 'crafted-untracked');
@@ -323,7 +322,7 @@ describe(
       },
     );
 
-    it.skipIf(!hasHg)(
+    it.skipIf(noHg)(
       'worker threads write the same checkout as the main thread alone',
       async () => {
         for (const workers of [0, 1, 2]) {
@@ -348,7 +347,7 @@ describe(
       180_000,
     ); // seven checkouts against hg: ~14 s alone, over a minute on a loaded machine
 
-    it.skipIf(!hasHg)(
+    it.skipIf(noHg)(
       'threads started for a larger estimate than the batch are stopped, the rest write it',
       async () => {
         // long paths make the estimate from the manifest's size (3) larger than the batch (2): the
@@ -370,7 +369,7 @@ describe(
       },
     );
 
-    it.skipIf(!hasHg)(
+    it.skipIf(noHg)(
       'a corrupt filelog fails the checkout on any thread, leaving no new file and the dirstate as it was',
       async () => {
         for (const workers of [0, 2]) {
@@ -390,7 +389,7 @@ describe(
       },
     );
 
-    it.skipIf(!hasHg)('a cancel as the checkout starts leaves no new file, on any thread', async () => {
+    it.skipIf(noHg)('a cancel as the checkout starts leaves no new file, on any thread', async () => {
       for (const workers of [0, 2]) {
         const ours = join(work, `crafted-cancel-${workers}`);
         hg(['clone', '-q', '-U', src, ours]);
@@ -411,7 +410,7 @@ describe(
       }
     });
 
-    it.skipIf(!hasHg)(
+    it.skipIf(noHg)(
       'writes plain files holding the target where symlinks cannot be made (hg fallback)',
       async () => {
         const ours = join(work, 'crafted-nolinks');
@@ -427,7 +426,7 @@ describe(
 describe('dirstate-v2 when the repository requires it' + skipNoHg, () => {
   // hg 6.3.2 without its Rust extensions reads dirstate-v2 only on its slow path
   const V2 = ['--config', 'storage.dirstate-v2.slow-path=allow', '--config', 'format.use-dirstate-v2=true'];
-  it.skipIf(!hasHg)(
+  it.skipIf(noHg)(
     'update from null and between revisions: hg reads what Sluice wrote',
     async () => {
       const src = join(work, 'v2-src');
@@ -505,7 +504,7 @@ describe('hostile repositories are refused before anything is written' + skipNoP
     ],
   ];
   for (const [what, files] of cases) {
-    it.skipIf(!hasHgPython)(what, async () => {
+    it.skipIf(noHgPython)(what, async () => {
       const dir = makeTempDir('hostile');
       try {
         const src = join(dir, 'src');
@@ -525,7 +524,7 @@ describe('hostile repositories are refused before anything is written' + skipNoP
     });
   }
 
-  it.skipIf(!hasHgPython)('Windows names and case collisions, by flag', async () => {
+  it.skipIf(noHgPython)('Windows names and case collisions, by flag', async () => {
     const dir = makeTempDir('hostile');
     try {
       const src = join(dir, 'src');
@@ -551,7 +550,7 @@ describe('hostile repositories are refused before anything is written' + skipNoP
     }
   });
 
-  it.skipIf(!hasHgPython)(
+  it.skipIf(noHgPython)(
     'between revisions: a symlink, then a directory of that name, then a file again (never written through, as hg)',
     async () => {
       const dir = makeTempDir('hostile');
@@ -602,7 +601,7 @@ describe('hostile repositories are refused before anything is written' + skipNoP
     },
   );
 
-  it.skipIf(!hasHgPython)('a symlink already on disk is not followed', async () => {
+  it.skipIf(noHgPython)('a symlink already on disk is not followed', async () => {
     const dir = makeTempDir('hostile');
     try {
       const src = join(dir, 'src');
@@ -627,109 +626,111 @@ describe('hostile repositories are refused before anything is written' + skipNoP
   });
 });
 
-describe('large files are streamed into place (streamAbove lowered to 64 KiB)' + skipNoHg, () => {
-  const streamAbove = 64 << 10;
-  let src: string;
-  /** deterministic incompressible bytes */
-  function noise(size: number, seed: string): Buffer {
-    const out = Buffer.alloc(size);
-    for (let i = 0, h = Buffer.from(seed); i < size; i += 64) {
-      h = createHash('sha512').update(h).update(String(i)).digest();
-      h.copy(out, i);
-    }
-    return out;
-  }
-  beforeAll(() => {
-    if (!hasHg) return;
-    src = join(work, 'streamed');
-    hg(['init', src]);
-    const big = noise(1 << 20, 'big');
-    writeFileSync(join(src, 'big.bin'), big);
-    writeFileSync(join(src, 'run.bin'), noise(200 << 10, 'run'));
-    chmodSync(join(src, 'run.bin'), 0o755);
-    // data starting with \1\n: hg stores it behind an empty metadata block
-    writeFileSync(
-      join(src, 'meta-like.bin'),
-      Buffer.concat([Buffer.from('\x01\nnot metadata\x01\n'), noise(100 << 10, 'm')]),
-    );
-    // more than one claim of files (16): the last large file goes to another thread than the first
-    mkdirSync(join(src, 'small'));
-    for (let i = 0; i < 20; i++) writeFileSync(join(src, 'small', `f${i}`), `small ${i}\n`);
-    writeFileSync(join(src, 'zz-late.bin'), noise(100 << 10, 'late'));
-    // compressible: one full snapshot that hg compresses (zstd, hg's default here; zlib in the zlib
-    // clone), so the checkout decompresses it as a stream
-    const words = Array.from(
-      { length: 40000 },
-      (_, i) => `line ${i} ${noise(6, `w${i % 97}`).toString('hex')}\n`,
-    );
-    writeFileSync(join(src, 'words.txt'), words.join(''));
-    hg(['commit', '-q', '-A', '-m', 'rev 0', '-d', '0 0'], src);
-    // a chain of deltas: each revision rewrites, inserts and deletes a few regions
-    for (let r = 1; r <= 5; r++) {
-      noise(3000, `edit${r}`).copy(big, (r * 150_000) % big.length);
-      const grown = Buffer.concat([
-        big.subarray(0, r * 1000),
-        noise(500 * r, `ins${r}`),
-        big.subarray(r * 1000 + 200),
-      ]);
-      writeFileSync(join(src, 'big.bin'), grown);
-      if (r === 2) hg(['cp', '-q', 'big.bin', 'copy.bin'], src); // copy metadata in copy.bin's text
-      hg(['commit', '-q', '-A', '-m', `rev ${r}`, '-d', `${r} 0`], src);
-    }
-  });
-
-  it.skipIf(!hasHg)(
-    'update from null and between revisions equals hg, on the main thread and on workers',
-    async () => {
-      for (const [name, opts] of [
-        ['main', { workers: 0 }],
-        ['workers', { workers: 2, mainShare: false }],
-        ['zlib', { workers: 0 }],
-      ] as const) {
-        const ours = join(work, `streamed-ours-${name}`);
-        const theirs = join(work, `streamed-hg-${name}`);
-        if (name === 'zlib')
-          hg(['clone', '-q', '-U', '--pull', '--config', 'format.revlog-compression=zlib', src, ours]);
-        else hg(['clone', '-q', '-U', src, ours]);
-        // its one chunk: in words.txt.d, or after its index entry when the revlog is inline
-        const store = join(ours, '.hg', 'store', 'data');
-        const split = existsSync(join(store, 'words.txt.d'));
-        const head = readFileSync(join(store, split ? 'words.txt.d' : 'words.txt.i'))[split ? 0 : 64];
-        expect(String.fromCharCode(head!)).toBe(name === 'zlib' ? 'x' : '('); // stored compressed
-        hg(['clone', '-q', src, theirs]);
-        expect(hg(['debugindex', 'big.bin'], ours).trim().split('\n').length).toBe(7);
-        await update(ours, { ...opts, streamAbove });
-        expectSameAsHg(ours, theirs);
-        expect(readFileSync(join(ours, 'copy.bin')).subarray(0, 2)).not.toEqual(Buffer.from('\x01\n'));
-        expect(readFileSync(join(ours, 'meta-like.bin')).subarray(0, 2)).toEqual(Buffer.from('\x01\n'));
-        if (name === 'zlib') continue; // the other compression, from null only (time)
-        for (const rev of ['2', '0']) {
-          await update(ours, { ...opts, streamAbove, rev });
-          hg(['update', '-q', rev], theirs);
-          expectSameAsHg(ours, theirs);
-        }
+describe.skipIf(noHg)(
+  'large files are streamed into place (streamAbove lowered to 64 KiB)' + skipNoHg,
+  () => {
+    const streamAbove = 64 << 10;
+    let src: string;
+    /** deterministic incompressible bytes */
+    function noise(size: number, seed: string): Buffer {
+      const out = Buffer.alloc(size);
+      for (let i = 0, h = Buffer.from(seed); i < size; i += 64) {
+        h = createHash('sha512').update(h).update(String(i)).digest();
+        h.copy(out, i);
       }
-    },
-    120_000,
-  );
+      return out;
+    }
+    beforeAll(() => {
+      src = join(work, 'streamed');
+      hg(['init', src]);
+      const big = noise(1 << 20, 'big');
+      writeFileSync(join(src, 'big.bin'), big);
+      writeFileSync(join(src, 'run.bin'), noise(200 << 10, 'run'));
+      chmodSync(join(src, 'run.bin'), 0o755);
+      // data starting with \1\n: hg stores it behind an empty metadata block
+      writeFileSync(
+        join(src, 'meta-like.bin'),
+        Buffer.concat([Buffer.from('\x01\nnot metadata\x01\n'), noise(100 << 10, 'm')]),
+      );
+      // more than one claim of files (16): the last large file goes to another thread than the first
+      mkdirSync(join(src, 'small'));
+      for (let i = 0; i < 20; i++) writeFileSync(join(src, 'small', `f${i}`), `small ${i}\n`);
+      writeFileSync(join(src, 'zz-late.bin'), noise(100 << 10, 'late'));
+      // compressible: one full snapshot that hg compresses (zstd, hg's default here; zlib in the zlib
+      // clone), so the checkout decompresses it as a stream
+      const words = Array.from(
+        { length: 40000 },
+        (_, i) => `line ${i} ${noise(6, `w${i % 97}`).toString('hex')}\n`,
+      );
+      writeFileSync(join(src, 'words.txt'), words.join(''));
+      hg(['commit', '-q', '-A', '-m', 'rev 0', '-d', '0 0'], src);
+      // a chain of deltas: each revision rewrites, inserts and deletes a few regions
+      for (let r = 1; r <= 5; r++) {
+        noise(3000, `edit${r}`).copy(big, (r * 150_000) % big.length);
+        const grown = Buffer.concat([
+          big.subarray(0, r * 1000),
+          noise(500 * r, `ins${r}`),
+          big.subarray(r * 1000 + 200),
+        ]);
+        writeFileSync(join(src, 'big.bin'), grown);
+        if (r === 2) hg(['cp', '-q', 'big.bin', 'copy.bin'], src); // copy metadata in copy.bin's text
+        hg(['commit', '-q', '-A', '-m', `rev ${r}`, '-d', `${r} 0`], src);
+      }
+    });
 
-  it.skipIf(!hasHg)('a corrupted delta fails the node check and leaves no file', async () => {
-    const ours = join(work, 'streamed-corrupt');
-    hg(['clone', '-q', '-U', src, ours]);
-    // the tip's delta inserts incompressible bytes (stored uncompressed): flip its last byte
-    const d = join(ours, '.hg', 'store', 'data', 'big.bin.d');
-    const bytes = readFileSync(d);
-    bytes[bytes.length - 1] ^= 0xff;
-    writeFileSync(d, bytes);
-    const e = await refusal(ours, { workers: 0, streamAbove });
-    expect(e.code).toBe('REVLOG');
-    expect((e.details as { problem?: string }).problem).toBe('node-mismatch');
-    expect(existsSync(join(ours, 'big.bin'))).toBe(false);
-    expect(readdirSync(ours)).toEqual(['.hg']);
-  });
-});
+    it.skipIf(noHg)(
+      'update from null and between revisions equals hg, on the main thread and on workers',
+      async () => {
+        for (const [name, opts] of [
+          ['main', { workers: 0 }],
+          ['workers', { workers: 2, mainShare: false }],
+          ['zlib', { workers: 0 }],
+        ] as const) {
+          const ours = join(work, `streamed-ours-${name}`);
+          const theirs = join(work, `streamed-hg-${name}`);
+          if (name === 'zlib')
+            hg(['clone', '-q', '-U', '--pull', '--config', 'format.revlog-compression=zlib', src, ours]);
+          else hg(['clone', '-q', '-U', src, ours]);
+          // its one chunk: in words.txt.d, or after its index entry when the revlog is inline
+          const store = join(ours, '.hg', 'store', 'data');
+          const split = existsSync(join(store, 'words.txt.d'));
+          const head = readFileSync(join(store, split ? 'words.txt.d' : 'words.txt.i'))[split ? 0 : 64];
+          expect(String.fromCharCode(head!)).toBe(name === 'zlib' ? 'x' : '('); // stored compressed
+          hg(['clone', '-q', src, theirs]);
+          expect(hg(['debugindex', 'big.bin'], ours).trim().split('\n').length).toBe(7);
+          await update(ours, { ...opts, streamAbove });
+          expectSameAsHg(ours, theirs);
+          expect(readFileSync(join(ours, 'copy.bin')).subarray(0, 2)).not.toEqual(Buffer.from('\x01\n'));
+          expect(readFileSync(join(ours, 'meta-like.bin')).subarray(0, 2)).toEqual(Buffer.from('\x01\n'));
+          if (name === 'zlib') continue; // the other compression, from null only (time)
+          for (const rev of ['2', '0']) {
+            await update(ours, { ...opts, streamAbove, rev });
+            hg(['update', '-q', rev], theirs);
+            expectSameAsHg(ours, theirs);
+          }
+        }
+      },
+      120_000,
+    );
 
-describe(
+    it.skipIf(noHg)('a corrupted delta fails the node check and leaves no file', async () => {
+      const ours = join(work, 'streamed-corrupt');
+      hg(['clone', '-q', '-U', src, ours]);
+      // the tip's delta inserts incompressible bytes (stored uncompressed): flip its last byte
+      const d = join(ours, '.hg', 'store', 'data', 'big.bin.d');
+      const bytes = readFileSync(d);
+      bytes[bytes.length - 1] ^= 0xff;
+      writeFileSync(d, bytes);
+      const e = await refusal(ours, { workers: 0, streamAbove });
+      expect(e.code).toBe('REVLOG');
+      expect((e.details as { problem?: string }).problem).toBe('node-mismatch');
+      expect(existsSync(join(ours, 'big.bin'))).toBe(false);
+      expect(readdirSync(ours)).toEqual(['.hg']);
+    });
+  },
+);
+
+describe.skipIf(noHg)(
   'an edited large file (a snapshot and deltas) streamed by checkout and verify (threshold lowered to 1 MiB)' +
     skipNoHg,
   () => {
@@ -738,7 +739,6 @@ describe(
     const streamAbove = 1 << 20;
     let src: string;
     beforeAll(() => {
-      if (!hasHg) return;
       src = join(work, 'edited-large');
       hg(['init', src]);
       let lines = Array.from(
@@ -760,7 +760,7 @@ describe(
     });
 
     for (const compression of ['zstd', 'zlib'] as const) {
-      it.skipIf(!hasHg)(
+      it.skipIf(noHg)(
         `${compression}: checkout from null and to rev 2 equals hg's, hg status clean; verify as hg`,
         async () => {
           const ours = join(work, `edited-large-${compression}`);

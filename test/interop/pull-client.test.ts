@@ -11,7 +11,7 @@ import { JobContext } from '../../src/main/engine/context/job-context';
 import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
 import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
 import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
-import { hasHg, removeDir, startHgServe, tempDir, type HgServer } from './wire-support';
+import { missing, removeDir, skipNote, startHgServe, tempDir, type HgServer } from './wire-support';
 import { hgOk, logOf, makeHistoryRepo, verifyOf, type HistoryRepo } from './pull-support';
 
 function context(): { ctx: JobContext; events: SluiceEvent[]; logs: () => string } {
@@ -25,8 +25,8 @@ function context(): { ctx: JobContext; events: SluiceEvent[]; logs: () => string
   return { ctx, events, logs };
 }
 
-describe.skipIf(!hasHg)(
-  'sluice clone --pull and sluice pull against hg serve (skipped when hg is not installed)',
+describe.skipIf(missing('hg'))(
+  'sluice clone --pull and sluice pull against hg serve' + skipNote('hg'),
   () => {
     let work = '';
     let src: HistoryRepo;

@@ -26,7 +26,6 @@ export {
   MAKE_CORPUS,
   ROOT,
   extractFixture,
-  hasHg,
   hgSync,
   missing,
   removeDir,

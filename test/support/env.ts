@@ -4,7 +4,8 @@
 // PRNG. One definition here so the copies cannot drift apart.
 
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +46,11 @@ export const HG_PYTHON = '/usr/bin/python3';
 
 /** CI=true (or 1): every external tool must be there; a missing one fails instead of skipping. */
 export const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
+/**
+ * SLUICE_REQUIRE_ELECTRON=1: the Electron binary must be there (the workflows set it where npm ci
+ * installs one); without it a run without Electron says loudly that the Electron specs did not run.
+ */
+export const REQUIRE_ELECTRON = process.env.SLUICE_REQUIRE_ELECTRON === '1';
 
 const executable = (path: string): string | undefined => {
   try {
@@ -55,6 +61,29 @@ const executable = (path: string): string | undefined => {
   }
 };
 const onPath = (cmd: string, args: string[]): string | undefined => (probe(cmd, args) ? cmd : undefined);
+
+/**
+ * The installed Electron binary, found the way the electron package's index.js finds it but
+ * without its fallback: requiring 'electron' from Node downloads the binary when it is missing,
+ * which a test run must never do.
+ */
+function installedElectron(): string | undefined {
+  let dir: string;
+  try {
+    dir = dirname(createRequire(join(ROOT, 'package.json')).resolve('electron/package.json'));
+  } catch {
+    return undefined;
+  }
+  const pathFile = join(dir, 'path.txt');
+  const executable = existsSync(pathFile) ? readFileSync(pathFile, 'utf8').trim() : '';
+  const override = process.env.ELECTRON_OVERRIDE_DIST_PATH;
+  const full = override
+    ? join(override, executable || 'electron')
+    : executable
+      ? join(dir, 'dist', executable)
+      : undefined;
+  return full && existsSync(full) ? full : undefined;
+}
 
 /**
  * Every external tool a test may need, defined once: what it is called in a skip title and how to
@@ -85,9 +114,16 @@ const TOOLS = {
     title: `${MAKE_CORPUS} (the sibling ../shared folder)`,
     find: () => executable(MAKE_CORPUS),
   },
+  // required by SLUICE_REQUIRE_ELECTRON=1, not by CI=true: a CI job may run without a display
+  electron: { title: 'an Electron binary', find: installedElectron },
 } satisfies Record<string, { title: string; find: () => string | undefined }>;
 export type Tool = keyof typeof TOOLS;
 export const TOOL_NAMES = Object.keys(TOOLS) as Tool[];
+
+/** Whether a missing `tool` fails the run here instead of skipping the tests that need it. */
+export function required(tool: Tool): boolean {
+  return tool === 'electron' ? REQUIRE_ELECTRON : IN_CI;
+}
 
 const found = new Map<Tool, string | undefined>();
 /** The command or path that runs `tool`, or undefined when it is not installed. */
@@ -101,15 +137,19 @@ const absent = (tools: Tool[]): Tool[] => tools.filter((t) => toolPath(t) === un
 
 /**
  * For `describe.skipIf` / `it.skipIf`: true when one of `tools` is missing, so the tests that
- * need it skip (give the title `skipNote(...)`). Under CI=true a missing tool throws instead, which
- * fails the file or suite that needs it: CI never skips.
+ * need it skip (give the title `skipNote(...)`). When the tool is `required` (CI=true; Electron:
+ * SLUICE_REQUIRE_ELECTRON=1) a missing tool throws instead, which fails the file or suite that
+ * needs it: CI never skips.
  */
 export function missing(...tools: Tool[]): boolean {
   const gone = absent(tools);
-  if (gone.length && IN_CI)
+  const needed = gone.filter(required);
+  if (needed.length) {
+    const why = [...new Set(needed.map((t) => (t === 'electron' ? 'SLUICE_REQUIRE_ELECTRON=1' : 'CI=true')))];
     throw new Error(
-      `CI=true: ${gone.map((t) => TOOLS[t].title).join(', ')} not installed, and these tests need it`,
+      `${why.join(', ')}: ${needed.map((t) => TOOLS[t].title).join(', ')} not installed, and these tests need it`,
     );
+  }
   return gone.length > 0;
 }
 
@@ -118,13 +158,6 @@ export function skipNote(...tools: Tool[]): string {
   const gone = absent(tools);
   return gone.length ? ` (skipped: ${gone.map((t) => TOOLS[t].title).join(', ')} not installed)` : '';
 }
-
-/**
- * hg is on PATH.
- * @deprecated in skipIf use `missing('hg')` (it fails under CI=true instead of skipping) and
- * `skipNote('hg')` in the title; test/unit/support/env.test.ts fails a CI run that lacks any tool anyway.
- */
-export const hasHg = toolPath('hg') !== undefined;
 
 export const HG_ENV = { ...process.env, HGPLAIN: '1', HGUSER: 'Test <test@example.com>', HGRCPATH: '' };
 

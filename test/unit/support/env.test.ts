@@ -5,16 +5,32 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IN_CI, MAKE_CORPUS, ROOT, SHARED, TOOL_NAMES, toolPath } from '../../support/env';
+import {
+  IN_CI,
+  MAKE_CORPUS,
+  REQUIRE_ELECTRON,
+  ROOT,
+  SHARED,
+  TOOL_NAMES,
+  required,
+  toolPath,
+} from '../../support/env';
 
 describe('tool probes', () => {
   it('one probe per external tool the tests use', () => {
-    expect(TOOL_NAMES).toEqual(expect.arrayContaining(['hg', 'nginx', 'sshd', 'chromium', 'cc', 'zstd']));
+    expect(TOOL_NAMES).toEqual(
+      expect.arrayContaining(['hg', 'nginx', 'sshd', 'chromium', 'cc', 'zstd', 'electron']),
+    );
   });
 
-  // a CI run fails here too for a missing tool that only a test still using `hasHg` would skip
-  it.runIf(IN_CI)('CI=true: every external tool is installed', () => {
-    expect(TOOL_NAMES.filter((t) => toolPath(t) === undefined)).toEqual([]);
+  it('CI=true requires every tool but Electron, which SLUICE_REQUIRE_ELECTRON=1 requires', () => {
+    expect(TOOL_NAMES.filter((t) => t !== 'electron').every((t) => required(t) === IN_CI)).toBe(true);
+    expect(required('electron')).toBe(REQUIRE_ELECTRON);
+  });
+
+  // a CI run fails here too for a missing tool, whatever the tests that need it do
+  it.runIf(IN_CI || REQUIRE_ELECTRON)('CI=true: every required external tool is installed', () => {
+    expect(TOOL_NAMES.filter((t) => required(t) && toolPath(t) === undefined)).toEqual([]);
   });
 
   it('the bench tools are reached through the sibling ../shared of the repository root', () => {
