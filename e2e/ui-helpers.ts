@@ -16,10 +16,16 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   const theme = await page.evaluate(() => document.documentElement.dataset.theme ?? 'light');
   const path = join(SCREENSHOT_DIR, `${name}-${theme}.png`);
-  // let transitions and the last animation frame settle
-  await page.waitForTimeout(250);
-  await page.screenshot({ path });
+  await settled(page);
+  await page.screenshot({ path, animations: 'disabled' });
   return path;
+}
+
+/** Waits until the page has drawn two more frames (a style change made before it is painted). */
+export async function settled(page: Page): Promise<void> {
+  await page.evaluate(
+    () => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))),
+  );
 }
 
 /** Drops a file with these bytes on the window, as the OS would: dragenter, dragover, drop. */
