@@ -1,8 +1,9 @@
 // Fuzzing the changegroup apply path end to end (`sluice apply`, `hg unbundle`'s job): bundles
 // real hg wrote (cg1, cg2, cg3, compressed, with phase-heads), mutated and delivered in random
 // pieces, applied to an empty repository, where every revision is new and so rebuilt and checked.
-// Each case either applies (then hg verify passes) or fails with a SluiceError, and then the
-// repository is exactly as it was: same files, no store directory left behind, no lock, no journal.
+// Each case either applies (then hg verify passes, and the same bytes in one piece write the same
+// store) or fails with a SluiceError of an input code, and then the repository is exactly as it
+// was: same files, no store directory left behind, no lock, no journal.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -69,12 +70,22 @@ describe.skipIf(missing('hg'))(`fuzz: changegroup bundles applied to a repositor
             `bundle ${m.input} ${JSON.stringify(m.mutations)}`,
           );
           outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+          // the same bytes in one piece: applied the same, or refused too
+          const whole = copyRepo(empty, join(work, `w${n}`));
+          const wholeOutcome = await parsesOrSluiceError(
+            () =>
+              applyBundleBytesToRepo(whole, asyncPieces([m.bytes]), new JobContext({ fileEvents: false })),
+            `bundle ${m.input} whole`,
+          );
+          expect(wholeOutcome === 'ok', `${outcome} in pieces, ${wholeOutcome} whole`).toBe(outcome === 'ok');
           if (outcome === 'ok') {
             // every applied case verifies: a mutated file name is refused before the commit
             // (needed-files.ts, hg's server.validate), not left for hg verify to find
             const v = verifyOk(repo);
             expect(v.ok, v.out).toBe(true);
+            expect(treeHash(join(whole, '.hg', 'store'))).toBe(treeHash(join(repo, '.hg', 'store')));
           } else expect(treeHash(repo), outcome).toBe(emptyHash);
+          rmSync(whole, { recursive: true, force: true });
           for (const p of ['wlock', 'store/lock', 'store/journal'])
             expect(existsSync(join(repo, '.hg', p)), p).toBe(false);
           rmSync(repo, { recursive: true, force: true });

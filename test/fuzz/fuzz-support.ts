@@ -1,5 +1,6 @@
 // Shared machinery of the fuzz suite: the property every parser of untrusted bytes must hold
-// ("each input either parses or throws a SluiceError: no other exception, no hang, no huge
+// ("each input either parses, into a result that holds the format's invariants, or throws a
+// SluiceError with a code that describes input: no other exception, no hang, no huge
 // allocation"), mutation of real fixture bytes (bit flips, truncation, insertion, splices,
 // overwritten integers) and random splits of the input into pieces.
 //
@@ -7,12 +8,15 @@
 // minute) multiplies every property's run count; FUZZ_SEED fixes fast-check's seed so a failure
 // printed by scripts/fuzz-long.mjs can be replayed.
 import fc from 'fast-check';
+import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
-import { isSluiceError } from '../../src/main/engine/errors';
+import { isSluiceError, type ErrorCode } from '../../src/main/engine/errors';
 import { Bundle2Reader } from '../../src/main/engine/format/bundle2';
 import type { ByteSource } from '../../src/main/engine/format/byte-source';
+import { MAX_ENTRY_SIZE } from '../../src/main/engine/format/limits';
 import type { StreamReader } from '../../src/main/engine/format/stream-reader';
 import { STREAM2_PARAMS, readStream2Part } from '../../src/main/engine/format/stream2';
+import { entryNameProblem } from '../../src/main/engine/store/paths';
 
 export { FIXTURES, FIXTURE_BUNDLES, SHAPES, chunked as asyncPieces, fixture } from '../support/env';
 
@@ -36,13 +40,41 @@ const MEMORY_LIMIT = 1.5 * 2 ** 30;
 export class NotSluiceError extends Error {}
 
 /**
- * Runs fn; resolves 'ok' or 'sluice:<code>' when it threw a SluiceError; rejects (failing the
- * property) on any other exception, on a timeout and when memory ballooned.
+ * The codes a parser may refuse untrusted bytes with: each says what is wrong with the input or
+ * what the peer said. Anything else (IO, CANCELLED, USAGE...) from a parser is a bug in it.
  */
-export async function parsesOrSluiceError(
-  fn: () => unknown | Promise<unknown>,
-  label = 'case',
-): Promise<string> {
+export const INPUT_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'BAD_MAGIC',
+  'TRUNCATED',
+  'MALFORMED',
+  'LIMIT',
+  'SIZE_MISMATCH',
+  'UNSAFE_PATH',
+  'UNSUPPORTED_REQUIREMENTS',
+  'UNSUPPORTED_COMPRESSION',
+  'UNKNOWN_PART',
+  'UNKNOWN_PARAM',
+  'COMPRESSION',
+  'REMOTE_ABORT',
+  'OBSOLESCENCE_DISABLED',
+  'HTTP',
+  'PROTOCOL',
+  'AUTH',
+  'ACCESS_DENIED',
+  'NO_STREAM',
+  'UNRELATED',
+  'REVLOG',
+]);
+
+/** What a case came to: the value `fn` returned, or the code of the SluiceError it threw. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; code: ErrorCode };
+
+/**
+ * Runs fn; resolves with its value or the code of the SluiceError it threw; rejects (failing the
+ * property) on any other exception, on a SluiceError whose code is not one of INPUT_CODES, on a
+ * timeout and when memory ballooned.
+ */
+export async function outcomeOf<T>(fn: () => T | Promise<T>, label = 'case'): Promise<Outcome<T>> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -52,14 +84,16 @@ export async function parsesOrSluiceError(
   });
   try {
     const outcome = await Promise.race([
-      (async () => {
+      (async (): Promise<Outcome<T>> => {
         try {
-          await fn();
-          return 'ok';
+          return { ok: true, value: await fn() };
         } catch (e) {
-          if (isSluiceError(e)) return `sluice:${e.code}`;
+          if (isSluiceError(e) && INPUT_CODES.has(e.code)) return { ok: false, code: e.code };
           const what = e instanceof Error ? `${e.name}: ${e.message}\n${e.stack}` : String(e);
-          throw new NotSluiceError(`${label}: threw something other than a SluiceError: ${what}`);
+          const not = isSluiceError(e)
+            ? `a SluiceError of code ${e.code}, not one that describes input`
+            : 'something other than a SluiceError';
+          throw new NotSluiceError(`${label}: threw ${not}: ${what}`);
         }
       })(),
       timeout,
@@ -74,6 +108,34 @@ export async function parsesOrSluiceError(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** outcomeOf as a string: 'ok' or 'sluice:<code>'. */
+export async function parsesOrSluiceError(fn: () => unknown, label = 'case'): Promise<string> {
+  const o = await outcomeOf(fn, label);
+  return o.ok ? 'ok' : `sluice:${o.code}`;
+}
+
+/**
+ * The same bytes read whole and in the pieces `cuts` makes come to the same outcome: the same
+ * value (compared deeply) or the same refusal. A parser's answer never depends on how its input
+ * arrived. The one latitude: a corrupt compressed stream may be caught by the decompressor
+ * (COMPRESSION) or, when it decoded to garbage first, by the parser reading that garbage,
+ * depending on where the pieces end.
+ */
+export async function sameInAnySplit<T>(
+  bytes: Uint8Array,
+  cuts: readonly number[],
+  read: (pieces: Uint8Array[]) => Promise<T>,
+  label: string,
+): Promise<Outcome<T>> {
+  const pieces = splitBy(bytes, cuts);
+  const split = await outcomeOf(() => read(pieces), label);
+  const whole = await outcomeOf(() => read([bytes]), `${label} (whole)`);
+  const what = `${label}: read in ${pieces.length} pieces vs whole`;
+  if (!split.ok && !whole.ok && [split.code, whole.code].includes('COMPRESSION')) return split;
+  expect(split, what).toEqual(whole);
+  return split;
 }
 
 /** One mutation of a byte string. */
@@ -233,31 +295,59 @@ export function splitBy(buf: Uint8Array, cuts: readonly number[]): Uint8Array[] 
   return out;
 }
 
-/** Reads every entry and all its data; the reader is closed whatever happens. */
-export async function drain(reader: StreamReader): Promise<number> {
-  let total = 0;
+/** One entry a stream reader accepted: where it goes, its size and a digest of its data. */
+export interface EntrySummary {
+  vfs: 's' | 'c';
+  name: string;
+  size: number;
+  sha1: string;
+}
+
+/**
+ * Reads every entry and all its data; the reader is closed whatever happens. What it accepted
+ * holds the format's invariants: each entry's data is exactly its size, within MAX_ENTRY_SIZE,
+ * under a name the path checks pass; the entries are as many as the header announced and their
+ * sizes add up to the announced byte count.
+ */
+export async function drain(reader: StreamReader): Promise<EntrySummary[]> {
+  const entries: EntrySummary[] = [];
   try {
     for (;;) {
       const e = await reader.nextEntry();
       if (!e) break;
+      const hash = createHash('sha1');
       let got = 0;
       await reader.copyData((c) => {
         got += c.length;
+        hash.update(c);
       });
       expect(got).toBe(e.size);
-      total += got;
+      expect(e.size).toBeLessThanOrEqual(MAX_ENTRY_SIZE);
+      expect(entryNameProblem(e.vfs, e.name), e.name).toBeNull();
+      entries.push({ vfs: e.vfs, name: e.name, size: e.size, sha1: hash.digest('hex') });
     }
   } finally {
     await reader.close();
   }
-  return total;
+  expect(entries.length).toBe(reader.header.files);
+  expect(entries.reduce((n, e) => n + e.size, 0)).toBe(reader.header.bytes);
+  return entries;
+}
+
+/** One part a bundle2 reader accepted: its type, params, payload size and digest (stream2: entries). */
+export interface PartSummary {
+  type: string;
+  params: [string, string][];
+  size: number;
+  sha1: string;
+  entries?: EntrySummary[];
 }
 
 /**
  * Every part of a bundle2 stream (a bundle file's or a getbundle body) with its payload read, as
- * the clone reads it: stream2 parts through their reader.
+ * the clone reads it: stream2 parts through their reader (with drain's invariants).
  */
-export async function drainBundle2(src: ByteSource): Promise<void> {
+export async function drainBundle2(src: ByteSource): Promise<PartSummary[]> {
   const b = await Bundle2Reader.open(src, {
     knownParts: {
       stream2: STREAM2_PARAMS,
@@ -267,14 +357,25 @@ export async function drainBundle2(src: ByteSource): Promise<void> {
       changegroup: ['version', 'nbchanges'],
     },
   });
+  const parts: PartSummary[] = [];
   try {
     for (;;) {
       const part = await b.nextPart();
       if (!part) break;
-      if (part.type === 'stream2') await drain(readStream2Part(part, b.compression));
-      else await part.payload.drain();
+      const summary: PartSummary = { type: part.type, params: [...part.params], size: 0, sha1: '' };
+      if (part.type === 'stream2') summary.entries = await drain(readStream2Part(part, b.compression));
+      else {
+        const hash = createHash('sha1');
+        for (let c = await part.payload.readSome(1 << 16); c; c = await part.payload.readSome(1 << 16)) {
+          summary.size += c.length;
+          hash.update(c);
+        }
+        summary.sha1 = hash.digest('hex');
+      }
+      parts.push(summary);
     }
   } finally {
     await b.close();
   }
+  return parts;
 }

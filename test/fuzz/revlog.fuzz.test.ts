@@ -14,7 +14,30 @@ import { applyDelta, patchText } from '../../src/main/engine/revlog/mpatch';
 import { copySource, parseChangelogEntry, parseManifest } from '../../src/main/engine/revlog/texts';
 import { SHAPES, buildRevlog, extractFixture, makeTempDir, removeDir } from '../support/revlog';
 import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
-import { cutsArb, mutate, mutatedArb, params, parsesOrSluiceError, splitBy } from './fuzz-support';
+import { cutsArb, mutate, mutatedArb, outcomeOf, params, parsesOrSluiceError, splitBy } from './fuzz-support';
+
+/**
+ * mdiff.patch written out plainly, for a delta the parser accepted: hunks `start end length data`
+ * in order, each replacing base[start, end). Throws (failing the property) if the delta is not
+ * whole, ordered hunks inside the base: the parser should have refused it.
+ */
+function naivePatch(base: Uint8Array, delta: Uint8Array): { text: Buffer; inserted: Buffer } {
+  const d = Buffer.from(delta.buffer, delta.byteOffset, delta.byteLength);
+  const text: Uint8Array[] = [];
+  const inserted: Uint8Array[] = [];
+  let pos = 0;
+  for (let at = 0; at < d.length;) {
+    const [start, end, len] = [d.readInt32BE(at), d.readInt32BE(at + 4), d.readInt32BE(at + 8)];
+    if (start < pos || end < start || end > base.length || at + 12 + len > d.length)
+      throw new Error(`accepted a bad hunk at ${at}: ${start} ${end} ${len}`);
+    text.push(base.subarray(pos, start), d.subarray(at + 12, at + 12 + len));
+    inserted.push(d.subarray(at + 12, at + 12 + len));
+    pos = end;
+    at += 12 + len;
+  }
+  text.push(base.subarray(pos));
+  return { text: Buffer.concat(text), inserted: Buffer.concat(inserted) };
+}
 
 interface RevlogFile {
   name: string;
@@ -96,6 +119,7 @@ describe('fuzz: revlog index parser', () => {
           const ix = p.finish();
           const whole = parseRevlogIndex(name, m.bytes);
           expect(whole.length).toBe(ix.length); // the split never changes the result
+          expect(ix.length * 64).toBeLessThanOrEqual(m.bytes.length); // 64 bytes an entry, at least
           ix.problems(ix.length);
         }, `index ${name}`);
         expect(outcome === 'ok' || outcome.startsWith('sluice:')).toBe(true);
@@ -225,10 +249,14 @@ describe('fuzz: chunks and deltas', () => {
             }),
           );
           const d = cut ? delta.subarray(0, Math.max(0, delta.length - cut)) : delta;
-          await parsesOrSluiceError(() => {
-            applyDelta(base, d);
-            patchText(d);
-          }, 'delta');
+          const applied = await outcomeOf(() => [applyDelta(base, d), patchText(d)], 'delta');
+          // accepted: whole, ordered hunks inside the base, and the text mdiff.patch makes of them
+          if (applied.ok) {
+            const [text, inserted] = applied.value;
+            const model = naivePatch(base, d);
+            expect(text).toEqual(model.text);
+            expect(inserted).toEqual(model.inserted);
+          }
         },
       ),
       params(500),
