@@ -279,8 +279,8 @@ describe('connections that stall, and too many at once', () => {
     for (const c of [headers, body]) {
       const { data, ms } = await c.closed;
       expect(data).not.toMatch(/ 200 /);
+      // closed by the idle timer (400 ms), not at once; a hang would end at the test timeout
       expect(ms).toBeGreaterThanOrEqual(300);
-      expect(ms).toBeLessThan(10_000);
     }
     expect((await get(`${s.url}?cmd=heads`)).status).toBe(200);
   });
@@ -291,7 +291,7 @@ describe('connections that stall, and too many at once', () => {
     const socket = connect(s.port, s.address);
     socket.pause(); // never reads
     socket.write('GET /?cmd=stream_out HTTP/1.1\r\nHost: x\r\n\r\n');
-    await new Promise((r) => setTimeout(r, 200));
+    await expect.poll(() => s.requests).toBe(1); // the server has taken the stream request
     expect((await fetch(`${s.url}?cmd=heads`)).status).toBe(503); // the stream holds the one slot
     // the server ends the stream (its socket destroyed; this paused client never reads the FIN):
     // the slot frees after the idle timeout, not after 32 MiB
@@ -323,7 +323,7 @@ describe('connections that stall, and too many at once', () => {
       if (b) read += b.length;
     }, 50);
     socket.write('GET /?cmd=stream_out HTTP/1.1\r\nHost: x\r\n\r\n');
-    await new Promise((r) => setTimeout(r, 200));
+    await expect.poll(() => s.requests).toBe(1); // the server has taken the stream request
     expect((await fetch(`${s.url}?cmd=heads`)).status).toBe(503); // the stream holds the one slot
     let status = 503;
     const t0 = Date.now();

@@ -103,7 +103,6 @@ describe.skipIf(missing('hg', 'make-corpus'))(
         hg: i % 2 === 0,
         version: i % 4 === 1 ? 'v1' : 'v2',
       }));
-      const started = Date.now();
       await Promise.all(
         clones.map(async (c) => {
           if (c.hg) {
@@ -118,7 +117,6 @@ describe.skipIf(missing('hg', 'make-corpus'))(
           }
         }),
       );
-      const elapsed = Date.now() - started;
       const reference = storeDigest(clones[0]!.dest);
       expect(reference.size).toBeGreaterThan(1000);
       const views = await limit(
@@ -134,7 +132,6 @@ describe.skipIf(missing('hg', 'make-corpus'))(
       const lines = server!.log.filter((l) => l.includes('"GET /?cmd='));
       expect(lines.length).toBeGreaterThanOrEqual(16 * 3);
       expect(lines.every((l) => / 200 \d+ \d+ms$/.test(l))).toBe(true);
-      console.log(`16 concurrent clones in ${elapsed} ms`);
     }, 180_000);
 
     it('a non-publishing server: draft phases reach hg v2 and sluice v1/v2 clones', async () => {

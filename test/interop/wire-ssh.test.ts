@@ -234,11 +234,9 @@ describe.skipIf(missing(...TOOLS))(`ssh:// clones through a real sshd${skipNote(
       'stall-remote',
       `printf '%s\\n%s\\n1\\n\\n' ${caps.length + 1} '${caps}'\ncat >/dev/null`,
     );
-    const t0 = Date.now();
     const c = await sluiceClone(sshd.url('default'), { remoteCommand: stall }, { idleTimeoutMs: 1500 });
     expect(c.error?.code).toBe('TIMEOUT');
     expect(c.error?.message).toMatch(/stopped sending data for 1500 ms/);
-    expect(Date.now() - t0).toBeLessThan(20_000);
   });
 
   it.skipIf(missing('make-corpus'))(
