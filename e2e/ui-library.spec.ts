@@ -1,5 +1,5 @@
 // The repository library through the web host: a clone from a live `hg serve` appears with the
-// right tip; a commit made with hg in that repository changes its row within 2 s; verify from the
+// right tip; a commit made with hg in that repository changes its row without a refresh; verify from the
 // row; "open folder" says where the folder is (a browser page cannot open a file manager); remove
 // from the list. Screenshots of the library, light and dark, for the README (docs/screenshots/).
 import { spawnSync } from 'node:child_process';
@@ -35,7 +35,7 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     server = undefined;
   });
 
-  test('a clone appears with its tip; an hg commit there changes the row within 2 s; verify; open folder; remove', async ({
+  test('a clone appears with its tip; an hg commit there changes the row without a refresh; verify; open folder; remove', async ({
     sluicePage: page,
     tempDir,
   }) => {

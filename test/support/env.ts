@@ -115,7 +115,7 @@ const TOOLS = {
     find: () => executable(MAKE_CORPUS),
   },
   // required by SLUICE_REQUIRE_ELECTRON=1, not by CI=true: a CI job may run without a display
-  electron: { title: 'an Electron binary', find: installedElectron },
+  electron: { title: 'the Electron binary', find: installedElectron },
 } satisfies Record<string, { title: string; find: () => string | undefined }>;
 export type Tool = keyof typeof TOOLS;
 export const TOOL_NAMES = Object.keys(TOOLS) as Tool[];
