@@ -2,6 +2,7 @@
 // via preload, or the web host via its WebSocket bridge). Main, preload, web host and renderer all
 // derive their signatures from these maps, so a renamed or mistyped channel fails to compile.
 
+import type { AppState } from './app-state';
 import type { SluiceEvent } from './events';
 import type { BundleInfo, JobRequest, PartialDownloadInfo, ServerInfo } from './jobs';
 import type { DestinationCheck, LibraryUpdate, RepoRow } from './library';
@@ -30,6 +31,7 @@ export interface HistoryRecord {
 }
 
 export interface SampleRepoInfo {
+  /** the sample repository's local path, a clone source that lasts across restarts */
   url: string;
   name: string;
   files: number;
@@ -124,6 +126,10 @@ export interface InvokeMap {
   'library:copySource': { args: [path: string]; result: { text: string; copied: boolean } };
   /** the clone/apply dialogs' destination check before submit */
   'dest:check': { args: [path: string]; result: DestinationCheck };
+  /** what the user set or made (src/shared/app-state.ts), kept in the host's data folder */
+  'state:get': { args: []; result: AppState };
+  /** replaces the parts of the saved state it names */
+  'state:set': { args: [patch: AppState]; result: void };
 }
 
 /** Pushes (host -> renderer). Events arrive batched: at most ~20 messages per second per job. */
@@ -182,6 +188,8 @@ const INVOKE: Record<InvokeChannel, true> = {
   'credentials:forget': true,
   'downloads:list': true,
   'downloads:remove': true,
+  'state:get': true,
+  'state:set': true,
 };
 const PUSH: Record<PushChannel, true> = {
   'job:events': true,

@@ -7,7 +7,6 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { OWNER_MARKER, removeStaleTemporaries, type OwnerMarker } from '../engine/repo/destination';
 import { inspectBundle as engineInspectBundle, JobContext, runJob as engineRunJob } from '../engine/job';
 import { probeServer as probeWireServer } from '../engine/operations/clone/clone';
-import { startServer as startWireServer } from '../engine/operations/serve/http-server';
 import { defaultDownloadsPolicy } from '../engine/downloads/downloads-dir';
 import { PartialStore, type PartialInfo } from '../engine/downloads/partial-store';
 import type { EventSink } from '../../shared/events';
@@ -26,17 +25,6 @@ export interface EngineJobContext {
   emit: EventSink;
   signal: AbortSignal;
   askCredentials?: CredentialsPrompt;
-}
-
-export interface RunningServer {
-  url: string;
-  close(): Promise<void>;
-}
-
-export interface StartServerOptions {
-  repo: string;
-  address: string;
-  port: number;
 }
 
 /** Runs one job to its end: emits start ... done (or error) through ctx.emit; rejects on failure. */
@@ -65,11 +53,6 @@ export function probeServer(url: string): Promise<ServerInfo> {
 }
 
 const PROBE_TIMEOUT_MS = 30_000;
-
-export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const server = await startWireServer(options);
-  return { url: server.url, close: () => server.close() };
-}
 
 /**
  * Removes what a job whose worker thread was terminated left beside `dest`: the engine's atomic

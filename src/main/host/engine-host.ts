@@ -6,6 +6,7 @@
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import * as engine from './engine-api';
 import { EngineWorkerHost, type EngineWorkerLike, type EngineWorkerOptions } from './engine-worker-host';
+import { AppStateStore } from './app-state-store';
 import { HistoryStore } from './history-store';
 import { JobLogStore } from './job-log-store';
 import { destinationOf, JobRegistry, type PushMessage } from './job-registry';
@@ -54,10 +55,7 @@ export interface EngineHostOptions {
   worker: EngineWorkerOptions;
   /** tests replace the engine's entry points and the worker */
   engine?: Partial<
-    Pick<
-      typeof engine,
-      'inspectBundle' | 'probeServer' | 'startServer' | 'cleanStaleTemporaries' | 'sweepDeadTemporaries'
-    >
+    Pick<typeof engine, 'inspectBundle' | 'probeServer' | 'cleanStaleTemporaries' | 'sweepDeadTemporaries'>
   >;
   createWorker?: (start: WorkerStartData) => EngineWorkerLike;
   maxConcurrentJobs?: number;
@@ -88,6 +86,7 @@ export class EngineHost {
   readonly sample: SampleRepository;
   readonly library: RepoLibrary;
   readonly credentials: CredentialStore;
+  readonly state: AppStateStore;
   private readonly pushes = new TypedEmitter<{ push: [message: PushMessage] }>();
   /** library updates of ended jobs, in order */
   private noting: Promise<void> = Promise.resolve();
@@ -102,6 +101,7 @@ export class EngineHost {
     this.isAbsolutePath = options.platform.isAbsolutePath ?? isAbsolute;
     this.history = new HistoryStore(join(options.dataDir, 'history.json'));
     this.logs = new JobLogStore(join(options.dataDir, 'logs'));
+    this.state = new AppStateStore(join(options.dataDir, 'state.json'));
     const p0 = options.platform;
     this.credentials = new CredentialStore(
       join(options.dataDir, 'credentials.enc'),
@@ -132,7 +132,6 @@ export class EngineHost {
       bundlePath: options.sampleBundle,
       dir: join(options.dataDir, 'sample'),
       createWorker,
-      startServer: api.startServer,
     });
     this.library = new RepoLibrary({
       file: join(options.dataDir, 'library.json'),
@@ -224,6 +223,8 @@ export class EngineHost {
         return { text, copied: true };
       },
       'dest:check': (path) => checkDestination(path),
+      'state:get': () => this.state.get(),
+      'state:set': (patch) => this.state.set(patch),
     };
   }
 
@@ -317,6 +318,7 @@ export class EngineHost {
     await this.noting;
     await this.library.dispose();
     await this.credentials.flushed();
+    await this.state.flushed();
     await this.sample.dispose();
     await this.history.flushed();
   }

@@ -1,12 +1,12 @@
 // The sample repository a first-time user can clone in one click. The app ships one small stream
 // bundle (build/sample/sample.hg, a copy of the golden fixture made by real hg); on first use the
 // host applies it with the engine into its data dir (once: a marker records which bundle it came
-// from) and serves it with the engine's own HTTP server on 127.0.0.1 and a random port. No hg and
-// no network needed, so it works on a fresh machine.
+// from), and clones take it by its local path (served in process, as hg's localpeer). No hg and
+// no network needed, and the path lasts: a clone's paths.default still pulls after a restart,
+// which a server on a random port would not.
 
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RunningServer, StartServerOptions } from './engine-api';
 import type { EngineWorkerLike } from './engine-worker-host';
 import type { WorkerStartData } from './worker-protocol';
 import type { SampleRepoInfo } from '../../shared/ipc';
@@ -18,7 +18,6 @@ export interface SampleRepositoryOptions {
   /** where the sample repository is kept (created if needed) */
   dir: string;
   createWorker: (start: WorkerStartData) => EngineWorkerLike;
-  startServer: (options: StartServerOptions) => Promise<RunningServer>;
 }
 
 interface SampleMarker {
@@ -30,7 +29,7 @@ interface SampleMarker {
 const SAMPLE_NAME = 'sample';
 
 export class SampleRepository {
-  private serving: Promise<{ server: RunningServer; info: SampleRepoInfo }> | null = null;
+  private preparing: Promise<SampleRepoInfo> | null = null;
 
   constructor(private readonly options: SampleRepositoryOptions) {}
 
@@ -38,25 +37,22 @@ export class SampleRepository {
     return join(this.options.dir, SAMPLE_NAME);
   }
 
-  /** Prepares and serves the sample (once); a failure is reported and retried on the next call. */
+  /** Prepares the sample (once); a failure is reported and retried on the next call. */
   get(): Promise<SampleRepoInfo> {
-    if (!this.serving) {
-      this.serving = this.prepareAndServe();
-      this.serving.catch(() => (this.serving = null));
+    if (!this.preparing) {
+      this.preparing = this.ensureRepository().then((files) => ({
+        url: this.repoPath,
+        name: SAMPLE_NAME,
+        files,
+      }));
+      this.preparing.catch(() => (this.preparing = null));
     }
-    return this.serving.then((s) => s.info);
+    return this.preparing;
   }
 
+  /** Waits for a preparation under way (its worker writes into the data dir). */
   async dispose(): Promise<void> {
-    const serving = this.serving;
-    this.serving = null;
-    if (serving) await serving.then((s) => s.server.close()).catch(() => {});
-  }
-
-  private async prepareAndServe(): Promise<{ server: RunningServer; info: SampleRepoInfo }> {
-    const files = await this.ensureRepository();
-    const server = await this.options.startServer({ repo: this.repoPath, address: '127.0.0.1', port: 0 });
-    return { server, info: { url: server.url, name: SAMPLE_NAME, files } };
+    await this.preparing?.catch(() => {});
   }
 
   private async ensureRepository(): Promise<number> {

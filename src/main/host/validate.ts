@@ -9,6 +9,12 @@ import { SluiceError } from '../engine/errors';
 import { parseSshUrl } from '../engine/client/ssh-command';
 import { INVOKE_CHANNELS, type InvokeChannel, type InvokeMap } from '../../shared/ipc';
 import type { CloserOptions, JobRequest } from '../../shared/jobs';
+import {
+  APP_STATE_LIMITS,
+  type AppState,
+  type PersistedComparison,
+  type PersistedSettings,
+} from '../../shared/app-state';
 
 /** Limits of what the host accepts; the engine has its own, these only keep absurd input out. */
 export const LIMITS = {
@@ -434,7 +440,84 @@ const VALIDATORS: ArgValidators = {
   'library:openTerminal': (a, abs) => libraryPath('library:openTerminal')(a, abs),
   'library:copySource': (a, abs) => libraryPath('library:copySource')(a, abs),
   'dest:check': (a, abs) => libraryPath('dest:check')(a, abs),
+  'state:get': (a) => (arity('state:get', a, 0, 0), []),
+  'state:set': (a, abs) => (arity('state:set', a, 1, 1), [validateAppState(a[0], abs, 'state:set')]),
 };
+
+/**
+ * The app's saved state (src/shared/app-state.ts), from the renderer or from state.json: every
+ * setting checked as the settings dialog allows it, comparisons bounded in count and size.
+ */
+export function validateAppState(
+  v: unknown,
+  pathIsAbsolute: (p: string) => boolean = isAbsolute,
+  where = 'state',
+): AppState {
+  const o = expectObject(v, where, ['settings', 'comparisons']);
+  if (JSON.stringify(o).length > APP_STATE_LIMITS.stateBytes)
+    fail(where, `larger than ${APP_STATE_LIMITS.stateBytes} bytes`);
+  const out: AppState = {};
+  if (o.settings !== undefined)
+    out.settings = expectSettings(o.settings, pathIsAbsolute, `${where} settings`);
+  if (o.comparisons !== undefined) out.comparisons = expectComparisons(o.comparisons, `${where} comparisons`);
+  return out;
+}
+
+function expectSettings(v: unknown, abs: (p: string) => boolean, where: string): PersistedSettings {
+  const o = expectObject(v, where, [
+    'theme',
+    'defaults',
+    'stallSeconds',
+    'density',
+    'cloneDir',
+    'recentUrls',
+    'recentCloneDirs',
+  ]);
+  const d = expectObject(o.defaults, `${where} defaults`, [
+    'stream',
+    'backgroundClose',
+    'closeThreads',
+    'verify',
+  ]);
+  return {
+    theme: expectOneOf(o.theme, `${where} theme`, ['system', 'light', 'dark']),
+    defaults: {
+      stream: expectOneOf(d.stream, `${where} defaults.stream`, ['auto', 'v1', 'v2']),
+      backgroundClose: expectOneOf(d.backgroundClose, `${where} defaults.backgroundClose`, [
+        'auto',
+        'on',
+        'off',
+      ]),
+      closeThreads: expectInt(d.closeThreads, `${where} defaults.closeThreads`, LIMITS.closeThreads),
+      verify: expectBoolean(d.verify, `${where} defaults.verify`),
+    },
+    stallSeconds: expectInt(o.stallSeconds, `${where} stallSeconds`, [3, 600]),
+    density: expectOneOf(o.density, `${where} density`, ['comfortable', 'compact']),
+    ...(o.cloneDir !== undefined && { cloneDir: expectAbsolutePath(o.cloneDir, `${where} cloneDir`, abs) }),
+    recentUrls: expectList(o.recentUrls, `${where} recentUrls`, APP_STATE_LIMITS.recentUrls, (x, w) =>
+      expectString(x, w, LIMITS.urlChars),
+    ),
+    recentCloneDirs: expectList(
+      o.recentCloneDirs,
+      `${where} recentCloneDirs`,
+      APP_STATE_LIMITS.recentCloneDirs,
+      (x, w) => expectAbsolutePath(x, w, abs),
+    ),
+  };
+}
+
+function expectList<T>(v: unknown, where: string, max: number, item: (x: unknown, where: string) => T): T[] {
+  if (!Array.isArray(v)) fail(where, 'expected a list');
+  if (v.length > max) fail(where, `more than ${max} entries`);
+  return v.map((x, i) => item(x, `${where}[${i}]`));
+}
+
+function expectComparisons(v: unknown, where: string): PersistedComparison[] {
+  return expectList(v, where, APP_STATE_LIMITS.comparisons, (x, w) => {
+    if (!isPlainObject(x)) fail(w, 'expected an object');
+    return { ...x, id: expectId(x.id, `${w} id`) };
+  });
+}
 
 const libraryPath =
   <

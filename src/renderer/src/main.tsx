@@ -5,6 +5,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { hasSluiceApi, sluiceApi } from './api';
+import { loadSavedState } from './store/saved-state';
 import { connectHost, createSluiceStore, type StoreDeps } from './store';
 import { StoreProvider } from './store/react';
 import './styles/app.css';
@@ -22,14 +23,19 @@ if (!hasSluiceApi()) {
     </div>,
   );
 } else {
-  let storage: Storage | undefined;
+  void start();
+}
+
+async function start(): Promise<void> {
+  let legacyStorage: Storage | undefined;
   try {
-    storage = window.localStorage;
+    legacyStorage = window.localStorage;
   } catch {
-    storage = undefined;
+    legacyStorage = undefined;
   }
+  const api = sluiceApi();
   const deps: StoreDeps = {
-    api: sluiceApi(),
+    api,
     // One store update per animation frame; the timeout keeps events flowing while the window is
     // hidden (no frames then), e.g. a comparison running behind a minimized window.
     schedule: (cb) => {
@@ -43,7 +49,7 @@ if (!hasSluiceApi()) {
       setTimeout(run, 250);
     },
     now: () => performance.now(),
-    ...(storage ? { storage } : {}),
+    saved: await loadSavedState(api, legacyStorage),
   };
   const store = createSluiceStore(deps);
   connectHost(store, deps);

@@ -16,6 +16,7 @@ import type {
 } from '../../../src/shared/ipc';
 import type { BundleInfo, JobRequest } from '../../../src/shared/jobs';
 import type { RepoRow } from '../../../src/shared/library';
+import type { AppState } from '../../../src/shared/app-state';
 
 type Listener = (payload: never) => void;
 
@@ -38,6 +39,7 @@ export function createDemoHost(
   const listeners = new Map<PushChannel, Set<Listener>>();
   const jobs = new Map<string, SimJob>();
   let history: HistoryRecord[] = seedHistory();
+  let savedState: AppState = {};
   const library = new Map(seedLibrary().map((r) => [r.path, r]));
   let seq = 0;
 
@@ -331,6 +333,10 @@ export function createDemoHost(
     },
     'library:openTerminal': async (path) => ({ opened: false, command: `cd '${path}'` }),
     'library:copySource': async (path) => ({ text: library.get(path)?.source ?? '', copied: false }),
+    'state:get': async () => savedState,
+    'state:set': async (patch) => {
+      savedState = { ...savedState, ...patch };
+    },
     'dest:check': async (path) => {
       if (/\.hg$|file/.test(path)) return { ok: false, reason: 'is a file' };
       if (/full|existing/.test(path) || library.has(path)) return { ok: false, reason: 'is not empty' };

@@ -2,6 +2,9 @@
 // and a frame scheduler that runs only when the test says so.
 
 import type { InvokeChannel, InvokeMap, PushChannel, PushMap, SluiceApi } from '../../../src/shared/ipc';
+import type { AppState } from '../../../src/shared/app-state';
+import type { SavedState } from '../../../src/renderer/src/store/types';
+import { validateAppState } from '../../../src/main/host/validate';
 
 type Handler<C extends InvokeChannel> = (
   ...args: InvokeMap[C]['args']
@@ -62,6 +65,27 @@ export class ManualScheduler {
   }
 }
 
+/**
+ * The host's saved state for store tests: each patch goes through the host's own validator
+ * (validateAppState, as state:set does), so a shape the host would refuse fails the test.
+ * `restart()` is the state a new store gets after a restart.
+ */
+export class MemorySavedState implements SavedState {
+  initial: AppState;
+  patches = 0;
+  constructor(initial: AppState = {}) {
+    this.initial = validateAppState(initial);
+  }
+  readonly save = (patch: AppState): void => {
+    this.initial = { ...this.initial, ...validateAppState(JSON.parse(JSON.stringify(patch)) as unknown) };
+    this.patches++;
+  };
+  restart(): SavedState {
+    return { initial: this.initial, save: this.save };
+  }
+}
+
+/** localStorage stand-in (an app before the host kept its state). */
 export class MemoryStorage {
   readonly data = new Map<string, string>();
   getItem(key: string): string | null {

@@ -3,12 +3,8 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import {
-  cleanStaleTemporaries,
-  inspectBundle,
-  probeServer,
-  startServer,
-} from '../../../src/main/host/engine-api';
+import { cleanStaleTemporaries, inspectBundle, probeServer } from '../../../src/main/host/engine-api';
+import { startServer } from '../../../src/main/engine/operations/serve/http-server';
 import { OWNER_MARKER } from '../../../src/main/engine/repo/destination';
 
 describe('cleanStaleTemporaries', () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -13,6 +13,7 @@ import {
 import { TypedEmitter } from '../../../src/main/host/typed-emitter';
 import { SluiceError } from '../../../src/main/engine/errors';
 import { PartialStore } from '../../../src/main/engine/downloads/partial-store';
+import { validateInvoke } from '../../../src/main/host/validate';
 import { missing, skipNote } from '../../support/env';
 import type { EngineWorkerEvents, EngineWorkerLike } from '../../../src/main/host/engine-worker-host';
 import type { HostToWorker, WorkerStartData } from '../../../src/main/host/worker-protocol';
@@ -187,16 +188,14 @@ describe('EngineHost', () => {
     expect(await host.invoke('job:log', [jobId, 0, 5])).toMatchObject({ total: 0, lines: [] });
   });
 
-  it('prepares the sample once, serves it with the engine server, and reuses it on the next start', async () => {
+  it('prepares the sample once, offers its local path as the source, and reuses it on the next start', async () => {
     const info = (await host.invoke('sample:get', [])) as { url: string; name: string; files: number };
-    expect(info).toMatchObject({
-      name: 'sample',
-      files: 28,
-      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//),
-    });
-    const caps = await fetch(`${info.url}?cmd=capabilities`, { signal: AbortSignal.timeout(10_000) });
-    expect(caps.status).toBe(200);
-    expect(await caps.text()).toMatch(/stream/);
+    expect(info).toEqual({ name: 'sample', files: 28, url: join(dir, 'data', 'sample', 'sample') });
+    // a path that lasts: a clone of it records this as paths.default, which pulls after a restart
+    expect((await stat(join(info.url, '.hg', 'requires'))).isFile()).toBe(true);
+    expect(
+      validateInvoke('job:start', [{ kind: 'clone', url: info.url, dest: join(dir, 'c') }]),
+    ).toBeTruthy();
     expect(await host.invoke('sample:get', [])).toEqual(info);
     expect(UnpackingWorker.runs).toBe(1);
 
@@ -209,7 +208,7 @@ describe('EngineHost', () => {
       createWorker: (s) => new UnpackingWorker(s),
     });
     const again = (await host.invoke('sample:get', [])) as { url: string; files: number };
-    expect(again.files).toBe(28);
+    expect(again).toMatchObject({ files: 28, url: info.url });
     expect(UnpackingWorker.runs).toBe(1);
   }, 30_000);
 
@@ -271,11 +270,10 @@ describe('EngineHost', () => {
   }, 30_000);
 
   it.skipIf(missing('hg'))(
-    `serves a sample that real hg clones with --stream${skipNote('hg')}`,
+    `offers a sample that real hg clones from its path${skipNote('hg')}`,
     async () => {
       const { url } = (await host.invoke('sample:get', [])) as { url: string };
       const dest = join(dir, 'hg-clone');
-      // Asynchronously: the server runs on this process's event loop.
       const r = await execFileAsync('hg', ['clone', '--stream', '-U', '-q', url, dest], {
         encoding: 'utf8',
         timeout: 20_000,
@@ -287,7 +285,7 @@ describe('EngineHost', () => {
         env: { ...process.env, HGPLAIN: '1', HGRCPATH: '' },
       });
       // Same changesets and bookmarks as the repository the bundle was made from (phases differ:
-      // the sample server publishes, like hg serve).
+      // the applied stream bundle makes them public).
       const expected = (await readFile(join(fixtures, 'default', 'log.txt'), 'utf8')).replace(
         / (public|draft|secret) /g,
         ' ',

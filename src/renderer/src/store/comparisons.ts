@@ -3,6 +3,7 @@
 
 import type { StateCreator } from 'zustand/vanilla';
 import { toUiError } from '../lib/errors';
+import { APP_STATE_LIMITS, type PersistedComparison } from '../../../shared/app-state';
 import { latencyApplierFor, planComparison, resultFromJob, sourceLabel } from './comparison-plan';
 import type {
   ComparisonResult,
@@ -15,15 +16,15 @@ import type {
 
 import { mebibytesPerSec } from '../lib/format';
 
-export const COMPARISONS_KEY = 'sluice.comparisons.v1';
-const KEEP_FINISHED = 12;
+/** where an app before the host kept its state saved the comparisons (localStorage), read once to migrate */
+export const LEGACY_COMPARISONS_KEY = 'sluice.comparisons.v1';
+const KEEP_FINISHED = APP_STATE_LIMITS.comparisons;
 
-function readPersisted(storage: StoreDeps['storage']): ComparisonRun[] {
+/** The comparisons the host kept, runs of an older shape brought up to date. */
+export function readComparisons(saved: unknown): ComparisonRun[] {
   try {
-    const raw = storage?.getItem(COMPARISONS_KEY);
-    if (!raw) return [];
-    const runs = JSON.parse(raw) as ComparisonRun[];
-    if (!Array.isArray(runs)) return [];
+    if (!Array.isArray(saved)) return [];
+    const runs = saved as ComparisonRun[];
     // runs saved before the unit became MiB/s carry 10^6-byte MB/s: derive MiB/s from their bytes and time
     return runs
       .filter((r) => r && typeof r.id === 'string' && Array.isArray(r.results))
@@ -49,11 +50,7 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
       const finished = get()
         .comparisons.filter((r) => r.state !== 'running')
         .slice(0, KEEP_FINISHED);
-      try {
-        deps.storage?.setItem(COMPARISONS_KEY, JSON.stringify(finished));
-      } catch {
-        // storage full: results stay for this session and can be exported
-      }
+      deps.saved?.save({ comparisons: finished as unknown as PersistedComparison[] });
     };
 
     const update = (id: string, fn: (run: ComparisonRun) => ComparisonRun): void => {
@@ -124,7 +121,7 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
     };
 
     return {
-      comparisons: readPersisted(deps.storage),
+      comparisons: readComparisons(deps.saved?.initial.comparisons),
 
       runComparison: async (source, choices, outDir) => {
         const info = get().appInfo;

@@ -1,13 +1,15 @@
-// Settings slice: theme, defaults of the transfer dialogs, stall threshold. Persisted in the
-// renderer's localStorage (per host origin), which is enough for preferences.
+// Settings slice: theme, defaults of the transfer dialogs, stall threshold, list density, recent
+// clones. Saved by the host (state:set into its data folder), so a restart keeps them.
 
 import type { StateCreator } from 'zustand/vanilla';
-import type { SettingsSlice, SluiceState, StoreDeps, ThemeChoice, TransferDefaults } from './types';
+import type { SettingsSlice, SluiceState, StoreDeps, TransferDefaults } from './types';
+import { APP_STATE_LIMITS, type PersistedSettings } from '../../../shared/app-state';
 import { DEFAULT_CLOSER_OPTIONS } from '../../../shared/jobs';
 import { withoutCredentials } from '../../../shared/urls';
 import { isAbsolutePath } from '../lib/paths';
 
-export const SETTINGS_KEY = 'sluice.settings.v1';
+/** where an app before the host kept its state saved the settings (localStorage), read once to migrate */
+export const LEGACY_SETTINGS_KEY = 'sluice.settings.v1';
 export const DEFAULT_STALL_SECONDS = 15;
 
 export const DEFAULT_TRANSFER_DEFAULTS: TransferDefaults = {
@@ -18,18 +20,8 @@ export const DEFAULT_TRANSFER_DEFAULTS: TransferDefaults = {
   verify: false,
 };
 
-interface Persisted {
-  theme: ThemeChoice;
-  defaults: TransferDefaults;
-  stallSeconds: number;
-  /** the user's clone folder, instead of the host's default */
-  cloneDir?: string;
-  recentUrls?: string[];
-  recentCloneDirs?: string[];
-}
-
-export const MAX_RECENT_URLS = 8;
-export const MAX_RECENT_DIRS = 5;
+export const MAX_RECENT_URLS = APP_STATE_LIMITS.recentUrls;
+export const MAX_RECENT_DIRS = APP_STATE_LIMITS.recentCloneDirs;
 
 const strings = (v: unknown, max: number): string[] | undefined =>
   Array.isArray(v)
@@ -41,26 +33,23 @@ function mostRecent(list: readonly string[], item: string, max: number): string[
   return [item, ...list.filter((x) => x !== item)].slice(0, max);
 }
 
-function readPersisted(storage: StoreDeps['storage']): Partial<Persisted> {
-  try {
-    const raw = storage?.getItem(SETTINGS_KEY);
-    if (!raw) return {};
-    const v = JSON.parse(raw) as Partial<Persisted>;
-    const out: Partial<Persisted> = {};
-    if (v.theme === 'system' || v.theme === 'light' || v.theme === 'dark') out.theme = v.theme;
-    if (typeof v.stallSeconds === 'number' && v.stallSeconds >= 3 && v.stallSeconds <= 600)
-      out.stallSeconds = v.stallSeconds;
-    if (v.defaults && typeof v.defaults === 'object')
-      out.defaults = { ...DEFAULT_TRANSFER_DEFAULTS, ...sanitizeDefaults(v.defaults) };
-    if (typeof v.cloneDir === 'string' && isAbsolutePath(v.cloneDir)) out.cloneDir = v.cloneDir;
-    const urls = strings(v.recentUrls, MAX_RECENT_URLS);
-    if (urls) out.recentUrls = urls;
-    const dirs = strings(v.recentCloneDirs, MAX_RECENT_DIRS);
-    if (dirs) out.recentCloneDirs = dirs;
-    return out;
-  } catch {
-    return {};
-  }
+/** The settings the host kept (or an older app's localStorage left), field by field. */
+export function readSettings(v: unknown): Partial<PersistedSettings> {
+  if (!v || typeof v !== 'object') return {};
+  const p = v as Partial<PersistedSettings>;
+  const out: Partial<PersistedSettings> = {};
+  if (p.theme === 'system' || p.theme === 'light' || p.theme === 'dark') out.theme = p.theme;
+  if (typeof p.stallSeconds === 'number' && p.stallSeconds >= 3 && p.stallSeconds <= 600)
+    out.stallSeconds = Math.round(p.stallSeconds);
+  if (p.density === 'comfortable' || p.density === 'compact') out.density = p.density;
+  if (p.defaults && typeof p.defaults === 'object')
+    out.defaults = { ...DEFAULT_TRANSFER_DEFAULTS, ...sanitizeDefaults(p.defaults) };
+  if (typeof p.cloneDir === 'string' && isAbsolutePath(p.cloneDir)) out.cloneDir = p.cloneDir;
+  const urls = strings(p.recentUrls, MAX_RECENT_URLS);
+  if (urls) out.recentUrls = urls;
+  const dirs = strings(p.recentCloneDirs, MAX_RECENT_DIRS)?.filter(isAbsolutePath);
+  if (dirs) out.recentCloneDirs = dirs;
+  return out;
 }
 
 function sanitizeDefaults(d: Partial<TransferDefaults>): Partial<TransferDefaults> {
@@ -76,29 +65,25 @@ function sanitizeDefaults(d: Partial<TransferDefaults>): Partial<TransferDefault
 
 export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, [], [], SettingsSlice> {
   return (set, get) => {
-    const persisted = readPersisted(deps.storage);
+    const persisted = readSettings(deps.saved?.initial.settings);
     const save = (): void => {
-      const { theme, defaults, stallSeconds, cloneDir, recentUrls, recentCloneDirs } = get();
-      try {
-        deps.storage?.setItem(
-          SETTINGS_KEY,
-          JSON.stringify({
-            theme,
-            defaults,
-            stallSeconds,
-            ...(cloneDir ? { cloneDir } : {}),
-            recentUrls,
-            recentCloneDirs,
-          } satisfies Persisted),
-        );
-      } catch {
-        // storage full or disabled: preferences stay for this session
-      }
+      const { theme, defaults, stallSeconds, density, cloneDir, recentUrls, recentCloneDirs } = get();
+      const settings: PersistedSettings = {
+        theme,
+        defaults,
+        stallSeconds,
+        density,
+        ...(cloneDir ? { cloneDir } : {}),
+        recentUrls,
+        recentCloneDirs,
+      };
+      deps.saved?.save({ settings });
     };
     return {
       theme: persisted.theme ?? 'system',
       defaults: persisted.defaults ?? DEFAULT_TRANSFER_DEFAULTS,
       stallSeconds: persisted.stallSeconds ?? DEFAULT_STALL_SECONDS,
+      density: persisted.density ?? 'comfortable',
       ...(persisted.cloneDir ? { cloneDir: persisted.cloneDir } : {}),
       recentUrls: persisted.recentUrls ?? [],
       recentCloneDirs: persisted.recentCloneDirs ?? [],
@@ -109,6 +94,15 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
       },
       setDefaults: (patch) => {
         set({ defaults: { ...get().defaults, ...sanitizeDefaults(patch) } });
+        save();
+      },
+      setDensity: (density) => {
+        set({ density });
+        save();
+      },
+      forgetRecentCloneDir: (dir) => {
+        if (!get().recentCloneDirs.includes(dir)) return;
+        set({ recentCloneDirs: get().recentCloneDirs.filter((d) => d !== dir) });
         save();
       },
       setStallSeconds: (seconds) => {

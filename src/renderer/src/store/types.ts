@@ -3,16 +3,9 @@
 
 import type { AppInfo, HistoryRecord, SluiceApi } from '../../../shared/ipc';
 import type { CloseStats, DoneEvent, JobKind, JobPhase, StreamFormat } from '../../../shared/events';
-import type {
-  ApplyRequest,
-  BackgroundCloseMode,
-  BundleInfo,
-  BundleRequest,
-  CloneRequest,
-  JobRequest,
-  StreamVersionChoice,
-} from '../../../shared/jobs';
+import type { ApplyRequest, BundleInfo, BundleRequest, CloneRequest, JobRequest } from '../../../shared/jobs';
 import type { UiError } from '../lib/errors';
+import type { AppState, ListDensity, ThemeChoice, TransferDefaults } from '../../../shared/app-state';
 
 /** What the store needs from its surroundings; tests pass fakes. */
 export interface StoreDeps {
@@ -20,8 +13,14 @@ export interface StoreDeps {
   /** requestAnimationFrame in the browser; tests collect the callbacks and run them by hand */
   schedule: (callback: () => void) => void;
   now: () => number;
-  /** localStorage in the browser; absent in node tests */
-  storage?: Pick<Storage, 'getItem' | 'setItem'>;
+  /** what the host kept of the user's settings and comparisons (state:get), and how to save changes */
+  saved?: SavedState;
+}
+
+export interface SavedState {
+  initial: AppState;
+  /** replaces the parts of the host's saved state that `patch` names (state:set) */
+  save(patch: AppState): void;
 }
 
 // ---------- transfers ----------
@@ -215,19 +214,15 @@ export interface LibrarySlice {
 
 // ---------- settings ----------
 
-export type ThemeChoice = 'system' | 'light' | 'dark';
-
-export interface TransferDefaults {
-  stream: StreamVersionChoice;
-  backgroundClose: BackgroundCloseMode;
-  closeThreads: number;
-  verify: boolean;
-}
+export type { ListDensity, ThemeChoice, TransferDefaults } from '../../../shared/app-state';
 
 export interface SettingsSlice {
   theme: ThemeChoice;
   defaults: TransferDefaults;
   stallSeconds: number;
+  /** one line per row in the Transfers and Repositories lists */
+  density: ListDensity;
+  setDensity(density: ListDensity): void;
   appInfo?: AppInfo;
   /** the clone folder the user chose in Settings (appInfo.defaultCloneDir then reflects it) */
   cloneDir?: string;
@@ -244,6 +239,8 @@ export interface SettingsSlice {
   loadSavedCredentials(): Promise<void>;
   forgetCredentials(origin: string): Promise<void>;
   rememberClone(url: string, destParent: string): void;
+  /** a destination that failed is not offered again */
+  forgetRecentCloneDir(dir: string): void;
   setDefaults(patch: Partial<TransferDefaults>): void;
   setStallSeconds(seconds: number): void;
   loadAppInfo(): Promise<void>;

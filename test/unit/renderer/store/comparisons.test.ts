@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createSluiceStore } from '../../../../src/renderer/src/store/index';
-import { FakeHost, ManualScheduler, MemoryStorage } from '../../../support/renderer/fake-host';
+import { FakeHost, ManualScheduler, MemorySavedState } from '../../../support/renderer/fake-host';
 import { doneEv, errorEv, progressEv, startEv } from '../../../support/renderer/events';
 import {
   comparisonToCsv,
@@ -8,7 +8,6 @@ import {
   latencyApplierFor,
   planComparison,
 } from '../../../../src/renderer/src/store/comparison-plan';
-import { COMPARISONS_KEY } from '../../../../src/renderer/src/store/comparisons';
 import type { JobRequest } from '../../../../src/shared/jobs';
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
@@ -170,13 +169,13 @@ describe('comparisons slice', () => {
     };
     host.handlers['job:cancel'] = () => undefined;
     const frames = new ManualScheduler();
-    const storage = new MemoryStorage();
-    const store = createSluiceStore({ api: host, schedule: frames.schedule, now: () => 0, storage });
-    return { host, frames, store, started, storage };
+    const saved = new MemorySavedState();
+    const store = createSluiceStore({ api: host, schedule: frames.schedule, now: () => 0, saved });
+    return { host, frames, store, started, saved };
   }
 
   it('runs configurations one after another and keeps each done event as a result', async () => {
-    const { store, frames, started, storage } = setup();
+    const { host, store, frames, started, saved } = setup();
     const id = await store.getState().runComparison(
       { kind: 'repo', repo: '/src/repo' },
       {
@@ -224,8 +223,15 @@ describe('comparisons slice', () => {
     ]);
     expect(run.results[0]!.userCpuMs).toBe(400);
     expect(run.results[0]!.samples).toEqual([[500, 1_000_000]]);
-    // finished runs persist
-    expect(JSON.parse(storage.getItem(COMPARISONS_KEY)!)[0].id).toBe(id);
+    // finished runs are saved by the host (its validator took them) and come back after a restart
+    expect(saved.initial.comparisons?.[0]?.id).toBe(id);
+    const again = createSluiceStore({
+      api: host,
+      schedule: frames.schedule,
+      now: () => 0,
+      saved: saved.restart(),
+    });
+    expect(again.getState().comparisons[0]).toMatchObject({ id, state: 'done' });
   });
 
   it('a failed configuration does not stop the others; cancel stops the run', async () => {

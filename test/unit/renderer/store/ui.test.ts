@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createSluiceStore } from '../../../../src/renderer/src/store/index';
 import { FakeHost, ManualScheduler } from '../../../support/renderer/fake-host';
 import type { BundleInfo } from '../../../../src/shared/jobs';
-import { SETTINGS_KEY } from '../../../../src/renderer/src/store/settings';
-import { MemoryStorage } from '../../../support/renderer/fake-host';
+import { LEGACY_SETTINGS_KEY } from '../../../../src/renderer/src/store/settings';
+import { loadSavedState } from '../../../../src/renderer/src/store/saved-state';
+import { MemorySavedState, MemoryStorage } from '../../../support/renderer/fake-host';
 
 const info = (o: Partial<BundleInfo> = {}): BundleInfo => ({
   path: '/b.hg',
@@ -120,22 +121,36 @@ describe('ui slice: sample clone and credentials', () => {
 });
 
 describe('settings slice', () => {
-  it('persists theme and defaults, ignoring garbage in storage', () => {
-    const storage = new MemoryStorage();
-    storage.setItem(
-      SETTINGS_KEY,
+  it("takes an older app's localStorage settings once, ignoring garbage, and saves them to the host", async () => {
+    const legacy = new MemoryStorage();
+    legacy.setItem(
+      LEGACY_SETTINGS_KEY,
       JSON.stringify({ theme: 'neon', stallSeconds: 1e9, defaults: { closeThreads: 6, stream: 'v9' } }),
     );
-    const deps = { api: new FakeHost(), schedule: new ManualScheduler().schedule, now: () => 0, storage };
-    const a = createSluiceStore(deps);
+    const host = new FakeHost({ 'state:get': () => ({}) });
+    const saved = await loadSavedState(host, legacy);
+    const held = new MemorySavedState();
+    const deps = { api: host, schedule: new ManualScheduler().schedule, now: () => 0 };
+    const a = createSluiceStore({ ...deps, saved: { initial: saved.initial, save: held.save } });
     expect(a.getState().theme).toBe('system');
     expect(a.getState().stallSeconds).toBe(15);
     expect(a.getState().defaults).toMatchObject({ closeThreads: 6, stream: 'auto' });
     a.getState().setTheme('dark');
     a.getState().setDefaults({ verify: true });
-    const b = createSluiceStore(deps);
+    a.getState().setDensity('compact');
+    const b = createSluiceStore({ ...deps, saved: held.restart() });
     expect(b.getState().theme).toBe('dark');
-    expect(b.getState().defaults.verify).toBe(true);
+    expect(b.getState().defaults).toMatchObject({ closeThreads: 6, verify: true });
+    expect(b.getState().density).toBe('compact');
+  });
+
+  it("the host's saved settings win over an older app's localStorage", async () => {
+    const legacy = new MemoryStorage();
+    legacy.setItem(LEGACY_SETTINGS_KEY, JSON.stringify({ theme: 'light' }));
+    const host = new FakeHost({ 'state:get': () => ({ settings: { theme: 'dark' } as never }) });
+    const saved = await loadSavedState(host, legacy);
+    const s = createSluiceStore({ api: host, schedule: new ManualScheduler().schedule, now: () => 0, saved });
+    expect(s.getState().theme).toBe('dark');
   });
 });
 
