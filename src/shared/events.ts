@@ -98,6 +98,8 @@ export interface DoneEvent extends BaseEvent {
   peakRssBytes?: number;
   /** final path of the result (repository or bundle) */
   result?: string;
+  /** a pull's incoming check: how many changesets a pull would add */
+  incoming?: number;
 }
 
 export interface ErrorEvent extends BaseEvent {

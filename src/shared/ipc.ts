@@ -26,7 +26,9 @@ export interface HistoryRecord {
   /** the done event (timings, close stats), when it finished */
   done?: Extract<SluiceEvent, { type: 'done' }>;
   error?: { code: string; message: string };
-  /** throughput samples [elapsedMs, bytesPerSec] for the over-time chart, downsampled (<= 200) */
+  /** a job that did not finish: how far it got (its last progress event) */
+  progress?: { bytes: number; files: number; totalBytes: number; totalFiles: number };
+  /** throughput samples [msSinceStart, bytesPerSec] for the over-time chart, downsampled (<= 200) */
   samples?: [number, number][];
 }
 

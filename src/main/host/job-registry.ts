@@ -90,6 +90,8 @@ interface JobEntry {
   refusedSaved: Set<string>;
   done?: DoneEvent;
   error?: { code: string; message: string };
+  /** the last progress event's counts, kept in the history of a job that did not finish */
+  progress?: HistoryRecord['progress'];
   cancelRequested: boolean;
   graceTimer?: ReturnType<typeof setTimeout>;
   finished: boolean;
@@ -390,8 +392,13 @@ export class JobRegistry {
   }
 
   private observe(entry: JobEntry, event: SluiceEvent): void {
-    if (event.type === 'progress') entry.sampler.add(event.elapsedMs, event.bytesPerSec);
-    else if (event.type === 'done') entry.done = event;
+    if (event.type === 'progress') {
+      // time since the job started, not the event's elapsedMs: each phase's tracker (a clone's
+      // checkout after its transfer) counts from its own start
+      entry.sampler.add(event.time - entry.summary.startedAt, event.bytesPerSec);
+      const { bytes, files, totalBytes, totalFiles } = event;
+      entry.progress = { bytes, files, totalBytes, totalFiles };
+    } else if (event.type === 'done') entry.done = event;
     else if (event.type === 'error') entry.error = { code: event.code, message: event.message };
   }
 
@@ -464,6 +471,7 @@ export class JobRegistry {
       endedAt,
       ...(entry.done && state === 'done' && { done: entry.done }),
       ...(state !== 'done' && entry.error && { error: entry.error }),
+      ...(state !== 'done' && entry.progress && { progress: entry.progress }),
       samples: entry.sampler.samples(),
     };
     const logSaved = this.options.logs.finish(entry.summary.jobId);

@@ -113,11 +113,13 @@ describe('JobRegistry', () => {
       source: '/b.hg',
       dest: '/r',
     });
+    const started = registry.list().find((j) => j.jobId === jobId)!.startedAt;
     for (let i = 1; i <= 50; i++) {
       w.emit({
         type: 'progress',
         jobId,
-        time: t(),
+        // the time since the job started is the chart's x, not elapsedMs (which restarts per phase)
+        time: started + i * 10,
         bytes: i,
         files: 0,
         totalBytes: 50,
@@ -169,6 +171,8 @@ describe('JobRegistry', () => {
     });
     expect(record!.samples).toHaveLength(50);
     expect(record!.samples![49]).toEqual([500, 5000]);
+    // a finished job keeps its done event, not its last progress
+    expect(record!.progress).toBeUndefined();
     expect(registry.list()).toEqual([expect.objectContaining({ jobId, state: 'done' })]);
 
     const next = registry.start({ kind: 'verify', repo: '/r' });
@@ -232,6 +236,17 @@ describe('JobRegistry', () => {
     const { jobId } = registry.start({ kind: 'clone', url: 'http://127.0.0.1:1/r', dest: '/c' });
     await registry.cancel(jobId);
     expect(workers[0]!.received.at(-1)).toEqual({ type: 'cancel', jobId });
+    workers[0]!.emit({
+      type: 'progress',
+      jobId,
+      time: t(),
+      bytes: 4096,
+      files: 7,
+      totalBytes: 8192,
+      totalFiles: 9,
+      bytesPerSec: 1,
+      elapsedMs: 1,
+    });
     workers[0]!.emit({ type: 'error', jobId, time: t(), code: 'CANCELLED', message: 'cancelled' });
     workers[0]!.say({
       type: 'finished',
@@ -243,7 +258,12 @@ describe('JobRegistry', () => {
     expect(states(jobId)).toEqual(['queued', 'running', 'cancelled']);
     expect(cleaned).toEqual([]);
     expect(workers[0]!.terminated).toBe(false);
-    expect((await history.list())[0]).toMatchObject({ state: 'cancelled', error: { code: 'CANCELLED' } });
+    // how far it got, for the row after a reload
+    expect((await history.list())[0]).toMatchObject({
+      state: 'cancelled',
+      error: { code: 'CANCELLED' },
+      progress: { bytes: 4096, files: 7, totalBytes: 8192, totalFiles: 9 },
+    });
   });
 
   it('terminates an engine that ignores the cancel, then cleans its temporaries; the next job gets a new worker', async () => {

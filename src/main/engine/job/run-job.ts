@@ -25,6 +25,8 @@ export interface JobResult {
   close?: CloseStats;
   /** final path: the repository or the bundle */
   result?: string;
+  /** pull --incoming: the changesets a pull would add */
+  incoming?: number;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function runJob(request: JobRequest, ctx: JobContext): Promise<JobR
       // process-wide high-water mark (getrusage): exact for the CLI's one job per process
       peakRssBytes: process.resourceUsage().maxRSS * 1024,
       ...(result.result !== undefined ? { result: result.result } : {}),
+      ...(result.incoming !== undefined ? { incoming: result.incoming } : {}),
     });
     return result;
   } catch (e) {
@@ -160,7 +163,12 @@ async function runClone(request: CloneRequest, ctx: JobContext): Promise<JobResu
 async function runPull(request: PullRequest, ctx: JobContext): Promise<JobResult> {
   const { pullFromUrl } = await import('../operations/pull/pull');
   const out = await pullFromUrl(request, ctx);
-  return { bytes: out.bytes, files: out.files, result: out.repo };
+  return {
+    bytes: out.bytes,
+    files: out.files,
+    result: out.repo,
+    ...(request.incoming ? { incoming: out.incoming } : {}),
+  };
 }
 
 async function runVerify(request: VerifyRequest, ctx: JobContext): Promise<JobResult> {

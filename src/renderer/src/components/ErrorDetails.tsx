@@ -1,6 +1,6 @@
 // An error as the user sees it: what happened in words, what to do, and the engine's detail.
 
-import { explainError, type UiError } from '../lib/errors';
+import { explainFailure, type UiError } from '../lib/errors';
 import { Icon } from './Icon';
 import type { ReactNode } from 'react';
 
@@ -19,7 +19,7 @@ export function ErrorDetails({
   actions?: ReactNode;
   compact?: boolean;
 }) {
-  const ex = explainError(error.code);
+  const ex = explainFailure(error);
   return (
     <div className={`error-details${compact ? ' compact' : ''}`} role="alert">
       <Icon name="error" className="error-icon" />

@@ -80,17 +80,27 @@ export const LiveProgressBar = memo(function LiveProgressBar({
   );
 });
 
-/** Points of a sparkline in a 100×30 box: x by time, y by rate relative to the peak. */
+/**
+ * Points of a sparkline in a width×height box: x by time over the samples' whole range, y by rate
+ * relative to the peak. Every point lies inside the box, whatever the samples hold (a history
+ * record from before samples were timed from the job's start restarts its clock per phase).
+ */
 export function sparklinePoints(samples: readonly [number, number][], width = 100, height = 30): string {
   if (samples.length === 0) return '';
-  const t0 = samples[0]![0];
-  const span = Math.max(1, samples[samples.length - 1]![0] - t0);
+  let t0 = Infinity;
+  let t1 = -Infinity;
   let peak = 0;
-  for (const [, v] of samples) if (v > peak) peak = v;
+  for (const [t, v] of samples) {
+    if (t < t0) t0 = t;
+    if (t > t1) t1 = t;
+    if (v > peak) peak = v;
+  }
+  const span = Math.max(1, t1 - t0);
   const scale = peak > 0 ? (height - 2) / peak : 0;
-  let out = samples.length === 1 ? `0,${(height - 1 - samples[0]![1] * scale).toFixed(1)} ` : '';
-  for (const [t, v] of samples)
-    out += `${(((t - t0) / span) * width).toFixed(1)},${(height - 1 - v * scale).toFixed(1)} `;
+  const clamp = (n: number, max: number) => Math.min(max, Math.max(0, Number.isFinite(n) ? n : 0));
+  const y = (v: number) => clamp(height - 1 - v * scale, height).toFixed(1);
+  let out = samples.length === 1 ? `0,${y(samples[0]![1])} ` : '';
+  for (const [t, v] of samples) out += `${clamp(((t - t0) / span) * width, width).toFixed(1)},${y(v)} `;
   return out.trim();
 }
 

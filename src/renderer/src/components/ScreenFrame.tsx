@@ -1,6 +1,8 @@
 // The frame every screen shares: a section named by its h1, the subtitle under it, tools on the right.
 
 import type { ReactNode } from 'react';
+import { useSluiceShallow } from '../store/react';
+import { Icon } from './Icon';
 
 export function ScreenFrame({
   id,
@@ -33,5 +35,22 @@ export function ScreenFrame({
       </header>
       {children}
     </section>
+  );
+}
+
+/** The Transfers and Repositories lists' density: rows with their details, or one line each (saved). */
+export function DensityToggle() {
+  const { density, setDensity } = useSluiceShallow((s) => ({ density: s.density, setDensity: s.setDensity }));
+  const compact = density === 'compact';
+  return (
+    <button
+      type="button"
+      className="button ghost"
+      aria-pressed={compact}
+      title={compact ? 'Show rows with their details' : 'Show one line per row'}
+      onClick={() => setDensity(compact ? 'comfortable' : 'compact')}
+    >
+      <Icon name="log" /> Compact
+    </button>
   );
 }

@@ -30,10 +30,22 @@ const KIND_ICON: Record<TransferJob['kind'], IconName> = {
   update: 'apply',
 };
 
+// A job that ended before its first progress (or whose progress was never recorded) moved nothing
+// that can be counted: '–', not "0 of 8".
+const nothingCounted = (j: TransferJob) =>
+  (j.state === 'failed' || j.state === 'cancelled') && j.bytes === 0 && j.files === 0;
 const fmtBytes = (j: TransferJob) =>
-  j.totalBytes > 0 ? `${formatBytes(j.bytes)} of ${formatBytes(j.totalBytes)}` : formatBytes(j.bytes);
+  nothingCounted(j)
+    ? '–'
+    : j.totalBytes > 0
+      ? `${formatBytes(j.bytes)} of ${formatBytes(j.totalBytes)}`
+      : formatBytes(j.bytes);
 const fmtFiles = (j: TransferJob) =>
-  j.totalFiles > 0 ? `${formatCount(j.files)} of ${formatCount(j.totalFiles)}` : formatCount(j.files);
+  nothingCounted(j)
+    ? '–'
+    : j.totalFiles > 0
+      ? `${formatCount(j.files)} of ${formatCount(j.totalFiles)}`
+      : formatCount(j.files);
 // The rate a row shows: a finished job's average over its whole run, a running job's live rate,
 // none otherwise (formatRate/formatFilesRate show undefined as '–').
 function jobRate(j: TransferJob, amount: 'bytes' | 'files'): number | undefined {
@@ -52,54 +64,36 @@ const fmtElapsed = (j: TransferJob, now: number) => {
   if (j.state === 'queued') return '–';
   return formatClock(Math.max(j.elapsedMs, now - j.startedAt));
 };
+// the compact list's one line: data and speed
+const fmtCompact = (j: TransferJob) => `${fmtBytes(j)} · ${fmtRate(j)}`;
+
+type RowJob = ReturnType<typeof selectRow>;
+
+function selectRow(j: TransferJob) {
+  return {
+    kind: j.kind,
+    state: j.state,
+    phase: j.phase,
+    stalled: j.stalled,
+    cancelRequested: j.cancelRequested,
+    label: j.label,
+    source: j.source,
+    dest: j.dest,
+    error: j.error,
+    hasRequest: j.request !== undefined,
+    request: j.request,
+    origin: j.origin,
+    format: j.format,
+    result: j.done?.result,
+  };
+}
 
 export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string }) {
-  const job = useSluiceShallow((s) => {
-    const j = s.jobs[jobId]!;
-    return {
-      kind: j.kind,
-      state: j.state,
-      phase: j.phase,
-      stalled: j.stalled,
-      cancelRequested: j.cancelRequested,
-      label: j.label,
-      source: j.source,
-      dest: j.dest,
-      error: j.error,
-      hasRequest: j.request !== undefined,
-      request: j.request,
-      origin: j.origin,
-      format: j.format,
-      result: j.done?.result,
-    };
-  });
-  const stallSeconds = useSluice((s) => s.stallSeconds);
-  const { cancelJob, retryJob, restartJob, dismissJob, openDialog, openBundle, verifyRepository } =
-    useSluiceShallow((s) => ({
-      verifyRepository: s.verifyRepository,
-      cancelJob: s.cancelJob,
-      retryJob: s.retryJob,
-      restartJob: s.restartJob,
-      dismissJob: s.dismissJob,
-      openDialog: s.openDialog,
-      openBundle: s.openBundle,
-    }));
+  const job = useSluiceShallow((s) => selectRow(s.jobs[jobId]!));
   const title = job.label ?? (job.dest ? baseName(job.dest) : baseName(job.source));
   const titleId = `job-title-${jobId}`;
   const active = !isTerminal(job.state);
   const stalled = job.stalled && active && !job.cancelRequested;
-  const canRetry = job.hasRequest && (job.state === 'failed' || job.state === 'cancelled');
-  // errors a re-run cannot fix (DEST_EXISTS…) reopen the form where one exists (clone, apply)
-  const editable = job.request?.kind === 'clone' || job.request?.kind === 'apply';
-  const retryable = !editable || (job.error ? explainError(job.error.code).retryable : true);
-
-  const editAndRetry = () => {
-    const r = job.request;
-    if (r?.kind === 'clone') openDialog({ type: 'clone', initial: r });
-    // the dialog opens with what the user typed, not the defaults
-    else if (r?.kind === 'apply') void openBundle(r.bundlePath, r);
-  };
-
   return (
     <li
       className={`transfer transfer-${job.state}${stalled ? ' transfer-stalled' : ''}`}
@@ -113,27 +107,8 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
       </div>
       <div className="transfer-main">
         <div className="transfer-head">
-          <div className="transfer-titles">
-            <h3 id={titleId} className="transfer-title">
-              <span className="kind-tag">{KIND_LABEL[job.kind]}</span>
-              {title}
-            </h3>
-            <p className="transfer-route" title={`${job.source} → ${job.dest ?? ''}`}>
-              <span className="route-source">
-                <bdi>{job.source || '…'}</bdi>
-              </span>
-              {job.dest ? (
-                <>
-                  <span className="route-arrow" aria-label="to">
-                    →
-                  </span>
-                  <span className="route-dest">
-                    <bdi>{job.dest}</bdi>
-                  </span>
-                </>
-              ) : null}
-            </p>
-          </div>
+          <TransferTitles job={job} title={title} titleId={titleId} />
+          <LiveJobText jobId={jobId} format={fmtCompact} className="transfer-compact-data" />
           <span
             className={`state-badge state-${stalled ? 'stalled' : job.state}`}
             data-testid="transfer-state"
@@ -141,113 +116,178 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
             {stateLabel(job)}
             {job.format && active ? <span className="format-tag"> · {job.format}</span> : null}
           </span>
-          <div className="transfer-actions">
-            {active ? (
-              <button
-                type="button"
-                className="button small"
-                onClick={() => void cancelJob(jobId)}
-                disabled={job.cancelRequested}
-                aria-label={`Cancel ${title}`}
-              >
-                <Icon name="cancel" /> Cancel
-              </button>
-            ) : null}
-            {canRetry ? (
-              <button
-                type="button"
-                className="button small"
-                onClick={() => void (retryable ? retryJob(jobId) : editAndRetry())}
-                aria-label={`Retry ${title}`}
-              >
-                <Icon name="retry" /> {retryable ? 'Retry' : 'Edit & retry'}
-              </button>
-            ) : null}
-            {job.state === 'done' && (job.result ?? job.dest) ? (
-              <OpenFolderButton path={(job.result ?? job.dest)!} title={title} />
-            ) : null}
-            {job.state === 'done' &&
-            (job.kind === 'clone' || job.kind === 'apply') &&
-            (job.result ?? job.dest) ? (
-              <button
-                type="button"
-                className="button small ghost"
-                onClick={() => void verifyRepository((job.result ?? job.dest)!)}
-                aria-label={`Verify ${title}`}
-                title="Check the repository's integrity, like hg verify"
-              >
-                <Icon name="verify" /> Verify
-              </button>
-            ) : null}
-            <button
-              type="button"
-              className="button small ghost"
-              onClick={() => openDialog({ type: 'log', jobId })}
-              aria-label={`Show log of ${title}`}
-            >
-              <Icon name="log" /> Log
-            </button>
-            {!active ? (
-              <button
-                type="button"
-                className="icon-button"
-                onClick={() => dismissJob(jobId)}
-                aria-label={`Remove ${title} from the list`}
-                title="Remove from the list"
-              >
-                <Icon name="close" />
-              </button>
-            ) : null}
-          </div>
+          <TransferActions jobId={jobId} job={job} title={title} />
         </div>
         <LiveProgressBar jobId={jobId} label={`Progress of ${title}`} />
-        <div className="transfer-stats">
-          <dl className="stats">
-            <Stat term="Data">
-              <LiveJobText jobId={jobId} format={fmtBytes} testId="stat-bytes" />
-            </Stat>
-            <Stat term="Speed">
-              <LiveJobText jobId={jobId} format={fmtRate} testId="stat-rate" />
-            </Stat>
-            <Stat term="Files">
-              <LiveJobText jobId={jobId} format={fmtFiles} />
-            </Stat>
-            <Stat term="Files/s">
-              <LiveJobText jobId={jobId} format={fmtFilesRate} />
-            </Stat>
-            <Stat term="ETA">
-              <LiveJobText jobId={jobId} format={fmtEta} />
-            </Stat>
-            <Stat term="Elapsed">
-              <LiveJobText
-                jobId={jobId}
-                format={fmtElapsed}
-                tickMs={active ? 1000 : undefined}
-                testId="stat-elapsed"
-              />
-            </Stat>
-          </dl>
-          <LiveSparkline jobId={jobId} />
-        </div>
-        {stalled ? (
-          <div className="stall-banner" role="alert" data-testid="stall-banner">
-            <Icon name="warning" />
-            <span>No progress for {stallSeconds} seconds or more. The server or the disk may be stuck.</span>
-            <button type="button" className="button small" onClick={() => void cancelJob(jobId)}>
-              Cancel
-            </button>
-            {job.hasRequest ? (
-              <button type="button" className="button small primary" onClick={() => void restartJob(jobId)}>
-                Cancel and retry
-              </button>
-            ) : null}
-          </div>
-        ) : null}
+        <TransferStats jobId={jobId} active={active} />
+        {stalled ? <StallBanner jobId={jobId} canRestart={job.hasRequest} /> : null}
         {job.error && job.state === 'failed' ? <ErrorDetails error={job.error} compact /> : null}
       </div>
     </li>
   );
 });
+
+function TransferTitles({ job, title, titleId }: { job: RowJob; title: string; titleId: string }) {
+  return (
+    <div className="transfer-titles">
+      <h3 id={titleId} className="transfer-title">
+        <span className="kind-tag">{KIND_LABEL[job.kind]}</span>
+        {title}
+      </h3>
+      <p className="transfer-route" title={`${job.source} → ${job.dest ?? ''}`}>
+        <span className="route-source">
+          <bdi>{job.source || '…'}</bdi>
+        </span>
+        {job.dest ? (
+          <>
+            <span className="route-arrow" aria-label="to">
+              →
+            </span>
+            <span className="route-dest">
+              <bdi>{job.dest}</bdi>
+            </span>
+          </>
+        ) : null}
+      </p>
+    </div>
+  );
+}
+
+function TransferActions({ jobId, job, title }: { jobId: string; job: RowJob; title: string }) {
+  const { cancelJob, retryJob, dismissJob, openDialog, openBundle, verifyRepository } = useSluiceShallow(
+    (s) => ({
+      verifyRepository: s.verifyRepository,
+      cancelJob: s.cancelJob,
+      retryJob: s.retryJob,
+      dismissJob: s.dismissJob,
+      openDialog: s.openDialog,
+      openBundle: s.openBundle,
+    }),
+  );
+  const active = !isTerminal(job.state);
+  const canRetry = job.hasRequest && (job.state === 'failed' || job.state === 'cancelled');
+  // errors a re-run cannot fix (DEST_EXISTS…) reopen the form where one exists (clone, apply)
+  const editable = job.request?.kind === 'clone' || job.request?.kind === 'apply';
+  const retryable = !editable || (job.error ? explainError(job.error.code).retryable : true);
+  const output = job.result ?? job.dest;
+  const editAndRetry = () => {
+    const r = job.request;
+    if (r?.kind === 'clone') openDialog({ type: 'clone', initial: r });
+    // the dialog opens with what the user typed, not the defaults
+    else if (r?.kind === 'apply') void openBundle(r.bundlePath, r);
+  };
+  return (
+    <div className="transfer-actions">
+      {active ? (
+        <button
+          type="button"
+          className="button small"
+          onClick={() => void cancelJob(jobId)}
+          disabled={job.cancelRequested}
+          aria-label={`Cancel ${title}`}
+        >
+          <Icon name="cancel" /> Cancel
+        </button>
+      ) : null}
+      {canRetry ? (
+        <button
+          type="button"
+          className="button small"
+          onClick={() => void (retryable ? retryJob(jobId) : editAndRetry())}
+          aria-label={`Retry ${title}`}
+        >
+          <Icon name="retry" /> {retryable ? 'Retry' : 'Edit & retry'}
+        </button>
+      ) : null}
+      {job.state === 'done' && output ? <OpenFolderButton path={output} title={title} /> : null}
+      {job.state === 'done' && (job.kind === 'clone' || job.kind === 'apply') && output ? (
+        <button
+          type="button"
+          className="button small ghost"
+          onClick={() => void verifyRepository(output)}
+          aria-label={`Verify ${title}`}
+          title="Check the repository's integrity, like hg verify"
+        >
+          <Icon name="verify" /> Verify
+        </button>
+      ) : null}
+      <button
+        type="button"
+        className="button small ghost"
+        onClick={() => openDialog({ type: 'log', jobId })}
+        aria-label={`Show log of ${title}`}
+      >
+        <Icon name="log" /> Log
+      </button>
+      {!active ? (
+        <button
+          type="button"
+          className="icon-button"
+          onClick={() => dismissJob(jobId)}
+          aria-label={`Remove ${title} from the list`}
+          title="Remove from the list"
+        >
+          <Icon name="close" />
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+function TransferStats({ jobId, active }: { jobId: string; active: boolean }) {
+  return (
+    <div className="transfer-stats">
+      <dl className="stats">
+        <Stat term="Data">
+          <LiveJobText jobId={jobId} format={fmtBytes} testId="stat-bytes" />
+        </Stat>
+        <Stat term="Speed">
+          <LiveJobText jobId={jobId} format={fmtRate} testId="stat-rate" />
+        </Stat>
+        <Stat term="Files">
+          <LiveJobText jobId={jobId} format={fmtFiles} testId="stat-files" />
+        </Stat>
+        <Stat term="Files/s">
+          <LiveJobText jobId={jobId} format={fmtFilesRate} />
+        </Stat>
+        <Stat term="ETA">
+          <LiveJobText jobId={jobId} format={fmtEta} testId="stat-eta" />
+        </Stat>
+        <Stat term="Elapsed">
+          <LiveJobText
+            jobId={jobId}
+            format={fmtElapsed}
+            tickMs={active ? 1000 : undefined}
+            testId="stat-elapsed"
+          />
+        </Stat>
+      </dl>
+      <LiveSparkline jobId={jobId} />
+    </div>
+  );
+}
+
+function StallBanner({ jobId, canRestart }: { jobId: string; canRestart: boolean }) {
+  const { stallSeconds, cancelJob, restartJob } = useSluiceShallow((s) => ({
+    stallSeconds: s.stallSeconds,
+    cancelJob: s.cancelJob,
+    restartJob: s.restartJob,
+  }));
+  return (
+    <div className="stall-banner" role="alert" data-testid="stall-banner">
+      <Icon name="warning" />
+      <span>No progress for {stallSeconds} seconds or more. The server or the disk may be stuck.</span>
+      <button type="button" className="button small" onClick={() => void cancelJob(jobId)}>
+        Cancel
+      </button>
+      {canRestart ? (
+        <button type="button" className="button small primary" onClick={() => void restartJob(jobId)}>
+          Cancel and retry
+        </button>
+      ) : null}
+    </div>
+  );
+}
 
 function Stat({ term, children }: { term: string; children: ReactNode }) {
   return (

@@ -161,6 +161,30 @@ export function explainError(code: string): Explanation {
   return EXPLANATIONS[code] ?? UNKNOWN;
 }
 
+/**
+ * An error explained from its code and, where one code covers several refusals, its message: an
+ * update refused for local changes is USAGE from the engine (hg aborts the same way), and says so
+ * with the file the engine names (operations/update/update.ts `dirty`).
+ */
+export function explainFailure(error: UiError): Explanation {
+  if (error.code === 'USAGE') {
+    const dirty = /^uncommitted changes \((.+) is (\w+)\)/.exec(error.message);
+    if (dirty)
+      return {
+        title: `Uncommitted changes: ${dirty[1]} is ${dirty[2]}`,
+        hint: 'Commit or revert the working copy’s changes first (`hg commit`, `hg revert`), then update again.',
+        retryable: true,
+      };
+    if (error.message.startsWith('outstanding uncommitted merge'))
+      return {
+        title: 'Uncommitted merge',
+        hint: 'Commit the merge, or discard it with `hg update --clean`, then update again.',
+        retryable: true,
+      };
+  }
+  return explainError(error.code);
+}
+
 const CODE_RE = /\b([A-Z][A-Z_]{1,30})\b/;
 
 /**

@@ -283,18 +283,20 @@ function ComparisonForm({ onStarted }: { onStarted: (id: string) => void }) {
             aria-describedby="cmp-simulate-hint"
           />{' '}
           Simulate slow <code>close()</code> (NTFS-like),{' '}
-          <input
-            type="number"
-            aria-label="Simulated close delay in ms"
-            min={1}
-            max={100}
-            value={simulateMs}
-            onChange={(e) =>
-              setSimulateMs(Math.max(1, Math.min(100, Math.round(Number(e.target.value) || 1))))
-            }
-            className="inline-number"
-          />{' '}
-          ms
+          <span className="number-with-unit">
+            <input
+              type="number"
+              aria-label="Simulated close delay in ms"
+              min={1}
+              max={100}
+              value={simulateMs}
+              onChange={(e) =>
+                setSimulateMs(Math.max(1, Math.min(100, Math.round(Number(e.target.value) || 1))))
+              }
+              className="inline-number"
+            />
+            ms
+          </span>
         </label>
         <p className="field-hint" id="cmp-simulate-hint">
           A <strong>simulation</strong>: the engine waits this long before each close it makes, on the closing

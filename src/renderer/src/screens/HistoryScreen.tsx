@@ -9,7 +9,7 @@ import { ScreenFrame } from '../components/ScreenFrame';
 import { ErrorDetails } from '../components/ErrorDetails';
 import { KIND_LABEL } from '../components/labels';
 import { sparklinePoints } from '../components/Live';
-import { explainError } from '../lib/errors';
+import { explainFailure } from '../lib/errors';
 import { formatBytes, formatDuration, formatRate, formatTimestamp } from '../lib/format';
 import { useSluice, useSluiceShallow } from '../store/react';
 import { describeRequest } from '../store/transfers';
@@ -177,7 +177,7 @@ function HistoryRow({ record: r }: { record: HistoryRecord }) {
         <span className={`state-badge state-${r.state}`}>{r.state}</span>
         {r.error && r.error.code !== 'CANCELLED' ? (
           <span className="history-error" title={r.error.message}>
-            {explainError(r.error.code).title}
+            {explainFailure(r.error).title}
           </span>
         ) : null}
       </td>

@@ -7,7 +7,7 @@ import { isTerminal } from '../store/transfers';
 import { TransferRow } from '../components/TransferRow';
 import { Icon } from '../components/Icon';
 import { EmptyState } from '../components/EmptyState';
-import { ScreenFrame } from '../components/ScreenFrame';
+import { DensityToggle, ScreenFrame } from '../components/ScreenFrame';
 
 export function TransfersScreen() {
   const jobOrder = useSluice((s) => s.jobOrder);
@@ -21,6 +21,7 @@ export function TransfersScreen() {
     return { active, finished };
   });
   const clearFinished = useSluice((s) => s.clearFinished);
+  const compact = useSluice((s) => s.density === 'compact');
 
   return (
     <ScreenFrame
@@ -31,17 +32,20 @@ export function TransfersScreen() {
       }
       liveSubtitle
       tools={
-        counts.finished > 0 ? (
-          <button type="button" className="button ghost" onClick={clearFinished}>
-            Clear finished
-          </button>
-        ) : null
+        <div className="header-tools">
+          <DensityToggle />
+          {counts.finished > 0 ? (
+            <button type="button" className="button ghost" onClick={clearFinished}>
+              Clear finished
+            </button>
+          ) : null}
+        </div>
       }
     >
       {jobOrder.length === 0 ? (
         <EmptyTransfers />
       ) : (
-        <ul className="transfer-list" aria-label="Transfers">
+        <ul className={`transfer-list${compact ? ' compact' : ''}`} aria-label="Transfers">
           {jobOrder.map((id) => (
             <TransferRow key={id} jobId={id} />
           ))}

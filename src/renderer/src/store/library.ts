@@ -12,6 +12,8 @@ export function createLibrarySlice(deps: StoreDeps): StateCreator<SluiceState, [
   return (set, get) => ({
     repos: {},
     libraryStatus: 'idle',
+    incomingDismissed: {},
+    dismissIncoming: (jobId) => set({ incomingDismissed: { ...get().incomingDismissed, [jobId]: true } }),
 
     loadLibrary: async () => {
       set({ libraryStatus: Object.keys(get().repos).length ? 'ready' : 'loading' });

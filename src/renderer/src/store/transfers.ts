@@ -130,11 +130,15 @@ export function reduceJobEvents(
         break;
       case 'progress': {
         const moved = e.bytes !== j.bytes || e.files !== j.files;
+        // time since the job started: each phase's progress (a clone's checkout) counts its
+        // elapsedMs from its own start, which would fold the chart back on itself
+        const t = Math.max(0, e.time - j.startedAt);
         const win = ctx.filesWindow;
-        win.push([e.elapsedMs, e.files]);
-        while (win.length > 2 && win[1]![0] <= e.elapsedMs - FILES_RATE_WINDOW_MS) win.shift();
+        if (win.length > 0 && t < win[win.length - 1]![0]) win.length = 0;
+        win.push([t, e.files]);
+        while (win.length > 2 && win[1]![0] <= t - FILES_RATE_WINDOW_MS) win.shift();
         const first = win[0]!;
-        const span = e.elapsedMs - first[0];
+        const span = t - first[0];
         const filesPerSec = span > 0 ? ((e.files - first[1]) * 1000) / span : j.filesPerSec;
         j = {
           ...j,
@@ -146,8 +150,9 @@ export function reduceJobEvents(
           bytesPerSec: e.bytesPerSec,
           filesPerSec,
           elapsedMs: e.elapsedMs,
-          etaMs: e.etaMs,
-          samples: pushSample(j.samples, [e.elapsedMs, e.bytesPerSec]),
+          // a transfer whose size is unknown (a pull's changegroup) has no ETA, whatever the engine says
+          etaMs: (e.totalBytes || j.totalBytes) > 0 ? e.etaMs : undefined,
+          samples: pushSample(j.samples, [t, e.bytesPerSec]),
           ...(moved ? { lastActivityAt: ctx.now, stalled: false } : null),
         };
         break;
@@ -225,7 +230,9 @@ export function reduceHistoryRecord(job: TransferJob, r: HistoryRecord): Transfe
           elapsedMs: d.wallMs,
           dest: d.result ?? job.dest,
         }
-      : {}),
+      : r.progress && job.bytes === 0 && job.files === 0
+        ? { ...r.progress }
+        : {}),
     ...(r.samples && job.samples.length === 0 ? { samples: r.samples } : {}),
     ...(r.error && !job.error ? { error: r.error } : {}),
   };

@@ -198,6 +198,9 @@ export interface LibrarySlice {
   /** by path */
   repos: Record<string, import('../../../shared/library').RepoRow>;
   libraryStatus: 'idle' | 'loading' | 'ready' | 'error';
+  /** incoming checks whose "Pull now" the user declined (by job id), kept across screens */
+  incomingDismissed: Record<string, true>;
+  dismissIncoming(jobId: string): void;
   loadLibrary(): Promise<void>;
   ingestLibrary(update: import('../../../shared/library').LibraryUpdate): void;
   /** "Add existing" and a dropped folder; false when refused (a notice says why) */

@@ -24,3 +24,23 @@ describe('chart geometry', () => {
     expect(sparklinePoints([])).toBe('');
   });
 });
+
+describe('sparkline bounds', () => {
+  it('keeps every point inside the box when the samples restart their clock (a clone then its checkout)', () => {
+    // the shape a history record had before samples were timed from the job's start
+    const samples: [number, number][] = [
+      [200, 10],
+      [5000, 90],
+      [9000, 80],
+      [100, 40],
+      [350, 30],
+    ];
+    for (const p of sparklinePoints(samples, 100, 30).split(' ')) {
+      const [x, y] = p.split(',').map(Number);
+      expect(x).toBeGreaterThanOrEqual(0);
+      expect(x).toBeLessThanOrEqual(100);
+      expect(y).toBeGreaterThanOrEqual(0);
+      expect(y).toBeLessThanOrEqual(30);
+    }
+  });
+});

@@ -83,3 +83,20 @@ describe('paths', () => {
     expect(validateDestination('relative/r')).toMatch(/absolute/);
   });
 });
+
+describe('explainFailure', () => {
+  it('names uncommitted changes and the file, from the engine message of an update refused as hg refuses it', async () => {
+    const { explainFailure } = await import('../../../../src/renderer/src/lib/errors');
+    // operations/update/update.ts `dirty(...)`'s message
+    const ex = explainFailure({
+      code: 'USAGE',
+      message: 'uncommitted changes (src/a.txt is modified); commit or revert them first',
+    });
+    expect(ex.title).toBe('Uncommitted changes: src/a.txt is modified');
+    expect(ex.title).not.toMatch(/invalid/);
+    expect(explainFailure({ code: 'USAGE', message: 'outstanding uncommitted merge' }).title).toBe(
+      'Uncommitted merge',
+    );
+    expect(explainFailure({ code: 'USAGE', message: 'bad field' }).title).toBe('The request is invalid');
+  });
+});

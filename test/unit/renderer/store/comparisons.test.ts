@@ -196,13 +196,12 @@ describe('comparisons slice', () => {
     frames.runFrame();
     await tick();
     expect(started.map((s) => s.request.kind)).toEqual(['bundle', 'apply']);
-    store
-      .getState()
-      .ingestEvents('j2', [
-        startEv('j2', 1, { kind: 'apply' }),
-        progressEv('j2', 500, 500_000, 5),
-        doneEv('j2', { wallMs: 1000, userCpuMs: 400, systemCpuMs: 100, bytes: 2_000_000 }),
-      ]);
+    store.getState().ingestEvents('j2', [
+      // progressEv's time is 1_000_000 + elapsedMs: the job started at its clock's zero
+      startEv('j2', 1_000_000, { kind: 'apply' }),
+      progressEv('j2', 500, 500_000, 5),
+      doneEv('j2', { wallMs: 1000, userCpuMs: 400, systemCpuMs: 100, bytes: 2_000_000 }),
+    ]);
     frames.runFrame();
     await tick();
     // the bundle is reused, not generated again

@@ -266,6 +266,59 @@ describe('transfers slice: actions', () => {
     expect(store.getState().jobs['live']).toMatchObject({ state: 'running', bytes: 0 });
   });
 
+  it('a cancelled job loaded after a reload shows how far it got (the history keeps its last progress)', async () => {
+    const { store, host, frames } = setup();
+    host.handlers['job:list'] = () => [
+      { jobId: 'c', request: cloneRequest, state: 'cancelled', startedAt: 1000, endedAt: 3000 },
+    ];
+    host.handlers['history:list'] = () => [
+      {
+        jobId: 'c',
+        request: cloneRequest,
+        state: 'cancelled',
+        startedAt: 1000,
+        endedAt: 3000,
+        error: { code: 'CANCELLED', message: 'cancelled' },
+        progress: { bytes: 70_000_000, files: 2329, totalBytes: 90_000_000, totalFiles: 3005 },
+      },
+    ];
+    await store.getState().loadJobs();
+    frames.runFrame();
+    expect(store.getState().jobs['c']).toMatchObject({
+      state: 'cancelled',
+      bytes: 70_000_000,
+      files: 2329,
+      totalBytes: 90_000_000,
+      totalFiles: 3005,
+    });
+  });
+
+  it('a transfer of unknown size (a pull) has no ETA while it runs', () => {
+    const { store, frames } = setup();
+    store
+      .getState()
+      .ingestEvents('p', [
+        startEv('p', 1_000_000, { kind: 'pull', bytes: 0, files: 0 }),
+        progressEv('p', 500, 10_000, 3, { totalBytes: 0, totalFiles: 0, etaMs: 0 }),
+      ]);
+    frames.runFrame();
+    expect(store.getState().jobs['p']!.etaMs).toBeUndefined();
+  });
+
+  it('samples are timed from the job start, across phases whose elapsedMs restarts (clone, then checkout)', () => {
+    const { store, frames } = setup();
+    store
+      .getState()
+      .ingestEvents('k', [
+        startEv('k', 1_000_000),
+        progressEv('k', 1000, 500_000, 5),
+        progressEv('k', 2000, 1_000_000, 10),
+        { ...progressEv('k', 100, 0, 1, { totalBytes: 0, totalFiles: 10 }), time: 1_002_100, elapsedMs: 100 },
+      ]);
+    frames.runFrame();
+    expect(store.getState().jobs['k']!.samples.map(([t]) => t)).toEqual([1000, 2000, 2100]);
+  });
+
   it('dismiss and clear finished remove only terminal jobs', async () => {
     const { store, frames } = setup();
     store.getState().ingestEvents('a', [startEv('a', 1), doneEv('a')]);
