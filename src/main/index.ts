@@ -245,6 +245,9 @@ function electronPlatform(): HostPlatform {
       const error = await shell.openPath(path);
       if (error) throw new Error(`[IO] ${error}`);
     },
+    async showItemInFolder(path) {
+      shell.showItemInFolder(path);
+    },
     async openExternal(url) {
       await shell.openExternal(url);
     },

@@ -64,6 +64,8 @@ export interface JobLogPage {
   dropped: number;
   /** with a query: how many lines match */
   matches?: number;
+  /** with a query: each returned line's number in the whole log (1-based, dropped lines counted) */
+  lineNumbers?: number[];
 }
 
 /** A remembered sign-in, without its password (which never leaves main). */
@@ -146,6 +148,11 @@ export interface PushMap {
   'app:command': { command: 'clone-from-url' };
   /** rows of the repository library that changed (batched) */
   'library:update': LibraryUpdate;
+  /**
+   * The web host's bridge itself says when its connection to the host closes and comes back (the
+   * WebSocket's close and open); Electron's renderer is never cut off from its host.
+   */
+  'host:connection': { connected: boolean };
 }
 
 export type InvokeChannel = keyof InvokeMap;
@@ -200,6 +207,7 @@ const PUSH: Record<PushChannel, true> = {
   'bundle:opened': true,
   'app:command': true,
   'library:update': true,
+  'host:connection': true,
 };
 export const INVOKE_CHANNELS: readonly InvokeChannel[] = Object.freeze(
   Object.keys(INVOKE) as InvokeChannel[],

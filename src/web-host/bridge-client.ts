@@ -30,6 +30,8 @@ function installSluiceBridge(config: BridgeConfig): void {
   let socket: WebSocket | null = null;
   let opened: Promise<WebSocket> | null = null;
   let retryMs = 250;
+  /** the connection was open once and then lost: the page is told when it is back */
+  let lost = false;
 
   function connect(): Promise<WebSocket> {
     if (opened) return opened;
@@ -42,6 +44,10 @@ function installSluiceBridge(config: BridgeConfig): void {
         socket = ws;
         retryMs = 250;
         resolve(ws);
+        if (lost) {
+          lost = false;
+          deliver('host:connection', { connected: true });
+        }
       };
       ws.onmessage = (ev) => receive(JSON.parse(String(ev.data)) as HostToBridge);
       ws.onclose = () => {
@@ -52,6 +58,11 @@ function installSluiceBridge(config: BridgeConfig): void {
           p.reject(new HostError('NETWORK', 'the connection to the Sluice host was lost'));
         pending.clear();
         if (!wasOpen) reject(new HostError('NETWORK', 'cannot connect to the Sluice host'));
+        // said at once, not at the user's next action: the host stopped or the network dropped
+        if (wasOpen && !lost) {
+          lost = true;
+          deliver('host:connection', { connected: false });
+        }
         // Pushes (job progress) only arrive over an open socket: reconnect in the background.
         setTimeout(() => void connect().catch(() => {}), retryMs);
         retryMs = Math.min(retryMs * 2, 5000);
@@ -68,12 +79,16 @@ function installSluiceBridge(config: BridgeConfig): void {
       if (message.ok) p.resolve(message.value);
       else p.reject(new HostError(message.error.code, message.error.message));
     } else if (message.t === 'push') {
-      for (const listener of listeners.get(message.channel) ?? []) {
-        try {
-          (listener as (payload: unknown) => void)(message.payload);
-        } catch (e) {
-          console.error(`sluice: a "${message.channel}" listener threw`, e);
-        }
+      deliver(message.channel, message.payload);
+    }
+  }
+
+  function deliver<C extends PushChannel>(channel: C, payload: PushMap[C]): void {
+    for (const listener of listeners.get(channel) ?? []) {
+      try {
+        (listener as (payload: unknown) => void)(payload);
+      } catch (e) {
+        console.error(`sluice: a "${channel}" listener threw`, e);
       }
     }
   }

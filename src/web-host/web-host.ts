@@ -22,10 +22,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { contentSecurityPolicy } from '../main/host/csp';
 import { toInvokeFailure, type EngineHost } from '../main/host/engine-host';
 import type { PushMessage } from '../main/host/job-registry';
+import { validateInvoke } from '../main/host/validate';
 import type { BridgeToHost, HostToBridge } from './bridge-protocol';
 
 export interface WebHostOptions {
-  engineHost: Pick<EngineHost, 'invoke' | 'onPush'>;
+  engineHost: Pick<EngineHost, 'invoke' | 'onPush'> & Partial<Pick<EngineHost, 'logs'>>;
   /** the built renderer (out/renderer) */
   rendererDir: string;
   /** the browser side of the bridge (bridge.js, built from bridge-client.ts) */
@@ -205,11 +206,43 @@ export class WebHost {
     if (req.method === 'PUT' && url.pathname === '/upload') return this.handleUpload(req, res, url);
     if (req.method !== 'GET' && req.method !== 'HEAD') return this.send(res, 405, 'method not allowed');
     if (url.pathname === '/' || url.pathname === '/index.html') return this.serveIndex(res);
+    if (url.pathname === '/download/log') return this.serveLog(res, url);
     if (url.pathname === '/bridge.js') {
       const config = `self.__sluiceBridgeConfig = ${JSON.stringify({ token: this.token })};\n`;
       return this.send(res, 200, config + this.options.bridgeScript, CONTENT_TYPES['.js']);
     }
     return this.serveStatic(res, url.pathname);
+  }
+
+  /**
+   * A job's whole debug log as a browser download (the log dialog's Export in a web page): the
+   * arguments are job:exportLog's, checked by the same validator.
+   */
+  private async serveLog(res: ServerResponse, url: URL): Promise<void> {
+    let jobId: string;
+    let name: string;
+    let header: string;
+    try {
+      [jobId, name, header] = validateInvoke('job:exportLog', [
+        url.searchParams.get('job'),
+        url.searchParams.get('name'),
+        url.searchParams.get('header') ?? '',
+      ]);
+    } catch (e) {
+      return this.send(res, 400, (e as Error).message);
+    }
+    const logs = this.options.engineHost.logs;
+    if (!logs) return this.send(res, 404, 'no job logs here');
+    const text = await logs.text(jobId, header);
+    this.securityHeaders(res);
+    res.writeHead(200, {
+      'Content-Type': CONTENT_TYPES['.txt'],
+      'Content-Length': Buffer.byteLength(text),
+      // an ASCII fallback for old clients, the exact name (RFC 6266) for the rest
+      'Content-Disposition': `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`,
+      'Cache-Control': 'no-store',
+    });
+    res.end(text);
   }
 
   private async serveIndex(res: ServerResponse): Promise<void> {

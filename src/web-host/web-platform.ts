@@ -28,6 +28,10 @@ export class WebPlatform implements HostPlatform {
     console.log(`web host: open ${path} (no file manager from a browser page)`);
   }
 
+  async showItemInFolder(path: string): Promise<void> {
+    console.log(`web host: show ${path} (no file manager from a browser page)`);
+  }
+
   async openExternal(url: string): Promise<void> {
     console.log(`web host: open ${url} (no shell from a browser page)`);
   }

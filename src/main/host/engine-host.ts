@@ -3,6 +3,7 @@
 // around one EngineHost: they deliver `invoke` calls from their renderer (after checking who sent
 // them), forward `onPush` messages to it, and supply a HostPlatform for dialogs and the shell.
 
+import { lstat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import * as engine from './engine-api';
 import { EngineWorkerHost, type EngineWorkerLike, type EngineWorkerOptions } from './engine-worker-host';
@@ -29,7 +30,10 @@ export interface HostPlatform {
   readonly defaultCloneDir: string;
   pickDirectory(defaultPath?: string): Promise<string | null>;
   pickBundle(): Promise<string | null>;
+  /** opens a folder in the file manager (only folders: see EngineHost's shell:openPath) */
   openPath(path: string): Promise<void>;
+  /** shows a file in its folder, selected, without opening it; absent where there is no file manager */
+  showItemInFolder?(path: string): Promise<void>;
   openExternal(url: string): Promise<void>;
   /** saves an export (log, comparison); returns where, or null when the user cancelled */
   writeText(suggestedName: string, text: string): Promise<string | null>;
@@ -169,15 +173,7 @@ export class EngineHost {
       },
       'dialog:pickDirectory': (defaultPath) => p.pickDirectory(defaultPath),
       'dialog:pickBundle': () => p.pickBundle(),
-      'shell:openPath': async (path) => {
-        if (!(await this.isKnownPath(path))) {
-          throw new SluiceError(
-            'USAGE',
-            `refused to open ${path}: Sluice opens only folders it wrote or lists (job destinations, library repositories)`,
-          );
-        }
-        await p.openPath(path);
-      },
+      'shell:openPath': (path) => this.openKnownPath(path),
       'shell:openExternal': (url) => p.openExternal(url),
       'file:writeText': (name, text) => p.writeText(name, text),
       'credentials:answer': async (requestId, answer, remember) =>
@@ -276,20 +272,48 @@ export class EngineHost {
     if (!this.library.has(path)) throw new SluiceError('USAGE', `${path} is not a repository of the library`);
   }
 
-  /** Job destinations (this session's and the history's), the folders holding them, and library repositories. */
-  private async isKnownPath(path: string): Promise<boolean> {
+  /**
+   * Opens a folder Sluice knows: a library repository, or where a job that succeeded wrote (its
+   * destination or result, and the folder holding it: a comparison's results folder). A file there
+   * (a bundle a job wrote) is shown in its folder, never opened (opening runs its handler). Anything
+   * else, a failed job's destination included (it can be any existing file), is refused.
+   */
+  private async openKnownPath(path: string): Promise<void> {
     const target = resolve(path);
-    if (this.library.has(target)) return true;
-    const requests = [
-      ...this.jobs.list().map((j) => j.request),
-      ...(await this.history.list()).map((r) => r.request),
-    ];
-    for (const request of requests) {
-      const dest = destinationOf(request);
-      // the folder holding a destination: a comparison's results folder, "show in folder" of a bundle
-      if (dest && (dest === target || dirname(dest) === target)) return true;
+    if (!(await this.isKnownPath(target))) {
+      throw new SluiceError(
+        'USAGE',
+        `refused to open ${path}: Sluice opens only library repositories and folders its finished jobs wrote`,
+      );
     }
-    return false;
+    const isFolder = await lstat(target).then(
+      (st) => st.isDirectory(),
+      () => false,
+    );
+    const p = this.options.platform;
+    if (isFolder) return p.openPath(target);
+    if (!p.showItemInFolder)
+      throw new SluiceError('USAGE', `${target} is not a folder; Sluice opens only folders`);
+    await p.showItemInFolder(target);
+  }
+
+  private async isKnownPath(target: string): Promise<boolean> {
+    if (this.library.has(target)) return true;
+    const outputs: string[] = [];
+    for (const job of this.jobs.list()) {
+      const dest = job.state === 'done' ? destinationOf(job.request) : undefined;
+      if (dest) outputs.push(dest);
+    }
+    for (const record of await this.history.list()) {
+      if (record.state !== 'done') continue;
+      const dest = destinationOf(record.request);
+      if (dest) outputs.push(dest);
+      if (record.done?.result) outputs.push(record.done.result);
+    }
+    return outputs.some((out) => {
+      const o = resolve(out);
+      return o === target || dirname(o) === target;
+    });
   }
 
   /**

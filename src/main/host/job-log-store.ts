@@ -6,6 +6,7 @@
 // log dialog shows or exports it, after a reload or a restart too. The renderer receives only line
 // counts and the pages on screen.
 
+import type { JobLogPage } from '../../shared/ipc';
 import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './engine-api';
@@ -26,13 +27,8 @@ export interface LogCounts {
   dropped: number;
 }
 
-export interface LogPage extends LogCounts {
-  /** index (into the retained lines, or into the matches when filtered) of lines[0] */
-  from: number;
-  lines: string[];
-  /** with a query: how many retained lines match it */
-  matches?: number;
-}
+/** A page as job:log returns it (the IPC contract's one definition). */
+export type LogPage = JobLogPage;
 
 interface Chunk {
   /** '\n'-terminated lines */
@@ -150,7 +146,15 @@ export class JobLogStore {
       const span = await source.read(wanted[0]!, wanted[wanted.length - 1]! - wanted[0]! + 1);
       for (const i of wanted) out.push(span[i - wanted[0]!] ?? '');
     }
-    return { from, lines: out, total: source.total, dropped: source.dropped, matches: matches.length };
+    return {
+      from,
+      lines: out,
+      // the matching lines' numbers in the whole log, as the unfiltered view numbers them
+      lineNumbers: wanted.map((i) => source.dropped + i + 1),
+      total: source.total,
+      dropped: source.dropped,
+      matches: matches.length,
+    };
   }
 
   /** The whole retained log as text (export), with a header and a note about dropped lines. */

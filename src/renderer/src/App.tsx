@@ -308,9 +308,10 @@ function DropOverlay() {
         ) : (
           <>
             <Icon name="drop" size={40} />
-            <p className="drop-title">Drop a stream bundle to apply it, or a repository folder to list it</p>
+            <p className="drop-title">Drop a bundle to apply it, or a repository folder to list it</p>
             <p className="muted">
-              packed1 (HGS1) or bundle2 stream v2 — Sluice reads its header first, nothing is written yet.
+              Stream bundles (packed1 HGS1, bundle2 stream v2) or changegroup bundles (hg bundle: HG10, HG20)
+              — Sluice reads the header first, nothing is written yet.
             </p>
           </>
         )}

@@ -50,6 +50,7 @@ async function start(): Promise<void> {
     },
     now: () => performance.now(),
     saved: await loadSavedState(api, legacyStorage),
+    download: browserDownload,
   };
   const store = createSluiceStore(deps);
   connectHost(store, deps);
@@ -60,4 +61,16 @@ async function start(): Promise<void> {
       </StoreProvider>
     </StrictMode>,
   );
+}
+
+/** A download through the browser: an object URL for text made here, or a URL the host serves. */
+function browserDownload(name: string, what: { text: string } | { url: string }): void {
+  const a = document.createElement('a');
+  const href = 'text' in what ? URL.createObjectURL(new Blob([what.text], { type: 'text/plain' })) : what.url;
+  a.href = href;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  if ('text' in what) setTimeout(() => URL.revokeObjectURL(href), 60_000);
 }

@@ -40,8 +40,13 @@ class UnpackingWorker implements EngineWorkerLike {
     if (request.kind !== 'apply') throw new Error('unexpected request');
     const { dest } = request;
     const unpack = async (): Promise<void> => {
-      await mkdir(dest, { recursive: true });
-      const r = spawnSync('tar', ['-xzf', join(fixtures, 'default', 'repo.tar.gz'), '-C', dest]);
+      const made = await mkdir(dest, { recursive: true }).then(
+        () => true,
+        () => false,
+      );
+      const r = made
+        ? spawnSync('tar', ['-xzf', join(fixtures, 'default', 'repo.tar.gz'), '-C', dest])
+        : { status: 1, stderr: `${dest} exists and is not a folder` };
       if (r.status !== 0) {
         this.events.emit('message', {
           type: 'finished',
@@ -233,11 +238,16 @@ describe('EngineHost', () => {
     await expect(host.invoke('library:add', [dir])).rejects.toMatchObject({ code: 'NOT_A_REPO' });
   }, 30_000);
 
-  it('opens only paths it knows (job destinations, the folders holding them, library repositories) and has no trash in the web host', async () => {
+  it('opens only folders it knows (where jobs that succeeded wrote, the folders holding them, library repositories) and has no trash in the web host', async () => {
     const opened: string[] = [];
+    const shown: string[] = [];
     await host.dispose();
     host = new EngineHost({
-      platform: { ...platform, openPath: async (p) => void opened.push(p) },
+      platform: {
+        ...platform,
+        openPath: async (p) => void opened.push(p),
+        showItemInFolder: async (p) => void shown.push(p),
+      },
       dataDir: join(dir, 'data'),
       sampleBundle,
       worker: { script: '/nonexistent' },
@@ -257,6 +267,30 @@ describe('EngineHost', () => {
     await host.invoke('shell:openPath', [dir]);
     for (let i = 0; i < 200 && !host.library.has(dest); i++) await new Promise((r) => setTimeout(r, 25));
     await expect(host.invoke('shell:openPath', [join(dest, '.hg')])).rejects.toMatchObject({ code: 'USAGE' });
+    expect(opened).toEqual([dest, dir]);
+    // a failed job's destination (here an existing file) is not opened, nor shown
+    const file = join(dir, 'notes.txt');
+    await writeFile(file, 'x');
+    const failed = (await host.invoke('job:start', [
+      { kind: 'apply', bundlePath: '/b/sample.hg', dest: file },
+    ])) as {
+      jobId: string;
+    };
+    await host.jobs.whenEnded(failed.jobId);
+    expect(host.jobs.list().find((j) => j.jobId === failed.jobId)?.state).toBe('failed');
+    await expect(host.invoke('shell:openPath', [file])).rejects.toMatchObject({ code: 'USAGE' });
+    // what a finished job wrote, once it is no longer a folder, is shown in its folder, never opened
+    const other = join(dir, 'other');
+    const done = (await host.invoke('job:start', [
+      { kind: 'apply', bundlePath: '/b/sample.hg', dest: other },
+    ])) as {
+      jobId: string;
+    };
+    await host.jobs.whenEnded(done.jobId);
+    await rm(other, { recursive: true });
+    await writeFile(other, 'now a file');
+    await host.invoke('shell:openPath', [other]);
+    expect(shown).toEqual([other]);
     expect(opened).toEqual([dest, dir]);
     await expect(host.invoke('library:trash', [dest])).rejects.toMatchObject({
       code: 'USAGE',

@@ -42,6 +42,7 @@ describe('JobLogStore', () => {
     const first = await store.page('j', 0, 50, 'FILE7');
     expect(first.matches).toBe(11); // file7, file70..79
     expect(first.lines[0]).toBe('adding [s] data/file7.i (7 bytes)');
+    expect(first.lineNumbers?.slice(0, 2)).toEqual([8, 71]);
     store.append('j', chunk(100, 100), 100);
     expect((await store.page('j', 0, 50, 'file7')).matches).toBe(11);
     store.append('j', chunk(700, 10), 10);
@@ -49,6 +50,8 @@ describe('JobLogStore', () => {
     await store.finish('j');
     const onDisk = await store.page('j', 11, 50, 'file7');
     expect(onDisk.matches).toBe(21);
+    // each match keeps its number in the whole log (line 701 is file700)
+    expect(onDisk.lineNumbers).toEqual(Array.from({ length: 10 }, (_, k) => 201 + k));
     expect(onDisk.lines).toEqual(lines(700, 10));
   });
 

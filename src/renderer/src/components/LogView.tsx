@@ -109,7 +109,7 @@ export const LogView = memo(function LogView({
     rows.push(
       <LogRow
         key={i}
-        number={needle ? undefined : pages.dropped + i + 1}
+        number={pages.lineNumber(i)}
         text={text ?? ''}
         pending={text === undefined}
         needle={needle}
@@ -149,7 +149,7 @@ const LogRow = memo(function LogRow({
   pending,
   needle,
 }: {
-  /** the line's number in the log; unknown in a filtered view (the host sends matching lines) */
+  /** the line's number in the whole log (a filtered view's from the host); unknown until its page is here */
   number: number | undefined;
   text: string;
   pending: boolean;

@@ -58,17 +58,24 @@ export function BundleFacts({ info }: { info: BundleInfo }) {
         ) : null}
       </dd>
       <dt>Requirements</dt>
-      <dd>
-        <ul className="chips">
-          {info.requirements.map((r) => (
-            <li key={r} className={`chip${info.unsupported.includes(r) ? ' chip-bad' : ''}`}>
-              {r}
-              {info.unsupported.includes(r) ? (
-                <span className="visually-hidden"> (not supported)</span>
-              ) : null}
-            </li>
-          ))}
-        </ul>
+      <dd data-testid="bundle-requirements">
+        {info.type === 'changegroup' ? (
+          <span className="muted">
+            None of its own: a changegroup carries changesets, not a store. A new repository gets Sluice’s
+            defaults (as hg init); an existing one keeps its own.
+          </span>
+        ) : (
+          <ul className="chips">
+            {info.requirements.map((r) => (
+              <li key={r} className={`chip${info.unsupported.includes(r) ? ' chip-bad' : ''}`}>
+                {r}
+                {info.unsupported.includes(r) ? (
+                  <span className="visually-hidden"> (not supported)</span>
+                ) : null}
+              </li>
+            ))}
+          </ul>
+        )}
       </dd>
     </dl>
   );
@@ -84,11 +91,10 @@ export function ApplyDialog({
   /** a failed apply's request ("Edit & retry"): its options win over the defaults */
   initial?: Partial<ApplyRequest>;
 }) {
-  const { closeDialog, startJob, setScreen, setDefaults } = useSluiceShallow((s) => ({
+  const { closeDialog, startJob, setScreen } = useSluiceShallow((s) => ({
     closeDialog: s.closeDialog,
     startJob: s.startJob,
     setScreen: s.setScreen,
-    setDefaults: s.setDefaults,
   }));
   const defaults = useSluice((s) => s.defaults);
   const appInfo = useSluice((s) => s.appInfo);
@@ -121,8 +127,8 @@ export function ApplyDialog({
       verify: options.verify,
     };
     try {
+      // Settings holds the defaults: a choice made here is for this apply only
       await startJob(request, undefined, 'user');
-      setDefaults(options);
       closeDialog();
       setScreen('transfers');
     } catch (err) {
@@ -151,11 +157,15 @@ export function ApplyDialog({
         <BundleFacts info={info} />
         <FolderField
           id="apply-dest"
-          label="New repository folder"
+          label={info.type === 'changegroup' ? 'Repository folder' : 'New repository folder'}
           value={dest}
           onChange={setDest}
           error={showErrors ? destError : null}
-          hint="Must not exist yet, or be an empty folder."
+          hint={
+            info.type === 'changegroup'
+              ? 'An existing repository, whose changesets it adds to (as hg unbundle), or a new or empty folder.'
+              : 'Must not exist yet, or be an empty folder: a stream bundle makes a whole repository.'
+          }
         />
         <details className="options">
           <summary>Options</summary>

@@ -32,15 +32,14 @@ type Probe =
   | { state: 'error'; url: string; error: UiError };
 
 export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
-  const { recentUrls, recentCloneDirs, rememberClone } = useSluiceShallow((s) => ({
+  const { recentUrls, recentCloneDirs, rememberCloneJob } = useSluiceShallow((s) => ({
     recentUrls: s.recentUrls,
     recentCloneDirs: s.recentCloneDirs,
-    rememberClone: s.rememberClone,
+    rememberCloneJob: s.rememberCloneJob,
   }));
-  const { closeDialog, startJob, setDefaults, probeServer, setScreen, notify } = useSluiceShallow((s) => ({
+  const { closeDialog, startJob, probeServer, setScreen, notify } = useSluiceShallow((s) => ({
     closeDialog: s.closeDialog,
     startJob: s.startJob,
-    setDefaults: s.setDefaults,
     probeServer: s.probeServer,
     setScreen: s.setScreen,
     notify: s.notify,
@@ -125,9 +124,9 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
     setSubmitError(null);
     const request = buildRequest();
     try {
-      await startJob(request, undefined, 'user');
-      setDefaults({ stream, ...options });
-      rememberClone(request.url, dirName(request.dest));
+      const jobId = await startJob(request, undefined, 'user');
+      // Settings holds the defaults: a choice made here is for this clone only
+      void rememberCloneJob(jobId, request.url, dirName(request.dest));
       closeDialog();
       setScreen('transfers');
     } catch (err) {

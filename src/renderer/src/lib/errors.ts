@@ -14,10 +14,14 @@ interface Explanation {
   retryable: boolean;
 }
 
+/** Every bundle kind Sluice applies, in the words of the drop overlay and the "not a bundle" error. */
+export const SUPPORTED_BUNDLES =
+  'stream bundles (packed1 `HGS1` from `hg debugcreatestreamclonebundle`, bundle2 stream v2 from `hg bundle --type none-v2;stream=v2`) and changegroup bundles (`hg bundle`: HG10 and HG20)';
+
 const EXPLANATIONS: Record<string, Explanation> = {
   BAD_MAGIC: {
-    title: 'This is not a Mercurial stream bundle',
-    hint: 'Sluice applies packed1 (HGS1) and stream v2 (HG20) bundles, as made by `hg debugcreatestreamclonebundle` or `hg bundle --type none-v2;stream=v2`.',
+    title: 'This is not a Mercurial bundle',
+    hint: `Sluice applies ${SUPPORTED_BUNDLES}.`,
     retryable: false,
   },
   TRUNCATED: {

@@ -40,10 +40,18 @@ export function repoNameFromUrl(url: string): string {
   }
 }
 
-/** Name for the repository created from a bundle file: the file name without its extension. */
+/**
+ * Name for the repository created from a bundle file: the file name without its bundle extensions
+ * (`stream.packed` → `stream`, `repo.hg.zst` → `repo`); a name that is only an extension
+ * (`.hg`) takes its folder's name.
+ */
 export function repoNameFromBundle(bundlePath: string): string {
-  const base = baseName(bundlePath).replace(/\.(hg|bundle|bin|hgs1|packed1)$/i, '');
-  return sanitizeFolderName(base) || 'repository';
+  let base = baseName(bundlePath);
+  const ext = /\.(hg|hg10|hg20|bundle|bundle2|bin|hgs1|packed|packed1|stream|gz|bz2|zst|zstd)$/i;
+  while (ext.test(base)) base = base.replace(ext, '');
+  const name = sanitizeFolderName(base);
+  if (name) return name;
+  return sanitizeFolderName(baseName(dirName(bundlePath))) || 'repository';
 }
 
 function sanitizeFolderName(name: string): string {

@@ -29,7 +29,24 @@ export function createSluiceStore(deps: StoreDeps): SluiceStore {
  */
 export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 1000): () => void {
   const s = store.getState();
+  let lostNotice: number | undefined;
   const offs = [
+    deps.api.on('host:connection', ({ connected }) => {
+      const st = store.getState();
+      if (!connected) {
+        lostNotice ??= st.notify({
+          tone: 'error',
+          text: 'Disconnected from the Sluice host',
+          detail: 'The host stopped or the connection dropped. Sluice reconnects when the host is back.',
+        });
+        return;
+      }
+      if (lostNotice !== undefined) st.dismissNotice(lostNotice);
+      lostNotice = undefined;
+      // what changed meanwhile: jobs that ended, library rows
+      void st.loadJobs().catch(() => undefined);
+      void st.loadLibrary();
+    }),
     deps.api.on('job:events', ({ jobId, events, log }) => store.getState().ingestEvents(jobId, events, log)),
     deps.api.on('job:state', (summary) => store.getState().ingestJobState(summary)),
     deps.api.on('credentials:request', (req) => store.getState().promptCredentials(req)),

@@ -17,6 +17,8 @@ export type FetchLogPage = (from: number, count: number) => Promise<JobLogPage>;
  */
 export class LogPages {
   private readonly pages = new Map<number, string[]>();
+  /** a filtered view's line numbers in the whole log, per page */
+  private readonly numbers = new Map<number, number[]>();
   private readonly pending = new Set<number>();
   /** lines in the view: the log's lines, or the matches with a query */
   length = 0;
@@ -38,6 +40,12 @@ export class LogPages {
     return this.pages.get(Math.floor(i / LOG_PAGE_LINES))?.[i % LOG_PAGE_LINES];
   }
 
+  /** Line i's number in the whole log: i-based without a filter, the host's number with one. */
+  lineNumber(i: number): number | undefined {
+    if (!this.filtered) return this.dropped + i + 1;
+    return this.numbers.get(Math.floor(i / LOG_PAGE_LINES))?.[i % LOG_PAGE_LINES];
+  }
+
   /** Fetches the pages covering [first, last) that are not here or on their way. */
   ensure(first: number, last: number): void {
     const end = Math.max(last, first + 1);
@@ -49,6 +57,7 @@ export class LogPages {
           this.pending.delete(p);
           if (this.disposed) return;
           this.pages.set(p, page.lines);
+          if (page.lineNumbers) this.numbers.set(p, page.lineNumbers);
           this.counts(page);
           this.onChange();
         },

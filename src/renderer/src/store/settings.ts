@@ -100,11 +100,6 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
         set({ density });
         save();
       },
-      forgetRecentCloneDir: (dir) => {
-        if (!get().recentCloneDirs.includes(dir)) return;
-        set({ recentCloneDirs: get().recentCloneDirs.filter((d) => d !== dir) });
-        save();
-      },
       setStallSeconds: (seconds) => {
         set({ stallSeconds: Math.max(3, Math.min(600, Math.round(seconds))) });
         save();
@@ -150,6 +145,15 @@ export function createSettingsSlice(deps: StoreDeps): StateCreator<SluiceState, 
           recentUrls: mostRecent(get().recentUrls, withoutCredentials(url), MAX_RECENT_URLS),
           recentCloneDirs: mostRecent(get().recentCloneDirs, destParent, MAX_RECENT_DIRS),
         });
+        save();
+      },
+      rememberCloneJob: async (jobId, url, destParent) => {
+        set({ recentUrls: mostRecent(get().recentUrls, withoutCredentials(url), MAX_RECENT_URLS) });
+        save();
+        // a folder joins the recent ones only once a clone into it worked
+        const job = await get().waitForJob(jobId);
+        if (job.state !== 'done') return;
+        set({ recentCloneDirs: mostRecent(get().recentCloneDirs, destParent, MAX_RECENT_DIRS) });
         save();
       },
     };

@@ -445,6 +445,12 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
           : deps.api.invoke('job:log', jobId, from, count),
 
       exportJobLog: async (jobId, suggestedName, header) => {
+        if (deps.download && get().appInfo?.host === 'web') {
+          // the web host streams the whole log as a download (web-host.ts /download/log)
+          const query = new URLSearchParams({ job: jobId, name: suggestedName, header });
+          deps.download(suggestedName, { url: `download/log?${query.toString()}` });
+          return suggestedName;
+        }
         try {
           const saved = await deps.api.invoke('job:exportLog', jobId, suggestedName, header);
           if (saved) get().notify({ tone: 'success', text: 'Saved', detail: saved });

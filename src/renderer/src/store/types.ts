@@ -13,6 +13,11 @@ export interface StoreDeps {
   /** requestAnimationFrame in the browser; tests collect the callbacks and run them by hand */
   schedule: (callback: () => void) => void;
   now: () => number;
+  /**
+   * The browser's download (a web host page): exports go to the user's Downloads, not the host's
+   * disk. Absent in node tests; used only when the host says it is the web host.
+   */
+  download?: (name: string, what: { text: string } | { url: string }) => void;
   /** what the host kept of the user's settings and comparisons (state:get), and how to save changes */
   saved?: SavedState;
 }
@@ -242,8 +247,8 @@ export interface SettingsSlice {
   loadSavedCredentials(): Promise<void>;
   forgetCredentials(origin: string): Promise<void>;
   rememberClone(url: string, destParent: string): void;
-  /** a destination that failed is not offered again */
-  forgetRecentCloneDir(dir: string): void;
+  /** the URL of a clone started now; its folder once the clone is done (a failed one is not offered again) */
+  rememberCloneJob(jobId: string, url: string, destParent: string): Promise<void>;
   setDefaults(patch: Partial<TransferDefaults>): void;
   setStallSeconds(seconds: number): void;
   loadAppInfo(): Promise<void>;

@@ -136,6 +136,11 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
       },
 
       exportText: async (suggestedName, text) => {
+        if (deps.download && get().appInfo?.host === 'web') {
+          deps.download(suggestedName, { text });
+          get().notify({ tone: 'success', text: 'Downloaded', detail: suggestedName });
+          return suggestedName;
+        }
         try {
           const saved = await deps.api.invoke('file:writeText', suggestedName, text);
           if (saved) get().notify({ tone: 'success', text: 'Saved', detail: saved });

@@ -58,6 +58,10 @@ describe('paths', () => {
     expect(repoNameFromUrl('http://127.0.0.1:8000/')).toBe('127.0.0.1');
     expect(repoNameFromUrl('http://h/repo.hg')).toBe('repo');
     expect(repoNameFromBundle('/tmp/stream-v2.hg')).toBe('stream-v2');
+    // bundle extensions are not part of the repository's name, however many
+    expect(repoNameFromBundle('/tmp/stream.packed')).toBe('stream');
+    expect(repoNameFromBundle('/tmp/repo.hg.zst')).toBe('repo');
+    expect(repoNameFromBundle('/srv/project/.hg')).toBe('project');
     expect(joinPath('/home/u/', 'r')).toBe('/home/u/r');
     expect(joinPath('C:\\Users\\u', 'r', 'win32')).toBe('C:\\Users\\u\\r');
     expect(uniquePath('/a', new Set(['/a', '/a-2']))).toBe('/a-3');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createSluiceStore } from '../../../../src/renderer/src/store/index';
 import { MAX_RECENT_URLS } from '../../../../src/renderer/src/store/settings';
 import { FakeHost, ManualScheduler, MemorySavedState } from '../../../support/renderer/fake-host';
+import { doneEv, errorEv, startEv } from '../../../support/renderer/events';
 
 describe('settings: clone folder and recent clones', () => {
   it('the chosen clone folder replaces the host default everywhere and survives a restart', async () => {
@@ -37,8 +38,21 @@ describe('settings: clone folder and recent clones', () => {
     expect(createSluiceStore({ ...deps, saved: saved.restart() }).getState().recentUrls[0]).toBe(
       'https://h/r3',
     );
-    s.getState().forgetRecentCloneDir('/other');
-    expect(saved.initial.settings?.recentCloneDirs).toEqual(['/src']);
+  });
+
+  it("a clone's folder joins the recent ones only when the clone is done", async () => {
+    const saved = new MemorySavedState();
+    const frames = new ManualScheduler();
+    const s = createSluiceStore({ api: new FakeHost(), schedule: frames.schedule, now: () => 0, saved });
+    const failed = s.getState().rememberCloneJob('j1', 'https://h/a', '/bad');
+    const done = s.getState().rememberCloneJob('j2', 'https://h/b', '/good');
+    expect(s.getState().recentUrls).toEqual(['https://h/b', 'https://h/a']);
+    s.getState().ingestEvents('j1', [startEv('j1', 1), errorEv('j1', 'DEST_EXISTS', '/bad/x exists')]);
+    s.getState().ingestEvents('j2', [startEv('j2', 1), doneEv('j2', {})]);
+    frames.runFrame();
+    await Promise.all([failed, done]);
+    expect(s.getState().recentCloneDirs).toEqual(['/good']);
+    expect(saved.initial.settings?.recentCloneDirs).toEqual(['/good']);
   });
 
   it('a password or token typed into a URL is not kept among the recent URLs (saved state)', () => {
