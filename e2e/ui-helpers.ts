@@ -170,3 +170,15 @@ export async function expectTransferState(
     )
     .toBe(state);
 }
+
+/**
+ * Closes made slow (100 ms each) on one background thread with a queue of one: the writer waits
+ * for each close without blocking the engine's event loop, so progress flows while it writes.
+ */
+export const SLOW_CLOSES = {
+  backgroundClose: 'on',
+  closeThreads: 1,
+  maxQueue: 1,
+  minFileCount: 0,
+  simulateCloseMs: 100,
+} as const;

@@ -160,10 +160,19 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await expect(row.getByTestId('repo-tip')).not.toContainText(upstreamTip);
     await row.getByRole('button', { name: 'Pull…' }).click();
     await expect(row.getByTestId('repo-pull-state')).toHaveText('incoming check done', { timeout: 30_000 });
+    // the count is in the row, and the offer survives a change of screen
+    await expect(row.getByTestId('repo-incoming')).toHaveText('1 incoming changeset.');
+    await page.getByRole('button', { name: 'Transfers' }).click();
+    await page.getByRole('button', { name: 'Repositories' }).click();
     await row.getByRole('button', { name: 'Pull now' }).click();
     await expect(row.getByTestId('repo-pull-state')).toHaveText('pull done', { timeout: 30_000 });
     await expect(row.getByTestId('repo-tip')).toContainText(upstreamTip);
     await expect(row.getByTestId('repo-tip')).toContainText('upstream change');
+    // nothing more to pull: the check says so and offers no pull
+    await row.getByRole('button', { name: 'Pull…' }).click();
+    await expect(row.getByTestId('repo-pull-state')).toHaveText('incoming check done', { timeout: 30_000 });
+    await expect(row.getByTestId('repo-incoming')).toHaveText('No incoming changesets: up to date.');
+    await expect(row.getByRole('button', { name: 'Pull now' })).toHaveCount(0);
   });
 
   test('update to a revision from the row', async ({ sluicePage: page, tempDir }) => {
@@ -189,5 +198,14 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await expect(row.getByTestId('repo-parent')).toContainText(rev0);
     expect(hg(repo, 'log', '-r', '.', '-T', '{rev}:{node|short}')).toBe(rev0);
     expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('one\n');
+    // a local change refuses the next update, as hg does, and the row says what and where
+    writeFileSync(join(repo, 'a.txt'), 'edited here\n');
+    await row.getByRole('button', { name: 'Update…' }).click();
+    await row.getByRole('button', { name: 'Update', exact: true }).click();
+    await expect(row.getByTestId('repo-update-state')).toHaveText('failed', { timeout: 30_000 });
+    const reason = row.getByTestId('repo-update-state-reason');
+    await expect(reason).toHaveText('Uncommitted changes: a.txt is modified');
+    await expect(reason).toHaveAttribute('title', /uncommitted changes \(a\.txt is modified\)/);
+    await expect(page.getByText('The request is invalid')).toHaveCount(0);
   });
 });

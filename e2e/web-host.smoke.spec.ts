@@ -2,6 +2,8 @@
 // SluiceApi (invoke, on, pathForFile), the host validates what it receives, and nothing is served
 // without the token.
 import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { test, expect, SAMPLE_BUNDLE } from './fixtures';
 
 // window.sluice is typed by src/preload/index.d.ts.
@@ -158,17 +160,11 @@ test('a job runs end to end through the bridge: events and states are pushed, th
   });
 });
 
-test('sample:get returns a served repository URL that speaks the hg wire protocol', async ({
+test('sample:get returns the sample repository by its local path, a source that lasts', async ({
   sluicePage: page,
-  request,
+  webHost,
 }) => {
   const sample = await page.evaluate(() => window.sluice.invoke('sample:get'));
-  expect(sample).toMatchObject({
-    name: 'sample',
-    files: 28,
-    url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\//),
-  });
-  const caps = await request.get(`${sample.url}?cmd=capabilities`);
-  expect(caps.status()).toBe(200);
-  expect(await caps.text()).toMatch(/\bbundle2=/);
+  expect(sample).toEqual({ name: 'sample', files: 28, url: join(webHost.dataDir, 'sample', 'sample') });
+  expect(existsSync(join(sample.url, '.hg', 'requires'))).toBe(true);
 });

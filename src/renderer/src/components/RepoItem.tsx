@@ -173,11 +173,23 @@ function ParentText({ row: r }: { row: RepoRow }) {
 }
 
 /** A job's state, and for a failed one its reason (wrapped, whole in the tooltip). */
-function JobStateBadge({ job, testId, doneText }: { job: TransferJob; testId: string; doneText?: string }) {
+function JobStateBadge({
+  job,
+  testId,
+  doneText,
+  prefix,
+}: {
+  job: TransferJob;
+  testId: string;
+  doneText?: string;
+  /** what the job is, before its state ("incoming check done") */
+  prefix?: string;
+}) {
   const reason = job.state === 'failed' && job.error ? explainFailure(job.error).title : null;
   return (
     <>
       <span className={`state-badge state-${job.state}`} data-testid={testId}>
+        {prefix ? `${prefix} ` : ''}
         {job.state === 'done' && doneText ? doneText : job.state}
       </span>{' '}
       {reason && job.error ? (
@@ -204,7 +216,7 @@ function RepoPullState({ row: r, pull }: { row: RepoRow; pull: TransferJob }) {
     );
   return (
     <p className="repo-pull" data-testid="repo-pull">
-      <JobStateBadge job={pull} testId="repo-pull-state" doneText={isCheck ? 'checked' : 'pulled'} />
+      <JobStateBadge job={pull} testId="repo-pull-state" prefix={isCheck ? 'incoming check' : 'pull'} />
       {isCheck && pull.state === 'done' && incoming !== undefined ? (
         <span data-testid="repo-incoming">
           {incoming === 0
