@@ -27,7 +27,7 @@ async function dropAndApply(page: Page, dest: string) {
       new DragEvent('dragenter', { dataTransfer: dt, bubbles: true, cancelable: true }),
     );
   });
-  await expect(page.getByTestId('drop-overlay')).toContainText('Drop a stream bundle');
+  await expect(page.getByTestId('drop-overlay')).toContainText('Drop a bundle');
   await screenshot(page, 'drop-overlay');
 
   await dropFile(page, 'stream-v2.hg', bytes);
@@ -81,9 +81,7 @@ test('a file that is not a bundle is refused with a clear message, and nothing s
   const refused = page.getByRole('alertdialog', { name: /Sluice cannot apply “notes.txt”/ });
   await expect(refused).toBeVisible();
   await expect(refused).toContainText('Nothing was written.');
-  await expect(refused.getByRole('alert')).toContainText(
-    /not a Mercurial stream bundle|damaged|ended too early/,
-  );
+  await expect(refused.getByRole('alert')).toContainText(/not a Mercurial bundle|damaged|ended too early/);
   await screenshot(page, 'refused-dialog');
   await refused.getByRole('button', { name: 'OK' }).click();
   await expect(refused).toBeHidden();

@@ -47,11 +47,12 @@ test('apply under two closer settings: measured wall, CPU and MiB/s, exported as
   await expect(results.getByRole('img', { name: /^Throughput\./ })).toBeVisible();
   await screenshot(page, 'comparisons');
 
+  // in the web host the export downloads in the browser
+  const download = page.waitForEvent('download');
   await results.getByRole('button', { name: 'CSV' }).click();
-  const saved = page.getByTestId('notice').filter({ hasText: 'Saved' });
-  await expect(saved).toBeVisible();
-  const path = (await saved.locator('.notice-detail').textContent())!;
-  const csv = (await readFile(path, 'utf8')).trim().split('\n');
+  const file = await download;
+  expect(file.suggestedFilename()).toMatch(/^sluice-comparison-.*\.csv$/);
+  const csv = (await readFile((await file.path())!, 'utf8')).trim().split('\n');
   expect(csv[0]).toMatch(/^label,state,wall_ms,user_cpu_ms,system_cpu_ms,bytes,files,mib_per_s/);
   expect(csv).toHaveLength(3);
   expect(csv[1]).toMatch(/^closer off,done,\d+,/);

@@ -78,3 +78,21 @@ test('a cancelled job shows how far it got after a reload', async ({ page }) => 
     await host.stop();
   }
 });
+
+test('a page left open when the host stops says so at once, without waiting for an action', async ({
+  page,
+}) => {
+  const host = await startWebHost({ noSample: true });
+  try {
+    await page.goto(host.url);
+    await expect(page.getByRole('heading', { level: 1, name: 'Transfers' })).toBeVisible();
+    await expect(page.getByTestId('notice')).toHaveCount(0);
+  } finally {
+    await host.stop();
+  }
+  await expect(
+    page.getByTestId('notice').filter({ hasText: 'Disconnected from the Sluice host' }),
+  ).toBeVisible({
+    timeout: 5_000,
+  });
+});

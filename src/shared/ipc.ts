@@ -164,6 +164,11 @@ export interface SluiceApi {
   on<C extends PushChannel>(channel: C, listener: (payload: PushMap[C]) => void): () => void;
   /** Path of a dropped File (Electron: webUtils.getPathForFile; web host: uploads the bytes to a temp file). */
   pathForFile(file: File): Promise<string>;
+  /**
+   * The web host's bridge only: the browser downloads a job's whole debug log (the host streams
+   * it), where Electron saves it through job:exportLog.
+   */
+  downloadLog?(jobId: string, suggestedName: string, header: string): void;
 }
 
 // The channel lists the preload and the host allow. Each is the keys of a Record over its map's

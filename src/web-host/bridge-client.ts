@@ -129,7 +129,18 @@ function installSluiceBridge(config: BridgeConfig): void {
     return ((await res.json()) as { path: string }).path;
   }
 
-  const api: SluiceApi = { invoke, on, pathForFile };
+  function downloadLog(jobId: string, suggestedName: string, header: string): void {
+    const url = new URL('./download/log', location.href);
+    url.search = new URLSearchParams({ job: jobId, name: suggestedName, header }).toString();
+    const a = document.createElement('a');
+    a.href = url.href;
+    a.download = suggestedName;
+    document.body.append(a);
+    a.click();
+    a.remove();
+  }
+
+  const api: SluiceApi = { invoke, on, pathForFile, downloadLog };
   Object.defineProperty(window, 'sluice', {
     value: Object.freeze(api),
     writable: false,

@@ -63,14 +63,14 @@ async function start(): Promise<void> {
   );
 }
 
-/** A download through the browser: an object URL for text made here, or a URL the host serves. */
-function browserDownload(name: string, what: { text: string } | { url: string }): void {
+/** A download through the browser of text made here (an export in a web host page). */
+function browserDownload(name: string, text: string): void {
+  const href = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
   const a = document.createElement('a');
-  const href = 'text' in what ? URL.createObjectURL(new Blob([what.text], { type: 'text/plain' })) : what.url;
   a.href = href;
   a.download = name;
   document.body.append(a);
   a.click();
   a.remove();
-  if ('text' in what) setTimeout(() => URL.revokeObjectURL(href), 60_000);
+  setTimeout(() => URL.revokeObjectURL(href), 60_000);
 }

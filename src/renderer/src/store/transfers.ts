@@ -445,10 +445,9 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
           : deps.api.invoke('job:log', jobId, from, count),
 
       exportJobLog: async (jobId, suggestedName, header) => {
-        if (deps.download && get().appInfo?.host === 'web') {
-          // the web host streams the whole log as a download (web-host.ts /download/log)
-          const query = new URLSearchParams({ job: jobId, name: suggestedName, header });
-          deps.download(suggestedName, { url: `download/log?${query.toString()}` });
+        if (deps.api.downloadLog) {
+          // a web page: the browser downloads it, nothing is saved on the host
+          deps.api.downloadLog(jobId, suggestedName, header);
           return suggestedName;
         }
         try {

@@ -17,7 +17,7 @@ export interface StoreDeps {
    * The browser's download (a web host page): exports go to the user's Downloads, not the host's
    * disk. Absent in node tests; used only when the host says it is the web host.
    */
-  download?: (name: string, what: { text: string } | { url: string }) => void;
+  download?: (name: string, text: string) => void;
   /** what the host kept of the user's settings and comparisons (state:get), and how to save changes */
   saved?: SavedState;
 }

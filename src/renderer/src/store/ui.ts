@@ -137,7 +137,7 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
 
       exportText: async (suggestedName, text) => {
         if (deps.download && get().appInfo?.host === 'web') {
-          deps.download(suggestedName, { text });
+          deps.download(suggestedName, text);
           get().notify({ tone: 'success', text: 'Downloaded', detail: suggestedName });
           return suggestedName;
         }
