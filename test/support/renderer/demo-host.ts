@@ -32,16 +32,23 @@ function hostError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
+/** What the simulated host holds: its jobs, history, library, saved state, and how it pushes. */
+interface DemoWorld {
+  speed: number;
+  jobs: Map<string, SimJob>;
+  history: HistoryRecord[];
+  savedState: AppState;
+  library: Map<string, RepoRow>;
+  seq: number;
+  push: <C extends PushChannel>(channel: C, payload: PushMap[C]) => void;
+  pushEvents: (jobId: string, events: SluiceEvent[]) => void;
+  logOf: (jobId: string) => { lines: string[]; format: JobLogLines };
+}
+
 export function createDemoHost(
   options: { speed?: number } = {},
 ): SluiceApi & { emitHistory(records: HistoryRecord[]): void } {
-  const speed = options.speed ?? 1;
   const listeners = new Map<PushChannel, Set<Listener>>();
-  const jobs = new Map<string, SimJob>();
-  let history: HistoryRecord[] = seedHistory();
-  let savedState: AppState = {};
-  const library = new Map(seedLibrary().map((r) => [r.path, r]));
-  let seq = 0;
 
   const push = <C extends PushChannel>(channel: C, payload: PushMap[C]) => {
     for (const l of listeners.get(channel) ?? []) (l as (p: PushMap[C]) => void)(payload);
@@ -63,157 +70,194 @@ export function createDemoHost(
       log: { total: log.lines.length, dropped: 0 },
     });
   };
+  const w: DemoWorld = {
+    speed: options.speed ?? 1,
+    jobs: new Map(),
+    history: seedHistory(),
+    savedState: {},
+    library: new Map(seedLibrary().map((r) => [r.path, r])),
+    seq: 0,
+    push,
+    pushEvents,
+    logOf,
+  };
+  const handlers = demoHandlers(w);
 
-  const simulate = (job: SimJob) => {
-    const { jobId, request } = job.summary;
-    const label =
-      'url' in request ? request.url : 'bundlePath' in request ? request.bundlePath : request.repo;
-    const stall = /stall|slow/.test(label);
-    const fail = /fail|broken/.test(label);
-    const totalFiles = /big/.test(label) ? 250_000 : 4200;
-    const totalBytes = totalFiles * 21_000;
-    const durationMs = (/big/.test(label) ? 20_000 : 6_000) / speed;
-    const dest = 'dest' in request ? request.dest : 'out' in request ? request.out : undefined;
-    const kind = request.kind;
-    const t0 = Date.now();
-    let filesSent = 0;
-    job.summary = { ...job.summary, state: 'running', startedAt: t0 };
-    push('job:state', { ...job.summary });
-    const events: SluiceEvent[] = [
-      {
-        type: 'start',
-        jobId,
-        time: t0,
-        kind,
-        format: kind === 'clone' ? 'stream-v2' : 'packed1',
-        files: totalFiles,
-        bytes: totalBytes,
-        requirements: ['dotencode', 'fncache', 'generaldelta', 'revlogv1', 'sparserevlog', 'store'],
-        source: label,
-        ...(dest ? { dest } : {}),
-      },
-      { type: 'phase', jobId, time: t0, phase: kind === 'clone' ? 'connect' : 'write' },
-    ];
-    pushEvents(jobId, events);
-    if (kind === 'clone')
-      setTimeout(() => pushEvents(jobId, [{ type: 'phase', jobId, time: Date.now(), phase: 'write' }]), 200);
-    job.timer = setInterval(() => {
-      const now = Date.now();
-      const elapsed = now - t0;
-      let frac = Math.min(1, elapsed / durationMs);
-      if (stall && frac > 0.42) frac = 0.42;
-      // an uneven rate, so sparklines have a shape
-      const wobble = 0.75 + 0.25 * Math.sin(elapsed / 400) + 0.1 * Math.sin(elapsed / 97);
-      const files = Math.floor(frac * totalFiles);
-      const bytes = Math.floor(frac * totalBytes);
-      const evs: SluiceEvent[] = [];
-      if (files > filesSent) {
-        const entries = [];
-        for (let i = filesSent; i < files; i++)
-          entries.push({
-            vfs: 's' as const,
-            name: i % 2 ? `data/src/module${i >> 1}.py.i` : `data/src/module${i >> 1}.py.d`,
-            size: 400 + ((i * 7919) % 90_000),
-          });
-        filesSent = files;
-        evs.push({ type: 'files', jobId, time: now, entries });
-      }
-      const rate = stall && frac >= 0.42 ? 0 : (totalBytes / durationMs) * 1000 * wobble;
+  return {
+    invoke: ((channel: InvokeChannel, ...args: unknown[]) =>
+      (handlers[channel] as (...a: unknown[]) => Promise<unknown>)(...args)) as SluiceApi['invoke'],
+    on: ((channel: PushChannel, listener: Listener) => {
+      let set = listeners.get(channel);
+      if (!set) listeners.set(channel, (set = new Set()));
+      set.add(listener);
+      return () => set!.delete(listener);
+    }) as SluiceApi['on'],
+    pathForFile: async (file: File) => `${HOME}/uploads/${file.name}`,
+    emitHistory(records) {
+      w.history = records;
+    },
+  };
+}
+
+/** Plays a job's events on a timer, as the engine would send them. */
+function simulateJob(w: DemoWorld, job: SimJob): void {
+  const { jobId, request } = job.summary;
+  const label = 'url' in request ? request.url : 'bundlePath' in request ? request.bundlePath : request.repo;
+  const stall = /stall|slow/.test(label);
+  const fail = /fail|broken/.test(label);
+  const totalFiles = /big/.test(label) ? 250_000 : 4200;
+  const totalBytes = totalFiles * 21_000;
+  const durationMs = (/big/.test(label) ? 20_000 : 6_000) / w.speed;
+  const dest = 'dest' in request ? request.dest : 'out' in request ? request.out : undefined;
+  const kind = request.kind;
+  const t0 = Date.now();
+  let filesSent = 0;
+  job.summary = { ...job.summary, state: 'running', startedAt: t0 };
+  w.push('job:state', { ...job.summary });
+  const events: SluiceEvent[] = [
+    {
+      type: 'start',
+      jobId,
+      time: t0,
+      kind,
+      format: kind === 'clone' ? 'stream-v2' : 'packed1',
+      files: totalFiles,
+      bytes: totalBytes,
+      requirements: ['dotencode', 'fncache', 'generaldelta', 'revlogv1', 'sparserevlog', 'store'],
+      source: label,
+      ...(dest ? { dest } : {}),
+    },
+    { type: 'phase', jobId, time: t0, phase: kind === 'clone' ? 'connect' : 'write' },
+  ];
+  w.pushEvents(jobId, events);
+  if (kind === 'clone')
+    setTimeout(() => w.pushEvents(jobId, [{ type: 'phase', jobId, time: Date.now(), phase: 'write' }]), 200);
+  job.timer = setInterval(() => {
+    const now = Date.now();
+    const elapsed = now - t0;
+    let frac = Math.min(1, elapsed / durationMs);
+    if (stall && frac > 0.42) frac = 0.42;
+    // an uneven rate, so sparklines have a shape
+    const wobble = 0.75 + 0.25 * Math.sin(elapsed / 400) + 0.1 * Math.sin(elapsed / 97);
+    const files = Math.floor(frac * totalFiles);
+    const bytes = Math.floor(frac * totalBytes);
+    const evs: SluiceEvent[] = [];
+    if (files > filesSent) {
+      const entries = [];
+      for (let i = filesSent; i < files; i++)
+        entries.push({
+          vfs: 's' as const,
+          name: i % 2 ? `data/src/module${i >> 1}.py.i` : `data/src/module${i >> 1}.py.d`,
+          size: 400 + ((i * 7919) % 90_000),
+        });
+      filesSent = files;
+      evs.push({ type: 'files', jobId, time: now, entries });
+    }
+    const rate = stall && frac >= 0.42 ? 0 : (totalBytes / durationMs) * 1000 * wobble;
+    evs.push({
+      type: 'progress',
+      jobId,
+      time: now,
+      bytes,
+      files,
+      totalBytes,
+      totalFiles,
+      bytesPerSec: rate,
+      elapsedMs: elapsed,
+      ...(rate > 0 ? { etaMs: ((totalBytes - bytes) / rate) * 1000 } : {}),
+    });
+    if (fail && frac > 0.6) {
       evs.push({
-        type: 'progress',
+        type: 'error',
         jobId,
         time: now,
-        bytes,
-        files,
-        totalBytes,
-        totalFiles,
-        bytesPerSec: rate,
-        elapsedMs: elapsed,
-        ...(rate > 0 ? { etaMs: ((totalBytes - bytes) / rate) * 1000 } : {}),
+        code: 'NETWORK',
+        message: 'connection reset by peer (127.0.0.1:8000) after 52.4 MB',
       });
-      if (fail && frac > 0.6) {
-        evs.push({
-          type: 'error',
-          jobId,
-          time: now,
-          code: 'NETWORK',
-          message: 'connection reset by peer (127.0.0.1:8000) after 52.4 MB',
-        });
-        finish(job, 'failed', evs);
-        return;
-      }
-      if (frac >= 1) {
-        evs.push({ type: 'phase', jobId, time: now, phase: 'finalize' });
-        evs.push({
-          type: 'done',
-          jobId,
-          time: now,
-          wallMs: elapsed,
-          userCpuMs: elapsed * 0.42,
-          systemCpuMs: elapsed * 0.18,
-          bytes: totalBytes,
-          files: totalFiles,
-          close: {
-            background: true,
-            threads: 4,
-            backgroundClosed: totalFiles - 12,
-            syncClosed: 12,
-            writerWaitMs: 31,
-          },
-          ...(dest ? { result: dest } : {}),
-        });
-        finish(job, 'done', evs);
-        return;
-      }
-      pushEvents(jobId, evs);
-    }, 100);
-  };
-
-  const finish = (job: SimJob, state: 'done' | 'failed' | 'cancelled', events: SluiceEvent[]) => {
-    clearInterval(job.timer);
-    pushEvents(job.summary.jobId, events);
-    job.summary = { ...job.summary, state, endedAt: Date.now() };
-    push('job:state', { ...job.summary });
-    const done = events.find((e) => e.type === 'done') as Extract<SluiceEvent, { type: 'done' }> | undefined;
-    const error = events.find((e) => e.type === 'error') as
-      Extract<SluiceEvent, { type: 'error' }> | undefined;
-    const request = job.summary.request;
-    if (state === 'done' && (request.kind === 'clone' || request.kind === 'apply')) {
-      const row = demoRow(request.dest, request.kind, request.kind === 'clone' ? request.url : undefined);
-      library.set(row.path, row);
-      push('library:update', { rows: [row], removed: [] });
+      finishJob(w, job, 'failed', evs);
+      return;
     }
-    history = [
-      {
-        jobId: job.summary.jobId,
-        request: job.summary.request,
-        state,
-        startedAt: job.summary.startedAt,
-        endedAt: Date.now(),
-        ...(done ? { done } : {}),
-        ...(error ? { error: { code: error.code, message: error.message } } : {}),
-      },
-      ...history,
-    ];
-  };
+    if (frac >= 1) {
+      evs.push({ type: 'phase', jobId, time: now, phase: 'finalize' });
+      evs.push({
+        type: 'done',
+        jobId,
+        time: now,
+        wallMs: elapsed,
+        userCpuMs: elapsed * 0.42,
+        systemCpuMs: elapsed * 0.18,
+        bytes: totalBytes,
+        files: totalFiles,
+        close: {
+          background: true,
+          threads: 4,
+          backgroundClosed: totalFiles - 12,
+          syncClosed: 12,
+          writerWaitMs: 31,
+        },
+        ...(dest ? { result: dest } : {}),
+      });
+      finishJob(w, job, 'done', evs);
+      return;
+    }
+    w.pushEvents(jobId, evs);
+  }, 100);
+}
 
+/** A job's end: its last events, its state, its library row and history record. */
+function finishJob(
+  w: DemoWorld,
+  job: SimJob,
+  state: 'done' | 'failed' | 'cancelled',
+  events: SluiceEvent[],
+): void {
+  clearInterval(job.timer);
+  w.pushEvents(job.summary.jobId, events);
+  job.summary = { ...job.summary, state, endedAt: Date.now() };
+  w.push('job:state', { ...job.summary });
+  const done = events.find((e) => e.type === 'done') as Extract<SluiceEvent, { type: 'done' }> | undefined;
+  const error = events.find((e) => e.type === 'error') as Extract<SluiceEvent, { type: 'error' }> | undefined;
+  const request = job.summary.request;
+  if (state === 'done' && (request.kind === 'clone' || request.kind === 'apply')) {
+    const row = demoRow(request.dest, request.kind, request.kind === 'clone' ? request.url : undefined);
+    w.library.set(row.path, row);
+    w.push('library:update', { rows: [row], removed: [] });
+  }
+  w.history = [
+    {
+      jobId: job.summary.jobId,
+      request: job.summary.request,
+      state,
+      startedAt: job.summary.startedAt,
+      endedAt: Date.now(),
+      ...(done ? { done } : {}),
+      ...(error ? { error: { code: error.code, message: error.message } } : {}),
+    },
+    ...w.history,
+  ];
+}
+
+/** The demo's answer to every invoke channel. */
+function demoHandlers(w: DemoWorld): {
+  [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']>;
+} {
   const handlers: {
     [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']>;
   } = {
     'app:info': async () => ({ version: '0.1.0', platform: 'linux', host: 'web', defaultCloneDir: HOME }),
     'job:start': async (request: JobRequest) => {
-      const jobId = `demo-${++seq}`;
+      const jobId = `demo-${++w.seq}`;
       const job: SimJob = {
         summary: { jobId, request, state: 'queued', startedAt: Date.now() },
         cancelled: false,
       };
-      jobs.set(jobId, job);
-      push('job:state', { ...job.summary });
-      setTimeout(() => simulate(job), 50);
+      w.jobs.set(jobId, job);
+      w.push('job:state', { ...job.summary });
+      setTimeout(() => simulateJob(w, job), 50);
       return { jobId };
     },
     'job:cancel': async (jobId) => {
-      const job = jobs.get(jobId);
+      const job = w.jobs.get(jobId);
       if (
         !job ||
         job.summary.state === 'done' ||
@@ -223,16 +267,16 @@ export function createDemoHost(
         return;
       setTimeout(
         () =>
-          finish(job, 'cancelled', [
+          finishJob(w, job, 'cancelled', [
             { type: 'phase', jobId, time: Date.now(), phase: 'cleanup' },
             { type: 'error', jobId, time: Date.now(), code: 'CANCELLED', message: 'cancelled' },
           ]),
         300,
       );
     },
-    'job:list': async () => [...jobs.values()].map((j) => ({ ...j.summary })),
+    'job:list': async () => [...w.jobs.values()].map((j) => ({ ...j.summary })),
     'job:log': async (jobId, from, count, query) => {
-      const all = logOf(jobId).lines;
+      const all = w.logOf(jobId).lines;
       const needle = (query ?? '').trim().toLowerCase();
       const matching = needle ? all.filter((l) => l.toLowerCase().includes(needle)) : all;
       return {
@@ -246,7 +290,8 @@ export function createDemoHost(
     'job:exportLog': async (jobId, name, header) =>
       handlers['file:writeText'](
         name,
-        `${header}\n${logOf(jobId)
+        `${header}\n${w
+          .logOf(jobId)
           .lines.map((l) => `${l}\n`)
           .join('')}`,
       ),
@@ -288,9 +333,9 @@ export function createDemoHost(
       };
     },
     'sample:get': async () => ({ url: 'http://127.0.0.1:41234/', name: 'sample', files: 4200 }),
-    'history:list': async () => history,
+    'history:list': async () => w.history,
     'history:clear': async () => {
-      history = [];
+      w.history = [];
     },
     'dialog:pickDirectory': async () => null,
     'dialog:pickBundle': async () => null,
@@ -312,18 +357,18 @@ export function createDemoHost(
     'credentials:forget': async () => undefined,
     'downloads:list': async () => [],
     'downloads:remove': async () => ({ removed: 0 }),
-    'library:list': async () => [...library.values()],
+    'library:list': async () => [...w.library.values()],
     'library:add': async (path) => {
       if (/not-a-repo|\/tmp$/.test(path))
         throw hostError('NOT_A_REPO', `${path} is not a Mercurial repository (no .hg folder)`);
-      const row = library.get(path) ?? demoRow(path, 'user');
-      library.set(path, row);
-      push('library:update', { rows: [row], removed: [] });
+      const row = w.library.get(path) ?? demoRow(path, 'user');
+      w.library.set(path, row);
+      w.push('library:update', { rows: [row], removed: [] });
       return row;
     },
     'library:remove': async (path) => {
-      library.delete(path);
-      push('library:update', { rows: [], removed: [path] });
+      w.library.delete(path);
+      w.push('library:update', { rows: [], removed: [path] });
     },
     'library:trash': async (path) => {
       throw hostError(
@@ -332,32 +377,18 @@ export function createDemoHost(
       );
     },
     'library:openTerminal': async (path) => ({ opened: false, command: `cd '${path}'` }),
-    'library:copySource': async (path) => ({ text: library.get(path)?.source ?? '', copied: false }),
-    'state:get': async () => savedState,
+    'library:copySource': async (path) => ({ text: w.library.get(path)?.source ?? '', copied: false }),
+    'state:get': async () => w.savedState,
     'state:set': async (patch) => {
-      savedState = { ...savedState, ...patch };
+      w.savedState = { ...w.savedState, ...patch };
     },
     'dest:check': async (path) => {
       if (/\.hg$|file/.test(path)) return { ok: false, reason: 'is a file' };
-      if (/full|existing/.test(path) || library.has(path)) return { ok: false, reason: 'is not empty' };
+      if (/full|existing/.test(path) || w.library.has(path)) return { ok: false, reason: 'is not empty' };
       return { ok: true, reason: 'will be created' };
     },
   };
-
-  return {
-    invoke: ((channel: InvokeChannel, ...args: unknown[]) =>
-      (handlers[channel] as (...a: unknown[]) => Promise<unknown>)(...args)) as SluiceApi['invoke'],
-    on: ((channel: PushChannel, listener: Listener) => {
-      let set = listeners.get(channel);
-      if (!set) listeners.set(channel, (set = new Set()));
-      set.add(listener);
-      return () => set!.delete(listener);
-    }) as SluiceApi['on'],
-    pathForFile: async (file: File) => `${HOME}/uploads/${file.name}`,
-    emitHistory(records) {
-      history = records;
-    },
-  };
+  return handlers;
 }
 
 function demoRow(path: string, origin: RepoRow['origin'], source?: string): RepoRow {

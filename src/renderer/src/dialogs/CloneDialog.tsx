@@ -31,25 +31,15 @@ type Probe =
   | { state: 'ok'; url: string; info: ServerInfo }
   | { state: 'error'; url: string; error: UiError };
 
-export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
-  const { recentUrls, recentCloneDirs, rememberCloneJob } = useSluiceShallow((s) => ({
-    recentUrls: s.recentUrls,
-    recentCloneDirs: s.recentCloneDirs,
-    rememberCloneJob: s.rememberCloneJob,
-  }));
-  const { closeDialog, startJob, probeServer, setScreen, notify } = useSluiceShallow((s) => ({
-    closeDialog: s.closeDialog,
-    startJob: s.startJob,
-    probeServer: s.probeServer,
-    setScreen: s.setScreen,
-    notify: s.notify,
-  }));
+/** The clone form's fields, as typed; the destination follows the URL until the user edits it. */
+function useCloneForm(initial: Partial<CloneRequest> | undefined) {
+  const recentCloneDirs = useSluice((s) => s.recentCloneDirs);
   const defaults = useSluice((s) => s.defaults);
   const appInfo = useSluice((s) => s.appInfo);
-
   const [url, setUrl] = useState(initial?.url ?? '');
-  const [dest, setDest] = useState(initial?.dest ?? '');
+  const [dest, setDestValue] = useState(initial?.dest ?? '');
   const [destTouched, setDestTouched] = useState(Boolean(initial?.dest));
+  // Settings' default, or what a failed clone used ("Edit & retry"): never a previous dialog's choice
   const [stream, setStream] = useState<StreamVersionChoice>(initial?.stream ?? defaults.stream);
   const [cloneBundles, setCloneBundles] = useState(initial?.cloneBundles ?? true);
   const [obsmarkers, setObsmarkers] = useState(initial?.obsmarkers ?? false);
@@ -58,15 +48,8 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
   const [updateRev, setUpdateRev] = useState(initial?.updateRev ?? '');
   const [pull, setPull] = useState(initial?.pull ?? false);
   const [options, setOptions] = useState<TransferOptionValues>(() => transferOptionsFrom(initial, defaults));
-  const [showErrors, setShowErrors] = useState(false);
-  const [urlTouched, setUrlTouched] = useState(false);
-  const [probe, setProbe] = useState<Probe>({ state: 'idle' });
-  const [submitting, setSubmitting] = useState(false);
-  const [submitError, setSubmitError] = useState<UiError | null>(null);
 
   const urlError = validateCloneUrl(url);
-  const destCheck = useDestinationCheck(dest.trim(), !validateDestination(dest));
-  const destError = validateDestination(dest) ?? destinationProblem(destCheck);
   // the folder of the last clone, else the clone folder of Settings
   const cloneParent = recentCloneDirs[0] ?? appInfo?.defaultCloneDir;
   const suggestedDest = useMemo(
@@ -76,30 +59,11 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
         : '',
     [appInfo, cloneParent, url, urlError],
   );
-
   useEffect(() => {
-    if (!destTouched && suggestedDest) setDest(suggestedDest);
+    if (!destTouched && suggestedDest) setDestValue(suggestedDest);
   }, [destTouched, suggestedDest]);
 
-  const probeResult = probe.state === 'ok' && probe.url === url.trim() ? probe.info : undefined;
-
-  const testConnection = async () => {
-    if (urlError) {
-      setUrlTouched(true);
-      document.getElementById('clone-url')?.focus();
-      return;
-    }
-    const target = url.trim();
-    setProbe({ state: 'probing', url: target });
-    try {
-      const info = await probeServer(target);
-      setProbe({ state: 'ok', url: target, info });
-    } catch (e) {
-      setProbe({ state: 'error', url: target, error: toUiError(e) });
-    }
-  };
-
-  const buildRequest = (): CloneRequest => ({
+  const request = (): CloneRequest => ({
     kind: 'clone',
     url: url.trim(),
     dest: dest.trim(),
@@ -112,17 +76,68 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
     ...(checkout && updateRev.trim() !== '' ? { updateRev: updateRev.trim() } : {}),
     ...(pull ? { pull: true } : {}),
   });
+  const setDest = (v: string) => {
+    setDestValue(v);
+    setDestTouched(true);
+  };
+  return {
+    ...{ url, setUrl, urlError, dest, setDest, stream, setStream, cloneBundles, setCloneBundles },
+    ...{ obsmarkers, setObsmarkers, checkout, setCheckout, updateRev, setUpdateRev, pull, setPull },
+    ...{ options, setOptions, request },
+  };
+}
+
+type CloneForm = ReturnType<typeof useCloneForm>;
+
+/** "Test connection": what the server at the form's URL offers, for that URL only. */
+function useProbe(form: CloneForm, onInvalidUrl: () => void) {
+  const probeServer = useSluice((s) => s.probeServer);
+  const [probe, setProbe] = useState<Probe>({ state: 'idle' });
+  const test = async () => {
+    if (form.urlError) return onInvalidUrl();
+    const target = form.url.trim();
+    setProbe({ state: 'probing', url: target });
+    try {
+      setProbe({ state: 'ok', url: target, info: await probeServer(target) });
+    } catch (e) {
+      setProbe({ state: 'error', url: target, error: toUiError(e) });
+    }
+  };
+  const result = probe.state === 'ok' && probe.url === form.url.trim() ? probe.info : undefined;
+  return { probe, test, result };
+}
+
+export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
+  const { closeDialog, startJob, setScreen, notify, rememberCloneJob } = useSluiceShallow((s) => ({
+    closeDialog: s.closeDialog,
+    startJob: s.startJob,
+    setScreen: s.setScreen,
+    notify: s.notify,
+    rememberCloneJob: s.rememberCloneJob,
+  }));
+  const platform = useSluice((s) => s.appInfo?.platform);
+  const form = useCloneForm(initial);
+  const [showErrors, setShowErrors] = useState(false);
+  const [urlTouched, setUrlTouched] = useState(false);
+  const [submitting, setSubmitting] = useState(false);
+  const [submitError, setSubmitError] = useState<UiError | null>(null);
+  const probe = useProbe(form, () => {
+    setUrlTouched(true);
+    document.getElementById('clone-url')?.focus();
+  });
+  const destCheck = useDestinationCheck(form.dest.trim(), !validateDestination(form.dest));
+  const destError = validateDestination(form.dest) ?? destinationProblem(destCheck);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    if (urlError || destError) {
+    if (form.urlError || destError) {
       setShowErrors(true);
-      document.getElementById(urlError ? 'clone-url' : 'clone-dest')?.focus();
+      document.getElementById(form.urlError ? 'clone-url' : 'clone-dest')?.focus();
       return;
     }
     setSubmitting(true);
     setSubmitError(null);
-    const request = buildRequest();
+    const request = form.request();
     try {
       const jobId = await startJob(request, undefined, 'user');
       // Settings holds the defaults: a choice made here is for this clone only
@@ -155,115 +170,155 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
       }
     >
       <form id="clone-form" onSubmit={(e) => void submit(e)} noValidate>
-        <TextField
-          id="clone-url"
-          label="Repository URL"
-          type="url"
-          inputMode="url"
-          value={url}
-          onChange={(v) => setUrl(v)}
-          placeholder="https://hg.example.org/repo"
-          error={showErrors || urlTouched ? urlError : null}
-          onBlur={() => url.trim() !== '' && setUrlTouched(true)}
-          required
-          list="clone-recent-urls"
-          after={
-            <button
-              type="button"
-              className="button"
-              onClick={() => void testConnection()}
-              disabled={probe.state === 'probing'}
-            >
-              <Icon name="plug" /> {probe.state === 'probing' ? 'Testing…' : 'Test connection'}
-            </button>
-          }
+        <UrlField
+          form={form}
+          error={showErrors || urlTouched ? form.urlError : null}
+          onBlur={() => form.url.trim() !== '' && setUrlTouched(true)}
+          probing={probe.probe.state === 'probing'}
+          onTest={() => void probe.test()}
         />
-        <datalist id="clone-recent-urls">
-          {recentUrls.map((u) => (
-            <option key={u} value={u} />
-          ))}
-        </datalist>
-        <ProbePanel probe={probe} url={url.trim()} stream={stream} />
-        <FolderField
-          id="clone-dest"
-          label="Destination folder"
-          value={dest}
-          onChange={(v) => {
-            setDest(v);
-            setDestTouched(true);
-          }}
-          // the host's check shows as soon as it answers; the path-shape check after a submit
-          error={showErrors ? destError : destinationProblem(destCheck)}
-          placeholder={
-            appInfo ? joinPath(appInfo.defaultCloneDir, '<repository name>', appInfo.platform) : undefined
-          }
-          hint="A new folder; Sluice writes into a temporary folder beside it and renames it when the clone is complete."
-        />
-        <RecentFolders
-          dirs={recentCloneDirs}
-          name={urlError ? 'repository' : repoNameFromUrl(url.trim())}
-          platform={appInfo?.platform}
-          onPick={(d) => {
-            setDest(d);
-            setDestTouched(true);
-          }}
-        />
-        <CheckboxField
-          id="clone-checkout"
-          label="Check out working copy"
-          checked={checkout}
-          onChange={setCheckout}
-        />
-        {checkout ? (
-          <TextField
-            id="clone-update-rev"
-            label="Revision to check out"
-            value={updateRev}
-            onChange={setUpdateRev}
-            placeholder="@ bookmark, else the tip of default"
-            hint="A bookmark, tag, branch, revision number or changeset id (hg clone -u)."
-          />
-        ) : null}
-        <details className="options" open={Boolean(initial)}>
-          <summary>Options</summary>
-          <div className="options-grid">
-            <StreamChoice
-              value={stream}
-              onChange={setStream}
-              offered={probeResult ? { v1: probeResult.streamV1, v2: probeResult.streamV2 } : undefined}
-            />
-            <TransferOptions
-              value={options}
-              onChange={setOptions}
-              verifyLabel="Verify the repository after cloning (like hg verify)"
-            />
-            <CheckboxField
-              id="clone-bundles"
-              label="Use a clone bundle when the server advertises one"
-              checked={cloneBundles}
-              onChange={setCloneBundles}
-            />
-            <CheckboxField
-              id="clone-obsmarkers"
-              label="Take obsolescence markers (for evolve users; stream v2 only)"
-              checked={obsmarkers}
-              onChange={setObsmarkers}
-            />
-            <CheckboxField
-              id="clone-pull"
-              label="Use pull protocol (like hg clone --pull; servers without stream clones are pulled from anyway)"
-              checked={pull}
-              onChange={setPull}
-            />
-          </div>
-        </details>
+        <ProbePanel probe={probe.probe} url={form.url.trim()} stream={form.stream} />
+        <DestinationFields form={form} error={showErrors ? destError : destinationProblem(destCheck)} />
+        <CheckoutFields form={form} />
+        <CloneOptions form={form} open={Boolean(initial)} offered={probe.result} />
         <HgCommandLine
-          request={urlError || validateDestination(dest) ? null : buildRequest()}
-          platform={appInfo?.platform}
+          request={form.urlError || validateDestination(form.dest) ? null : form.request()}
+          platform={platform}
         />
         {submitError ? <ErrorDetails error={submitError} compact /> : null}
       </form>
     </Dialog>
+  );
+}
+
+function UrlField({
+  form,
+  error,
+  onBlur,
+  probing,
+  onTest,
+}: {
+  form: CloneForm;
+  error: string | null;
+  onBlur: () => void;
+  probing: boolean;
+  onTest: () => void;
+}) {
+  const recentUrls = useSluice((s) => s.recentUrls);
+  return (
+    <>
+      <TextField
+        id="clone-url"
+        label="Repository URL"
+        type="url"
+        inputMode="url"
+        value={form.url}
+        onChange={(v) => form.setUrl(v)}
+        placeholder="https://hg.example.org/repo"
+        error={error}
+        onBlur={onBlur}
+        required
+        list="clone-recent-urls"
+        after={
+          <button type="button" className="button" onClick={onTest} disabled={probing}>
+            <Icon name="plug" /> {probing ? 'Testing…' : 'Test connection'}
+          </button>
+        }
+      />
+      <datalist id="clone-recent-urls">
+        {recentUrls.map((u) => (
+          <option key={u} value={u} />
+        ))}
+      </datalist>
+    </>
+  );
+}
+
+function DestinationFields({ form, error }: { form: CloneForm; error: string | null }) {
+  const appInfo = useSluice((s) => s.appInfo);
+  const recentCloneDirs = useSluice((s) => s.recentCloneDirs);
+  return (
+    <>
+      <FolderField
+        id="clone-dest"
+        label="Destination folder"
+        value={form.dest}
+        onChange={form.setDest}
+        // the host's check shows as soon as it answers; the path-shape check after a submit
+        error={error}
+        placeholder={
+          appInfo ? joinPath(appInfo.defaultCloneDir, '<repository name>', appInfo.platform) : undefined
+        }
+        hint="A new folder; Sluice writes into a temporary folder beside it and renames it when the clone is complete."
+      />
+      <RecentFolders
+        dirs={recentCloneDirs}
+        name={form.urlError ? 'repository' : repoNameFromUrl(form.url.trim())}
+        platform={appInfo?.platform}
+        onPick={form.setDest}
+      />
+    </>
+  );
+}
+
+function CheckoutFields({ form }: { form: CloneForm }) {
+  return (
+    <>
+      <CheckboxField
+        id="clone-checkout"
+        label="Check out working copy"
+        checked={form.checkout}
+        onChange={form.setCheckout}
+      />
+      {form.checkout ? (
+        <TextField
+          id="clone-update-rev"
+          label="Revision to check out"
+          value={form.updateRev}
+          onChange={form.setUpdateRev}
+          placeholder="@ bookmark, else the tip of default"
+          hint="A bookmark, tag, branch, revision number or changeset id (hg clone -u)."
+        />
+      ) : null}
+    </>
+  );
+}
+
+function CloneOptions({ form, open, offered }: { form: CloneForm; open: boolean; offered?: ServerInfo }) {
+  return (
+    <details className="options" open={open}>
+      <summary>Options</summary>
+      <div className="options-grid">
+        <StreamChoice
+          value={form.stream}
+          onChange={form.setStream}
+          offered={offered ? { v1: offered.streamV1, v2: offered.streamV2 } : undefined}
+        />
+        <TransferOptions
+          value={form.options}
+          onChange={form.setOptions}
+          verifyLabel="Verify the repository after cloning (like hg verify)"
+        />
+        <CheckboxField
+          id="clone-bundles"
+          label="Use a clone bundle when the server advertises one"
+          checked={form.cloneBundles}
+          onChange={form.setCloneBundles}
+        />
+        <CheckboxField
+          id="clone-obsmarkers"
+          label="Take obsolescence markers (for evolve users; stream v2 only)"
+          checked={form.obsmarkers}
+          onChange={form.setObsmarkers}
+        />
+        <CheckboxField
+          id="clone-pull"
+          label="Use pull protocol (like hg clone --pull; servers without stream clones are pulled from anyway)"
+          checked={form.pull}
+          onChange={form.setPull}
+        />
+      </div>
+    </details>
   );
 }
 

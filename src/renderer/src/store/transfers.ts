@@ -275,39 +275,13 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         const items = queue;
         queue = [];
         const now = deps.now();
-        const ended: TransferJob[] = [];
+        let ended: TransferJob[] = [];
         set((state) => {
-          const jobs = { ...state.jobs };
-          let order = state.jobOrder;
-          const seen = (jobId: string, init: Partial<TransferJob>): TransferJob => {
-            const existing = jobs[jobId];
-            if (existing) return existing;
-            order = [jobId, ...order];
-            const known = origins.get(jobId);
-            const fromRequest = known ? describeRequest(known.request) : {};
-            return newTransferJob(jobId, now, { ...fromRequest, ...init, ...(known ?? {}) });
-          };
-          for (const item of items) {
-            const jobId = item.kind === 'events' ? item.jobId : item.summary.jobId;
-            const first = item.kind === 'events' ? item.events[0] : undefined;
-            const before = seen(jobId, first ? { startedAt: first.time } : {});
-            let after: TransferJob;
-            if (item.kind === 'events') {
-              let win = filesWindows.get(jobId);
-              if (!win) filesWindows.set(jobId, (win = []));
-              after = reduceJobEvents(before, item.events, { now, filesWindow: win });
-              if (item.log && (item.log.total !== after.logLines || item.log.dropped !== after.logDropped)) {
-                after = { ...after, logLines: item.log.total, logDropped: item.log.dropped };
-              }
-            } else {
-              after = reduceJobState(before, item.summary);
-              if (item.record && isTerminal(after.state)) after = reduceHistoryRecord(after, item.record);
-            }
-            if (!isTerminal(before.state) && isTerminal(after.state)) ended.push(after);
-            else if (jobs[jobId] === undefined && isTerminal(after.state)) ended.push(after);
-            jobs[jobId] = after;
-          }
-          return ended.length > 0 ? { jobs, jobOrder: order, historyStale: true } : { jobs, jobOrder: order };
+          const next = applyQueue(state, items, { now, origins, filesWindows });
+          ended = next.ended;
+          return ended.length > 0
+            ? { jobs: next.jobs, jobOrder: next.jobOrder, historyStale: true }
+            : { jobs: next.jobs, jobOrder: next.jobOrder };
         });
         for (const job of ended) {
           filesWindows.delete(job.jobId);
@@ -356,109 +330,7 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         return jobId;
       },
 
-      cancelJob: async (jobId) => {
-        const job = get().jobs[jobId];
-        if (!job || isTerminal(job.state)) return;
-        set((state) => ({ jobs: { ...state.jobs, [jobId]: { ...job, cancelRequested: true } } }));
-        try {
-          await deps.api.invoke('job:cancel', jobId);
-        } catch (e) {
-          const cur = get().jobs[jobId];
-          if (cur) set((state) => ({ jobs: { ...state.jobs, [jobId]: { ...cur, cancelRequested: false } } }));
-          get().notify(errorNotice('Could not cancel the job', e));
-        }
-      },
-
-      retryJob: async (jobId) => {
-        const job = get().jobs[jobId];
-        if (!job?.request) return null;
-        try {
-          return await get().startJob(
-            job.request,
-            job.label,
-            job.origin === 'comparison' ? 'user' : job.origin,
-          );
-        } catch (e) {
-          get().notify(errorNotice('Could not start the job again', e));
-          return null;
-        }
-      },
-
-      verifyRepository: async (repo) => {
-        try {
-          return await get().startJob({ kind: 'verify', repo }, `Verify ${baseName(repo)}`);
-        } catch (e) {
-          get().notify(errorNotice('Could not start the verification', e));
-          return null;
-        }
-      },
-
-      restartJob: async (jobId) => {
-        const job = get().jobs[jobId];
-        if (!job?.request) return null;
-        if (!isTerminal(job.state)) {
-          const ended = get().waitForJob(jobId);
-          await get().cancelJob(jobId);
-          await ended;
-        }
-        return get().retryJob(jobId);
-      },
-
-      dismissJob: (jobId) => {
-        const job = get().jobs[jobId];
-        if (!job || !isTerminal(job.state)) return;
-        set((state) => {
-          const jobs = { ...state.jobs };
-          delete jobs[jobId];
-          return { jobs, jobOrder: state.jobOrder.filter((id) => id !== jobId) };
-        });
-      },
-
-      clearFinished: () => {
-        const { jobs, jobOrder } = get();
-        const keep = jobOrder.filter((id) => !isTerminal(jobs[id]!.state));
-        if (keep.length === jobOrder.length) return;
-        const next: Record<string, TransferJob> = {};
-        for (const id of keep) next[id] = jobs[id]!;
-        set({ jobs: next, jobOrder: keep });
-      },
-
-      checkStalled: () => {
-        const now = deps.now();
-        const limit = get().stallSeconds * 1000;
-        const { jobs } = get();
-        let changed: Record<string, TransferJob> | null = null;
-        for (const job of Object.values(jobs)) {
-          const stalled =
-            (job.state === 'running' || job.state === 'queued') && now - job.lastActivityAt >= limit;
-          if (stalled !== job.stalled) {
-            changed ??= { ...jobs };
-            changed[job.jobId] = { ...job, stalled };
-          }
-        }
-        if (changed) set({ jobs: changed });
-      },
-
-      fetchLogPage: (jobId, from, count, query) =>
-        query
-          ? deps.api.invoke('job:log', jobId, from, count, query)
-          : deps.api.invoke('job:log', jobId, from, count),
-
-      exportJobLog: async (jobId, suggestedName, header) => {
-        if (deps.api.downloadLog) {
-          // a web page: the browser downloads it, nothing is saved on the host
-          deps.api.downloadLog(jobId, suggestedName, header);
-          return suggestedName;
-        }
-        try {
-          const saved = await deps.api.invoke('job:exportLog', jobId, suggestedName, header);
-          if (saved) get().notify({ tone: 'success', text: 'Saved', detail: saved });
-          return saved;
-        } catch (e) {
-          get().notify(errorNotice(`Could not save ${suggestedName}`, e));
-          return null;
-        }
-      },
+      ...jobControlActions(deps, set, get),
 
       waitForJob: (jobId) => {
         const job = get().jobs[jobId];
@@ -470,5 +342,175 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
         });
       },
     };
+  };
+}
+
+/** Applies queued events and job:state summaries to the jobs; `ended` are the jobs that ended. */
+function applyQueue(
+  state: Pick<SluiceState, 'jobs' | 'jobOrder'>,
+  items: readonly QueueItem[],
+  ctx: {
+    now: number;
+    origins: ReadonlyMap<string, { origin: JobOrigin; label?: string; request: JobRequest }>;
+    filesWindows: Map<string, [number, number][]>;
+  },
+): { jobs: Record<string, TransferJob>; jobOrder: string[]; ended: TransferJob[] } {
+  const jobs = { ...state.jobs };
+  let order = state.jobOrder;
+  const ended: TransferJob[] = [];
+  const seen = (jobId: string, init: Partial<TransferJob>): TransferJob => {
+    const existing = jobs[jobId];
+    if (existing) return existing;
+    order = [jobId, ...order];
+    const known = ctx.origins.get(jobId);
+    const fromRequest = known ? describeRequest(known.request) : {};
+    return newTransferJob(jobId, ctx.now, { ...fromRequest, ...init, ...(known ?? {}) });
+  };
+  for (const item of items) {
+    const jobId = item.kind === 'events' ? item.jobId : item.summary.jobId;
+    const first = item.kind === 'events' ? item.events[0] : undefined;
+    const before = seen(jobId, first ? { startedAt: first.time } : {});
+    let after: TransferJob;
+    if (item.kind === 'events') {
+      let win = ctx.filesWindows.get(jobId);
+      if (!win) ctx.filesWindows.set(jobId, (win = []));
+      after = reduceJobEvents(before, item.events, { now: ctx.now, filesWindow: win });
+      if (item.log && (item.log.total !== after.logLines || item.log.dropped !== after.logDropped)) {
+        after = { ...after, logLines: item.log.total, logDropped: item.log.dropped };
+      }
+    } else {
+      after = reduceJobState(before, item.summary);
+      if (item.record && isTerminal(after.state)) after = reduceHistoryRecord(after, item.record);
+    }
+    if (!isTerminal(before.state) && isTerminal(after.state)) ended.push(after);
+    else if (jobs[jobId] === undefined && isTerminal(after.state)) ended.push(after);
+    jobs[jobId] = after;
+  }
+  return { jobs, jobOrder: order, ended };
+}
+
+type TransfersSet = Parameters<StateCreator<SluiceState, [], [], TransfersSlice>>[0];
+
+/** Cancel, retry, restart, verify, dismiss, the stall check and the job log: actions on jobs already known. */
+function jobControlActions(
+  deps: StoreDeps,
+  set: TransfersSet,
+  get: () => SluiceState,
+): Pick<
+  TransfersSlice,
+  | 'cancelJob'
+  | 'retryJob'
+  | 'verifyRepository'
+  | 'restartJob'
+  | 'dismissJob'
+  | 'clearFinished'
+  | 'checkStalled'
+  | 'fetchLogPage'
+  | 'exportJobLog'
+> {
+  return {
+    cancelJob: async (jobId) => {
+      const job = get().jobs[jobId];
+      if (!job || isTerminal(job.state)) return;
+      set((state) => ({ jobs: { ...state.jobs, [jobId]: { ...job, cancelRequested: true } } }));
+      try {
+        await deps.api.invoke('job:cancel', jobId);
+      } catch (e) {
+        const cur = get().jobs[jobId];
+        if (cur) set((state) => ({ jobs: { ...state.jobs, [jobId]: { ...cur, cancelRequested: false } } }));
+        get().notify(errorNotice('Could not cancel the job', e));
+      }
+    },
+
+    retryJob: async (jobId) => {
+      const job = get().jobs[jobId];
+      if (!job?.request) return null;
+      try {
+        return await get().startJob(
+          job.request,
+          job.label,
+          job.origin === 'comparison' ? 'user' : job.origin,
+        );
+      } catch (e) {
+        get().notify(errorNotice('Could not start the job again', e));
+        return null;
+      }
+    },
+
+    verifyRepository: async (repo) => {
+      try {
+        return await get().startJob({ kind: 'verify', repo }, `Verify ${baseName(repo)}`);
+      } catch (e) {
+        get().notify(errorNotice('Could not start the verification', e));
+        return null;
+      }
+    },
+
+    restartJob: async (jobId) => {
+      const job = get().jobs[jobId];
+      if (!job?.request) return null;
+      if (!isTerminal(job.state)) {
+        const ended = get().waitForJob(jobId);
+        await get().cancelJob(jobId);
+        await ended;
+      }
+      return get().retryJob(jobId);
+    },
+
+    dismissJob: (jobId) => {
+      const job = get().jobs[jobId];
+      if (!job || !isTerminal(job.state)) return;
+      set((state) => {
+        const jobs = { ...state.jobs };
+        delete jobs[jobId];
+        return { jobs, jobOrder: state.jobOrder.filter((id) => id !== jobId) };
+      });
+    },
+
+    clearFinished: () => {
+      const { jobs, jobOrder } = get();
+      const keep = jobOrder.filter((id) => !isTerminal(jobs[id]!.state));
+      if (keep.length === jobOrder.length) return;
+      const next: Record<string, TransferJob> = {};
+      for (const id of keep) next[id] = jobs[id]!;
+      set({ jobs: next, jobOrder: keep });
+    },
+
+    checkStalled: () => {
+      const now = deps.now();
+      const limit = get().stallSeconds * 1000;
+      const { jobs } = get();
+      let changed: Record<string, TransferJob> | null = null;
+      for (const job of Object.values(jobs)) {
+        const stalled =
+          (job.state === 'running' || job.state === 'queued') && now - job.lastActivityAt >= limit;
+        if (stalled !== job.stalled) {
+          changed ??= { ...jobs };
+          changed[job.jobId] = { ...job, stalled };
+        }
+      }
+      if (changed) set({ jobs: changed });
+    },
+
+    fetchLogPage: (jobId, from, count, query) =>
+      query
+        ? deps.api.invoke('job:log', jobId, from, count, query)
+        : deps.api.invoke('job:log', jobId, from, count),
+
+    exportJobLog: async (jobId, suggestedName, header) => {
+      if (deps.api.downloadLog) {
+        // a web page: the browser downloads it, nothing is saved on the host
+        deps.api.downloadLog(jobId, suggestedName, header);
+        return suggestedName;
+      }
+      try {
+        const saved = await deps.api.invoke('job:exportLog', jobId, suggestedName, header);
+        if (saved) get().notify({ tone: 'success', text: 'Saved', detail: saved });
+        return saved;
+      } catch (e) {
+        get().notify(errorNotice(`Could not save ${suggestedName}`, e));
+        return null;
+      }
+    },
   };
 }
