@@ -131,11 +131,17 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await destField.fill(dest);
     await expect(dialog.locator('.field-error')).toHaveCount(0);
     await expect(dialog.getByTestId('hg-command')).toHaveText(`hg clone --stream ${server.url} ${dest}`);
+    // a stream format chosen here is for this clone only
+    await dialog.getByText('Options', { exact: true }).click();
+    await dialog.getByRole('radio', { name: /^Stream v1/ }).check();
     await dialog.getByRole('button', { name: 'Clone', exact: true }).click();
     await expectTransferState(transferRow(page, dest), 'done');
 
     // the next clone suggests the folder of the last one and offers the URL again
     await page.getByRole('button', { name: 'Clone from URL…' }).first().click();
+    // the next dialog starts from Settings' default (Auto), not from the last clone's v1
+    await dialog.getByText('Options', { exact: true }).click();
+    await expect(dialog.getByRole('radio', { name: /^Auto/ })).toBeChecked();
     // newest first (the host keeps them for every page of this host: earlier tests' URLs follow)
     await expect(dialog.locator('#clone-recent-urls option').first()).toHaveAttribute('value', server.url);
     await dialog.getByLabel('Repository URL').fill(`${server.url}other-name`);

@@ -12,12 +12,18 @@ test('the page loads and window.sluice answers', async ({ sluicePage: page, webH
   const shape = await page.evaluate(() => ({
     keys: Object.keys(window.sluice).sort(),
     frozen: Object.isFrozen(window.sluice),
-    types: [typeof window.sluice.invoke, typeof window.sluice.on, typeof window.sluice.pathForFile],
+    types: [
+      typeof window.sluice.invoke,
+      typeof window.sluice.on,
+      typeof window.sluice.pathForFile,
+      typeof window.sluice.downloadLog,
+    ],
   }));
+  // the web bridge adds downloadLog (a job's log as a browser download) to the preload's API
   expect(shape).toEqual({
-    keys: ['invoke', 'on', 'pathForFile'],
+    keys: ['downloadLog', 'invoke', 'on', 'pathForFile'],
     frozen: true,
-    types: ['function', 'function', 'function'],
+    types: ['function', 'function', 'function', 'function'],
   });
 
   const info = await page.evaluate(() => window.sluice.invoke('app:info'));
