@@ -297,27 +297,7 @@ function demoHandlers(w: DemoWorld): {
       ),
     'bundle:inspect': async (path) => {
       await new Promise((r) => setTimeout(r, 250));
-      if (/notes|bad|\.txt$/.test(path))
-        throw hostError('BAD_MAGIC', `${path}: not a stream bundle (starts with "# Rel")`);
-      const info: BundleInfo = {
-        path,
-        type: /packed|hgs1/i.test(path) ? 'packed1' : 'v2',
-        compression: /zstd/.test(path) ? 'ZS' : 'UN',
-        requirements: [
-          'dotencode',
-          'fncache',
-          'generaldelta',
-          'revlogv1',
-          'sparserevlog',
-          'store',
-          ...(/unsupported/.test(path) ? ['exp-rc-dirstate-v2', 'revlog-compression-lz4'] : []),
-        ],
-        files: 4200,
-        bytes: 88_200_000,
-        unsupported: /unsupported/.test(path) ? ['exp-rc-dirstate-v2', 'revlog-compression-lz4'] : [],
-        sizeOnDisk: 88_950_112,
-      };
-      return info;
+      return demoBundleInfo(path);
     },
     'server:probe': async (url) => {
       await new Promise((r) => setTimeout(r, 400));
@@ -389,6 +369,31 @@ function demoHandlers(w: DemoWorld): {
     },
   };
   return handlers;
+}
+
+/** What the demo's bundle:inspect says of `path`: its name picks the kind, a refusal, an unsupported one. */
+function demoBundleInfo(path: string): BundleInfo {
+  if (/notes|bad|\.txt$/.test(path))
+    throw hostError('BAD_MAGIC', `${path}: not a stream bundle (starts with "# Rel")`);
+  const info: BundleInfo = {
+    path,
+    type: /packed|hgs1/i.test(path) ? 'packed1' : 'v2',
+    compression: /zstd/.test(path) ? 'ZS' : 'UN',
+    requirements: [
+      'dotencode',
+      'fncache',
+      'generaldelta',
+      'revlogv1',
+      'sparserevlog',
+      'store',
+      ...(/unsupported/.test(path) ? ['exp-rc-dirstate-v2', 'revlog-compression-lz4'] : []),
+    ],
+    files: 4200,
+    bytes: 88_200_000,
+    unsupported: /unsupported/.test(path) ? ['exp-rc-dirstate-v2', 'revlog-compression-lz4'] : [],
+    sizeOnDisk: 88_950_112,
+  };
+  return info;
 }
 
 function demoRow(path: string, origin: RepoRow['origin'], source?: string): RepoRow {
