@@ -165,6 +165,22 @@ export abstract class WirePeer {
     return decodeKeys(await this.call('listkeys', { namespace }));
   }
 
+  /**
+   * wireprotov1peer.lookup: the server resolves `key` as `hg update` would (revsymbol); its
+   * answer is `1 NODE` or `0 MESSAGE` (hg's RepoLookupError text, e.g. `unknown revision 'x'`).
+   */
+  async lookup(key: string): Promise<{ node: string } | { error: string }> {
+    const d = (await this.call('lookup', { key })).replace(/\n$/, '');
+    const ok = d.startsWith('1 ');
+    if (!ok && !d.startsWith('0 '))
+      throw new SluiceError('PROTOCOL', `unexpected response to lookup: ${JSON.stringify(d.slice(0, 80))}`);
+    const rest = d.slice(2);
+    if (!ok) return { error: rest.slice(0, 500) };
+    if (!/^[0-9a-f]{40}$/.test(rest))
+      throw new SluiceError('PROTOCOL', `unexpected node in lookup: ${JSON.stringify(rest.slice(0, 80))}`);
+    return { node: rest };
+  }
+
   async clonebundles(): Promise<string> {
     return this.call('clonebundles');
   }

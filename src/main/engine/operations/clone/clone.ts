@@ -340,6 +340,8 @@ export async function cloneFromUrl(
     opened = peer;
     log('debug', `capabilities: ${peer.caps.raw}`);
     refuseRemoteRequirements(peer.caps);
+    if (req.update === true && req.updateRev !== undefined)
+      await refuseUnknownRevision(peer, req.updateRev, log);
     // hg clone --pull, or a server that allows no stream clone: clone with the pull protocol
     if (req.pull || peer.caps.streamRequirements() === null) {
       if (!req.pull) log('info', 'the server offers no stream clone: cloning with the pull protocol');
@@ -455,6 +457,28 @@ export async function cloneFromUrl(
     await opened?.close();
     session.close();
   }
+}
+
+/**
+ * `-u REV` asked of the server before anything is transferred (as hg clone does for `-r` with
+ * srcpeer.lookup): a name the server does not know cannot name a changeset of the clone, so the
+ * clone fails at once, with hg's message and nothing at DEST. Only "unknown" is final: a hidden
+ * changeset, for one, may still be checked out of a clone that takes no markers.
+ */
+async function refuseUnknownRevision(
+  peer: WirePeer,
+  rev: string,
+  log: (level: 'debug', m: string) => void,
+): Promise<void> {
+  if (!peer.caps.has('lookup')) return;
+  const answer = await peer.lookup(rev);
+  if ('node' in answer) {
+    log('debug', `the server resolves ${rev} to ${answer.node}`);
+    return;
+  }
+  if (answer.error.startsWith('unknown revision'))
+    throw new SluiceError('USAGE', `unknown revision '${rev}'`, { symbol: rev, checkedOn: 'server' });
+  log('debug', `the server's lookup of ${rev}: ${answer.error}`);
 }
 
 /**

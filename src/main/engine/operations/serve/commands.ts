@@ -13,6 +13,7 @@ import { stream2Params } from '../../format/stream2';
 import type { WireCommandName } from '../../protocol/command-args';
 import { bundle2Reply, bundle2ReplyLength, type ReplyPart } from './bundle2-reply';
 import { branchMapOf } from './branchmap';
+import { lookupByName } from './lookup-name';
 import { changegroupPart } from './getbundle-changegroup';
 import { decodeBundle2Caps, encodeBundle2Caps, serverBundle2Caps } from '../../protocol/capabilities';
 import type { RepoSnapshot } from './repo-state';
@@ -447,7 +448,9 @@ export const WIRE_COMMANDS: Readonly<Record<WireCommandName, WireCommand>> = {
     run: async (_env, call) => {
       const key = need(call, 'lookup', 'key');
       const rev = lookup(call.snap, key);
-      return bytes(rev === undefined ? `0 unknown revision '${key}'\n` : `1 ${call.snap.hex(rev)}\n`);
+      if (rev !== undefined) return bytes(`1 ${call.snap.hex(rev)}\n`);
+      const named = await lookupByName(call.snap, key);
+      return bytes(named !== undefined ? `1 ${named}\n` : `0 unknown revision '${key}'\n`);
     },
   },
   batch: { run: async (env, call) => bytes(await batch(env, call)) },
