@@ -106,6 +106,8 @@ export interface ErrorEvent extends BaseEvent {
   type: 'error';
   code: string;
   message: string;
+  /** what to try (hg's hint line): for CERTIFICATE, the fingerprint line to trust it */
+  hint?: string;
 }
 
 export interface LogEvent extends BaseEvent {

@@ -53,6 +53,8 @@ export interface CloneRequest {
   verify?: boolean;
   /** extra CA file (PEM) for https */
   caFile?: string;
+  /** hg --insecure: this once, connect without checking the server's certificate */
+  insecure?: boolean;
   /** use a clone bundle advertised by the server when one fits (default true) */
   cloneBundles?: boolean;
   /**
@@ -92,6 +94,8 @@ export interface PullRequest {
   update?: boolean;
   incoming?: boolean;
   caFile?: string;
+  /** hg --insecure, as for a clone */
+  insecure?: boolean;
   connectTimeoutMs?: number;
   idleTimeoutMs?: number;
 }

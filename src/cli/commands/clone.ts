@@ -48,7 +48,7 @@ export const command: CliCommand = {
   summary:
     'clone a repository served over http(s) or ssh by hg, sluice serve or any hg server, or a local one',
   usage:
-    'sluice clone URL DEST [--stream auto|v1|v2] [--ssh CMD] [--remotecmd CMD] [--ca-file PEM] [--no-clone-bundles] [--obsmarkers] [--pull] [-U | -u REV] [--json] [--debug] [--verify]',
+    'sluice clone URL DEST [--stream auto|v1|v2] [--ssh CMD] [--remotecmd CMD] [--ca-file PEM] [--insecure] [--no-clone-bundles] [--obsmarkers] [--pull] [-U | -u REV] [--json] [--debug] [--verify]',
   help: `Clones URL into DEST (which must not exist or be an empty directory) and checks out its working
 copy, as 'hg clone' does. A stream clone by default (the repository files copied as they are on
 the server, then bookmarks and phases, as 'hg clone --stream'); the pull protocol with --pull or
@@ -68,6 +68,7 @@ through the same protocol, served in process; its absolute path becomes DEST's p
   --stream auto|v1|v2             v2 = bundle2 stream (getbundle), v1 = legacy stream_out;
                                   auto (default) takes what the server offers best
   --ca-file PEM                   an extra CA certificate for https (added to the system ones)
+  --insecure                      do not verify the server's certificate (this once; a warning says so)
   --no-clone-bundles              ignore clone bundles the server advertises
   --pull                          clone with the pull protocol (discovery and a changegroup, as
                                   hg clone --pull); a server that offers no stream clone is
@@ -97,6 +98,7 @@ ${OUTPUT_HELP}`,
         ...OUTPUT_OPTIONS,
         stream: { type: 'string' },
         'ca-file': { type: 'string' },
+        insecure: { type: 'boolean' },
         ssh: { type: 'string' },
         remotecmd: { type: 'string' },
         'no-clone-bundles': { type: 'boolean' },
@@ -128,6 +130,7 @@ ${OUTPUT_HELP}`,
         stream,
         closer,
         ...(values['ca-file'] ? { caFile: values['ca-file'] } : {}),
+        ...(values.insecure ? { insecure: true } : {}),
         ...(values['no-clone-bundles'] ? { cloneBundles: false } : {}),
         ...(values.obsmarkers ? { obsmarkers: true } : {}),
         update: !values.noupdate,

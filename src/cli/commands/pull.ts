@@ -18,7 +18,7 @@ export const command: CliCommand = {
   summary:
     'pull changes from a repository (http(s), ssh, or a local path) into a local repository (like hg pull)',
   usage:
-    'sluice pull REPO [SOURCE] [-u|--update] [--incoming] [--ca-file PEM] [--ssh CMD] [--remotecmd CMD] [--json] [--debug]',
+    'sluice pull REPO [SOURCE] [-u|--update] [--incoming] [--ca-file PEM] [--insecure] [--ssh CMD] [--remotecmd CMD] [--json] [--debug]',
   help: `Finds what SOURCE has that REPO lacks (hg's discovery: heads, then samples of known) and adds
 it in one transaction: changesets, manifests and files, then phases (they only advance) and
 bookmarks (new ones added, ones the remote moved forward advanced, diverged ones kept as
@@ -29,6 +29,7 @@ to REPO). An error or Ctrl-C leaves REPO as it was.
   -u, --update                    update a clean working copy to the new head afterwards
   --incoming                      only report how many changesets a pull would bring
   --ca-file PEM                   an extra CA certificate for https
+  --insecure                      do not verify the server's certificate (this once; a warning says so)
   --ssh CMD, --remotecmd CMD      for ssh:// sources, as hg's -e and --remotecmd
   --connect-timeout SECONDS       http(s): connecting (default 30); ssh: ssh's login and the
                                   remote hg's first answer, prompts answered at a terminal
@@ -43,6 +44,7 @@ ${OUTPUT_HELP}`,
         update: { type: 'boolean', short: 'u' },
         incoming: { type: 'boolean' },
         'ca-file': { type: 'string' },
+        insecure: { type: 'boolean' },
         ssh: { type: 'string' },
         remotecmd: { type: 'string' },
         'connect-timeout': { type: 'string' },
@@ -65,6 +67,7 @@ ${OUTPUT_HELP}`,
         ...(values.update ? { update: true } : {}),
         ...(values.incoming ? { incoming: true } : {}),
         ...(values['ca-file'] ? { caFile: values['ca-file'] } : {}),
+        ...(values.insecure ? { insecure: true } : {}),
         ...(connect ? { connectTimeoutMs: connect * 1000 } : {}),
         ...(idle ? { idleTimeoutMs: idle * 1000 } : {}),
       },

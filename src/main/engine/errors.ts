@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'ACCESS_DENIED' // refused by the server's configuration, not for credentials (hgweb allow-pull, deny_read)
   | 'TIMEOUT'
   | 'NETWORK'
+  | 'CERTIFICATE' // the server's TLS certificate is not trusted (details: host, subject, issuer, fingerprint)
   | 'NO_STREAM' // the server allows no stream clone
   | 'UNRELATED' // the remote repository shares no changeset with the local one
   | 'SSH_HOST_KEY' // ssh refused the server's host key (unknown or changed)

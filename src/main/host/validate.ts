@@ -241,6 +241,7 @@ export function validateJobRequest(
         'closer',
         'verify',
         'caFile',
+        'insecure',
         'cloneBundles',
         'obsmarkers',
         'pull',
@@ -259,6 +260,7 @@ export function validateJobRequest(
         ...(o.closer !== undefined && { closer: expectCloser(o.closer, `${where}.closer`) }),
         ...(o.verify !== undefined && { verify: expectBoolean(o.verify, `${where}.verify`) }),
         ...(o.caFile !== undefined && { caFile: abs(o.caFile, 'caFile') }),
+        ...(o.insecure !== undefined && { insecure: expectBoolean(o.insecure, `${where}.insecure`) }),
         ...(o.cloneBundles !== undefined && {
           cloneBundles: expectBoolean(o.cloneBundles, `${where}.cloneBundles`),
         }),
@@ -277,6 +279,7 @@ export function validateJobRequest(
         'update',
         'incoming',
         'caFile',
+        'insecure',
         'connectTimeoutMs',
         'idleTimeoutMs',
       ]);
@@ -287,6 +290,7 @@ export function validateJobRequest(
         ...(o.update !== undefined && { update: expectBoolean(o.update, `${where}.update`) }),
         ...(o.incoming !== undefined && { incoming: expectBoolean(o.incoming, `${where}.incoming`) }),
         ...(o.caFile !== undefined && { caFile: abs(o.caFile, 'caFile') }),
+        ...(o.insecure !== undefined && { insecure: expectBoolean(o.insecure, `${where}.insecure`) }),
         ...timeouts(o),
       };
     }

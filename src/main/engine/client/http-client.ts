@@ -5,14 +5,14 @@
 //
 // Every failure leaves here as a SluiceError: HTTP (status), AUTH (401 without usable credentials),
 // ACCESS_DENIED (401 without a challenge: refused by the server's settings),
-// TIMEOUT (connect, idle, or a trickle below throughput-floor.ts's floor), NETWORK (refused, reset, DNS, TLS), TRUNCATED (body cut short),
+// TIMEOUT (connect, idle, or a trickle below throughput-floor.ts's floor), NETWORK (refused, reset, DNS),
+// CERTIFICATE (an untrusted TLS certificate: tls-trust.ts), TRUNCATED (body cut short),
 // CANCELLED (the AbortSignal fired).
 
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
-import { readFileSync } from 'node:fs';
 import { SluiceError, cancelled } from '../errors';
 import { withoutCredentials } from '../../../shared/urls';
 import {
@@ -24,6 +24,7 @@ import {
   type Credentials,
 } from './http-auth';
 import { FLOOR_WINDOW_IDLES, ThroughputFloor } from '../protocol/throughput-floor';
+import { checkPeer, hostTrust, type HostTrust, type TlsTrustOptions } from './tls-trust';
 
 export type { Credentials };
 
@@ -39,8 +40,10 @@ export interface ProxyConfig {
 
 export interface HttpOptions {
   signal?: AbortSignal;
-  /** extra CA certificate(s), PEM, added to the system store */
-  caFile?: string;
+  /** which certificates https trusts: --ca-file, --insecure, the hgrc's [hostsecurity] */
+  tls?: TlsTrustOptions;
+  /** warnings a user must see (hg's ui.warn: --insecure, legacy fingerprints) */
+  warn?: (message: string) => void;
   /** default 30 s */
   connectTimeoutMs?: number;
   /** no byte received for this long while waiting on a response: TIMEOUT (default 60 s) */
@@ -187,7 +190,9 @@ export class HttpSession {
   private readonly auth = new Map<string, { creds: Credentials; digest?: DigestSession }>();
   private readonly urlCredentials = new Map<string, Credentials>();
   private readonly triedUrlCredentials = new Set<string>();
-  private readonly ca: (string | Buffer)[] | undefined;
+  /** per host name: sslutil._hostsettings, made on its first https request */
+  private readonly trust = new Map<string, HostTrust>();
+  private readonly warned = new Set<string>();
   readonly connectTimeoutMs: number;
   readonly idleTimeoutMs: number;
   requests = 0;
@@ -198,15 +203,24 @@ export class HttpSession {
   constructor(private readonly opts: HttpOptions = {}) {
     this.connectTimeoutMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT;
     this.idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT;
-    if (opts.caFile) {
-      let extra: Buffer;
-      try {
-        extra = readFileSync(opts.caFile);
-      } catch (e) {
-        throw new SluiceError('USAGE', `cannot read CA file ${opts.caFile}: ${(e as Error).message}`);
-      }
-      this.ca = [...tls.rootCertificates, extra];
-    }
+  }
+
+  private trustFor(host: string): HostTrust {
+    let t = this.trust.get(host);
+    if (!t) this.trust.set(host, (t = hostTrust(host, this.opts.tls ?? {})));
+    return t;
+  }
+
+  /** validatesocket, once per TLS connection, before it carries a response. */
+  private checkOnSecure(socket: tls.TLSSocket, trust: HostTrust): void {
+    socket.once('secureConnect', () => {
+      const refused = checkPeer(socket, trust, (m) => {
+        if (this.warned.has(m)) return;
+        this.warned.add(m);
+        this.opts.warn?.(m);
+      });
+      if (refused) socket.destroy(refused);
+    });
   }
 
   /** Credentials from the URL the user typed: offered to that origin after its first 401. */
@@ -229,7 +243,7 @@ export class HttpSession {
     if (!a) {
       a =
         u.protocol === 'https:'
-          ? new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, ...(this.ca ? { ca: this.ca } : {}) })
+          ? new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS })
           : new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
       this.agents.set(key, a);
     }
@@ -396,6 +410,7 @@ export class HttpSession {
   ): Promise<http.IncomingMessage> {
     const proxy = this.proxyFor(url);
     const isHttps = url.protocol === 'https:';
+    const trust = isHttps ? this.trustFor(url.hostname.replace(/^\[|\]$/g, '')) : undefined;
     if (body) headers['Content-Length'] = String(body.length);
     this.requests++;
     this.opts.log?.(`${method} ${redactUrl(url.toString())}${proxy ? ` via proxy ${proxy.host}` : ''}`);
@@ -438,18 +453,24 @@ export class HttpSession {
           host: url.hostname.replace(/^\[|\]$/g, ''),
           port: url.port || (isHttps ? 443 : 80),
           path: url.pathname + url.search,
+          // the check is checkPeer's (hg's rules, a typed error), made before any response is read
+          ...(trust ? { secureContext: trust.context, rejectUnauthorized: false } : {}),
         };
         if (socket) {
           // CONNECT tunnel: TLS over the proxy socket, one connection per request
           // a one-off agent: with `agent: false` node would ignore createConnection and dial direct
           const tunnel = new https.Agent({ keepAlive: false });
           const servername = net.isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname;
-          (tunnel as unknown as { createConnection: () => net.Socket }).createConnection = () =>
-            tls.connect({
+          (tunnel as unknown as { createConnection: () => net.Socket }).createConnection = () => {
+            const secure = tls.connect({
               socket,
               ...(servername ? { servername } : {}),
-              ...(this.ca ? { ca: this.ca } : {}),
+              secureContext: trust!.context,
+              rejectUnauthorized: false,
             });
+            this.checkOnSecure(secure, trust!);
+            return secure;
+          };
           common.agent = tunnel;
         } else if (proxy && !isHttps) {
           common.host = proxy.hostname;
@@ -467,6 +488,9 @@ export class HttpSession {
         const r = (isHttps ? https : http).request(common);
         req = r;
         r.on('socket', (s: net.Socket) => {
+          // a new direct TLS connection (a pooled one was checked when it was made)
+          if (trust && !socket && (s as net.Socket & { connecting?: boolean }).connecting)
+            this.checkOnSecure(s as tls.TLSSocket, trust);
           const connected = (): void => {
             if (connectTimer) clearTimeout(connectTimer);
             connectTimer = null;

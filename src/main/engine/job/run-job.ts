@@ -55,7 +55,13 @@ export async function runJob(request: JobRequest, ctx: JobContext): Promise<JobR
     return result;
   } catch (e) {
     const err = toSluiceError(e);
-    ctx.emit({ type: 'error', code: err.code, message: err.message });
+    const hint = err.details?.hint;
+    ctx.emit({
+      type: 'error',
+      code: err.code,
+      message: err.message,
+      ...(typeof hint === 'string' ? { hint } : {}),
+    });
     throw err;
   }
 }

@@ -15,6 +15,8 @@ import { isLocalSource, localSourcePath, openLocalPeer } from './local-peer';
 import type { WirePeer } from '../client/peer';
 import { isSshUrl, resolveSshSettings } from '../client/ssh-command';
 import { SshPeer } from '../client/ssh-peer';
+import type { ConfigLookup } from '../client/tls-trust';
+import { readUserConfig, type HgConfig } from '../store/hgrc';
 
 export interface OpenPeerOptions extends ConnectOptions {
   /** ssh: the handshake's limit, login and hello (default 60 s); HTTP: the session's connect (30 s) */
@@ -83,18 +85,31 @@ export interface SessionOptions extends ConnectOptions {
   idleTimeoutMs?: number;
   /** undefined: http_proxy / https_proxy / no_proxy from the environment; null: no proxy */
   proxy?: ProxyConfig | null;
+  /** a pull: the repository's configuration, whose [hostsecurity] layers over the user's */
+  repoConfig?: ConfigLookup;
+}
+
+/** The user's hg configuration, read when an https host is first contacted (never for http or ssh). */
+function lazyUserConfig(): ConfigLookup {
+  let config: HgConfig | undefined;
+  return { get: (section, key) => (config ??= readUserConfig()).get(section, key) };
 }
 
 /** An HTTP session for a job (ctx: its debug log) or a probe (null). */
 export function sessionFor(
-  req: { caFile?: string },
+  req: { caFile?: string; insecure?: boolean },
   ctx: JobContext | null,
   signal: AbortSignal | undefined,
   opts: SessionOptions,
 ): HttpSession {
   const http: HttpOptions = {
     ...(signal ? { signal } : {}),
-    ...(req.caFile ? { caFile: req.caFile } : {}),
+    tls: {
+      ...(req.caFile ? { caFile: req.caFile } : {}),
+      ...(req.insecure ? { insecure: true } : {}),
+      config: [lazyUserConfig(), ...(opts.repoConfig ? [opts.repoConfig] : [])],
+    },
+    ...(ctx ? { warn: (m: string) => ctx.log('warn', m) } : {}),
     ...(opts.credentials ? { credentials: opts.credentials } : {}),
     ...(opts.connectTimeoutMs !== undefined ? { connectTimeoutMs: opts.connectTimeoutMs } : {}),
     ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
@@ -111,7 +126,7 @@ export function sessionFor(
  */
 export function openSession<O extends SessionOptions>(
   rawUrl: string,
-  req: { caFile?: string; connectTimeoutMs?: number; idleTimeoutMs?: number },
+  req: { caFile?: string; insecure?: boolean; connectTimeoutMs?: number; idleTimeoutMs?: number },
   ctx: JobContext,
   explicit: O = {} as O,
 ): { session: HttpSession; url: string; opts: O } {

@@ -69,7 +69,7 @@ function splitLinesKeepEnds(text: string): string[] {
 }
 
 /** util.expandpath: `~` and environment variables ($VAR, ${VAR}); unknown variables stay as written. */
-function expandPath(path: string): string {
+export function expandPath(path: string): string {
   let p = path.replace(
     /\$(\w+)|\$\{(\w+)\}/g,
     (m, a: string | undefined, b: string | undefined) => process.env[(a ?? b)!] ?? m,

@@ -137,6 +137,11 @@ const EXPLANATIONS: Record<string, Explanation> = {
     hint: 'Check the URL, the network and that the server is running.',
     retryable: true,
   },
+  CERTIFICATE: {
+    title: "The server's certificate is not trusted",
+    hint: "The detail names its subject, issuer and SHA-256 fingerprint. If you trust it, add the `[hostsecurity]` fingerprint line shown to your hgrc (or the repository's), install its issuer in the system CA store, or retry once without the check (Insecure).",
+    retryable: true,
+  },
   NO_STREAM: {
     title: 'The server does not allow stream clones',
     hint: 'Enable `server.uncompressed` on the server, or clone with hg.',

@@ -182,7 +182,7 @@ export function reduceJobEvents(
         j = {
           ...j,
           state: e.code === 'CANCELLED' ? 'cancelled' : 'failed',
-          error: { code: e.code, message: e.message },
+          error: { code: e.code, message: e.hint ? `${e.message}\n${e.hint}` : e.message },
           endedAt: e.time,
           etaMs: undefined,
           stalled: false,

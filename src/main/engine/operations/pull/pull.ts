@@ -346,7 +346,7 @@ export async function pullFromUrl(
     );
   const config = await readRepoConfig(repo);
   const isDefaultPath = !req.source || req.source === config.get('paths', 'default');
-  const { session, url, opts } = openSession(rawSource, req, ctx, explicit);
+  const { session, url, opts } = openSession(rawSource, req, ctx, { ...explicit, repoConfig: config });
   try {
     const loc = await locateRepository(repo);
     // localrepo.ensurerequirementsrecognized runs as hg opens the repository: before connecting
