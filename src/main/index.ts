@@ -19,17 +19,17 @@ import {
   type MenuItemConstructorOptions,
 } from 'electron';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { bundlePathsFromArgv } from './host/argv';
 import { contentSecurityPolicy } from './host/csp';
 import { defaultCloneDir } from './host/data-dir';
+import { DEEP_LINK_SCHEME, deepLinkFromArgv, parseBundleFile, parseDeepLink } from './host/deep-link';
 import { EngineHost, toInvokeFailure, type HostPlatform } from './host/engine-host';
 import { JobIndicators, type EndedJob } from './host/job-indicators';
 import { RENDERER_CRASH_POLICY, RendererCrashPolicy, rendererGaveUpPage } from './host/renderer-crashes';
 import { openTerminal } from './host/terminal';
 import { isTrustedSender, type TrustedRenderer } from './host/validate';
-import { INVOKE_CHANNELS, type PushChannel, type PushMap } from '../shared/ipc';
+import { INVOKE_CHANNELS, type DeepLinkResult, type PushChannel, type PushMap } from '../shared/ipc';
 
 // Bundled to out/main/index.js, beside engine-worker.js; the preload and renderer are siblings of out/main.
 const here = dirname(fileURLToPath(import.meta.url));
@@ -52,23 +52,27 @@ let mainWindow: BrowserWindow | null = null;
 let host: EngineHost | null = null;
 let rendererReady = false;
 const pendingPushes: { channel: PushChannel; payload: unknown }[] = [];
+const MAX_PENDING_PUSHES = 200;
 
 if (!app.requestSingleInstanceLock()) {
-  // Another Sluice runs: it received our argv through 'second-instance' and opens the bundles.
+  // Another Sluice runs: it received our argv through 'second-instance' and opens the link or bundle.
   app.quit();
 } else {
-  // macOS delivers opened files (Finder, dock, file association) as events, possibly before ready.
+  registerProtocolClient();
+  // macOS delivers opened files and sluice:// links as events, possibly before ready; every link
+  // is checked by deep-link.ts here and reaches the renderer checked, or as a refusal to show.
   app.on('open-file', (event, path) => {
     event.preventDefault();
-    pushToRenderer('bundle:opened', { path });
+    openLink(parseBundleFile(path));
+  });
+  app.on('open-url', (event, url) => {
+    event.preventDefault();
+    openLink(parseDeepLink(url));
   });
   app.on('second-instance', (_event, argv, workingDirectory) => {
-    for (const path of bundlePathsFromArgv(argv.slice(1), workingDirectory))
-      pushToRenderer('bundle:opened', { path });
-    if (mainWindow) {
-      if (mainWindow.isMinimized()) mainWindow.restore();
-      mainWindow.focus();
-    }
+    const link = deepLinkFromArgv(argv, process.platform, workingDirectory);
+    if (link) openLink(link);
+    else focusMainWindow();
   });
   app.on('web-contents-created', (_event, contents) => lockDownContents(contents));
   app.on('window-all-closed', () => {
@@ -122,8 +126,8 @@ async function start(): Promise<void> {
   registerInvokeHandlers();
   Menu.setApplicationMenu(buildMenu(userData));
   createWindow();
-  for (const path of bundlePathsFromArgv(process.argv.slice(app.isPackaged ? 1 : 2), process.cwd()))
-    pushToRenderer('bundle:opened', { path });
+  const launchLink = deepLinkFromArgv(process.argv, process.platform, process.cwd());
+  if (launchLink) openLink(launchLink);
   host.warmUp();
 }
 
@@ -183,11 +187,41 @@ function createWindow(): void {
   else void win.loadFile(rendererFile);
 }
 
+/**
+ * Registers Sluice for sluice:// links. A development run (`electron .`) registers the Electron
+ * binary with the app's folder, as Electron's deep-link guide does, so the link reaches this app.
+ */
+function registerProtocolClient(): void {
+  const ok =
+    process.defaultApp && process.argv[1] !== undefined
+      ? app.setAsDefaultProtocolClient(DEEP_LINK_SCHEME, process.execPath, [resolve(process.argv[1])])
+      : app.setAsDefaultProtocolClient(DEEP_LINK_SCHEME);
+  if (!ok) console.warn(`could not register Sluice as the ${DEEP_LINK_SCHEME}:// handler`);
+}
+
+/** A checked link (or its refusal) for the renderer, which shows the pre-filled dialog or the reason. */
+function openLink(link: DeepLinkResult): void {
+  if (!link.ok) console.warn(`link refused: ${link.reason}`);
+  pushToRenderer('link:opened', link);
+  focusMainWindow();
+}
+
+function focusMainWindow(): void {
+  if (mainWindow && !mainWindow.isDestroyed()) {
+    if (mainWindow.isMinimized()) mainWindow.restore();
+    mainWindow.focus();
+  }
+}
+
 /** Pushes to the renderer once it has loaded (earlier ones wait, e.g. a bundle opened at launch). */
 function pushToRenderer<C extends PushChannel>(channel: C, payload: PushMap[C]): void {
   const win = mainWindow;
   if (win && !win.isDestroyed() && rendererReady) win.webContents.send(channel, payload);
-  else if (channel !== 'job:events') pendingPushes.push({ channel, payload });
+  else if (channel !== 'job:events') {
+    // links come from web pages, which can fire many: the queue keeps the latest
+    if (pendingPushes.length >= MAX_PENDING_PUSHES) pendingPushes.shift();
+    pendingPushes.push({ channel, payload });
+  }
 }
 
 /** Every invoke channel: only our window's top frame may call, payloads are validated in EngineHost. */
@@ -374,12 +408,7 @@ function notifyEnded(job: EndedJob): void {
         ? `${job.result} (${seconds} s)`
         : `after ${seconds} s`;
   const n = new Notification({ title, body, silent: job.summary.state === 'cancelled' });
-  n.on('click', () => {
-    if (mainWindow && !mainWindow.isDestroyed()) {
-      if (mainWindow.isMinimized()) mainWindow.restore();
-      mainWindow.focus();
-    }
-  });
+  n.on('click', focusMainWindow);
   n.show();
 }
 

@@ -84,6 +84,14 @@ export interface SavedCredentialList {
   entries: SavedCredential[];
 }
 
+/**
+ * What a `sluice://clone?…` link, the web host's `/open?…` or a bundle file handed to the app asks
+ * for, after the host checked it (src/main/host/deep-link.ts); a refusal carries the reason to show.
+ */
+export type DeepLink =
+  { kind: 'clone'; url: string; dest?: string; rev?: string } | { kind: 'apply'; bundlePath: string };
+export type DeepLinkResult = { ok: true; link: DeepLink } | { ok: false; reason: string };
+
 /** Request/response calls (renderer -> host). */
 export interface InvokeMap {
   'app:info': { args: []; result: AppInfo };
@@ -144,6 +152,8 @@ export interface PushMap {
   'credentials:request': { requestId: string; url: string; realm: string };
   /** a bundle file opened from the OS (file association) or the command line */
   'bundle:opened': { path: string };
+  /** a link or bundle file the OS or the web host's /open handed to the app, checked or refused */
+  'link:opened': DeepLinkResult;
   /** a command from the native menu that the renderer carries out (File > Clone from URL…) */
   'app:command': { command: 'clone-from-url' };
   /** rows of the repository library that changed (batched) */
@@ -210,6 +220,7 @@ const PUSH: Record<PushChannel, true> = {
   'job:state': true,
   'credentials:request': true,
   'bundle:opened': true,
+  'link:opened': true,
   'app:command': true,
   'library:update': true,
   'host:connection': true,

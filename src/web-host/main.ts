@@ -6,8 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { bundlePathsFromArgv } from '../main/host/argv';
 import { defaultCloneDir, defaultDataDir } from '../main/host/data-dir';
+import { deepLinkFromArgv } from '../main/host/deep-link';
 import { EngineHost } from '../main/host/engine-host';
 import { WebHost } from './web-host';
 import { WebPlatform } from './web-platform';
@@ -28,7 +28,8 @@ const appRoot = resolve(here, '..', '..');
 const dataDir = resolve(args['data-dir'] ?? defaultDataDir());
 const pkg = JSON.parse(await readFile(join(appRoot, 'package.json'), 'utf8')) as { version: string };
 
-const openAtStart = bundlePathsFromArgv(positionals, process.cwd());
+// a sluice:// link or a bundle named on the command line, checked as Electron's argv is
+let openAtStart = deepLinkFromArgv(['', ...positionals], process.platform, process.cwd());
 
 const engineHost = new EngineHost({
   platform: new WebPlatform(
@@ -45,9 +46,10 @@ const web = new WebHost({
   rendererDir: join(appRoot, 'out', 'renderer'),
   bridgeScript: await readFile(join(here, 'bridge.js'), 'utf8'),
   uploadDir: join(dataDir, 'uploads'),
-  // Bundles named on the command line open in the first page that connects (like Electron's argv).
+  // What the command line named opens in the first page that connects (like Electron's argv).
   onConnect: (push) => {
-    for (const path of openAtStart.splice(0)) push({ channel: 'bundle:opened', payload: { path } });
+    if (openAtStart) push({ channel: 'link:opened', payload: openAtStart });
+    openAtStart = null;
   },
 });
 const { url } = await web.listen(Number(args.port));

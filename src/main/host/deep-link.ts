@@ -5,11 +5,9 @@
 // it to the renderer.
 
 import { posix, win32 } from 'node:path';
+import type { DeepLink, DeepLinkResult } from '../../shared/ipc';
 
-export type DeepLink =
-  { kind: 'clone'; url: string; dest?: string; rev?: string } | { kind: 'apply'; bundlePath: string };
-
-export type DeepLinkResult = { ok: true; link: DeepLink } | { ok: false; reason: string };
+export type { DeepLink, DeepLinkResult };
 
 export const DEEP_LINK_SCHEME = 'sluice';
 const MAX_LINK = 4096;
@@ -108,15 +106,21 @@ export function parseBundleFile(path: string, platform: NodeJS.Platform = proces
 /**
  * What a launch's argv (first launch, or the second instance's forwarded to the first) asks for:
  * the first `sluice:` link, else the first bundle file; argv[0] (and Electron's own flags) are
- * skipped. Refusals are returned so main can log them; null when argv asks for nothing.
+ * skipped. A relative bundle path is taken from `cwd` (a second instance's own working directory,
+ * which Electron forwards). Refusals are returned so main can show them; null when argv asks for
+ * nothing.
  */
 export function deepLinkFromArgv(
   argv: readonly string[],
   platform: NodeJS.Platform = process.platform,
+  cwd?: string,
 ): DeepLinkResult | null {
   const args = argv.slice(1).filter((a) => !a.startsWith('-'));
   const link = args.find((a) => /^sluice:/i.test(a));
   if (link !== undefined) return parseDeepLink(link, platform);
   const file = args.find((a) => BUNDLE_EXTENSIONS.some((e) => a.toLowerCase().endsWith(e)));
-  return file !== undefined ? parseBundleFile(file, platform) : null;
+  if (file === undefined) return null;
+  const paths = platform === 'win32' ? win32 : posix;
+  const resolved = cwd !== undefined && !absolutePath(file, platform) ? paths.resolve(cwd, file) : file;
+  return parseBundleFile(resolved, platform);
 }

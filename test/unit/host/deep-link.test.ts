@@ -95,4 +95,30 @@ describe('bundle files and argv', () => {
       ok: false,
     });
   });
+
+  it("a second instance's argv: a relative bundle is taken from its own working directory", () => {
+    // what Electron forwards through 'second-instance' (argv, workingDirectory)
+    expect(deepLinkFromArgv(['/opt/Sluice/sluice', 'sub/x.hg'], 'linux', '/home/a')).toEqual({
+      ok: true,
+      link: { kind: 'apply', bundlePath: '/home/a/sub/x.hg' },
+    });
+    expect(deepLinkFromArgv(['C:\\Sluice\\Sluice.exe', 'x.bundle'], 'win32', 'D:\\dl')).toEqual({
+      ok: true,
+      link: { kind: 'apply', bundlePath: 'D:\\dl\\x.bundle' },
+    });
+    // Windows passes a protocol link as the last argument, after Chromium's switches
+    expect(
+      deepLinkFromArgv(
+        ['C:\\Sluice\\Sluice.exe', '--allow-file-access-from-files', 'sluice://clone/?url=https://h/r'],
+        'win32',
+        'C:\\',
+      ),
+    ).toEqual({ ok: true, link: { kind: 'clone', url: 'https://h/r' } });
+    // a development run (`electron .`): the app folder is neither a link nor a bundle
+    expect(deepLinkFromArgv(['/usr/bin/electron', '.'], 'linux', '/src/sluice')).toBeNull();
+    expect(deepLinkFromArgv(['/x/sluice', 'sluice://clone?url=javascript:alert(1)'], 'linux', '/')).toEqual({
+      ok: false,
+      reason: 'a link may not name a javascript: source',
+    });
+  });
 });
