@@ -10,6 +10,9 @@ interface BridgeConfig {
   token: string;
 }
 
+/** the host may push these as soon as the page connects, before the renderer subscribes */
+const HELD_CHANNELS: ReadonlySet<PushChannel> = new Set<PushChannel>(['link:opened', 'bundle:opened']);
+
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
 
 /** An invoke failure as the renderer's toUiError() expects it: `code` plus the engine's message. */
@@ -32,6 +35,11 @@ function installSluiceBridge(config: BridgeConfig): void {
   let retryMs = 250;
   /** the connection was open once and then lost: the page is told when it is back */
   let lost = false;
+  /** the web host's /open redirected here with the id of a checked link, taken on the first connect */
+  let openId = /^#open=([A-Za-z0-9_-]{22})$/.exec(location.hash)?.[1];
+  if (openId) history.replaceState(history.state, '', location.pathname + location.search);
+  /** pushes that only make sense once (a link, a bundle to open), held until the page listens */
+  const held: { channel: PushChannel; payload: unknown }[] = [];
 
   function connect(): Promise<WebSocket> {
     if (opened) return opened;
@@ -39,6 +47,8 @@ function installSluiceBridge(config: BridgeConfig): void {
       const url = new URL('./ws', location.href);
       url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
       url.search = `?token=${encodeURIComponent(config.token)}`;
+      if (openId) url.searchParams.set('open', openId);
+      openId = undefined;
       const ws = new WebSocket(url);
       ws.onopen = () => {
         socket = ws;
@@ -84,6 +94,10 @@ function installSluiceBridge(config: BridgeConfig): void {
   }
 
   function deliver<C extends PushChannel>(channel: C, payload: PushMap[C]): void {
+    if (!listeners.get(channel)?.size && HELD_CHANNELS.has(channel)) {
+      if (held.length < 16) held.push({ channel, payload });
+      return;
+    }
     for (const listener of listeners.get(channel) ?? []) {
       try {
         (listener as (payload: unknown) => void)(payload);
@@ -109,6 +123,9 @@ function installSluiceBridge(config: BridgeConfig): void {
     let set = listeners.get(channel);
     if (!set) listeners.set(channel, (set = new Set()));
     set.add(listener as (payload: never) => void);
+    const waiting = held.filter((h) => h.channel === channel);
+    held.splice(0, held.length, ...held.filter((h) => h.channel !== channel));
+    for (const h of waiting) queueMicrotask(() => deliver(channel, h.payload as PushMap[C]));
     void connect().catch(() => {});
     return () => void set.delete(listener as (payload: never) => void);
   }

@@ -9,6 +9,11 @@
 //  - the Host header must name the loopback address (DNS rebinding), a WebSocket Origin must be
 //    this server's own;
 //  - responses carry the renderer's CSP, no-referrer (keeps the token out of Referer) and nosniff.
+// `/open?url=…[&dest=…&rev=…]` (token as everywhere) is the web host's sluice://clone link: the
+// host checks it with deep-link.ts, keeps the result under a one-time id and redirects to the app
+// with `#open=<id>`; that page's bridge names the id when it connects and receives the checked link
+// (or the refusal) as a `link:opened` push, so nothing a page puts in the URL reaches the renderer
+// unchecked.
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -20,6 +25,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { contentSecurityPolicy } from '../main/host/csp';
+import { parseCloneQuery, type DeepLinkResult } from '../main/host/deep-link';
 import { toInvokeFailure, type EngineHost } from '../main/host/engine-host';
 import type { PushMessage } from '../main/host/job-registry';
 import { validateInvoke } from '../main/host/validate';
@@ -58,6 +64,9 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 4 * 1024 ** 3;
+/** /open links not yet taken by a page; older ones are dropped first */
+const MAX_OPEN_LINKS = 16;
+const OPEN_ID_RE = /^[A-Za-z0-9_-]{22}$/;
 
 export class WebHost {
   readonly token: string;
@@ -67,6 +76,7 @@ export class WebHost {
   private readonly unsubscribe: () => void;
   private port = 0;
   private uploads = 0;
+  private readonly openLinks = new Map<string, DeepLinkResult>();
 
   constructor(private readonly options: WebHostOptions) {
     this.token = options.token ?? randomBytes(32).toString('base64url');
@@ -86,7 +96,8 @@ export class WebHost {
         socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws));
+      const openId = new URL(req.url ?? '/', this.origin).searchParams.get('open');
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, openId));
     });
     this.unsubscribe = options.engineHost.onPush((message) => {
       const push = { t: 'push', ...message } as HostToBridge;
@@ -206,6 +217,7 @@ export class WebHost {
     if (req.method === 'PUT' && url.pathname === '/upload') return this.handleUpload(req, res, url);
     if (req.method !== 'GET' && req.method !== 'HEAD') return this.send(res, 405, 'method not allowed');
     if (url.pathname === '/' || url.pathname === '/index.html') return this.serveIndex(res);
+    if (url.pathname === '/open') return this.openLink(res, url, byQuery);
     if (url.pathname === '/download/log') return this.serveLog(res, url);
     if (url.pathname === '/bridge.js') {
       const config = `self.__sluiceBridgeConfig = ${JSON.stringify({ token: this.token })};\n`;
@@ -243,6 +255,21 @@ export class WebHost {
       'Cache-Control': 'no-store',
     });
     res.end(text);
+  }
+
+  /** `/open?…`: checks the link, keeps the result for the page it redirects to (see the header). */
+  private openLink(res: ServerResponse, url: URL, tokenInQuery: boolean): void {
+    const query = new URLSearchParams(url.search);
+    query.delete('token');
+    const result = parseCloneQuery(query.toString());
+    const id = randomBytes(16).toString('base64url');
+    if (this.openLinks.size >= MAX_OPEN_LINKS) this.openLinks.delete(this.openLinks.keys().next().value!);
+    this.openLinks.set(id, result);
+    // the cookie may not come along on a redirect a cross-site page started (SameSite=Strict)
+    const app = tokenInQuery ? `/?token=${encodeURIComponent(this.token)}` : '/';
+    this.securityHeaders(res);
+    res.writeHead(303, { Location: `${app}#open=${id}`, 'Content-Length': 0, 'Cache-Control': 'no-store' });
+    res.end();
   }
 
   private async serveIndex(res: ServerResponse): Promise<void> {
@@ -323,12 +350,16 @@ export class WebHost {
     this.send(res, 200, JSON.stringify({ path: file, size: received }), CONTENT_TYPES['.json']);
   }
 
-  private attach(ws: WebSocket): void {
+  private attach(ws: WebSocket, openId: string | null): void {
     this.clients.add(ws);
-    this.options.onConnect?.(
-      (message) =>
-        ws.readyState === ws.OPEN && ws.send(JSON.stringify({ t: 'push', ...message } as HostToBridge)),
-    );
+    const push = (message: PushMessage) =>
+      ws.readyState === ws.OPEN && ws.send(JSON.stringify({ t: 'push', ...message } as HostToBridge));
+    this.options.onConnect?.(push);
+    const link = openId !== null && OPEN_ID_RE.test(openId) ? this.openLinks.get(openId) : undefined;
+    if (link) {
+      this.openLinks.delete(openId!);
+      push({ channel: 'link:opened', payload: link });
+    }
     ws.on('close', () => this.clients.delete(ws));
     ws.on('error', () => this.clients.delete(ws));
     ws.on('message', (data, isBinary) => {

@@ -183,6 +183,62 @@ describe('WebHost', () => {
     expect(await closed).toBe(1007);
   });
 
+  it('/open checks the link and hands it, once, to the page it redirects to', async () => {
+    const open = async (query: string, headers: Record<string, string> = {}) =>
+      http(port, `/open?${query}`, { headers });
+    // the same token check as every route
+    expect((await open('url=https%3A%2F%2Fh%2Fr')).status).toBe(403);
+    expect((await open('token=wrong&url=https%3A%2F%2Fh%2Fr')).status).toBe(403);
+
+    const linkOf = async (location: string) => {
+      const id = /#open=([A-Za-z0-9_-]+)$/.exec(location)![1]!;
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?token=${TOKEN}&open=${id}`);
+      const first = new Promise<HostToBridge>((r) => ws.once('message', (d) => r(JSON.parse(d.toString()))));
+      await new Promise((r) => ws.on('open', r));
+      // an id not taken yet gives its push at connect; a second page with it gets nothing
+      ws.send(JSON.stringify({ t: 'invoke', id: 9, channel: 'job:list', args: [] }));
+      const message = await first;
+      ws.close();
+      return message;
+    };
+
+    const good = await open(
+      `token=${TOKEN}&url=${encodeURIComponent('http://127.0.0.1:8000/repo')}&rev=stable&dest=%2Ftmp%2Fr`,
+    );
+    expect(good.status).toBe(303);
+    expect(good.headers.location).toMatch(new RegExp(`^/\\?token=${TOKEN}#open=[A-Za-z0-9_-]{22}$`));
+    expect(good.headers['referrer-policy']).toBe('no-referrer');
+    expect(await linkOf(good.headers.location as string)).toEqual({
+      t: 'push',
+      channel: 'link:opened',
+      payload: {
+        ok: true,
+        link: { kind: 'clone', url: 'http://127.0.0.1:8000/repo', dest: '/tmp/r', rev: 'stable' },
+      },
+    });
+    // used once: the same id a second time is an ordinary connection
+    expect(await linkOf(good.headers.location as string)).toEqual({
+      t: 'result',
+      id: 9,
+      ok: true,
+      value: [],
+    });
+
+    // a hostile link opens the app with the reason, never the link; by cookie, no token in Location
+    const cookie = { cookie: `sluice-token-${port}=${TOKEN}` };
+    const hostile = await open(`url=${encodeURIComponent('javascript:alert(1)')}`, cookie);
+    expect(hostile.headers.location).toMatch(/^\/#open=/);
+    expect(await linkOf(hostile.headers.location as string)).toEqual({
+      t: 'push',
+      channel: 'link:opened',
+      payload: { ok: false, reason: 'a link may not name a javascript: source' },
+    });
+    const control = await open(`url=${encodeURIComponent('https://h/r\u0007')}`, cookie);
+    expect(await linkOf(control.headers.location as string)).toMatchObject({
+      payload: { ok: false, reason: 'url holds control characters' },
+    });
+  });
+
   it('uploads dropped files to a temporary file, with the token header and a size limit', async () => {
     const body = Buffer.from('HG20 bundle bytes');
     const noHeader = await http(port, '/upload?name=x.hg', {
