@@ -203,7 +203,14 @@ function Dialogs() {
   const credentials = useSluice((s) => s.credentials[0]);
   return (
     <>
-      {dialog?.type === 'clone' ? <CloneDialog initial={dialog.initial} /> : null}
+      {dialog?.type === 'clone' ? (
+        // a link arriving while the dialog is open fills a fresh form
+        <CloneDialog
+          key={JSON.stringify(dialog.initial ?? null)}
+          initial={dialog.initial}
+          fromLink={dialog.fromLink === true}
+        />
+      ) : null}
       {dialog?.type === 'apply' ? (
         <ApplyDialog
           key={dialog.info.path}

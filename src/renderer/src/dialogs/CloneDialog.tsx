@@ -107,7 +107,14 @@ function useProbe(form: CloneForm, onInvalidUrl: () => void) {
   return { probe, test, result };
 }
 
-export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
+export function CloneDialog({
+  initial,
+  fromLink = false,
+}: {
+  initial?: Partial<CloneRequest>;
+  /** filled from a link a web page can make: say so, and leave the options folded */
+  fromLink?: boolean;
+}) {
   const { closeDialog, startJob, setScreen, notify, rememberCloneJob } = useSluiceShallow((s) => ({
     closeDialog: s.closeDialog,
     startJob: s.startJob,
@@ -170,6 +177,11 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
       }
     >
       <form id="clone-form" onSubmit={(e) => void submit(e)} noValidate>
+        {fromLink ? (
+          <p className="field-hint" data-testid="from-link">
+            Filled in from a link. Check the URL, the folder and the revision before you clone.
+          </p>
+        ) : null}
         <UrlField
           form={form}
           error={showErrors || urlTouched ? form.urlError : null}
@@ -180,7 +192,7 @@ export function CloneDialog({ initial }: { initial?: Partial<CloneRequest> }) {
         <ProbePanel probe={probe.probe} url={form.url.trim()} stream={form.stream} />
         <DestinationFields form={form} error={showErrors ? destError : destinationProblem(destCheck)} />
         <CheckoutFields form={form} />
-        <CloneOptions form={form} open={Boolean(initial)} offered={probe.result} />
+        <CloneOptions form={form} open={Boolean(initial) && !fromLink} offered={probe.result} />
         <HgCommandLine
           request={form.urlError || validateDestination(form.dest) ? null : form.request()}
           platform={platform}

@@ -51,6 +51,7 @@ export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 
     deps.api.on('job:state', (summary) => store.getState().ingestJobState(summary)),
     deps.api.on('credentials:request', (req) => store.getState().promptCredentials(req)),
     deps.api.on('bundle:opened', ({ path }) => void store.getState().openBundle(path)),
+    deps.api.on('link:opened', (result) => void store.getState().openLink(result)),
     deps.api.on('library:update', (update) => store.getState().ingestLibrary(update)),
     deps.api.on('app:command', ({ command }) => {
       if (command === 'clone-from-url') store.getState().openDialog({ type: 'clone' });

@@ -259,7 +259,8 @@ export interface SettingsSlice {
 export type Screen = 'transfers' | 'repositories' | 'comparisons' | 'history';
 
 export type DialogState =
-  | { type: 'clone'; initial?: Partial<CloneRequest> }
+  /** fromLink: filled from a sluice:// link or the web host's /open, which the dialog says */
+  | { type: 'clone'; initial?: Partial<CloneRequest>; fromLink?: boolean }
   | { type: 'apply'; info: BundleInfo; initialDest?: string; initial?: Partial<ApplyRequest> }
   | { type: 'refused'; path: string; error: UiError; info?: BundleInfo }
   | { type: 'log'; jobId: string }
@@ -304,6 +305,8 @@ export interface UiSlice {
   ): Promise<void>;
   notify(notice: Omit<Notice, 'id'>): number;
   dismissNotice(id: number): void;
+  /** a checked link (link:opened): the pre-filled clone or apply dialog, or a notice saying why not */
+  openLink(result: import('../../../shared/ipc').DeepLinkResult): Promise<void>;
   /** inspect a bundle file and open the apply dialog, or refuse it with a message */
   /** `initial`: what the user typed for a failed apply of this bundle ("Edit & retry" keeps it) */
   openBundle(path: string, initial?: Partial<ApplyRequest>): Promise<void>;

@@ -49,6 +49,25 @@ export function createUiSlice(deps: StoreDeps): StateCreator<SluiceState, [], []
       },
       dismissNotice: (id) => set({ notices: get().notices.filter((n) => n.id !== id) }),
 
+      openLink: async (result) => {
+        if (!result.ok) {
+          get().notify({ tone: 'error', text: 'A link was not opened', detail: result.reason });
+          return;
+        }
+        const { link } = result;
+        if (link.kind === 'apply') return get().openBundle(link.bundlePath);
+        // a link comes from a web page: it only fills the form, the user reads it and clicks Clone
+        get().openDialog({
+          type: 'clone',
+          initial: {
+            url: link.url,
+            ...(link.dest !== undefined && { dest: link.dest }),
+            ...(link.rev !== undefined && { update: true, updateRev: link.rev }),
+          },
+          fromLink: true,
+        });
+      },
+
       openBundle: async (path, initial) => {
         set({ inspecting: path, dropHint: false });
         try {

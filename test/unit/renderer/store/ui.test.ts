@@ -177,6 +177,45 @@ describe('host pushes', () => {
     expect(host.callsTo('app:info')).toHaveLength(1);
   });
 
+  it('link:opened fills the clone dialog, opens a bundle, or says why a link was refused', async () => {
+    const { connectHost } = await import('../../../../src/renderer/src/store/index');
+    const host = new FakeHost({
+      'bundle:inspect': (path) => info({ path }),
+      'app:info': () => ({ version: '0', platform: 'linux', host: 'web', defaultCloneDir: '/c' }),
+      'job:list': () => [],
+    });
+    const deps = { api: host, schedule: new ManualScheduler().schedule, now: () => 0 };
+    const store = createSluiceStore(deps);
+    const off = connectHost(store, deps, 60_000);
+    host.push('link:opened', {
+      ok: true,
+      link: { kind: 'clone', url: 'https://h/r', dest: '/home/a/r', rev: 'stable' },
+    });
+    expect(store.getState().dialog).toEqual({
+      type: 'clone',
+      initial: { url: 'https://h/r', dest: '/home/a/r', update: true, updateRev: 'stable' },
+      fromLink: true,
+    });
+    // nothing started: the dialog waits for the user's click
+    expect(host.callsTo('job:start')).toHaveLength(0);
+    host.push('link:opened', { ok: true, link: { kind: 'clone', url: 'ssh://h/r' } });
+    expect(store.getState().dialog).toEqual({ type: 'clone', initial: { url: 'ssh://h/r' }, fromLink: true });
+
+    store.getState().closeDialog();
+    host.push('link:opened', { ok: false, reason: 'a link may not name a javascript: source' });
+    expect(store.getState().dialog).toBeNull();
+    expect(store.getState().notices.at(-1)).toMatchObject({
+      tone: 'error',
+      text: 'A link was not opened',
+      detail: 'a link may not name a javascript: source',
+    });
+
+    host.push('link:opened', { ok: true, link: { kind: 'apply', bundlePath: '/b/x.hg' } });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.getState().dialog).toMatchObject({ type: 'apply', info: { path: '/b/x.hg' } });
+    off();
+  });
+
   it('on the web host, "Apply bundle…" opens a path dialog instead of a native picker', async () => {
     const host = new FakeHost({
       'app:info': () => ({ version: '0', platform: 'linux', host: 'web', defaultCloneDir: '/c' }),
