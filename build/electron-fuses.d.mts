@@ -1,0 +1,24 @@
+// Types of electron-fuses.mjs (plain JavaScript for electron-builder; see there).
+import type { FuseConfig } from '@electron/fuses';
+
+export const SLUICE_FUSES: Readonly<{
+  RunAsNode: false;
+  EnableNodeOptionsEnvironmentVariable: false;
+  EnableNodeCliInspectArguments: false;
+  EnableCookieEncryption: true;
+  EnableEmbeddedAsarIntegrityValidation: true;
+  OnlyLoadAppFromAsar: true;
+}>;
+
+export function fuseConfig(resetAdHocDarwinSignature: boolean): FuseConfig;
+
+/** the fields of electron-builder's AfterPackContext this hook reads */
+export interface PackContext {
+  appOutDir: string;
+  electronPlatformName: string;
+  arch: number;
+  packager: { appInfo: { productFilename: string }; executableName: string };
+}
+
+export function electronBinaryPath(context: PackContext): string;
+export default function afterPack(context: PackContext): Promise<void>;

@@ -1,0 +1,53 @@
+// electron-builder's afterPack hook (electron-builder.yml): flips Sluice's Electron fuses on the
+// packaged binary, after electron-builder has recorded the asar's integrity hash and before it
+// signs, so the signature covers the flipped binary. Plain JavaScript: electron-builder imports it.
+import { join } from 'node:path';
+import { flipFuses, FuseV1Options, FuseVersion } from '@electron/fuses';
+
+/**
+ * The fuses Sluice sets, by @electron/fuses' FuseV1Options name; the rest keep Electron's default.
+ * Off: running the binary as plain Node, NODE_OPTIONS and --inspect (each would let another program
+ * run code as Sluice). On: cookie encryption, and loading the app only from an app.asar whose hash
+ * matches the one recorded in the binary.
+ */
+export const SLUICE_FUSES = Object.freeze({
+  RunAsNode: false,
+  EnableNodeOptionsEnvironmentVariable: false,
+  EnableNodeCliInspectArguments: false,
+  EnableCookieEncryption: true,
+  EnableEmbeddedAsarIntegrityValidation: true,
+  OnlyLoadAppFromAsar: true,
+});
+
+/** electron-builder's Arch enum (builder-util): the slices whose ad-hoc signature must be redone */
+const ARCH_ARM64 = 3;
+const ARCH_UNIVERSAL = 4;
+
+/** @electron/fuses' configuration for SLUICE_FUSES. */
+export function fuseConfig(resetAdHocDarwinSignature) {
+  const config = { version: FuseVersion.V1, resetAdHocDarwinSignature };
+  for (const [name, on] of Object.entries(SLUICE_FUSES)) {
+    if (FuseV1Options[name] === undefined) throw new Error(`@electron/fuses has no fuse ${name}`);
+    config[FuseV1Options[name]] = on;
+  }
+  return config;
+}
+
+/** The packaged binary (or macOS .app) an afterPack context describes, as electron-builder names it. */
+export function electronBinaryPath(context) {
+  const { appOutDir, electronPlatformName: platform, packager } = context;
+  if (platform === 'darwin' || platform === 'mas')
+    return join(appOutDir, `${packager.appInfo.productFilename}.app`);
+  if (platform === 'win32') return join(appOutDir, `${packager.appInfo.productFilename}.exe`);
+  return join(appOutDir, packager.executableName);
+}
+
+export default async function afterPack(context) {
+  const binary = electronBinaryPath(context);
+  // Apple silicon refuses a binary whose ad-hoc signature no longer matches; signing redoes it later
+  const darwin = context.electronPlatformName === 'darwin' || context.electronPlatformName === 'mas';
+  const reset = darwin && (context.arch === ARCH_ARM64 || context.arch === ARCH_UNIVERSAL);
+  await flipFuses(binary, fuseConfig(reset));
+  const settings = Object.entries(SLUICE_FUSES).map(([name, on]) => `${name}=${on ? 'on' : 'off'}`);
+  console.log(`electron fuses flipped in ${binary}: ${settings.join(', ')}`);
+}
