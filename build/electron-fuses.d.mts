@@ -21,4 +21,5 @@ export interface PackContext {
 }
 
 export function electronBinaryPath(context: PackContext): string;
+export function fusesNotSet(binary: string): Promise<string[]>;
 export default function afterPack(context: PackContext): Promise<void>;

@@ -2,7 +2,7 @@
 // packaged binary, after electron-builder has recorded the asar's integrity hash and before it
 // signs, so the signature covers the flipped binary. Plain JavaScript: electron-builder imports it.
 import { join } from 'node:path';
-import { flipFuses, FuseV1Options, FuseVersion } from '@electron/fuses';
+import { flipFuses, FuseState, FuseV1Options, FuseVersion, getCurrentFuseWire } from '@electron/fuses';
 
 /**
  * The fuses Sluice sets, by @electron/fuses' FuseV1Options name; the rest keep Electron's default.
@@ -40,6 +40,14 @@ export function electronBinaryPath(context) {
     return join(appOutDir, `${packager.appInfo.productFilename}.app`);
   if (platform === 'win32') return join(appOutDir, `${packager.appInfo.productFilename}.exe`);
   return join(appOutDir, packager.executableName);
+}
+
+/** The fuses of a packaged binary (or .app) that differ from SLUICE_FUSES, as `Name=on|off` strings. */
+export async function fusesNotSet(binary) {
+  const wire = await getCurrentFuseWire(binary);
+  return Object.entries(SLUICE_FUSES)
+    .filter(([name, on]) => wire[FuseV1Options[name]] !== (on ? FuseState.ENABLE : FuseState.DISABLE))
+    .map(([name]) => `${name}=${wire[FuseV1Options[name]] === FuseState.ENABLE ? 'on' : 'off'}`);
 }
 
 export default async function afterPack(context) {

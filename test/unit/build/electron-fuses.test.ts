@@ -7,7 +7,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FuseState, FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
-import afterPack, { electronBinaryPath, fuseConfig, SLUICE_FUSES } from '../../../build/electron-fuses.mjs';
+import afterPack, {
+  electronBinaryPath,
+  fuseConfig,
+  fusesNotSet,
+  SLUICE_FUSES,
+} from '../../../build/electron-fuses.mjs';
 
 const SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
 // Electron's defaults for the first nine V1 fuses: RunAsNode, NODE_OPTIONS, --inspect and the
@@ -70,7 +75,18 @@ describe('Electron fuses (build/electron-fuses.mjs)', () => {
   ])('afterPack flips them in the %s binary and leaves the other fuses alone', async (platform, file) => {
     const path = join(dir, file);
     const before = await fakeElectron(path);
+    const binary = electronBinaryPath(context(dir, platform));
+    // the release workflow's check (build/check-fuses.mjs) on a binary as Electron ships it
+    expect(await fusesNotSet(binary)).toEqual([
+      'RunAsNode=on',
+      'EnableNodeOptionsEnvironmentVariable=on',
+      'EnableNodeCliInspectArguments=on',
+      'EnableCookieEncryption=off',
+      'EnableEmbeddedAsarIntegrityValidation=off',
+      'OnlyLoadAppFromAsar=off',
+    ]);
     await afterPack(context(dir, platform));
+    expect(await fusesNotSet(binary)).toEqual([]);
     const after = await readFile(path);
     expect(after.length).toBe(before.length);
     const wire = (await getCurrentFuseWire(
