@@ -3,6 +3,7 @@
 // its title, and e2e/fixtures/global-setup.ts prints that the Electron specs did not run; with
 // SLUICE_REQUIRE_ELECTRON=1 (the workflows) a missing binary fails this file instead.
 import { _electron as electron, type ElectronApplication } from '@playwright/test';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test, expect, makeTempDir, PROJECT_ROOT, type TempDir } from './fixtures';
 import { missing, skipNote, toolPath } from '../test/support/env';
@@ -75,5 +76,26 @@ test.describe(`Electron app${skipNote('electron')}`, () => {
     });
     await win.waitForTimeout(500);
     expect(win.url()).toBe(before);
+  });
+
+  // Never run on the development machine (no Electron binary): the workflows run it.
+  test('a second launch with a sluice:// link hands it to the running app', async () => {
+    const win = await app.firstWindow();
+    await win.locator('.app').waitFor();
+    const link = 'sluice://clone?url=https%3A%2F%2Fhg.example.org%2Frepo&rev=stable';
+    const second = spawn(
+      binary!,
+      [PROJECT_ROOT, ...(process.platform === 'linux' ? ['--no-sandbox'] : []), link],
+      { cwd: PROJECT_ROOT, env: process.env, stdio: 'ignore' },
+    );
+    // the single-instance lock is taken: the second process forwards its argv and quits
+    await new Promise((resolve) => second.once('exit', resolve));
+    const dialog = win.getByRole('dialog', { name: 'Clone from URL' });
+    await expect(dialog).toBeVisible();
+    await expect(dialog.getByTestId('from-link')).toBeVisible();
+    await expect(dialog.getByLabel('Repository URL')).toHaveValue('https://hg.example.org/repo');
+    await expect(dialog.getByLabel('Revision to check out')).toHaveValue('stable');
+    await win.keyboard.press('Escape');
+    await expect(dialog).toBeHidden();
   });
 });
