@@ -38,14 +38,26 @@ export interface RevlogErrorDetails {
   [key: string]: unknown;
 }
 
+type ErrorExtra = { rev?: number; [key: string]: unknown };
+
+function buildRevlogError(
+  shown: string,
+  revlog: string,
+  problem: RevlogProblemKind,
+  reason: string,
+  extra: ErrorExtra,
+) {
+  const details: RevlogErrorDetails = { revlog, problem, reason, ...extra };
+  return new SluiceError('REVLOG', shown, details);
+}
+
 export function revlogError(
   revlog: string,
   problem: RevlogProblemKind,
   message: string,
-  extra: { rev?: number; [key: string]: unknown } = {},
+  extra: ErrorExtra = {},
 ): SluiceError {
-  const details: RevlogErrorDetails = { revlog, problem, reason: message, ...extra };
-  return new SluiceError('REVLOG', message, details);
+  return buildRevlogError(message, revlog, problem, message, extra);
 }
 
 /** A revlogError whose message names the revlog first (`data/foo.i: ...`), as the writer reports. */
@@ -53,10 +65,9 @@ export function namedRevlogError(
   revlog: string,
   problem: RevlogProblemKind,
   message: string,
-  extra: { rev?: number; [key: string]: unknown } = {},
+  extra: ErrorExtra = {},
 ): SluiceError {
-  const details: RevlogErrorDetails = { revlog, problem, reason: message, ...extra };
-  return new SluiceError('REVLOG', `${revlog}: ${message}`, details);
+  return buildRevlogError(`${revlog}: ${message}`, revlog, problem, message, extra);
 }
 
 /** hg's short(): the first 12 hex digits of a node id. */
