@@ -5,6 +5,8 @@
 //   npm run bench                       medium corpus, all sections
 //   npm run bench -- --presets medium,large --reps 3 --sections apply,generate,wire,pull,verify,checkout,app,unbundle
 //   npm run bench -- --sections history   real-history corpus: verify, tip reads, update (vs hg)
+//   npm run bench -- --sections realpast  released npm versions committed with hg (zstd, zlib):
+//                                         pull clone, incremental pull, serving, update, verify
 //
 // The tables of every section that ran replace that section's last recorded ones in
 // docs/benchmarks.md (scripts/bench/bench-doc.mjs); `--docs FILE` writes another file, `--no-docs`
@@ -324,6 +326,12 @@ try {
     await recorded('history', () =>
       optionalSection('history', 'history-bench.mjs', 'history', ensureCorpus('history')),
     );
+  // real-past section: its own corpora (realpast-corpus.mjs), whatever --presets says
+  if (sections.has('realpast'))
+    await recorded('realpast', async () => {
+      const mod = await import(join(ROOT, 'scripts', 'bench', 'realpast-bench.mjs'));
+      await mod.run({ reps, say });
+    });
 } finally {
   rmSync(runs, { recursive: true, force: true });
   if (opt.out) writeFileSync(opt.out, report.join('\n') + '\n');

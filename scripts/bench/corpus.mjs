@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
+import { buildRealpast, REALPAST_PRESETS } from './realpast-corpus.mjs';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const SHARED_BENCH = resolve(ROOT, '..', 'shared', 'bench');
@@ -30,6 +31,11 @@ export function ensureCorpus(preset) {
     if (existsSync(join(dir, '.hg', 'store', '00changelog.i'))) return dir;
   }
   const dir = join(benchBase(), `corpus-${preset}`);
+  if (Object.hasOwn(REALPAST_PRESETS, preset)) {
+    console.log(`building the ${preset} corpus in ${dir} (realpast-corpus.mjs; once)...`);
+    buildRealpast(preset, dir, join(benchBase(), 'npm-cache'));
+    return dir;
+  }
   console.log(`building the ${preset} corpus in ${dir} (make-corpus.sh; once)...`);
   const how = EXTRA_PRESETS[preset] ?? ['--preset', preset];
   const r = spawnSync('bash', [join(SHARED_BENCH, 'make-corpus.sh'), '--force', ...how, dir], {
