@@ -11,7 +11,8 @@ export interface RealpastPlan {
 }
 export const REALPAST_PRESETS: Record<
   string,
-  { packages: Record<string, number>; split: number; compression: 'zstd' | 'zlib' }
+  | { packages: Record<string, number>; split: number; compression: 'zstd' | 'zlib' }
+  | { from: string; compression: 'zstd' | 'zlib' }
 >;
 export function buildFromPlan(dest: string, plan: RealpastPlan): void;
 export function buildRealpast(preset: string, dest: string, cache: string): void;
