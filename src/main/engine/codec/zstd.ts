@@ -137,6 +137,8 @@ const frameInfo: ZstdFrameInfo = { windowSize: 0, contentSize: undefined, maxOut
 interface WasmZstd {
   init(): Promise<void>;
   createDCtx(): number;
+  createCCtx(): number;
+  compressUsingDict(cctx: number, buf: Uint8Array, dict: Uint8Array, level: number): Uint8Array;
   decompressUsingDict(
     dctx: number,
     buf: Uint8Array,
@@ -146,7 +148,7 @@ interface WasmZstd {
 }
 
 /** The loaded wasm decoder and its kept context; undefined before prepareZstd() has loaded it. */
-let wasm: { m: WasmZstd; dctx: number } | undefined;
+let wasm: { m: WasmZstd; dctx: number; cctx: number } | undefined;
 let wasmLoading: Promise<void> | undefined;
 /** The wasm module could not load: node:zlib decodes everything on this thread. */
 let wasmFailed = false;
@@ -163,8 +165,9 @@ export function prepareZstd(): Promise<void> {
       const m = typeof mod.createDCtx === 'function' ? mod : mod.default!;
       await m.init();
       const dctx = m.createDCtx();
-      if (!dctx) throw new Error('no decompression context');
-      wasm = { m, dctx };
+      const cctx = m.createCCtx();
+      if (!dctx || !cctx) throw new Error('no zstd context');
+      wasm = { m, dctx, cctx };
     } catch (e) {
       wasmFailed = true;
       console.warn(`zstd: the wasm decoder did not load, node:zlib decodes every frame (${String(e)})`);
@@ -253,6 +256,10 @@ export function zstdDecompress(data: Uint8Array, maxOutput: number): Uint8Array 
  * ZstdCompressor.compress (hg's zstdrevlogcompressor). Errors are SluiceError('COMPRESSION').
  */
 export function zstdCompressChunk(data: Uint8Array, level: number): Uint8Array {
+  // Small texts and deltas (most of a pull's) go to the wasm encoder's kept context: node:zlib's
+  // sync call makes and frees a native context every time, which costs more than compressing a
+  // few kilobytes; from WASM_COMPRESS_MAX up the native encoder's speed wins. Same frames.
+  if (wasm && data.length <= WASM_COMPRESS_MAX) return wasmEncode(wasm, data, level);
   // one output buffer of ZSTD_compressBound: the whole frame in one call, as ZSTD_compress makes it
   // (smaller output buffers made other frames for texts beyond 1 MB)
   const n = data.length;
@@ -262,6 +269,20 @@ export function zstdCompressChunk(data: Uint8Array, level: number): Uint8Array {
       chunkSize: bound,
       params: { [native.constants.ZSTD_c_compressionLevel!]: level },
     });
+  } catch (e) {
+    throw new SluiceError(
+      'COMPRESSION',
+      `zstd compression failed: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+}
+
+/** Texts up to this size are compressed by the wasm encoder (its kept context), larger by node:zlib. */
+const WASM_COMPRESS_MAX = 12 << 10;
+
+function wasmEncode(w: NonNullable<typeof wasm>, data: Uint8Array, level: number): Uint8Array {
+  try {
+    return w.m.compressUsingDict(w.cctx, data, NO_DICT, level);
   } catch (e) {
     throw new SluiceError(
       'COMPRESSION',

@@ -97,4 +97,23 @@ describe('zstd decoders of revlog chunks', () => {
   });
 
   decoders('wasm');
+
+  it("compresses frame after frame in the wasm encoder's kept context: node:zlib's frames", () => {
+    expect(z.zstdWasmLoaded()).toBe(true);
+    const native = (t: Buffer): Buffer =>
+      (zlib as unknown as { zstdCompressSync(b: Buffer, o: object): Buffer }).zstdCompressSync(t, {
+        chunkSize: t.length + 1024,
+        params: { [(zlib.constants as Record<string, number>).ZSTD_c_compressionLevel!]: 3 },
+      });
+    // sizes on both sides of the wasm encoder's bound, repeated: no state carries over a frame
+    const texts = [50, 300, 4000, 12 << 10, (12 << 10) + 1, 60_000, 300, 50].map((n, i) =>
+      text(n, 5 + (i % 6)),
+    );
+    for (const t of texts) {
+      const frame = z.zstdCompressChunk(t, 3);
+      expect(Buffer.from(frame).equals(native(t))).toBe(true);
+      expect(z.scanZstdFrame(frame).contentSize).toBe(t.length);
+      expect(Buffer.from(z.zstdDecompress(frame, t.length)).equals(t)).toBe(true);
+    }
+  });
 });
