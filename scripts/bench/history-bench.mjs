@@ -13,7 +13,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureCorpus } from './corpus.mjs';
-import { fmtTable, measure, sectionArgs } from './measure.mjs';
+import { fmtTable, hgPython, measure, sectionArgs } from './measure.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const HG_ENV = { ...process.env, HGPLAIN: '1', HGRCPATH: '/dev/null', LC_ALL: 'C' };
@@ -43,14 +43,6 @@ function runtimes() {
     if (m && !out.some(([label]) => label === `Node ${m}`)) out.push([`Node ${m}`, bin]);
   }
   return out;
-}
-
-/** The Python that runs hg (its shebang), so that `import mercurial` works. */
-function hgPython() {
-  const hg = spawnSync('sh', ['-c', 'command -v hg'], { encoding: 'utf8' }).stdout.trim();
-  const first = spawnSync('head', ['-n', '1', hg], { encoding: 'utf8' }).stdout;
-  const m = /^#!\s*(\S*python\S*)/.exec(first);
-  return m ? m[1] : 'python3';
 }
 
 /** Median by wall time of `reps` runs of each contender, rounds interleaved. */

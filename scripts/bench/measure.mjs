@@ -1,7 +1,7 @@
 // Runs one command and reports what it cost: wall, user and system CPU and peak RSS of the child
 // (its whole process tree, from wait4's rusage). Node cannot read a child's rusage, so a tiny
 // Python wrapper (python3 is always there where hg is) runs the command and prints RUSAGE_CHILDREN.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
@@ -94,4 +94,11 @@ export function sectionArgs(args) {
   const reps = repsAt >= 0 ? Number(args[repsAt + 1]) : 3;
   const corpus = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--reps');
   return { corpus, reps };
+}
+
+/** The Python that runs hg (its shebang), so that `import mercurial` works. */
+export function hgPython() {
+  const hg = spawnSync('sh', ['-c', 'command -v hg'], { encoding: 'utf8' }).stdout.trim();
+  const first = spawnSync('head', ['-n', '1', hg], { encoding: 'utf8' }).stdout;
+  return /^#!\s*(\S*python\S*)/.exec(first)?.[1] ?? 'python3';
 }

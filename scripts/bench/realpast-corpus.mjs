@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { hgPython } from './measure.mjs';
 
 const HERE = import.meta.dirname;
 
@@ -59,13 +60,6 @@ function fetchTarballs(versions, cache) {
     npm(['pack', '--silent', ...missing.slice(i, i + 40).map((v) => `${v.pkg}@${v.version}`)], cache);
   }
   return versions.map((v) => ({ ...v, tarball: file(v) }));
-}
-
-/** The hg that runs `hg` (its shebang's Python), so that realpast-build.py can import mercurial. */
-function hgPython() {
-  const hg = spawnSync('sh', ['-c', 'command -v hg'], { encoding: 'utf8' }).stdout.trim();
-  const first = spawnSync('head', ['-n', '1', hg], { encoding: 'utf8' }).stdout;
-  return /^#!\s*(\S*python\S*)/.exec(first)?.[1] ?? 'python3';
 }
 
 /**
