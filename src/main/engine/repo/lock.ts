@@ -19,7 +19,7 @@ import {
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { SluiceError } from '../errors';
-import { pythonBytesRepr } from '../revlog/revlog';
+import { pythonBytesRepr } from '../revlog/byte-source';
 import { readRepoConfig, readUserConfig } from '../store/hgrc';
 
 /**

@@ -8,32 +8,26 @@
 // once (hg's mpatch_fold), into a reused buffer that also holds the sorted parents in front of
 // the text, so the node check is one SHA-1 call over one buffer. Reading revisions in order
 // (verify, export) costs one decompress + one patch + one hash per revision.
-import { TextCache } from './text-cache';
-import { createHash, hash } from 'node:crypto';
-import { SluiceError } from '../errors';
-import { chunkKind, chunkNeedsPreparation, decompressChunk } from './chunk';
-import { decompressStream } from '../codec/compression';
-import {
-  MAX_TEXT_SIZE,
-  NULL_NODE,
-  NULL_REV,
-  REVIDX_ELLIPSIS,
-  REVIDX_EXTSTORED,
-  REVIDX_ISCENSORED,
-  REVIDX_KNOWN_FLAGS,
-} from './constants';
+import { hash } from 'node:crypto';
+import { chunkNeedsPreparation, decompressChunk } from './chunk';
+import { NULL_REV, REVIDX_ISCENSORED } from './constants';
 import { parseRevlogIndex, readRevlogIndex, revisionNode, type RevlogIndex } from './index';
-import {
-  applyDeltaInto,
-  applyFolded,
-  foldDeltas,
-  FoldedStream,
-  patchedSize,
-  type FoldedPatch,
-} from './mpatch';
-import { openForRead, readUpTo, type OpenedFile, type RevlogIoMode } from './file-io';
+import { applyDeltaInto, applyFolded, foldDeltas, patchedSize, type FoldedPatch } from './mpatch';
+import { openForRead, readUpTo, type RevlogIoMode } from './file-io';
 import { revlogError } from './revlog-error';
-import { parseFilelogMeta } from './texts';
+import { TextCache } from './text-cache';
+import { FileSource, MemorySource, type ByteSource } from './byte-source';
+import { giveSpare, takeSpare } from './spare-buffers';
+import {
+  atRevision,
+  checkParentRange,
+  checkReadable,
+  decodedBound,
+  isCensoredText,
+  nodeMismatch,
+  sortedParents,
+} from './revision-checks';
+import { STREAM_PIECE, streamChains, type StreamSource } from './revision-stream';
 
 export interface RevlogOpenOptions {
   /** hg's display_id (the radix: `00changelog`, `data/foo.txt`); default: indexPath minus `.i` */
@@ -61,176 +55,6 @@ export interface RevisionOptions {
   check?: boolean;
 }
 
-/** Random access to a file's bytes with a read window (or straight from memory). */
-interface ByteSource {
-  size(): Promise<number | undefined>;
-  read(pos: number, len: number): Promise<Uint8Array>;
-  /** read() without a promise when [pos, pos + len) is in memory already; undefined otherwise. */
-  readNow(pos: number, len: number): Uint8Array | undefined;
-  /** Makes the following reads inside [pos, pos + len) memory hits (one large read). */
-  prefetch(pos: number, len: number): Promise<void>;
-  /** Drops the read window (the next read reads the file again). */
-  release(): void;
-  close(): Promise<void>;
-}
-
-class MemorySource implements ByteSource {
-  /** data null: the file does not exist */
-  constructor(
-    private readonly data: Uint8Array | null,
-    private readonly label: string,
-  ) {}
-  async size(): Promise<number | undefined> {
-    return this.data?.length;
-  }
-  async read(pos: number, len: number): Promise<Uint8Array> {
-    const data = this.data;
-    if (!data) {
-      if (len === 0) return new Uint8Array(0);
-      throw revlogError(this.label, 'missing-data-file', `revlog data file ${this.label} is missing`);
-    }
-    if (pos + len > data.length) throw partialRead(this.label, pos, len, Math.max(0, data.length - pos));
-    return data.subarray(pos, pos + len);
-  }
-  readNow(pos: number, len: number): Uint8Array | undefined {
-    const data = this.data;
-    return data && pos + len <= data.length ? data.subarray(pos, pos + len) : undefined;
-  }
-  async prefetch(): Promise<void> {}
-  release(): void {}
-  async close(): Promise<void> {}
-}
-
-class FileSource implements ByteSource {
-  private file: OpenedFile | null | undefined;
-  private opening: Promise<OpenedFile | null> | undefined;
-  private fileSize: number | undefined;
-  private winPos = 0;
-  private win: Uint8Array = new Uint8Array(0);
-
-  constructor(
-    private readonly path: string,
-    private readonly label: string,
-    private readonly windowSize: number,
-    private readonly io: RevlogIoMode,
-    private readonly sizeHint: number | undefined,
-    /** a file up to this size is read whole on the first miss */
-    private readonly wholeLimit: number,
-  ) {}
-
-  private handle(): Promise<OpenedFile | null> {
-    this.opening ??= (async () => {
-      const f = await openForRead(this.path, this.io);
-      this.file = f;
-      if (f) this.fileSize = this.sizeHint ?? (await f.size());
-      return f;
-    })();
-    return this.opening;
-  }
-
-  async size(): Promise<number | undefined> {
-    await this.handle();
-    return this.fileSize;
-  }
-
-  readNow(pos: number, len: number): Uint8Array | undefined {
-    if (pos >= this.winPos && pos + len <= this.winPos + this.win.length) {
-      return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
-    }
-    return undefined;
-  }
-
-  async read(pos: number, len: number): Promise<Uint8Array> {
-    if (pos >= this.winPos && pos + len <= this.winPos + this.win.length) {
-      return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
-    }
-    await this.fill(pos, len);
-    return this.win.subarray(pos - this.winPos, pos - this.winPos + len);
-  }
-
-  async prefetch(pos: number, len: number): Promise<void> {
-    if (len <= 0 || (pos >= this.winPos && pos + len <= this.winPos + this.win.length)) return;
-    const size = await this.size();
-    if (size === undefined || pos + len > size) return; // read() reports it
-    await this.fill(pos, len);
-  }
-
-  /** Replaces the window with one read covering [pos, pos + len) (the whole file when small). */
-  private async fill(pos: number, len: number): Promise<void> {
-    const f = await this.handle();
-    if (!f) {
-      if (len === 0) {
-        this.win = new Uint8Array(0);
-        this.winPos = pos;
-        return;
-      }
-      throw revlogError(this.label, 'missing-data-file', `revlog data file ${this.label} is missing`, {
-        path: this.path,
-        // what hg's open() raises, word for word
-        reason: `[Errno 2] No such file or directory: ${pythonBytesRepr(this.path)}`,
-      });
-    }
-    const size = this.fileSize!;
-    if (pos + len > size) throw partialRead(this.label, pos, len, Math.max(0, size - pos));
-    const from = size <= this.wholeLimit ? 0 : pos;
-    const want = size <= this.wholeLimit ? size : Math.min(Math.max(len, this.windowSize), size - pos);
-    // a fresh buffer per window: views handed out of the previous one stay valid
-    const buf = Buffer.allocUnsafe(want);
-    let got = 0;
-    while (got < want) {
-      const n = await f.read(buf, got, want - got, from + got);
-      if (n === 0) break;
-      got += n;
-    }
-    if (from + got < pos + len) throw partialRead(this.label, pos, len, Math.max(0, from + got - pos));
-    this.win = buf.subarray(0, got);
-    this.winPos = from;
-  }
-
-  release(): void {
-    this.win = new Uint8Array(0);
-    this.winPos = 0;
-  }
-
-  async close(): Promise<void> {
-    const f = this.file;
-    this.file = undefined;
-    this.opening = undefined;
-    this.release();
-    if (f) await f.close();
-  }
-}
-
-/** Python's repr() of a bytes value (as in hg's IOError messages): a path's UTF-8, or latin1 bytes. */
-export function pythonBytesRepr(path: string, encoding: 'utf8' | 'latin1' = 'utf8'): string {
-  const bytes = Buffer.from(path, encoding);
-  const quote = bytes.includes(0x27) && !bytes.includes(0x22) ? '"' : "'";
-  let out = '';
-  for (const b of bytes) {
-    if (b === 0x5c) out += '\\\\';
-    else if (b === quote.charCodeAt(0)) out += '\\' + quote;
-    else if (b === 0x09) out += '\\t';
-    else if (b === 0x0a) out += '\\n';
-    else if (b === 0x0d) out += '\\r';
-    else if (b < 0x20 || b >= 0x7f) out += '\\x' + b.toString(16).padStart(2, '0');
-    else out += String.fromCharCode(b);
-  }
-  return `b${quote}${out}${quote}`;
-}
-
-function partialRead(label: string, pos: number, len: number, got: number): SluiceError {
-  return revlogError(
-    label,
-    'partial-read',
-    `partial read of revlog ${label}; expected ${len} bytes from offset ${pos}, got ${got}`,
-    {
-      offset: pos,
-      expected: len,
-      got,
-    },
-  );
-}
-
 /** How build() reaches rev: the chain of revisions to decode, on top of a text at hand if any. */
 interface BuildPlan {
   chain: number[];
@@ -242,52 +66,12 @@ interface BuildPlan {
 
 /** Bytes in front of a text in the build buffers: the sorted parents, hashed with the text in one call. */
 const PARENTS = 40;
-/** streamRevision gathers slices smaller than a quarter of this into one write of up to this size */
-const STREAM_PIECE = 1 << 20;
-/** streamRevision reads a full snapshot's stored chunk this much at a time */
-const SNAPSHOT_READ = 1 << 20;
 /** A chain's chunks are read as one span while the gap between two is at most this (hg: 256 KiB). */
 const SPARSE_GAP = 256 << 10;
 /** ... and the span at most this long. */
 const SPAN_MAX = 8 << 20;
 
 const DEFAULT_WHOLE_FILE = 4 << 20;
-/** see Revlog.chunk */
-const CHUNK_SLACK = 1 << 20;
-
-/**
- * Build buffers of Revlogs closed (or cleared) on this thread, for the next ones to reuse: verify
- * and checkout read thousands of revlogs one after another: fresh buffers for each were ~1 GB of
- * allocations on the history corpus (reusing them saves the allocations, not peak RSS). SPARE_COUNT
- * slots, largest first, free ones last: a fixed array (a push and a truncation per revlog re-grew
- * its backing store every time).
- */
-const SPARE_COUNT = 2;
-const spare: (Buffer | undefined)[] = [undefined, undefined];
-/** larger buffers are not kept: holding two multi-MiB buffers per thread cost ~4 MB of peak RSS */
-const SPARE_MAX_BYTES = 1 << 20;
-
-function takeSpare(min: number): Buffer | undefined {
-  // smallest first: the largest stays for the texts that need it
-  for (let i = SPARE_COUNT - 1; i >= 0; i--) {
-    const b = spare[i];
-    if (b === undefined || b.length < min) continue;
-    for (let j = i; j < SPARE_COUNT - 1; j++) spare[j] = spare[j + 1];
-    spare[SPARE_COUNT - 1] = undefined;
-    return b;
-  }
-  return undefined;
-}
-
-function giveSpare(b: Buffer): void {
-  if (b.length > SPARE_MAX_BYTES) return;
-  // its place in the order (after those as large); the smallest falls off the end
-  let i = 0;
-  while (i < SPARE_COUNT && spare[i] !== undefined && spare[i]!.length >= b.length) i++;
-  if (i === SPARE_COUNT) return;
-  for (let j = SPARE_COUNT - 1; j > i; j--) spare[j] = spare[j - 1];
-  spare[i] = b;
-}
 
 /** A budget of 0 keeps no text: one empty cache for every such Revlog (filelogs read for one text). */
 const NO_TEXTS = new TextCache(0, 4);
@@ -401,13 +185,7 @@ export class Revlog {
     return this.data.read(this.index.chunkStart(rev), len);
   }
 
-  /**
-   * rev's chunk decompressed (a full text, or a delta against deltaParent(rev)). The output bound
-   * comes from the index: a full text is rawSize bytes, a delta at most 12 bytes per hunk plus
-   * what it inserts. 1 MiB of slack lets a slightly wrong size field still decompress (verify then
-   * reports hg's "unpacked size is X, Y expected"), while a lying size or a zlib/zstd bomb stops
-   * there instead of allocating what the bomb expands to.
-   */
+  /** rev's chunk decompressed (a full text, or a delta against deltaParent(rev)), at most decodedBound. */
   async chunk(rev: number): Promise<Uint8Array> {
     return this.decodeChunk(rev, await this.rawChunk(rev));
   }
@@ -417,33 +195,23 @@ export class Revlog {
    * per chunk), else once the decoder is.
    */
   private decodeChunk(rev: number, raw: Uint8Array): Uint8Array | Promise<Uint8Array> {
-    const bound = this.chunkBound(rev);
+    const bound = decodedBound(this.index, rev);
     const prep = chunkNeedsPreparation(raw);
     if (prep)
       return prep.then(
         () => this.decodeNow(rev, raw, bound),
         (e: unknown) => {
-          throw this.wrap(e, rev);
+          throw atRevision(this.name, e, rev);
         },
       );
     return this.decodeNow(rev, raw, bound);
-  }
-
-  /** The decoded size rev's chunk may reach (see chunk()). */
-  private chunkBound(rev: number): number {
-    const index = this.index;
-    const rawSize = Math.max(0, index.rawSize(rev));
-    const dp = index.deltaParent(rev);
-    const baseSize = dp >= 0 && dp < index.length ? Math.max(0, index.rawSize(dp)) : 0;
-    const sizeBound = dp === NULL_REV ? rawSize : 13 * (baseSize + rawSize + 1);
-    return Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK));
   }
 
   private decodeNow(rev: number, raw: Uint8Array, bound: number): Uint8Array {
     try {
       return decompressChunk(raw, bound);
     } catch (e) {
-      throw this.wrap(e, rev);
+      throw atRevision(this.name, e, rev);
     }
   }
 
@@ -565,165 +333,21 @@ export class Revlog {
     sinks: readonly ((piece: Uint8Array) => void)[],
     gather = STREAM_PIECE,
   ): Promise<number[]> {
-    const index = this.index;
     const chains = revs.map((rev) => {
-      index.checkRev(rev);
-      this.checkReadable(rev);
+      this.index.checkRev(rev);
+      checkReadable(this.name, this.index, rev);
       return this.deltaChain(rev).chain;
     });
     const base = chains[0]![0]!;
     if (chains.some((c) => c[0] !== base))
       throw new Error('streamRevisions: chains from different snapshots');
-    const outs = revs.map((rev, k) => this.streamOutput(rev, sinks[k]!, gather));
-    // every delta of the chains decoded once (chains of one file share most of theirs)
-    const deltaRevs = [...new Set(chains.flatMap((c) => c.slice(1)))].sort((a, b) => a - b);
-    const decoded = new Map<number, Uint8Array>();
-    const chunks = deltaRevs.length ? await this.chainChunks(deltaRevs) : [];
-    deltaRevs.forEach((r, k) => decoded.set(r, chunks[k]!));
-    // a snapshot whose size the index does not give (negative: tolerated, as hg's rawsize()) is
-    // decoded whole first: the folded patches are checked against its length
-    const unsized = index.rawSize(base) < 0 ? (await this.chainChunks([base]))[0]! : undefined;
-    const baseLength = unsized?.length ?? index.rawSize(base);
-    const patches = chains.map((chain, k) => {
-      if (chain.length === 1) return undefined; // the snapshot itself
-      const deltas = chain.slice(1).map((r) => decoded.get(r)!);
-      let size = baseLength;
-      for (let j = 0; j < deltas.length; j++) {
-        try {
-          size = patchedSize(size, deltas[j]!);
-        } catch (e) {
-          throw this.wrap(e, chain[j + 1]!);
-        }
-      }
-      try {
-        return new FoldedStream(foldDeltas(baseLength, deltas), baseLength, outs[k]!.take);
-      } catch (e) {
-        throw this.wrap(e, revs[k]!);
-      }
-    });
-    const feed = (piece: Uint8Array): void => {
-      for (let k = 0; k < revs.length; k++) {
-        const p = patches[k];
-        if (!p) outs[k]!.take(piece);
-        else {
-          try {
-            p.push(piece);
-          } catch (e) {
-            throw this.wrap(e, revs[k]!);
-          }
-        }
-      }
+    const src: StreamSource = {
+      name: this.name,
+      index: this.index,
+      data: this.data,
+      chainChunks: (chain) => this.chainChunks(chain),
     };
-    if (unsized) feed(unsized);
-    else await this.streamSnapshot(base, feed);
-    return revs.map((rev, k) => {
-      try {
-        patches[k]?.end();
-      } catch (e) {
-        throw this.wrap(e, rev);
-      }
-      return outs[k]!.finish();
-    });
-  }
-
-  /**
-   * Where streamRevisions hands rev's pieces: through a `gather` buffer to the sink and into
-   * rev's hash; finish() flushes, checks the node and returns the size.
-   */
-  private streamOutput(
-    rev: number,
-    sink: (piece: Uint8Array) => void,
-    gather: number,
-  ): { take: (piece: Uint8Array) => void; finish: () => number } {
-    const [lo, hi] = this.sortedParents(rev);
-    const sha = createHash('sha1').update(lo).update(hi);
-    const buf = Buffer.allocUnsafe(Math.min(gather, Math.max(1, this.index.rawSize(rev))));
-    let used = 0;
-    let size = 0;
-    const flush = (): void => {
-      if (used === 0) return;
-      sink(buf.subarray(0, used));
-      used = 0;
-    };
-    return {
-      take: (piece) => {
-        sha.update(piece);
-        size += piece.length;
-        if (piece.length >= buf.length >> 2) {
-          flush();
-          sink(piece);
-          return;
-        }
-        if (used + piece.length > buf.length) flush();
-        buf.set(piece, used);
-        used += piece.length;
-      },
-      finish: () => {
-        flush();
-        const computed = sha.digest();
-        if (Buffer.compare(computed, this.index.node(rev)) !== 0) throw this.nodeMismatch(rev, computed);
-        return size;
-      },
-    };
-  }
-
-  /**
-   * A full snapshot's text handed to `take` as its stored chunk is read (SNAPSHOT_READ at a time)
-   * and decoded by a streaming decoder; at most chunkBound(rev) bytes (a lying size or a bomb
-   * stops there). Resolves with the text's size.
-   */
-  private async streamSnapshot(rev: number, take: (piece: Uint8Array) => void): Promise<number> {
-    const index = this.index;
-    const start = index.chunkStart(rev);
-    const len = index.compressedLength(rev);
-    const bound = this.chunkBound(rev);
-    let size = 0;
-    try {
-      if (len === 0) return 0;
-      const head = this.data.readNow(start, 1) ?? (await this.data.read(start, 1));
-      const kind = chunkKind(head);
-      const stored = (skip: number): AsyncGenerator<Uint8Array> => this.chunkPieces(start + skip, len - skip);
-      const pieces =
-        kind === 'zlib' || kind === 'zstd'
-          ? decompressStream(kind === 'zlib' ? 'GZ' : 'ZS', stored(0))
-          : stored(kind === 'stored' ? 1 : 0);
-      for await (const piece of pieces) {
-        size += piece.length;
-        if (size > bound)
-          throw new SluiceError('REVLOG', `revlog decompress error: more than ${bound} bytes`, {
-            problem: 'decompress',
-          });
-        take(piece);
-      }
-    } catch (e) {
-      if (e instanceof SluiceError && e.code === 'COMPRESSION')
-        throw this.wrap(
-          new SluiceError('REVLOG', `revlog decompress error: ${e.message}`, { problem: 'decompress' }),
-          rev,
-        );
-      throw this.wrap(e, rev);
-    }
-    return size;
-  }
-
-  /** `len` bytes of the data file from `pos`, read SNAPSHOT_READ at a time as they are consumed. */
-  private async *chunkPieces(pos: number, len: number): AsyncGenerator<Uint8Array> {
-    for (let off = 0; off < len; off += SNAPSHOT_READ) {
-      const n = Math.min(SNAPSHOT_READ, len - off);
-      yield this.data.readNow(pos + off, n) ?? (await this.data.read(pos + off, n));
-    }
-  }
-
-  /** The index entry's own checks and its flags, before any of rev's data is read. */
-  private checkReadable(rev: number): void {
-    const problem = this.index.checkEntry(rev);
-    if (problem) {
-      throw revlogError(this.name, problem.problem, `${this.name}: rev ${rev}: ${problem.message}`, {
-        rev,
-        reason: problem.message,
-      });
-    }
-    checkRevisionFlags(this.name, rev, this.index.revFlags(rev));
+    return streamChains(src, revs, chains, sinks, gather);
   }
 
   /**
@@ -769,13 +393,13 @@ export class Revlog {
       out[k] = raw;
     }
     for (let k = 0; k < chain.length; k++)
-      out[k] = this.decodeNow(chain[k]!, out[k]!, this.chunkBound(chain[k]!));
+      out[k] = this.decodeNow(chain[k]!, out[k]!, decodedBound(this.index, chain[k]!));
     return true;
   }
 
   /** build() without a promise, when everything it needs is in memory; undefined otherwise. */
   private buildNow(rev: number, reuse: boolean, check: boolean): Uint8Array | undefined {
-    this.checkReadable(rev);
+    checkReadable(this.name, this.index, rev);
     const plan = this.planBuild(rev, nowPlan);
     try {
       return this.chainChunksNow(plan.chain, nowChunks)
@@ -816,7 +440,7 @@ export class Revlog {
       try {
         size = patchedSize(size, chunks[k]!);
       } catch (e) {
-        throw this.wrap(e, chain[k]!);
+        throw atRevision(this.name, e, chain[k]!);
       }
     }
     const folded: FoldedPatch | undefined =
@@ -840,7 +464,7 @@ export class Revlog {
       else if (ndeltas === 1) applyDeltaInto(base, chunks[first]!, buf, PARENTS);
       else buf.set(base, PARENTS);
     } catch (e) {
-      throw this.wrap(e, rev);
+      throw atRevision(this.name, e, rev);
     }
     const text = buf.subarray(PARENTS, PARENTS + size);
 
@@ -902,7 +526,7 @@ export class Revlog {
 
   /** checkNode() for a text built at PARENTS in buf: the parents go in front, one hash call. */
   private checkNodePrefixed(rev: number, buf: Buffer, text: Uint8Array): void {
-    this.checkParentRange(rev);
+    checkParentRange(this.name, this.index, rev);
     this.index.writeSortedParents(rev, buf); // no views of the parents' nodes per revision
     // a latin1 ('binary') string, not 'buffer': node:crypto's hash() takes 'buffer' through
     // normalizeEncoding's slow path (lower-casing the name twice per call: ~1-3 us, ~2% of a
@@ -911,48 +535,17 @@ export class Revlog {
     if (!this.index.nodeEqualsLatin1(rev, computed)) this.checkNode(rev, text);
   }
 
-  private checkParentRange(rev: number): void {
-    const index = this.index;
-    const p1 = index.p1(rev);
-    const p2 = index.p2(rev);
-    const n = index.length;
-    if (p1 < NULL_REV || p1 >= n || p2 < NULL_REV || p2 >= n) {
-      throw revlogError(this.name, 'parent-out-of-range', `${this.name}: rev ${rev}: parent out of range`, {
-        rev,
-      });
-    }
-  }
-
-  /** rev's parent nodes in the order revlog.hash feeds them to SHA-1 (the smaller first). */
-  private sortedParents(rev: number): [Uint8Array, Uint8Array] {
-    const index = this.index;
-    this.checkParentRange(rev);
-    const p1 = index.p1(rev);
-    const p2 = index.p2(rev);
-    const p1n = p1 === NULL_REV ? NULL_NODE : index.node(p1);
-    const p2n = p2 === NULL_REV ? NULL_NODE : index.node(p2);
-    return Buffer.compare(p1n, p2n) <= 0 ? [p1n, p2n] : [p2n, p1n];
-  }
-
-  private nodeMismatch(rev: number, computed: Buffer): Error {
-    return revlogError(this.name, 'node-mismatch', `integrity check failed on ${this.name}:${rev}`, {
-      rev,
-      expected: this.index.nodeHex(rev),
-      actual: computed.toString('hex'),
-    });
-  }
-
   /** hg checkhash(): throws 'node-mismatch' unless the text hashes to rev's node ('censored' for tombstones). */
   checkNode(rev: number, text: Uint8Array): void {
     const index = this.index;
-    const [lo, hi] = this.sortedParents(rev);
+    const [lo, hi] = sortedParents(this.name, this.index, rev);
     const computed = revisionNode(text, lo, hi);
     if (Buffer.compare(computed, index.node(rev)) === 0) return;
     if (index.revFlags(rev) & REVIDX_ISCENSORED && isCensoredText(text)) {
       // revlog.checkhash raises CensoredNodeError here; verify reports "censored file data"
       throw revlogError(this.name, 'censored', `${this.name}:${index.nodeHex(rev).slice(0, 12)}`, { rev });
     }
-    throw this.nodeMismatch(rev, computed);
+    throw nodeMismatch(this.name, this.index, rev, computed);
   }
 
   /** Drops cached texts, build buffers and the read window (a later read reads the file again). */
@@ -970,48 +563,5 @@ export class Revlog {
   async close(): Promise<void> {
     this.clearCache();
     await this.data.close();
-  }
-
-  private wrap(e: unknown, rev: number): unknown {
-    if (e instanceof SluiceError && e.code === 'REVLOG') {
-      const d = (e.details ?? {}) as Record<string, unknown>;
-      if (d.revlog === undefined) {
-        const err = revlogError(
-          this.name,
-          (d.problem as never) ?? 'decompress',
-          `${this.name}: rev ${rev}: ${e.message}`,
-          { ...d, rev },
-        );
-        (err.details as Record<string, unknown>).reason = e.message;
-        return err;
-      }
-    }
-    return e;
-  }
-}
-
-/** flagutil._processflagsfunc with no extension loaded: which revision flags can be read. */
-export function checkRevisionFlags(name: string, rev: number, flags: number): void {
-  if (flags === 0) return;
-  if (flags & ~REVIDX_KNOWN_FLAGS) {
-    const bad = '0x' + (flags & ~REVIDX_KNOWN_FLAGS).toString(16);
-    throw revlogError(name, 'revision-flags', `incompatible revision flag '${bad}'`, { rev, flags });
-  }
-  for (const f of [REVIDX_ELLIPSIS, REVIDX_EXTSTORED]) {
-    if (flags & f)
-      throw revlogError(name, 'revision-flags', `missing processor for flag '0x${f.toString(16)}'`, {
-        rev,
-        flags,
-      });
-  }
-}
-
-/** storageutil.iscensoredtext: a filelog text whose metadata has a `censored` key. */
-export function isCensoredText(text: Uint8Array): boolean {
-  try {
-    const meta = parseFilelogMeta(text);
-    return meta !== null && meta.fields.has('censored');
-  } catch {
-    return false;
   }
 }
