@@ -1,6 +1,6 @@
 // Job requests: what a user (CLI flags, the app's dialogs, tests) asks the engine to do.
 // The same objects cross the IPC boundary, so they are plain data, validated in main
-// (src/shared/validate.ts) before they reach the engine.
+// (src/main/host/ipc-schemas.ts) before they reach the engine.
 
 /** hg's worker.backgroundclose: `auto` = what the benchmark showed fastest for this platform. */
 export type BackgroundCloseMode = 'on' | 'off' | 'auto';

@@ -306,6 +306,65 @@ describe('validateInvoke', () => {
   });
 });
 
+describe('validation messages', () => {
+  function message(fn: () => unknown): string {
+    try {
+      fn();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ValidationError);
+      return (e as Error).message;
+    }
+    throw new Error('expected a ValidationError');
+  }
+
+  it('name the argument and the field path where the problem is', () => {
+    expect(
+      message(() =>
+        validateInvoke(
+          'job:start',
+          [{ kind: 'apply', bundlePath: '/b', dest: '/r', closer: { closeThreads: 4, threads: 4 } }],
+          abs,
+        ),
+      ),
+    ).toBe('job:start request.closer: unknown field "threads"');
+    expect(
+      message(() =>
+        validateInvoke(
+          'job:start',
+          [{ kind: 'apply', bundlePath: '/b', dest: '/r', closer: { closeThreads: 65 } }],
+          abs,
+        ),
+      ),
+    ).toBe('job:start request.closer.closeThreads: must be between 1 and 64');
+    expect(message(() => validateInvoke('job:log', ['j1', 0, 2001], abs))).toBe(
+      'job:log count: must be between 0 and 2000',
+    );
+    expect(message(() => validateInvoke('job:start', [{ kind: 'serve' }], abs))).toMatch(
+      /^job:start request.kind: expected one of "apply", "clone"/,
+    );
+    expect(message(() => validateJobRequest({ kind: 'verify' }, abs))).toBe('request: missing field "repo"');
+    expect(message(() => validateInvoke('credentials:answer', ['r1', []], abs))).toBe(
+      'credentials:answer answer: expected an object',
+    );
+    expect(message(() => validateInvoke('downloads:remove', ['xyz'], abs))).toBe(
+      'downloads:remove key: expected 32 hex digits',
+    );
+    expect(message(() => validateInvoke('credentials:forget', ['https://h/x'], abs))).toBe(
+      'credentials:forget origin: expected scheme://host[:port]',
+    );
+  });
+
+  it('keep an omitted optional argument omitted', () => {
+    expect(validateInvoke('job:log', ['j1', 0, 10, undefined], abs)).toEqual(['j1', 0, 10]);
+    expect(validateInvoke('job:log', ['j1', 0, 10, 'err'], abs)).toEqual(['j1', 0, 10, 'err']);
+    expect(validateInvoke('credentials:answer', ['r1', null, true], abs)).toEqual(['r1', null, true]);
+    expect(validateInvoke('downloads:remove', [], abs)).toEqual([]);
+    expect(message(() => validateInvoke('job:log', ['j1', 0], abs))).toBe(
+      'job:log: expected 3 to 4 arguments, got 2',
+    );
+  });
+});
+
 describe('isTrustedSender', () => {
   const packaged = {
     webContentsId: 3,
