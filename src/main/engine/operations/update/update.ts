@@ -11,11 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
-  closeSync,
-  fstatSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
@@ -26,7 +23,7 @@ import {
 import { join, resolve } from 'node:path';
 import type { CloseStats } from '../../../../shared/events';
 import type { CloserOptions } from '../../../../shared/jobs';
-import { planCloser, type CloseImpl } from '../../closer/background-closer';
+import { planCloser, type CloseImpl, type CloserPlan } from '../../closer/background-closer';
 import { SluiceError, toSluiceError } from '../../errors';
 import { writeAtomic } from '../../repo/vfs';
 import type { JobContext } from '../../context/job-context';
@@ -39,16 +36,9 @@ import { prepareZstd } from '../../codec/zstd';
 import { NULL_REV } from '../../revlog/constants';
 import type { Revlog } from '../../revlog/revlog';
 import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../../revlog/texts';
-import {
-  AMBIGUOUS_TIME,
-  NONNORMAL,
-  packDirstateV1,
-  packDirstateV1Clean,
-  RANGE_MASK,
-  readDirstateV1,
-  type Dirstate,
-} from '../../working-copy/dirstate-v1';
-import { readDirstateV2, writeDirstateV2 } from '../../working-copy/dirstate-v2';
+import { AMBIGUOUS_TIME, RANGE_MASK, readDirstateV1, type Dirstate } from '../../working-copy/dirstate-v1';
+import { readDirstateV2 } from '../../working-copy/dirstate-v2';
+import { checkoutDirstate, fsNowSeconds, writeCheckoutDirstate, type CheckedOut } from './checkout-dirstate';
 import { afterCheckout, cloneAnnouncement, clonePlan, dirstateBranch, updatePlan } from './update-plan';
 import type { WorkingParent } from './destination';
 import {
@@ -259,18 +249,33 @@ function writePoolOptions(opts: UpdateOptions): WritePoolOptions {
   };
 }
 
-async function checkout(
+/** What a checkout writes, removes and chmods (merge.calculateupdates for a clean working copy). */
+interface CheckoutChanges extends CheckedOut {
+  /** the target's files by path (between revisions; undefined from null) */
+  targetMap: Map<string, ManifestEntry> | undefined;
+  /** the working copy's files by path */
+  sourceMap: Map<string, ManifestEntry>;
+  /** files to write (between revisions) */
+  gets: ManifestEntry[];
+  /** manifestmerge's 'e' action: same file node, only the exec bit changes (chmod, no rewrite) */
+  execs: ManifestEntry[];
+  /** tracked files the target does not have */
+  removes: string[];
+  files: FileBatch['files'];
+}
+
+/**
+ * What checking out target over the working copy (source: its parent's manifest) changes; between
+ * revisions, the working copy must be clean.
+ */
+async function checkoutChanges(
   repo: LocalRepo,
   ds: Dirstate,
   source: ManifestEntry[],
   target: Target,
-  opts: UpdateOptions,
+  auditor: PathAuditor,
   ctx: JobContext,
-  writers: FileWriters,
-): Promise<UpdateStats> {
-  const root = repo.root;
-  const reader = new FileTextReader(repo);
-  const auditor = new PathAuditor(root, opts.auditor);
+): Promise<CheckoutChanges> {
   const fresh = source.length === 0 && ds.entries.size === 0;
   // from null every manifest line is a get: the lines' bytes go straight into the batch's columns
   // (no entry object, hex string or map per line on the serial path before the first file)
@@ -286,30 +291,106 @@ async function checkout(
     );
   const sourceMap = new Map(source.map((e) => [e.path, e]));
   const targetMap = fresh ? undefined : new Map(targetEntries.map((e) => [e.path, e]));
-  if (!fresh) await checkClean(auditor, reader, ds, sourceMap);
+  if (!fresh) await checkClean(auditor, new FileTextReader(repo), ds, sourceMap);
 
-  // merge.calculateupdates for a clean working copy: get what differs, remove what is gone
   const gets: ManifestEntry[] = [];
-  /** manifestmerge's 'e' action: same file node, only the exec bit changes (chmod, no rewrite) */
   const execs: ManifestEntry[] = [];
-  if (!fresh)
-    for (const e of targetEntries) {
-      const old = sourceMap.get(e.path);
-      if (old && old.nodeHex === e.nodeHex && old.flag !== e.flag && old.flag !== 'l' && e.flag !== 'l')
-        execs.push(e);
-      else if (!old || old.nodeHex !== e.nodeHex || old.flag !== e.flag) gets.push(e);
-    }
-  const execPaths = new Set(execs.map((e) => e.path));
-  const removes = targetMap ? source.filter((e) => !targetMap.has(e.path)).map((e) => e.path) : [];
+  for (const e of targetEntries) {
+    const old = sourceMap.get(e.path);
+    if (old && old.nodeHex === e.nodeHex && old.flag !== e.flag && old.flag !== 'l' && e.flag !== 'l')
+      execs.push(e);
+    else if (!old || old.nodeHex !== e.nodeHex || old.flag !== e.flag) gets.push(e);
+  }
+  return {
+    fresh,
+    targetEntries,
+    targetMap,
+    sourceMap,
+    gets,
+    execs,
+    execPaths: new Set(execs.map((e) => e.path)),
+    removes: targetMap ? source.filter((e) => !targetMap.has(e.path)).map((e) => e.path) : [],
+    files: packed ? packed.files : packBatchFiles(gets),
+    // the manifest's order (sorted paths): neighbours share directories and are claimed together
+    paths: packed ? packed.paths : gets.map((g) => g.path),
+  };
+}
 
-  const files = packed ? packed.files : packBatchFiles(gets);
+/**
+ * Every name is checked before the first write (pathauditor, _checkcollision); between revisions
+ * also the existing directories on the way (a fresh checkout's writer audits what mkdir finds)
+ * and untracked files in the way (a fresh checkout's exclusive creates refuse those).
+ */
+function auditCheckout(auditor: PathAuditor, changes: CheckoutChanges): void {
+  auditPathSet(auditor, changes.targetMap ? changes.targetMap.keys() : changes.paths);
+  if (changes.fresh) return;
+  const removing = new Set(changes.removes);
+  const seen = new Set<string>();
+  for (const { path } of changes.gets) {
+    auditExistingParents(auditor, path, removing, seen);
+    if (!changes.sourceMap.has(path) && inTheWay(auditor, path, removing))
+      throw new SluiceError(
+        'DEST_EXISTS',
+        `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
+        { path: displayPath(path) },
+      );
+  }
+}
+
+/** The checkout's start event and log lines, before the first file is written. */
+function announceCheckout(
+  repo: LocalRepo,
+  target: Target,
+  count: number,
+  plan: CloserPlan,
+  opts: UpdateOptions,
+  ctx: JobContext,
+): void {
+  if (opts.emitStart)
+    ctx.emit({
+      type: 'start',
+      kind: 'update',
+      files: count,
+      bytes: 0,
+      requirements: [...repo.requirements].sort(),
+      source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
+      dest: repo.root,
+    });
+  if (target.announcement !== undefined) ctx.log('info', target.announcement);
+  ctx.phase('checkout');
+  ctx.throwIfCancelled();
+  if (plan.background) ctx.log('debug', `starting ${plan.threads} threads for background file closing`);
+}
+
+/** Between revisions, once every new content is in scratch: the point of no return. */
+function swapIntoPlace(
+  auditor: PathAuditor,
+  writer: WorkingCopyWriter,
+  batch: FileBatch,
+  changes: CheckoutChanges,
+): void {
+  for (const path of changes.removes) removeTracked(auditor, path);
+  for (let i = 0; i < changes.paths.length; i++) writer.moveInto(batchTarget(batch, i), changes.paths[i]!);
+  for (const e of changes.execs) setExecFlag(auditor.fsPath(e.path), e.flag === 'x');
+}
+
+async function checkout(
+  repo: LocalRepo,
+  ds: Dirstate,
+  source: ManifestEntry[],
+  target: Target,
+  opts: UpdateOptions,
+  ctx: JobContext,
+  writers: FileWriters,
+): Promise<UpdateStats> {
+  const auditor = new PathAuditor(repo.root, opts.auditor);
+  const changes = await checkoutChanges(repo, ds, source, target, auditor, ctx);
+  const { fresh, files, paths, removes } = changes;
   const count = files.count;
   const plan = planCloser(opts.closer, count);
   const scratch = fresh
     ? undefined
     : join(repo.hgDir, `sluice-update-${process.pid}-${randomBytes(4).toString('hex')}`);
-  // the manifest's order (sorted paths): neighbours share directories and are claimed together
-  const paths = packed ? packed.paths : gets.map((g) => g.path);
   const batch: FileBatch = {
     loc: repo.loc,
     files,
@@ -319,49 +400,10 @@ async function checkout(
     closer: plan,
   };
   const shared = newBatchShared(count);
-  // Every name is checked before the first write (pathauditor, _checkcollision).
-  auditPathSet(auditor, targetMap ? targetMap.keys() : paths);
-  if (!fresh) {
-    // existing directories on the way (a fresh checkout's writer audits what mkdir finds) and
-    // untracked files in the way (a fresh checkout's exclusive creates refuse those)
-    const removing = new Set(removes);
-    const seen = new Set<string>();
-    for (const g of gets) {
-      const path = g.path;
-      auditExistingParents(auditor, path, removing, seen);
-      if (!sourceMap.has(path) && inTheWay(auditor, path, removing))
-        throw new SluiceError(
-          'DEST_EXISTS',
-          `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
-          { path: displayPath(path) },
-        );
-    }
-  }
-
-  if (opts.emitStart)
-    ctx.emit({
-      type: 'start',
-      kind: 'update',
-      files: count,
-      bytes: 0,
-      requirements: [...repo.requirements].sort(),
-      source: `${target.rev}:${target.nodeHex.slice(0, 12)}`,
-      dest: root,
-    });
-  if (target.announcement !== undefined) ctx.log('info', target.announcement);
-  // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice
-  // writes `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
-  ctx.phase('checkout');
-  ctx.throwIfCancelled();
-  if (plan.background) ctx.log('debug', `starting ${plan.threads} threads for background file closing`);
+  auditCheckout(auditor, changes);
+  announceCheckout(repo, target, count, plan, opts, ctx);
   const progress = new ProgressTracker(ctx, { bytes: 0, files: count });
   const writer = new WorkingCopyWriter(auditor);
-
-  const newDs: Dirstate = {
-    p1: Buffer.from(target.nodeHex, 'hex'),
-    p2: new Uint8Array(20),
-    entries: new Map(),
-  };
   let committed = false;
   try {
     if (scratch) mkdirSync(scratch);
@@ -370,76 +412,16 @@ async function checkout(
     });
     progress.finish();
     ctx.throwIfCancelled();
-    // what each written file became: batch file i's stat (mode, size, mtime) in shared.stats; a
-    // checkout from null gets every manifest entry, in the manifest's order
-    const st = shared.stats;
-    const getIndex = fresh ? undefined : new Map(paths.map((p, i) => [p, i]));
-
     if (scratch) {
-      // the point of no return: removed files go, new contents are renamed into place
       committed = true;
-      for (const path of removes) removeTracked(auditor, path);
-      for (let i = 0; i < count; i++) writer.moveInto(batchTarget(batch, i), paths[i]!);
-      for (const e of execs) setExecFlag(auditor.fsPath(e.path), e.flag === 'x');
+      swapIntoPlace(auditor, writer, batch, changes);
     }
-    const now = fsNowSeconds(repo.hgDir);
     const v2 = repo.requirements.has('dirstate-v2');
-    /** from null into a dirstate-v1: its bytes straight from the written files' stats */
-    let v1Clean: Buffer | undefined;
-    if (fresh && !v2) {
-      const n = count;
-      const modes = new Int32Array(n);
-      const sizes = new Int32Array(n);
-      const mtimes = new Int32Array(n);
-      for (let i = 0; i < n; i++) {
-        modes[i] = st[i * 3]!;
-        sizes[i] = st[i * 3 + 1]!;
-        const mtime = st[i * 3 + 2]! & RANGE_MASK;
-        // merge.update: an mtime not strictly in the past cannot be trusted (see below)
-        mtimes[i] = mtime >= now ? AMBIGUOUS_TIME : mtime;
-      }
-      v1Clean = packDirstateV1Clean(newDs.p1, paths, modes, sizes, mtimes);
-    }
-    const entries = fresh ? count : targetEntries.length;
-    for (let j = 0; v1Clean === undefined && j < entries; j++) {
-      const path = fresh ? paths[j]! : targetEntries[j]!.path;
-      const w = getIndex ? (getIndex.get(path) ?? -1) : j;
-      const old = fresh ? undefined : ds.entries.get(path);
-      if (execPaths.has(path))
-        // recordupdates for 'e': tracked, no file data (status looks it up)
-        newDs.entries.set(path, {
-          path,
-          state: 'n',
-          mode: 0,
-          size: NONNORMAL,
-          mtime: AMBIGUOUS_TIME,
-        });
-      else if (w < 0 && old) newDs.entries.set(path, { ...old, copySource: undefined });
-      else if (w >= 0) {
-        const mtime = st[w * 3 + 2]! & RANGE_MASK;
-        // merge.update: an mtime not strictly in the past cannot be trusted (a write within the
-        // same second would keep it); hg stores it as unknown so status looks the file up
-        newDs.entries.set(path, {
-          path,
-          state: 'n',
-          mode: st[w * 3]!,
-          size: st[w * 3 + 1]!,
-          mtime: mtime >= now ? AMBIGUOUS_TIME : mtime,
-        });
-      } else
-        newDs.entries.set(path, {
-          path,
-          state: 'n',
-          mode: 0,
-          size: NONNORMAL,
-          mtime: AMBIGUOUS_TIME,
-        });
-    }
-    for (const e of newDs.entries.values()) if (e.copySource === undefined) delete e.copySource;
+    const p1 = Buffer.from(target.nodeHex, 'hex');
+    const next = checkoutDirstate(p1, changes, ds, shared.stats, fsNowSeconds(repo.hgDir), v2);
     writeAtomic(join(repo.hgDir, 'branch'), Buffer.from(target.branch + '\n', 'latin1'));
     committed = true;
-    if (v2) writeDirstateV2(repo.hgDir, newDs);
-    else writeAtomic(join(repo.hgDir, 'dirstate'), v1Clean ?? packDirstateV1(newDs));
+    writeCheckoutDirstate(repo.hgDir, next, v2);
     await writers.terminate(); // their threads ended while the dirstate was written
     // hg's merge stats line (hg update / hg clone)
     ctx.log(
@@ -476,18 +458,6 @@ async function checkout(
 function setExecFlag(path: string | Buffer, exec: boolean): void {
   const s = lstatSync(path).mode & 0o7777;
   chmodSync(path, exec ? s | (((s & 0o444) >> 2) & ~currentUmask()) : s & 0o666);
-}
-
-/** timestamp.get_fs_now: the filesystem's idea of now, from a file created in `.hg`. */
-function fsNowSeconds(hgDir: string): number {
-  const path = join(hgDir, `sluice-now-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const fd = openSync(path, 'wx');
-  try {
-    return Math.floor(fstatSync(fd).mtimeMs / 1000) & RANGE_MASK;
-  } finally {
-    closeSync(fd);
-    unlinkSync(path);
-  }
 }
 
 function lexists(p: string | Buffer): boolean {
