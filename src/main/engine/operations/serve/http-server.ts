@@ -11,7 +11,13 @@ import http from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { SluiceError } from '../../errors';
 import { SERVER_WIRE_ENGINES, compressWire, type WireEngine } from '../../protocol/compression-engines';
-import { BadRequest, dispatchCommand, type CommandCall, type CommandEnv } from './commands';
+import {
+  BadRequest,
+  dispatchCommand,
+  type CommandCall,
+  type CommandEnv,
+  type CommandResponse,
+} from './commands';
 import { sendBody, sendFile, sendStream } from './http-replies';
 import { ServedRepo } from './repo-state';
 import { BundleRefresher } from './bundle-refresher';
@@ -227,145 +233,163 @@ function ownBaseUrl(req: http.IncomingMessage, publicUrl: string | undefined): s
   return `http://${own}/`;
 }
 
-export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const publicUrl = opts.publicUrl === undefined ? undefined : checkPublicUrl(opts.publicUrl);
-  const repo = new ServedRepo(opts.repo, repoOverrides(opts));
-  await repo.snapshot(); // fail now (NOT_A_REPO, corrupt changelog) rather than on the first request
-  const headerLimit = opts.httpHeaderLimit ?? 1024;
-  const cloneBundles = await ServedCloneBundles.create(opts.repo, opts.cloneBundles ?? {});
-  const env: CommandEnv = { chunkSize: opts.chunkSize ?? 32768, cloneBundles };
-  const refresher = opts.bundleRefreshCommand
-    ? new BundleRefresher({
-        repo: opts.repo,
-        command: opts.bundleRefreshCommand,
-        snapshot: () => repo.snapshot(),
-        ...(opts.log ? { log: opts.log } : {}),
-      })
-    : null;
-  refresher?.start();
-  // wireprotoserver.httpv1protocolhandler.addcapabilities
-  const transportCaps = [
-    `httpheader=${headerLimit}`,
-    'httpmediatype=0.1rx,0.1tx,0.2tx',
-    ...(opts.httpPostArgs ? ['httppostargs'] : []),
-    `compression=${SERVER_WIRE_ENGINES.join(',')}`,
-  ];
+/** What a request's handling needs of the running server. */
+interface ServeState {
+  repo: ServedRepo;
+  cloneBundles: ServedCloneBundles;
+  env: CommandEnv;
+  /** wireprotoserver.httpv1protocolhandler.addcapabilities */
+  transportCaps: string[];
+  publicUrl: string | undefined;
+  idleMs: number;
+  logLine: (req: http.IncomingMessage, status: number, bytes: number, t0: number, err?: string) => void;
+}
 
-  let requests = 0;
+/** A request's outcome, for the access log. */
+interface Served {
+  status: number;
+  bytes: number;
+}
 
-  async function handle(
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-  ): Promise<{ status: number; bytes: number }> {
-    const raw = req.url ?? '/';
-    const q = raw.indexOf('?');
-    const path = q < 0 ? raw : raw.slice(0, q);
-    const query = parseArgs(q < 0 ? '' : Buffer.from(raw.slice(q + 1), 'latin1').toString('latin1'));
-    const baseUrl = ownBaseUrl(req, publicUrl);
+async function handle(s: ServeState, req: http.IncomingMessage, res: http.ServerResponse): Promise<Served> {
+  const raw = req.url ?? '/';
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  const query = parseArgs(q < 0 ? '' : Buffer.from(raw.slice(q + 1), 'latin1').toString('latin1'));
+  const baseUrl = ownBaseUrl(req, s.publicUrl);
 
-    // hgweb's access control ([web] deny_read, allow_read, allow-pull of the repository's hgrc):
-    // 401 with the reason as status text and hg's `0\n<reason>\n` body; hg's client then says
-    // "authorization failed". Served clone bundles count as pulls.
-    const cmd = query.get('cmd')?.[0];
-    const bundle = cloneBundles.files.find((b) => b.route === path);
-    const snap = await repo.snapshot();
-    const refused = snap.accessProblem(cmd !== undefined || bundle ? 'pull' : 'read');
-    if (refused) {
-      req.resume();
-      const body = Buffer.from(`0\n${refused}\n`, 'latin1');
-      res.writeHead(401, refused, { 'Content-Length': String(body.length) });
-      res.end(body);
-      return { status: 401, bytes: body.length };
-    }
-    if (bundle && (req.method === 'GET' || req.method === 'HEAD')) {
-      return { status: req.headers.range ? 206 : 200, bytes: await sendFile(req, res, bundle.path, idleMs) };
-    }
-    if (cmd === undefined) {
-      const text = `sluice serve: read-only Mercurial repository for stream clones\nclone it with: hg clone --stream ${baseUrl}\n`;
-      const status = path === '/' ? 200 : 404;
-      return { status, bytes: await sendBody(res, status, 'text/plain; charset=utf-8', text) };
-    }
-    if (path !== '/') {
-      // the `cmd` query argument is only valid on the repository root (hg sends 404 + this body)
-      return { status: 404, bytes: await sendBody(res, 404, HGTYPE, '0\nNot Found\n') };
-    }
-    // arguments: query string, then POST body (X-HgArgs-Post) or X-HgArg-N headers
-    const args = new Map<string, string>();
-    for (const [k, v] of query) if (k !== 'cmd') args.set(k, v[0]!);
-    const postLen = Number(req.headers['x-hgargs-post'] ?? 0);
-    let extra: Map<string, string[]>;
-    if (postLen > 0) {
-      const body = await readBody(req, REQUEST_ARGS_MAX);
-      extra = parseArgs(body.subarray(0, postLen).toString('latin1'), query.size);
-    } else {
-      extra = parseArgs(headerValue(req, 'X-HgArg'), query.size);
-      discardBody(req, res, REQUEST_ARGS_MAX);
-    }
-    for (const [k, v] of extra) if (!args.has(k)) args.set(k, v[0]!);
-    const protoCaps = new Set(headerValue(req, 'X-HgProto').split(' '));
-    const gone = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    const call: CommandCall = { snap, args, signal: gone.signal, transportCaps, baseUrl };
+  // hgweb's access control ([web] deny_read, allow_read, allow-pull of the repository's hgrc):
+  // 401 with the reason as status text and hg's `0\n<reason>\n` body; hg's client then says
+  // "authorization failed". Served clone bundles count as pulls.
+  const cmd = query.get('cmd')?.[0];
+  const bundle = s.cloneBundles.files.find((b) => b.route === path);
+  const snap = await s.repo.snapshot();
+  const refused = snap.accessProblem(cmd !== undefined || bundle ? 'pull' : 'read');
+  if (refused) {
+    req.resume();
+    const body = Buffer.from(`0\n${refused}\n`, 'latin1');
+    res.writeHead(401, refused, { 'Content-Length': String(body.length) });
+    res.end(body);
+    return { status: 401, bytes: body.length };
+  }
+  if (bundle && (req.method === 'GET' || req.method === 'HEAD')) {
+    return { status: req.headers.range ? 206 : 200, bytes: await sendFile(req, res, bundle.path, s.idleMs) };
+  }
+  if (cmd === undefined) {
+    const text = `sluice serve: read-only Mercurial repository for stream clones\nclone it with: hg clone --stream ${baseUrl}\n`;
+    const status = path === '/' ? 200 : 404;
+    return { status, bytes: await sendBody(res, status, 'text/plain; charset=utf-8', text) };
+  }
+  if (path !== '/') {
+    // the `cmd` query argument is only valid on the repository root (hg sends 404 + this body)
+    return { status: 404, bytes: await sendBody(res, 404, HGTYPE, '0\nNot Found\n') };
+  }
+  const args = await commandArgs(req, res, query);
+  const gone = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  const call: CommandCall = { snap, args, signal: gone.signal, transportCaps: s.transportCaps, baseUrl };
+  let rsp;
+  try {
+    rsp = await dispatchCommand(s.env, cmd, call);
+  } catch (e) {
+    if (e instanceof BadRequest) throw new HttpFailure(400, `${e.message}\n`);
+    throw e;
+  }
+  if (!rsp) return { status: 400, bytes: await sendBody(res, 400, 'text/plain', `no such method: ${cmd}\n`) };
+  return sendResponse(s, req, res, rsp);
+}
 
-    let rsp;
-    try {
-      rsp = await dispatchCommand(env, cmd, call);
-    } catch (e) {
-      if (e instanceof BadRequest) throw new HttpFailure(400, `${e.message}\n`);
-      throw e;
-    }
-    if (!rsp)
-      return { status: 400, bytes: await sendBody(res, 400, 'text/plain', `no such method: ${cmd}\n`) };
-    switch (rsp.type) {
-      case 'bytes':
-        return { status: 200, bytes: await sendBody(res, 200, HGTYPE, rsp.data) };
-      case 'error':
-        return { status: 200, bytes: await sendBody(res, 200, HGERRTYPE, rsp.message) };
-      case 'stream-legacy':
-        return { status: 200, bytes: await sendStream(res, HGTYPE, rsp.body, rsp.length, idleMs) };
-      case 'stream': {
-        const { mediaType, engine } = responseType(protoCaps, rsp.preferUncompressed);
-        // uncompressed replies have a known size: Content-Length spares both sides the chunked
-        // transfer framing (hg's Python client pays per HTTP chunk)
-        const length =
-          engine === 'none' && rsp.length !== null
-            ? rsp.length + (mediaType === HGTYPE2 ? 1 + engine.length : 0)
-            : undefined;
-        const sent = await sendStream(res, mediaType, framed(mediaType, engine, rsp.body), length, idleMs);
-        const cut = rsp.interruption();
-        if (cut) {
-          logLine(req, 200, 0, Date.now(), `stream interrupted: ${cut.message}`);
-          if (length !== undefined) res.destroy(); // fewer bytes than announced: end the connection
-        }
-        return { status: 200, bytes: sent };
+/** A command's arguments: the query string's, then the POST body's (X-HgArgs-Post) or X-HgArg-N headers'. */
+async function commandArgs(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  query: Map<string, string[]>,
+): Promise<Map<string, string>> {
+  const args = new Map<string, string>();
+  for (const [k, v] of query) if (k !== 'cmd') args.set(k, v[0]!);
+  const postLen = Number(req.headers['x-hgargs-post'] ?? 0);
+  let extra: Map<string, string[]>;
+  if (postLen > 0) {
+    const body = await readBody(req, REQUEST_ARGS_MAX);
+    extra = parseArgs(body.subarray(0, postLen).toString('latin1'), query.size);
+  } else {
+    extra = parseArgs(headerValue(req, 'X-HgArg'), query.size);
+    discardBody(req, res, REQUEST_ARGS_MAX);
+  }
+  for (const [k, v] of extra) if (!args.has(k)) args.set(k, v[0]!);
+  return args;
+}
+
+/** Sends a command's response in the media type and compression the client asked for (X-HgProto). */
+async function sendResponse(
+  s: ServeState,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  rsp: CommandResponse,
+): Promise<Served> {
+  switch (rsp.type) {
+    case 'bytes':
+      return { status: 200, bytes: await sendBody(res, 200, HGTYPE, rsp.data) };
+    case 'error':
+      return { status: 200, bytes: await sendBody(res, 200, HGERRTYPE, rsp.message) };
+    case 'stream-legacy':
+      return { status: 200, bytes: await sendStream(res, HGTYPE, rsp.body, rsp.length, s.idleMs) };
+    case 'stream': {
+      const protoCaps = new Set(headerValue(req, 'X-HgProto').split(' '));
+      const { mediaType, engine } = responseType(protoCaps, rsp.preferUncompressed);
+      // uncompressed replies have a known size: Content-Length spares both sides the chunked
+      // transfer framing (hg's Python client pays per HTTP chunk)
+      const length =
+        engine === 'none' && rsp.length !== null
+          ? rsp.length + (mediaType === HGTYPE2 ? 1 + engine.length : 0)
+          : undefined;
+      const sent = await sendStream(res, mediaType, framed(mediaType, engine, rsp.body), length, s.idleMs);
+      const cut = rsp.interruption();
+      if (cut) {
+        s.logLine(req, 200, 0, Date.now(), `stream interrupted: ${cut.message}`);
+        if (length !== undefined) res.destroy(); // fewer bytes than announced: end the connection
       }
+      return { status: 200, bytes: sent };
     }
   }
+}
 
+/** The access log's line for a request (nothing without opts.log). */
+function accessLog(log: ServerOptions['log']): ServeState['logLine'] {
+  return (req, status, bytes, t0, err) => {
+    if (!log) return;
+    const cmd = (req.url ?? '').slice(0, 200);
+    log(
+      `${req.socket.remoteAddress ?? '-'} "${req.method} ${cmd} HTTP/${req.httpVersion}" ${status} ${bytes} ${Date.now() - t0}ms${err ? ` error: ${err}` : ''}`,
+    );
+  };
+}
+
+/** The HTTP server: at most maxActive requests handled at once, the rest refused with a 503. */
+function createHttpServer(s: ServeState, opts: ServerOptions, counted: () => void): http.Server {
   const maxActive = opts.maxActiveRequests ?? 64;
   let active = 0;
-  const idleMs = opts.idleTimeoutMs ?? SERVER_IDLE_TIMEOUT_MS;
   // a request trickled a byte at a time never idles: it must arrive whole within the same time
   // (Node checks every 30 s; its headers within a minute, Node's default)
-  const requestTimeouts = { requestTimeout: idleMs, headersTimeout: Math.min(60_000, idleMs) };
+  const requestTimeouts = { requestTimeout: s.idleMs, headersTimeout: Math.min(60_000, s.idleMs) };
   const server = http.createServer({ maxHeaderSize: REQUEST_HEADERS_MAX, ...requestTimeouts }, (req, res) => {
     const t0 = Date.now();
-    requests++;
+    counted();
     if (active >= maxActive) {
       // hg's client reports the status ("HTTP Error 503: ..."); nothing of the request is read
       void sendBody(res, 503, 'text/plain', `too many requests at once (${maxActive}); try again\n`, {
         'Retry-After': '5',
         Connection: 'close',
       });
-      logLine(req, 503, 0, t0);
+      s.logLine(req, 503, 0, t0);
       return;
     }
     active++;
     res.once('close', () => active--);
-    handle(req, res)
-      .then(({ status, bytes }) => logLine(req, status, bytes, t0))
+    handle(s, req, res)
+      .then(({ status, bytes }) => s.logLine(req, status, bytes, t0))
       .catch((e: unknown) => {
         let status = 500;
         if (e instanceof HttpFailure) {
@@ -376,23 +400,48 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         } else {
           res.destroy();
         }
-        logLine(req, status, 0, t0, e instanceof Error ? e.message : String(e));
+        s.logLine(req, status, 0, t0, e instanceof Error ? e.message : String(e));
       });
   });
   server.keepAliveTimeout = 5000;
   // socket inactivity (nothing read or written): the socket is destroyed, its request's streams
   // end (a 'close' on the response aborts the command)
-  server.timeout = idleMs;
+  server.timeout = s.idleMs;
   server.maxConnections = opts.maxConnections ?? 4 * maxActive;
+  return server;
+}
 
-  function logLine(req: http.IncomingMessage, status: number, bytes: number, t0: number, err?: string): void {
-    if (!opts.log) return;
-    const cmd = (req.url ?? '').slice(0, 200);
-    opts.log(
-      `${req.socket.remoteAddress ?? '-'} "${req.method} ${cmd} HTTP/${req.httpVersion}" ${status} ${bytes} ${Date.now() - t0}ms${err ? ` error: ${err}` : ''}`,
-    );
-  }
-
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const publicUrl = opts.publicUrl === undefined ? undefined : checkPublicUrl(opts.publicUrl);
+  const repo = new ServedRepo(opts.repo, repoOverrides(opts));
+  await repo.snapshot(); // fail now (NOT_A_REPO, corrupt changelog) rather than on the first request
+  const headerLimit = opts.httpHeaderLimit ?? 1024;
+  const cloneBundles = await ServedCloneBundles.create(opts.repo, opts.cloneBundles ?? {});
+  const refresher = opts.bundleRefreshCommand
+    ? new BundleRefresher({
+        repo: opts.repo,
+        command: opts.bundleRefreshCommand,
+        snapshot: () => repo.snapshot(),
+        ...(opts.log ? { log: opts.log } : {}),
+      })
+    : null;
+  refresher?.start();
+  const state: ServeState = {
+    repo,
+    cloneBundles,
+    env: { chunkSize: opts.chunkSize ?? 32768, cloneBundles },
+    transportCaps: [
+      `httpheader=${headerLimit}`,
+      'httpmediatype=0.1rx,0.1tx,0.2tx',
+      ...(opts.httpPostArgs ? ['httppostargs'] : []),
+      `compression=${SERVER_WIRE_ENGINES.join(',')}`,
+    ],
+    publicUrl,
+    idleMs: opts.idleTimeoutMs ?? SERVER_IDLE_TIMEOUT_MS,
+    logLine: accessLog(opts.log),
+  };
+  let requests = 0;
+  const server = createHttpServer(state, opts, () => requests++);
   const address = opts.address ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e) =>
