@@ -184,6 +184,20 @@ function withDetail(err: SluiceError, extra: Record<string, unknown>): SluiceErr
   return new SluiceError(err.code, err.message, { ...err.details, ...extra });
 }
 
+/** One request's settle-once state (HttpSession.attempt). */
+interface Attempt {
+  url: URL;
+  settled: boolean;
+  /** the first failure (a later error event reports it, not its own) */
+  failure: SluiceError | null;
+  /** the request in flight (the CONNECT, then the request itself) */
+  req: http.ClientRequest | null;
+  connectTimer: NodeJS.Timeout | null;
+  headersTimer: NodeJS.Timeout | null;
+  fail(e: SluiceError): void;
+  succeed(res: http.IncomingMessage): void;
+}
+
 export class HttpSession {
   private readonly agents = new Map<string, http.Agent>();
   /** per origin: the credentials that worked, and the digest state when the server wants Digest */
@@ -414,168 +428,208 @@ export class HttpSession {
     if (body) headers['Content-Length'] = String(body.length);
     this.requests++;
     this.opts.log?.(`${method} ${redactUrl(url.toString())}${proxy ? ` via proxy ${proxy.host}` : ''}`);
-
     return new Promise<http.IncomingMessage>((resolve, reject) => {
-      let settled = false;
-      let failure: SluiceError | null = null;
-      let req: http.ClientRequest | null = null;
-      let connectTimer: NodeJS.Timeout | null = null;
-      const signal = this.opts.signal;
-      let headersTimer: NodeJS.Timeout | null = null;
-      const fail = (e: SluiceError): void => {
-        if (!failure) failure = e;
-        if (connectTimer) clearTimeout(connectTimer);
-        if (headersTimer) clearTimeout(headersTimer);
-        req?.destroy(e);
-        if (!settled) {
-          settled = true;
+      const a = this.attempt(url, resolve, reject);
+      const send = (socket?: net.Socket): void => {
+        const options = this.requestOptions(url, method, headers, proxy, trust, socket);
+        this.send(a, options, isHttps, trust, socket, body);
+      };
+      if (proxy && isHttps) this.tunnel(a, url, proxy, send);
+      else send();
+    });
+  }
+
+  /** A request's settle-once state: it resolves or fails once, its timers cleared either way. */
+  private attempt(
+    url: URL,
+    resolve: (res: http.IncomingMessage) => void,
+    reject: (e: SluiceError) => void,
+  ): Attempt {
+    const signal = this.opts.signal;
+    const onAbort = (): void => a.fail(cancelled());
+    const clearTimers = (): void => {
+      if (a.connectTimer) clearTimeout(a.connectTimer);
+      if (a.headersTimer) clearTimeout(a.headersTimer);
+    };
+    const a: Attempt = {
+      url,
+      settled: false,
+      failure: null,
+      req: null,
+      connectTimer: null,
+      headersTimer: null,
+      fail: (e) => {
+        if (!a.failure) a.failure = e;
+        clearTimers();
+        a.req?.destroy(e);
+        if (!a.settled) {
+          a.settled = true;
           signal?.removeEventListener('abort', onAbort);
           reject(e);
         }
-      };
-      const onAbort = (): void => fail(cancelled());
-      signal?.addEventListener('abort', onAbort, { once: true });
-      connectTimer = setTimeout(
-        () =>
-          fail(
-            new SluiceError(
-              'TIMEOUT',
-              `connecting to ${url.host} timed out after ${this.connectTimeoutMs} ms`,
-            ),
-          ),
-        this.connectTimeoutMs,
-      );
-
-      const start = (socket?: net.Socket): void => {
-        const common: http.RequestOptions = {
-          method,
-          headers,
-          host: url.hostname.replace(/^\[|\]$/g, ''),
-          port: url.port || (isHttps ? 443 : 80),
-          path: url.pathname + url.search,
-          // the check is checkPeer's (hg's rules, a typed error), made before any response is read
-          ...(trust ? { secureContext: trust.context, rejectUnauthorized: false } : {}),
-        };
-        if (socket) {
-          // CONNECT tunnel: TLS over the proxy socket, one connection per request
-          // a one-off agent: with `agent: false` node would ignore createConnection and dial direct
-          const tunnel = new https.Agent({ keepAlive: false });
-          const servername = net.isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname;
-          (tunnel as unknown as { createConnection: () => net.Socket }).createConnection = () => {
-            const secure = tls.connect({
-              socket,
-              ...(servername ? { servername } : {}),
-              secureContext: trust!.context,
-              rejectUnauthorized: false,
-            });
-            this.checkOnSecure(secure, trust!);
-            return secure;
-          };
-          common.agent = tunnel;
-        } else if (proxy && !isHttps) {
-          common.host = proxy.hostname;
-          common.port = proxy.port || 80;
-          common.path = url.toString();
-          common.agent = this.agentFor(new URL('http://proxy'));
-          if (proxy.username)
-            headers['Proxy-Authorization'] = basicAuthorization({
-              user: decodeURIComponent(proxy.username),
-              password: decodeURIComponent(proxy.password),
-            });
-        } else {
-          common.agent = this.agentFor(url);
+      },
+      succeed: (res) => {
+        clearTimers();
+        if (a.settled) {
+          res.destroy();
+          return;
         }
-        const r = (isHttps ? https : http).request(common);
-        req = r;
-        r.on('socket', (s: net.Socket) => {
-          // a new direct TLS connection (a pooled one was checked when it was made)
-          if (trust && !socket && (s as net.Socket & { connecting?: boolean }).connecting)
-            this.checkOnSecure(s as tls.TLSSocket, trust);
-          const connected = (): void => {
-            if (connectTimer) clearTimeout(connectTimer);
-            connectTimer = null;
-            // the idle timeout misses headers trickled a byte at a time (up to Node's 16 KiB
-            // bound: days); they are small, so the throughput floor's window bounds them whole
-            const headersMs = FLOOR_WINDOW_IDLES * this.idleTimeoutMs;
-            if (headersMs > 0)
-              headersTimer ??= setTimeout(
-                () =>
-                  fail(
-                    new SluiceError(
-                      'TIMEOUT',
-                      `the response headers from ${url.host} took over ${headersMs} ms`,
-                      {
-                        trickle: true,
-                      },
-                    ),
-                  ),
-                headersMs,
-              );
-          };
-          if ((s as net.Socket & { connecting?: boolean }).connecting)
-            s.once(isHttps && !socket ? 'secureConnect' : 'connect', connected);
-          else connected();
-        });
-        r.setTimeout(this.idleTimeoutMs, () =>
-          fail(new SluiceError('TIMEOUT', `no response from ${url.host} for ${this.idleTimeoutMs} ms`)),
-        );
-        r.on('error', (e) => {
-          const err = failure ?? networkError(e, `request to ${url.host} failed`);
-          fail(staleSocketFailure(err, r) ? withDetail(err, { reusedSocket: true }) : err);
-        });
-        r.on('response', (res) => {
-          if (connectTimer) clearTimeout(connectTimer);
-          if (headersTimer) clearTimeout(headersTimer);
-          if (settled) {
-            res.destroy();
-            return;
-          }
-          settled = true;
-          signal?.removeEventListener('abort', onAbort);
-          resolve(res);
-        });
-        r.end(body);
-      };
+        a.settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        resolve(res);
+      },
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    a.connectTimer = setTimeout(
+      () =>
+        a.fail(
+          new SluiceError('TIMEOUT', `connecting to ${url.host} timed out after ${this.connectTimeoutMs} ms`),
+        ),
+      this.connectTimeoutMs,
+    );
+    return a;
+  }
 
-      if (proxy && isHttps) {
-        const connectHeaders: Record<string, string> = { Host: `${url.hostname}:${url.port || 443}` };
-        if (proxy.username)
-          connectHeaders['Proxy-Authorization'] = basicAuthorization({
-            user: decodeURIComponent(proxy.username),
-            password: decodeURIComponent(proxy.password),
-          });
-        const creq = http.request({
-          host: proxy.hostname,
-          port: proxy.port || 80,
-          method: 'CONNECT',
-          path: `${url.hostname}:${url.port || 443}`,
-          headers: connectHeaders,
-          agent: false,
+  /**
+   * The request's options: direct, through an http proxy (the absolute URL as the path), or over
+   * a CONNECT tunnel's socket (TLS over it, one connection per request).
+   */
+  private requestOptions(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    proxy: URL | null,
+    trust: HostTrust | undefined,
+    socket: net.Socket | undefined,
+  ): http.RequestOptions {
+    const isHttps = url.protocol === 'https:';
+    const common: http.RequestOptions = {
+      method,
+      headers,
+      host: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port || (isHttps ? 443 : 80),
+      path: url.pathname + url.search,
+      // the check is checkPeer's (hg's rules, a typed error), made before any response is read
+      ...(trust ? { secureContext: trust.context, rejectUnauthorized: false } : {}),
+    };
+    if (socket) {
+      // a one-off agent: with `agent: false` node would ignore createConnection and dial direct
+      const tunnel = new https.Agent({ keepAlive: false });
+      const servername = net.isIP(url.hostname.replace(/^\[|\]$/g, '')) ? undefined : url.hostname;
+      (tunnel as unknown as { createConnection: () => net.Socket }).createConnection = () => {
+        const secure = tls.connect({
+          socket,
+          ...(servername ? { servername } : {}),
+          secureContext: trust!.context,
+          rejectUnauthorized: false,
         });
-        req = creq;
-        creq.on('error', (e) => fail(failure ?? networkError(e, `proxy ${proxy.host} failed`)));
-        creq.on('connect', (res, socket) => {
-          if (res.statusCode !== 200) {
-            socket.destroy();
-            fail(
-              new SluiceError(
-                res.statusCode === 407 ? 'AUTH' : 'NETWORK',
-                `proxy CONNECT to ${url.host} refused: ${res.statusCode} ${res.statusMessage}`,
-              ),
-            );
-            return;
-          }
-          if (settled) {
-            socket.destroy();
-            return;
-          }
-          start(socket);
+        this.checkOnSecure(secure, trust!);
+        return secure;
+      };
+      common.agent = tunnel;
+    } else if (proxy && !isHttps) {
+      common.host = proxy.hostname;
+      common.port = proxy.port || 80;
+      common.path = url.toString();
+      common.agent = this.agentFor(new URL('http://proxy'));
+      if (proxy.username)
+        headers['Proxy-Authorization'] = basicAuthorization({
+          user: decodeURIComponent(proxy.username),
+          password: decodeURIComponent(proxy.password),
         });
-        creq.end();
-      } else {
-        start();
-      }
+    } else {
+      common.agent = this.agentFor(url);
+    }
+    return common;
+  }
+
+  /** Sends the request and settles the attempt with its response or its first failure. */
+  private send(
+    a: Attempt,
+    options: http.RequestOptions,
+    isHttps: boolean,
+    trust: HostTrust | undefined,
+    tunnelSocket: net.Socket | undefined,
+    body: Buffer | undefined,
+  ): void {
+    const host = a.url.host;
+    const r = (isHttps ? https : http).request(options);
+    a.req = r;
+    r.on('socket', (s: net.Socket) => {
+      const connecting = (s as net.Socket & { connecting?: boolean }).connecting;
+      // a new direct TLS connection (a pooled one was checked when it was made)
+      if (trust && !tunnelSocket && connecting) this.checkOnSecure(s as tls.TLSSocket, trust);
+      if (connecting) s.once(isHttps && !tunnelSocket ? 'secureConnect' : 'connect', () => this.connected(a));
+      else this.connected(a);
     });
+    r.setTimeout(this.idleTimeoutMs, () =>
+      a.fail(new SluiceError('TIMEOUT', `no response from ${host} for ${this.idleTimeoutMs} ms`)),
+    );
+    r.on('error', (e) => {
+      const err = a.failure ?? networkError(e, `request to ${host} failed`);
+      a.fail(staleSocketFailure(err, r) ? withDetail(err, { reusedSocket: true }) : err);
+    });
+    r.on('response', (res) => a.succeed(res));
+    r.end(body);
+  }
+
+  /**
+   * Connected: the connect timeout ends and the headers' starts. The idle timeout misses headers
+   * trickled a byte at a time (up to Node's 16 KiB bound: days); they are small, so the
+   * throughput floor's window bounds them whole.
+   */
+  private connected(a: Attempt): void {
+    if (a.connectTimer) clearTimeout(a.connectTimer);
+    a.connectTimer = null;
+    const headersMs = FLOOR_WINDOW_IDLES * this.idleTimeoutMs;
+    if (headersMs > 0)
+      a.headersTimer ??= setTimeout(
+        () =>
+          a.fail(
+            new SluiceError('TIMEOUT', `the response headers from ${a.url.host} took over ${headersMs} ms`, {
+              trickle: true,
+            }),
+          ),
+        headersMs,
+      );
+  }
+
+  /** An https request through an http proxy: a CONNECT tunnel, then `send` over its socket. */
+  private tunnel(a: Attempt, url: URL, proxy: URL, send: (socket: net.Socket) => void): void {
+    const connectHeaders: Record<string, string> = { Host: `${url.hostname}:${url.port || 443}` };
+    if (proxy.username)
+      connectHeaders['Proxy-Authorization'] = basicAuthorization({
+        user: decodeURIComponent(proxy.username),
+        password: decodeURIComponent(proxy.password),
+      });
+    const creq = http.request({
+      host: proxy.hostname,
+      port: proxy.port || 80,
+      method: 'CONNECT',
+      path: `${url.hostname}:${url.port || 443}`,
+      headers: connectHeaders,
+      agent: false,
+    });
+    a.req = creq;
+    creq.on('error', (e) => a.fail(a.failure ?? networkError(e, `proxy ${proxy.host} failed`)));
+    creq.on('connect', (res, socket) => {
+      if (res.statusCode !== 200) {
+        socket.destroy();
+        a.fail(
+          new SluiceError(
+            res.statusCode === 407 ? 'AUTH' : 'NETWORK',
+            `proxy CONNECT to ${url.host} refused: ${res.statusCode} ${res.statusMessage}`,
+          ),
+        );
+        return;
+      }
+      if (a.settled) {
+        socket.destroy();
+        return;
+      }
+      send(socket);
+    });
+    creq.end();
   }
 
   private wrap(res: http.IncomingMessage, url: URL): HttpResponse {
