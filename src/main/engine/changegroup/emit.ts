@@ -272,6 +272,25 @@ async function* emitGroup(
   }
 }
 
+/** One changegroup being made: what each section learns for the next. */
+interface EmitRun {
+  outgoing: Outgoing;
+  opts: EmitOptions;
+  out: PieceBuffer;
+  open: (radix: string) => Promise<Revlog>;
+  progress: (p: Omit<EmitProgress, 'bytes'>) => void;
+  /** manifest node (latin1) -> the first changeset sent that has it */
+  manifests: Map<string, number>;
+  /** the files the sent changesets touch */
+  changedFiles: Set<string>;
+  /** changeset rev -> its position in the send order */
+  clrevorder: Map<number, number>;
+  /** path -> file node (latin1) -> changeset rev (the slow path's linknodes) */
+  fnodes: Map<string, Map<string, number>>;
+  /** the changelog's node of a rev (its index outlives the closed revlog) */
+  clNode: (rev: number) => Uint8Array;
+}
+
 /**
  * The changegroup of `outgoing.missing` (cgpacker.generate), as the bytes of a bundle2
  * `changegroup` part or of an `HG10UN` file body.
@@ -281,23 +300,36 @@ export async function* emitChangegroup(
   outgoing: Outgoing,
   opts: EmitOptions,
 ): AsyncGenerator<Uint8Array> {
-  const { version, signal } = opts;
+  const { signal } = opts;
   const io = opts.io ?? 'async';
   const encode = storePathEncoder(src.requirements);
   const storePath = (name: string): string => storeFilePath(src.storeDir, encode, name);
-  const open = (radix: string): Promise<Revlog> =>
-    Revlog.open(storePath(radix + '.i'), { name: radix, dataPath: storePath(radix + '.d'), io, signal });
   const out = new PieceBuffer();
-  const progress = (p: Omit<EmitProgress, 'bytes'>): void => opts.onProgress?.({ ...p, bytes: out.total });
-  const { missing } = outgoing;
-  const sentCl = new Uint8Array(outgoing.common.length);
-  for (const r of missing) sentCl[r] = 1;
+  const run: EmitRun = {
+    outgoing,
+    opts,
+    out,
+    open: (radix) =>
+      Revlog.open(storePath(radix + '.i'), { name: radix, dataPath: storePath(radix + '.d'), io, signal }),
+    progress: (p) => opts.onProgress?.({ ...p, bytes: out.total }),
+    manifests: new Map(),
+    changedFiles: new Set(),
+    clrevorder: new Map(),
+    fnodes: new Map(),
+    clNode: () => NULL_NODE,
+  };
+  yield* emitChangelog(run);
+  yield* emitManifests(run);
+  yield* emitFiles(run);
+  const last = out.take();
+  if (last) yield last;
+}
 
-  // changelog: full texts; collect each manifest's first changeset and the changed files
-  const cl = await open('00changelog');
-  const manifests = new Map<string, number>(); // manifest node (latin1) -> first cl rev
-  const changedFiles = new Set<string>();
-  const clrevorder = new Map<number, number>();
+/** The changelog group: full texts; notes each manifest's first changeset and the changed files. */
+async function* emitChangelog(run: EmitRun): AsyncGenerator<Uint8Array> {
+  const { outgoing, opts, out, progress } = run;
+  const { missing } = outgoing;
+  const cl = await run.open('00changelog');
   try {
     if (cl.length < outgoing.common.length)
       throw new SluiceError('REVLOG', 'the changelog changed while a changegroup was being made');
@@ -307,19 +339,19 @@ export async function* emitChangegroup(
       missing,
       async (rev) => {
         const entry = parseChangelogEntry(await cl.revision(rev));
-        clrevorder.set(rev, clrevorder.size);
+        run.clrevorder.set(rev, run.clrevorder.size);
         const mkey = Buffer.from(entry.manifest).toString('latin1');
-        if (!manifests.has(mkey)) manifests.set(mkey, rev);
-        for (const f of entry.files) changedFiles.add(f);
+        if (!run.manifests.has(mkey)) run.manifests.set(mkey, rev);
+        for (const f of entry.files) run.changedFiles.add(f);
         if (stats.revisions % 64 === 0)
           progress({ section: 'changesets', revisions: stats.revisions, total: missing.length });
         return cl.index.node(rev);
       },
-      version,
+      opts.version,
       true,
       out,
       stats,
-      signal,
+      opts.signal,
     );
     out.push(CLOSE);
     progress({ section: 'changesets', revisions: stats.revisions, total: missing.length });
@@ -327,16 +359,18 @@ export async function* emitChangegroup(
   } finally {
     await cl.close();
   }
-  const clNode = (rev: number): Uint8Array => cl.index.node(rev);
+  run.clNode = (rev) => cl.index.node(rev);
+}
 
-  // manifests, linked to the first changeset (in send order) that introduced each
-  const fnodes = new Map<string, Map<string, number>>(); // path -> file node (latin1) -> cl rev
-  const ml = await open('00manifest');
+/** The manifest group, each linked to the first changeset (in send order) that introduced it. */
+async function* emitManifests(run: EmitRun): AsyncGenerator<Uint8Array> {
+  const { opts, out, progress } = run;
+  const ml = await run.open('00manifest');
   const manifestStart = out.total;
   try {
     const mrevs: number[] = [];
     const linkOf = new Map<number, number>();
-    for (const [node, clrev] of manifests) {
+    for (const [node, clrev] of run.manifests) {
       const r = ml.index.rev(Buffer.from(node, 'latin1'));
       if (r === NULL_REV) continue; // the empty changeset's null manifest
       if (r === undefined) {
@@ -352,52 +386,67 @@ export async function* emitChangegroup(
       mrevs,
       async (rev) => {
         const clrev = linkOf.get(rev)!;
-        if (!opts.fastPathLinkrev) await collectFileNodes(ml, rev, clrev, fnodes, clrevorder);
+        if (!opts.fastPathLinkrev) await collectFileNodes(ml, rev, clrev, run.fnodes, run.clrevorder);
         if (stats.revisions % 64 === 0)
           progress({ section: 'manifests', revisions: stats.revisions, total: mrevs.length });
-        return clNode(clrev);
+        return run.clNode(clrev);
       },
-      version,
+      opts.version,
       false,
       out,
       stats,
-      signal,
+      opts.signal,
     );
     out.push(CLOSE);
-    if (version === '03') out.push(CLOSE); // the (empty) list of tree manifests
+    if (opts.version === '03') out.push(CLOSE); // the (empty) list of tree manifests
     progress({ section: 'manifests', revisions: stats.revisions, total: mrevs.length });
     opts.onNote?.(`${String(out.total - manifestStart).padStart(8)} (manifests)`);
   } finally {
     await ml.close();
   }
+}
 
-  // files, in byte order of their paths
-  const files = [...changedFiles].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+/**
+ * Which revisions of filelog fl to send, each with its changeset: on the fast path those whose
+ * linkrev is sent, else the file nodes the sent manifests introduce that the receiver lacks.
+ */
+function fileLinks(run: EmitRun, fl: Revlog, path: string, sentCl: Uint8Array): Map<number, number> {
+  const common = run.outgoing.common;
+  const links = new Map<number, number>(); // file rev -> cl rev
+  if (run.opts.fastPathLinkrev) {
+    for (let r = 0; r < fl.length; r++) {
+      const lr = fl.index.link(r);
+      if (lr >= 0 && lr < sentCl.length && sentCl[lr]) links.set(r, lr);
+    }
+    return links;
+  }
+  for (const [node, clrev] of run.fnodes.get(path) ?? []) {
+    const r = fl.index.rev(Buffer.from(node, 'latin1'));
+    if (r === undefined)
+      throw new SluiceError(
+        'REVLOG',
+        `${path}: file node ${Buffer.from(node, 'latin1').toString('hex')} is missing`,
+      );
+    const lr = fl.index.link(r);
+    if (lr >= 0 && lr < common.length && common[lr]) continue; // the receiver has it
+    links.set(r, clrev);
+  }
+  return links;
+}
+
+/** The file groups, in byte order of their paths. */
+async function* emitFiles(run: EmitRun): AsyncGenerator<Uint8Array> {
+  const { outgoing, opts, out, progress } = run;
+  const sentCl = new Uint8Array(outgoing.common.length);
+  for (const r of outgoing.missing) sentCl[r] = 1;
+  const files = [...run.changedFiles].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   let done = 0;
   for (const path of files) {
-    if (signal?.aborted) throw cancelled();
-    const fl = await open('data/' + path);
+    if (opts.signal?.aborted) throw cancelled();
+    const fl = await run.open('data/' + path);
     try {
       if (!fl.length) throw new SluiceError('REVLOG', `empty or missing file data for ${path}`);
-      const links = new Map<number, number>(); // file rev -> cl rev
-      if (opts.fastPathLinkrev) {
-        for (let r = 0; r < fl.length; r++) {
-          const lr = fl.index.link(r);
-          if (lr >= 0 && lr < sentCl.length && sentCl[lr]) links.set(r, lr);
-        }
-      } else {
-        for (const [node, clrev] of fnodes.get(path) ?? []) {
-          const r = fl.index.rev(Buffer.from(node, 'latin1'));
-          if (r === undefined)
-            throw new SluiceError(
-              'REVLOG',
-              `${path}: file node ${Buffer.from(node, 'latin1').toString('hex')} is missing`,
-            );
-          const lr = fl.index.link(r);
-          if (lr >= 0 && lr < outgoing.common.length && outgoing.common[lr]) continue; // the receiver has it
-          links.set(r, clrev);
-        }
-      }
+      const links = fileLinks(run, fl, path, sentCl);
       done++;
       if (!links.size) continue;
       progress({ section: 'files', revisions: done, total: files.length, path });
@@ -409,12 +458,12 @@ export async function* emitChangegroup(
       yield* emitGroup(
         fl,
         revs,
-        (rev) => clNode(links.get(rev)!),
-        version,
+        (rev) => run.clNode(links.get(rev)!),
+        opts.version,
         false,
         out,
         { revisions: 0 },
-        signal,
+        opts.signal,
       );
       out.push(CLOSE);
       opts.onNote?.(`${String(out.total - start).padStart(8)}  ${path}`);
@@ -425,8 +474,6 @@ export async function* emitChangegroup(
   }
   out.push(CLOSE);
   progress({ section: 'files', revisions: files.length, total: files.length });
-  const last = out.take();
-  if (last) yield last;
 }
 
 /**
