@@ -198,47 +198,128 @@ export interface ShareResult {
   error?: SluiceError;
 }
 
-/**
- * One thread's share of the batch: claims files until none are left or CTL_STOP is set; the first
- * error sets CTL_STOP and is returned once this thread's closer has closed everything.
- * `tick` runs after each file (the main thread's progress and cancel checks).
- */
-export async function writeShare(
-  batch: FileBatch,
-  shared: BatchShared,
-  opts: { closeImpl?: CloseImpl; tick?: () => void } = {},
-): Promise<ShareResult> {
-  const { control, status, stats } = shared;
-  const repo = LocalRepo.fromLocation(batch.loc);
-  const reader = new FileTextReader(repo);
-  const closer = new BackgroundCloser(batch.closer, opts.closeImpl);
-  const creator = new FileCreator(
-    closer,
-    (i) => Atomics.store(status, i, FILE_CREATED),
-    batch.symlinks === undefined ? {} : { symlinks: batch.symlinks },
-  );
-  const n = batch.files.count;
-  let error: SluiceError | undefined;
-  let files = 0;
-  const streamAbove = batch.streamAbove ?? STREAM_ABOVE;
-  /** large files this thread claimed while another thread streamed one */
-  const deferred: number[] = [];
-  const done = (i: number, w: WrittenFile): void => {
+/** One thread's share of a batch: the files it claims, written through its own closer. */
+class ShareWriter {
+  readonly reader: FileTextReader;
+  readonly closer: BackgroundCloser;
+  private readonly creator: FileCreator;
+  private readonly streamAbove: number;
+  /** files written by this thread */
+  files = 0;
+
+  constructor(
+    private readonly batch: FileBatch,
+    private readonly shared: BatchShared,
+    private readonly opts: { closeImpl?: CloseImpl; tick?: () => void },
+  ) {
+    this.reader = new FileTextReader(LocalRepo.fromLocation(batch.loc));
+    this.closer = new BackgroundCloser(batch.closer, opts.closeImpl);
+    this.creator = new FileCreator(
+      this.closer,
+      (i) => Atomics.store(shared.status, i, FILE_CREATED),
+      batch.symlinks === undefined ? {} : { symlinks: batch.symlinks },
+    );
+    this.streamAbove = batch.streamAbove ?? STREAM_ABOVE;
+  }
+
+  /** Claims files CLAIM at a time until none is left or a thread failed; then the deferred ones. */
+  async claimAll(): Promise<void> {
+    const { control } = this.shared;
+    const n = this.batch.files.count;
+    /** large files this thread claimed while another thread streamed one */
+    const deferred: number[] = [];
+    claims: for (;;) {
+      const first = Atomics.add(control, CTL_NEXT, CLAIM);
+      if (first >= n) break;
+      for (let i = first; i < Math.min(n, first + CLAIM); i++) {
+        if (Atomics.load(control, CTL_STOP)) break claims;
+        let wrote = this.writeFile(i, true);
+        if (wrote instanceof Promise) wrote = await wrote;
+        if (!wrote) deferred.push(i);
+      }
+    }
+    for (const i of deferred) {
+      if (Atomics.load(control, CTL_STOP)) break;
+      await this.writeFile(i, false);
+    }
+  }
+
+  private done(i: number, w: WrittenFile): void {
+    const { status, stats } = this.shared;
     stats[i * 3] = w.mode;
     stats[i * 3 + 1] = w.size;
     stats[i * 3 + 2] = w.mtimeSec;
     Atomics.store(status, i, FILE_DONE);
-    files++;
-    opts.tick?.();
-  };
-  const exists_ = (e: unknown, path: string): unknown =>
-    (e as NodeJS.ErrnoException).code === 'EEXIST' ? exists(path) : e;
+    this.files++;
+    this.opts.tick?.();
+  }
+
+  /**
+   * Writes file i: synchronously in the common case (a small filelog read whole, its text built
+   * from memory, the file created and handed to a closer with room); a promise when any step has
+   * to wait. false: a large file deferred (see writeLarge).
+   */
+  private writeFile(i: number, mayDefer: boolean): boolean | Promise<boolean> {
+    const batch = this.batch;
+    const path = batchPath(batch.files, i);
+    const opened = this.reader.open(path, batch.files.nodes, i * 20);
+    if (opened instanceof Promise) return this.writeSlow(i, opened, mayDefer);
+    const { revlog, rev } = opened;
+    const flag = batchFlag(batch.files, i);
+    let w: WrittenFile | Promise<WrittenFile>;
+    try {
+      if (flag !== 'l' && revlog.index.rawSize(rev) > this.streamAbove)
+        return this.writeLarge(i, opened, mayDefer);
+      const view = revlog.revisionViewNow(rev);
+      if (view === undefined) return this.writeSlow(i, opened, mayDefer);
+      w = this.creator.create(batchTarget(batch, i, path), stripFilelogMeta(view), flag, i);
+    } catch (e) {
+      void this.reader.release(opened); // opened synchronously: in memory, so released synchronously
+      throw existsError(e, path);
+    }
+    void this.reader.release(opened);
+    if (w instanceof Promise)
+      return w.then(
+        (x) => (this.done(i, x), true),
+        (e: unknown) => {
+          throw existsError(e, path);
+        },
+      );
+    this.done(i, w);
+    return true;
+  }
+
+  /** A file whose text is built whole, once its revision or its text needed a promise. */
+  private async writeSlow(
+    i: number,
+    opened: OpenedRevision | Promise<OpenedRevision>,
+    mayDefer: boolean,
+  ): Promise<boolean> {
+    const o = await opened;
+    const files = this.batch.files;
+    const flag = batchFlag(files, i);
+    if (flag !== 'l' && o.revlog.index.rawSize(o.rev) > this.streamAbove)
+      return this.writeLarge(i, o, mayDefer);
+    try {
+      // the text lives in the reader's reused buffer until the revision is released
+      const text = stripFilelogMeta(await o.revlog.revisionView(o.rev));
+      const path = batchPath(files, i);
+      this.done(i, await this.creator.create(batchTarget(this.batch, i, path), text, flag, i));
+      return true;
+    } catch (e) {
+      throw existsError(e, batchPath(files, i));
+    } finally {
+      await this.reader.release(o);
+    }
+  }
+
   /**
    * A large file (above streamAbove): streamed into its file, one such file at a time across the
    * threads (CTL_BIG). false: deferred (another thread streams one and mayDefer).
    */
-  const writeLarge = async (i: number, o: OpenedRevision, mayDefer: boolean): Promise<boolean> => {
-    const path = batchPath(batch.files, i);
+  private async writeLarge(i: number, o: OpenedRevision, mayDefer: boolean): Promise<boolean> {
+    const { control } = this.shared;
+    const path = batchPath(this.batch.files, i);
     let locked = false;
     try {
       if (Atomics.compareExchange(control, CTL_BIG, 0, 1) !== 0) {
@@ -249,9 +330,9 @@ export async function writeShare(
         }
       }
       locked = true;
-      const w = await creator.createStreamed(
-        batchTarget(batch, i, path),
-        batchFlag(batch.files, i),
+      const w = await this.creator.createStreamed(
+        batchTarget(this.batch, i, path),
+        batchFlag(this.batch.files, i),
         i,
         async (write) => {
           const strip = metaStripper(write);
@@ -259,96 +340,51 @@ export async function writeShare(
           strip.end();
         },
       );
-      done(i, w);
+      this.done(i, w);
       return true;
     } catch (e) {
-      throw exists_(e, path);
+      throw existsError(e, path);
     } finally {
       if (locked) Atomics.store(control, CTL_BIG, 0);
-      await reader.release(o);
+      await this.reader.release(o);
     }
-  };
-  /** A file whose text is built whole, once its revision or its text needed a promise. */
-  const writeSlow = async (
-    i: number,
-    opened: OpenedRevision | Promise<OpenedRevision>,
-    mayDefer: boolean,
-  ): Promise<boolean> => {
-    const o = await opened;
-    const flag = batchFlag(batch.files, i);
-    if (flag !== 'l' && o.revlog.index.rawSize(o.rev) > streamAbove) return writeLarge(i, o, mayDefer);
-    try {
-      // the text lives in the reader's reused buffer until the revision is released
-      const text = stripFilelogMeta(await o.revlog.revisionView(o.rev));
-      const path = batchPath(batch.files, i);
-      done(i, await creator.create(batchTarget(batch, i, path), text, flag, i));
-      return true;
-    } catch (e) {
-      throw exists_(e, batchPath(batch.files, i));
-    } finally {
-      await reader.release(o);
-    }
-  };
-  /**
-   * Writes file i: synchronously in the common case (a small filelog read whole, its text built
-   * from memory, the file created and handed to a closer with room); a promise when any step has
-   * to wait. false: a large file deferred (see writeLarge).
-   */
-  const writeFile = (i: number, mayDefer: boolean): boolean | Promise<boolean> => {
-    const path = batchPath(batch.files, i);
-    const opened = reader.open(path, batch.files.nodes, i * 20);
-    if (opened instanceof Promise) return writeSlow(i, opened, mayDefer);
-    const { revlog, rev } = opened;
-    const flag = batchFlag(batch.files, i);
-    let w: WrittenFile | Promise<WrittenFile>;
-    try {
-      if (flag !== 'l' && revlog.index.rawSize(rev) > streamAbove) return writeLarge(i, opened, mayDefer);
-      const view = revlog.revisionViewNow(rev);
-      if (view === undefined) return writeSlow(i, opened, mayDefer);
-      w = creator.create(batchTarget(batch, i, path), stripFilelogMeta(view), flag, i);
-    } catch (e) {
-      void reader.release(opened); // opened synchronously: in memory, so released synchronously
-      throw exists_(e, path);
-    }
-    void reader.release(opened);
-    if (w instanceof Promise)
-      return w.then(
-        (x) => (done(i, x), true),
-        (e: unknown) => {
-          throw exists_(e, path);
-        },
-      );
-    done(i, w);
-    return true;
-  };
+  }
+}
+
+/** A create that found a file in the way: hg's "untracked file in the way" error; else e. */
+function existsError(e: unknown, path: string): unknown {
+  return (e as NodeJS.ErrnoException).code === 'EEXIST' ? exists(path) : e;
+}
+
+/**
+ * One thread's share of the batch: claims files until none are left or CTL_STOP is set; the first
+ * error sets CTL_STOP and is returned once this thread's closer has closed everything.
+ * `tick` runs after each file (the main thread's progress and cancel checks).
+ */
+export async function writeShare(
+  batch: FileBatch,
+  shared: BatchShared,
+  opts: { closeImpl?: CloseImpl; tick?: () => void } = {},
+): Promise<ShareResult> {
+  const { control } = shared;
+  const writer = new ShareWriter(batch, shared, opts);
+  let error: SluiceError | undefined;
   try {
-    claims: for (;;) {
-      const first = Atomics.add(control, CTL_NEXT, CLAIM);
-      if (first >= n) break;
-      for (let i = first; i < Math.min(n, first + CLAIM); i++) {
-        if (Atomics.load(control, CTL_STOP)) break claims;
-        let wrote = writeFile(i, true);
-        if (wrote instanceof Promise) wrote = await wrote;
-        if (!wrote) deferred.push(i);
-      }
-    }
-    for (const i of deferred) {
-      if (Atomics.load(control, CTL_STOP)) break;
-      await writeFile(i, false);
-    }
+    await writer.claimAll();
   } catch (e) {
     error = toSluiceError(e);
     Atomics.store(control, CTL_STOP, 1);
   }
   let close: CloseStats;
   try {
-    close = await closer.drain();
+    close = await writer.closer.drain();
   } catch (e) {
     error ??= toSluiceError(e);
     Atomics.store(control, CTL_STOP, 1);
-    close = closer.stats();
+    close = writer.closer.stats();
   }
   const cpu = threadCpuMs();
+  const files = writer.files;
   const r: ShareResult = cpu === undefined ? { close, files } : { close, files, cpuMs: cpu };
   if (error) r.error = error;
   return r;
