@@ -66,12 +66,116 @@ const EXPORTS = [
 ] as const;
 
 function ComparisonResults({ run }: { run: ComparisonRun }) {
+  const done = run.results.filter((r) => r.state === 'done').length;
+  return (
+    <article
+      className="card comparison-results"
+      aria-labelledby={`run-${run.id}`}
+      data-testid="comparison-results"
+      data-state={run.state}
+    >
+      <ResultsHeader run={run} done={done} />
+      <RunSteps run={run} />
+      {done > 0 ? (
+        <>
+          <ResultsCharts run={run} />
+          <ResultsTable run={run} />
+        </>
+      ) : null}
+      {run.state !== 'running' && done === 0 && run.results[0]?.error ? (
+        <ErrorDetails error={run.results[0].error} />
+      ) : null}
+    </article>
+  );
+}
+
+/** The run's title, source, progress and its actions (cancel while running; export, open, remove after). */
+function ResultsHeader({ run, done }: { run: ComparisonRun; done: number }) {
   const { cancelComparison, removeComparison, exportText, openPath } = useSluiceShallow((s) => ({
     cancelComparison: s.cancelComparison,
     removeComparison: s.removeComparison,
     exportText: s.exportText,
     openPath: s.openPath,
   }));
+  const base = `sluice-comparison-${stamp(run.createdAt)}`;
+  return (
+    <header className="results-header">
+      <div>
+        <h2 id={`run-${run.id}`}>{run.title}</h2>
+        {run.source.kind !== 'url' ? (
+          <p className="results-source" title={sourcePath(run.source)}>
+            <bdi>{sourcePath(run.source)}</bdi>
+          </p>
+        ) : null}
+        <p className="muted">
+          {formatTimestamp(run.createdAt)} · {done} of {run.results.length} measured ·{' '}
+          <span className={`state-badge state-${run.state === 'running' ? 'running' : run.state}`}>
+            {run.state}
+          </span>
+        </p>
+      </div>
+      <div className="results-actions">
+        {run.state === 'running' ? (
+          <button type="button" className="button" onClick={() => void cancelComparison(run.id)}>
+            <Icon name="cancel" /> Cancel
+          </button>
+        ) : (
+          <>
+            {EXPORTS.map(([label, ext, render]) => (
+              <button
+                key={ext}
+                type="button"
+                className="button"
+                onClick={() => void exportText(`${base}.${ext}`, render(run))}
+              >
+                <Icon name="download" /> {label}
+              </button>
+            ))}
+            <button
+              type="button"
+              className="button ghost"
+              onClick={() => void openPath(run.outDir)}
+              aria-label="Open the results folder"
+            >
+              <Icon name="folder" />
+            </button>
+            <button
+              type="button"
+              className="button ghost"
+              onClick={() => removeComparison(run.id)}
+              aria-label="Remove this comparison"
+            >
+              <Icon name="trash" />
+            </button>
+          </>
+        )}
+      </div>
+    </header>
+  );
+}
+
+function stepState(r: ComparisonRun['results'][number]): string {
+  if (r.state === 'done') return formatDuration(r.wallMs);
+  if (r.state === 'running') return 'running…';
+  if (r.state === 'preparing') return 'generating bundle…';
+  return r.state;
+}
+
+function RunSteps({ run }: { run: ComparisonRun }) {
+  return (
+    <ol className="run-steps">
+      {run.results.map((r, i) => (
+        <li key={r.configId} className={`run-step step-${r.state}`}>
+          <span className={`swatch series-${(i % 8) + 1}`} aria-hidden="true" />
+          <span className="run-step-label">{r.label}</span>
+          <span className="run-step-state">{stepState(r)}</span>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function ResultsCharts({ run }: { run: ComparisonRun }) {
   const bars = useMemo(() => {
     const make = (pick: (r: ComparisonRun['results'][number]) => number | undefined): Bar[] =>
       run.results.map((r, i) => ({
@@ -95,151 +199,71 @@ function ComparisonResults({ run }: { run: ComparisonRun }) {
       })),
     [run.results],
   );
-  const done = run.results.filter((r) => r.state === 'done').length;
-  const base = `sluice-comparison-${stamp(run.createdAt)}`;
-
   return (
-    <article
-      className="card comparison-results"
-      aria-labelledby={`run-${run.id}`}
-      data-testid="comparison-results"
-      data-state={run.state}
-    >
-      <header className="results-header">
-        <div>
-          <h2 id={`run-${run.id}`}>{run.title}</h2>
-          {run.source.kind !== 'url' ? (
-            <p className="results-source" title={sourcePath(run.source)}>
-              <bdi>{sourcePath(run.source)}</bdi>
-            </p>
-          ) : null}
-          <p className="muted">
-            {formatTimestamp(run.createdAt)} · {done} of {run.results.length} measured ·{' '}
-            <span className={`state-badge state-${run.state === 'running' ? 'running' : run.state}`}>
-              {run.state}
-            </span>
-          </p>
-        </div>
-        <div className="results-actions">
-          {run.state === 'running' ? (
-            <button type="button" className="button" onClick={() => void cancelComparison(run.id)}>
-              <Icon name="cancel" /> Cancel
-            </button>
-          ) : (
-            <>
-              {EXPORTS.map(([label, ext, render]) => (
-                <button
-                  key={ext}
-                  type="button"
-                  className="button"
-                  onClick={() => void exportText(`${base}.${ext}`, render(run))}
-                >
-                  <Icon name="download" /> {label}
-                </button>
-              ))}
-              <button
-                type="button"
-                className="button ghost"
-                onClick={() => void openPath(run.outDir)}
-                aria-label="Open the results folder"
-              >
-                <Icon name="folder" />
-              </button>
-              <button
-                type="button"
-                className="button ghost"
-                onClick={() => removeComparison(run.id)}
-                aria-label="Remove this comparison"
-              >
-                <Icon name="trash" />
-              </button>
-            </>
-          )}
-        </div>
-      </header>
+    <>
+      <div className="chart-grid">
+        <BarChart title="Wall time" bars={bars.wall} format={secs} better="lower" />
+        <BarChart title="Throughput" bars={bars.mbps} format={mb} better="higher" />
+        <BarChart title="User CPU" bars={bars.user} format={secs} better="lower" />
+        <BarChart title="System CPU" bars={bars.system} format={secs} better="lower" />
+      </div>
+      <LineChart
+        title="Throughput over time"
+        series={series}
+        yUnit="MiB/s"
+        yFormat={(v) => (v === 0 || v >= 10 ? v.toFixed(0) : v.toFixed(1))}
+      />
+    </>
+  );
+}
 
-      <ol className="run-steps">
-        {run.results.map((r, i) => (
-          <li key={r.configId} className={`run-step step-${r.state}`}>
-            <span className={`swatch series-${(i % 8) + 1}`} aria-hidden="true" />
-            <span className="run-step-label">{r.label}</span>
-            <span className="run-step-state">
-              {r.state === 'done'
-                ? formatDuration(r.wallMs)
-                : r.state === 'running'
-                  ? 'running…'
-                  : r.state === 'preparing'
-                    ? 'generating bundle…'
-                    : r.state}
-            </span>
-          </li>
-        ))}
-      </ol>
+function closedInBackground(r: ComparisonRun['results'][number]): string {
+  if (!r.close) return '–';
+  if (!r.close.background) return 'no';
+  const { backgroundClosed, threads } = r.close;
+  return `${formatCount(backgroundClosed)} on ${threads} thread${threads === 1 ? '' : 's'}`;
+}
 
-      {done > 0 ? (
-        <>
-          <div className="chart-grid">
-            <BarChart title="Wall time" bars={bars.wall} format={secs} better="lower" />
-            <BarChart title="Throughput" bars={bars.mbps} format={mb} better="higher" />
-            <BarChart title="User CPU" bars={bars.user} format={secs} better="lower" />
-            <BarChart title="System CPU" bars={bars.system} format={secs} better="lower" />
-          </div>
-          <LineChart
-            title="Throughput over time"
-            series={series}
-            yUnit="MiB/s"
-            yFormat={(v) => (v === 0 || v >= 10 ? v.toFixed(0) : v.toFixed(1))}
-          />
-          <div className="table-scroll">
-            <table className="data-table" data-testid="comparison-table">
-              <caption className="visually-hidden">Measured numbers per configuration</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Configuration</th>
-                  <th scope="col">Wall</th>
-                  <th scope="col">User CPU</th>
-                  <th scope="col">System CPU</th>
-                  <th scope="col">MiB/s</th>
-                  <th scope="col">Files</th>
-                  <th scope="col">Closed in background</th>
-                  <th scope="col">Writer waited</th>
-                </tr>
-              </thead>
-              <tbody>
-                {run.results.map((r) => (
-                  <tr key={r.configId}>
-                    <th scope="row">{r.label}</th>
-                    {r.state === 'done' ? (
-                      <>
-                        <td>{formatDuration(r.wallMs)}</td>
-                        <td>{formatDuration(r.userCpuMs)}</td>
-                        <td>{formatDuration(r.systemCpuMs)}</td>
-                        <td data-testid="mbps">{r.mibPerSec !== undefined ? mbFixed(r.mibPerSec) : '–'}</td>
-                        <td>{r.files !== undefined ? formatCount(r.files) : '–'}</td>
-                        <td>
-                          {r.close
-                            ? r.close.background
-                              ? `${formatCount(r.close.backgroundClosed)} on ${r.close.threads} thread${r.close.threads === 1 ? '' : 's'}`
-                              : 'no'
-                            : '–'}
-                        </td>
-                        <td>{r.close ? formatDuration(r.close.writerWaitMs) : '–'}</td>
-                      </>
-                    ) : (
-                      <td colSpan={7} className="muted">
-                        {r.error ? `${r.error.code}: ${r.error.message}` : r.state}
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </>
-      ) : null}
-      {run.state !== 'running' && done === 0 && run.results[0]?.error ? (
-        <ErrorDetails error={run.results[0].error} />
-      ) : null}
-    </article>
+function ResultsTable({ run }: { run: ComparisonRun }) {
+  return (
+    <div className="table-scroll">
+      <table className="data-table" data-testid="comparison-table">
+        <caption className="visually-hidden">Measured numbers per configuration</caption>
+        <thead>
+          <tr>
+            <th scope="col">Configuration</th>
+            <th scope="col">Wall</th>
+            <th scope="col">User CPU</th>
+            <th scope="col">System CPU</th>
+            <th scope="col">MiB/s</th>
+            <th scope="col">Files</th>
+            <th scope="col">Closed in background</th>
+            <th scope="col">Writer waited</th>
+          </tr>
+        </thead>
+        <tbody>
+          {run.results.map((r) => (
+            <tr key={r.configId}>
+              <th scope="row">{r.label}</th>
+              {r.state === 'done' ? (
+                <>
+                  <td>{formatDuration(r.wallMs)}</td>
+                  <td>{formatDuration(r.userCpuMs)}</td>
+                  <td>{formatDuration(r.systemCpuMs)}</td>
+                  <td data-testid="mbps">{r.mibPerSec !== undefined ? mbFixed(r.mibPerSec) : '–'}</td>
+                  <td>{r.files !== undefined ? formatCount(r.files) : '–'}</td>
+                  <td>{closedInBackground(r)}</td>
+                  <td>{r.close ? formatDuration(r.close.writerWaitMs) : '–'}</td>
+                </>
+              ) : (
+                <td colSpan={7} className="muted">
+                  {r.error ? `${r.error.code}: ${r.error.message}` : r.state}
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
