@@ -10,20 +10,7 @@ import { runJob } from '../main/engine/job/run-job';
 import { defaultDownloadsPolicy } from '../main/engine/downloads/downloads-dir';
 import { EXIT_INTERRUPTED, EXIT_OK, exitStatusFor, type CliIO } from './command';
 import { ProgressBar } from './progress-bar';
-
-/**
- * Text a server or a bundle chose (a `remote:` line, an abort message) as the terminal should
- * show it: control characters other than newline and tab written as `\xNN`, so a hostile remote
- * cannot move the cursor, retitle the window or rewrite earlier lines with escape sequences (hg
- * prints them raw).
- */
-export function terminalSafe(text: string): string {
-  return text.replace(
-    // eslint-disable-next-line no-control-regex -- the control characters are what is matched
-    /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g,
-    (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
-  );
-}
+import { terminalSafe } from './terminal-safe';
 
 /**
  * A failed command's `abort: MESSAGE` and, when the error carries one, hg's `(hint)` line below

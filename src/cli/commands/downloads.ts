@@ -4,7 +4,8 @@ import { formatHgBytes } from '../../shared/events';
 import { defaultDownloadsPolicy } from '../../main/engine/downloads/downloads-dir';
 import { PartialStore } from '../../main/engine/downloads/partial-store';
 import { EXIT_ERROR, EXIT_OK, UsageError, parseCommandArgs, type CliCommand } from '../command';
-import { terminalSafe, writeAbort } from '../job-output';
+import { writeAbort } from '../job-output';
+import { terminalSafe } from '../terminal-safe';
 
 export const command: CliCommand = {
   name: 'downloads',

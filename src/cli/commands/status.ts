@@ -6,7 +6,7 @@ import { toSluiceError } from '../../main/engine/errors';
 import { workingCopyStatus, type StatusResult } from '../../main/engine/operations/status/status';
 import { HgConfig, parseBool, readRepoConfig, readUserConfig } from '../../main/engine/store/hgrc';
 import { EXIT_ERROR, EXIT_OK, parseCommandArgs, type CliCommand } from '../command';
-import { terminalSafe } from '../job-output';
+import { terminalSafe } from '../terminal-safe';
 
 const STATES = [
   ['modified', 'M'],

@@ -2,7 +2,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { SluiceEvent } from '../../../src/shared/events';
 import type { CliIO } from '../../../src/cli/command';
-import { EventRenderer, terminalSafe } from '../../../src/cli/job-output';
+import { EventRenderer } from '../../../src/cli/job-output';
+import { terminalSafe } from '../../../src/cli/terminal-safe';
 
 function io(): { io: CliIO; out: () => string; err: () => string } {
   const stdout = new PassThrough();
