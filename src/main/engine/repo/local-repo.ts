@@ -7,15 +7,7 @@ import { SluiceError } from '../errors';
 import { Revlog, type RevlogOpenOptions } from '../revlog/revlog';
 import type { RevlogIoMode } from '../revlog/file-io';
 import { storePathEncoder, type StorePathEncoder } from '../store/encoding';
-import { locateRepository, type RepoLocation } from '../store/requirements';
-
-/** Requirements whose store layout this reader does not understand (a tree manifest has no flat `00manifest`). */
-export const UNREADABLE_REQUIREMENTS: readonly string[] = [
-  'treemanifest',
-  'exp-changelog-v2',
-  'exp-revlogv2.2',
-  'narrowhg-experimental',
-];
+import { locateRepository, UNREADABLE_REQUIREMENTS, type RepoLocation } from '../store/requirements';
 
 export class LocalRepo {
   private readonly encode: StorePathEncoder;

@@ -192,6 +192,14 @@ function readOptional(path: string): string | null {
   }
 }
 
+/** Requirements whose store layout LocalRepo (repo/local-repo.ts) does not understand (a tree manifest has no flat `00manifest`). */
+export const UNREADABLE_REQUIREMENTS: readonly string[] = [
+  'treemanifest',
+  'exp-changelog-v2',
+  'exp-revlogv2.2',
+  'narrowhg-experimental',
+];
+
 export interface RepoLocation {
   /** Repository root (the directory holding `.hg`). */
   root: string;

@@ -43,36 +43,122 @@ export function emptyDirstate(): Dirstate {
   return { p1: new Uint8Array(20), p2: new Uint8Array(20), entries: new Map() };
 }
 
-/** parse_dirstate. Any length is checked against what is left: a damaged file is MALFORMED. */
-export function parseDirstateV1(data: Uint8Array): Dirstate {
-  if (data.length === 0) return emptyDirstate();
+/**
+ * A dirstate as columns, one row per entry: what status reads (20k entries make 20k strings and
+ * one map, no object each). Copy sources by row; v2's nanoseconds where the format has them.
+ */
+export interface DirstateRows {
+  p1: Uint8Array;
+  p2: Uint8Array;
+  /** latin1 byte strings */
+  paths: string[];
+  /** path → row */
+  rows: Map<string, number>;
+  /** DirstateState's character codes */
+  states: Uint8Array;
+  modes: Int32Array;
+  sizes: Int32Array;
+  mtimes: Int32Array;
+  /** dirstate-v2 only: mtimeNs and mtimeSecondAmbiguous (1) by row */
+  mtimeNs?: Int32Array;
+  secondAmbiguous?: Uint8Array;
+  copySources: Map<number, string>;
+}
+
+const STATE_CODES = new Set([...'narm'].map((c) => c.charCodeAt(0)));
+
+/** parse_dirstate into rows. Any length is checked against what is left: a damaged file is MALFORMED. */
+export function parseDirstateV1Rows(data: Uint8Array): DirstateRows {
+  if (data.length === 0) return dirstateRows(emptyDirstate());
   if (data.length < HEADER) throw new SluiceError('MALFORMED', 'too little data for parents');
   const buf = Buffer.from(data.buffer, data.byteOffset, data.length);
-  const ds: Dirstate = {
-    p1: Uint8Array.from(buf.subarray(0, 20)),
-    p2: Uint8Array.from(buf.subarray(20, 40)),
-    entries: new Map(),
-  };
-  let pos = HEADER;
-  while (pos < buf.length) {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+  // first pass: the entry count, every state and length checked, so the columns are sized once
+  let count = 0;
+  for (let pos = HEADER; pos < buf.length; count++) {
     if (pos + ENTRY_HEADER > buf.length)
       throw new SluiceError('MALFORMED', 'dirstate entry header truncated');
-    const state = String.fromCharCode(buf[pos]!);
-    if (state !== 'n' && state !== 'a' && state !== 'r' && state !== 'm')
-      throw new SluiceError('MALFORMED', `unknown dirstate state ${JSON.stringify(state)}`);
-    const mode = buf.readInt32BE(pos + 1);
-    const size = buf.readInt32BE(pos + 5);
-    const mtime = buf.readInt32BE(pos + 9);
-    const len = buf.readInt32BE(pos + 13);
+    const state = buf[pos]!;
+    if (!STATE_CODES.has(state))
+      throw new SluiceError(
+        'MALFORMED',
+        `unknown dirstate state ${JSON.stringify(String.fromCharCode(state))}`,
+      );
+    const len = view.getInt32(pos + 13);
     pos += ENTRY_HEADER;
     if (len < 0 || pos + len > buf.length)
       throw new SluiceError('MALFORMED', 'dirstate entry name truncated');
+    pos += len;
+  }
+  const out = newRows(Uint8Array.from(buf.subarray(0, 20)), Uint8Array.from(buf.subarray(20, 40)), count);
+  for (let pos = HEADER, i = 0; i < count; i++) {
+    out.states[i] = buf[pos]!;
+    out.modes[i] = view.getInt32(pos + 1);
+    out.sizes[i] = view.getInt32(pos + 5);
+    out.mtimes[i] = view.getInt32(pos + 9);
+    const len = view.getInt32(pos + 13);
+    pos += ENTRY_HEADER;
     const name = buf.toString('latin1', pos, pos + len);
     pos += len;
     const nul = name.indexOf('\0');
     const path = nul < 0 ? name : name.slice(0, nul);
-    const entry: DirstateEntry = { path, state, mode, size, mtime };
-    if (nul >= 0) entry.copySource = name.slice(nul + 1);
+    if (nul >= 0) out.copySources.set(i, name.slice(nul + 1));
+    out.paths[i] = path;
+    out.rows.set(path, i);
+  }
+  return out;
+}
+
+function newRows(p1: Uint8Array, p2: Uint8Array, count: number): DirstateRows {
+  return {
+    p1,
+    p2,
+    paths: new Array<string>(count),
+    rows: new Map(),
+    states: new Uint8Array(count),
+    modes: new Int32Array(count),
+    sizes: new Int32Array(count),
+    mtimes: new Int32Array(count),
+    copySources: new Map(),
+  };
+}
+
+/** The rows of a dirstate read as entries (dirstate-v2's reader). */
+export function dirstateRows(ds: Dirstate): DirstateRows {
+  const out = newRows(ds.p1, ds.p2, ds.entries.size);
+  out.mtimeNs = new Int32Array(ds.entries.size);
+  out.secondAmbiguous = new Uint8Array(ds.entries.size);
+  let i = 0;
+  for (const e of ds.entries.values()) {
+    out.paths[i] = e.path;
+    out.rows.set(e.path, i);
+    out.states[i] = e.state.charCodeAt(0);
+    out.modes[i] = e.mode;
+    out.sizes[i] = e.size;
+    out.mtimes[i] = e.mtime;
+    out.mtimeNs[i] = e.mtimeNs ?? 0;
+    out.secondAmbiguous[i] = e.mtimeSecondAmbiguous ? 1 : 0;
+    if (e.copySource !== undefined) out.copySources.set(i, e.copySource);
+    i++;
+  }
+  return out;
+}
+
+/** parse_dirstate: the rows as entries (what update and the writers work with). */
+export function parseDirstateV1(data: Uint8Array): Dirstate {
+  const rows = parseDirstateV1Rows(data);
+  const ds: Dirstate = { p1: rows.p1, p2: rows.p2, entries: new Map() };
+  for (let i = 0; i < rows.paths.length; i++) {
+    const path = rows.paths[i]!;
+    const entry: DirstateEntry = {
+      path,
+      state: String.fromCharCode(rows.states[i]!) as DirstateState,
+      mode: rows.modes[i]!,
+      size: rows.sizes[i]!,
+      mtime: rows.mtimes[i]!,
+    };
+    const copySource = rows.copySources.get(i);
+    if (copySource !== undefined) entry.copySource = copySource;
     ds.entries.set(path, entry);
   }
   return ds;
@@ -156,12 +242,19 @@ function putInt32BE(out: Uint8Array, pos: number, v: number): void {
 
 /** Reads `.hg/dirstate` (v1); a missing file is the null working copy. */
 export function readDirstateV1(path: string): Dirstate {
-  let data: Buffer;
+  return parseDirstateV1(readDirstateFile(path));
+}
+
+/** readDirstateV1 as rows (status). */
+export function readDirstateV1Rows(path: string): DirstateRows {
+  return parseDirstateV1Rows(readDirstateFile(path));
+}
+
+function readDirstateFile(path: string): Buffer {
   try {
-    data = readFileSync(path);
+    return readFileSync(path);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return emptyDirstate();
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
     throw e;
   }
-  return parseDirstateV1(data);
 }

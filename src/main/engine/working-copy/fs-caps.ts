@@ -2,7 +2,6 @@
 // symlinks. hg's cached answers in `.hg/wcache` (checkisexec, checklink) are taken when present;
 // otherwise a probe file in `.hg` is created and removed (hg would also leave the cache files:
 // status stays read-only here apart from the dirstate).
-import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, lstatSync, openSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -11,8 +10,13 @@ export interface FsCaps {
   checkLink: boolean;
 }
 
-function probeName(hgDir: string, what: string): string {
-  return join(hgDir, `sluice-${what}-${process.pid}-${randomBytes(4).toString('hex')}`);
+/**
+ * A fresh name for a probe file in `.hg`, created with 'wx' (never clobbers): Math.random rather
+ * than node:crypto, whose loading would cost every status more than the probe itself.
+ */
+export function probeName(hgDir: string, what: string): string {
+  const tag = Math.floor(Math.random() * 2 ** 32).toString(16);
+  return join(hgDir, `sluice-${what}-${process.pid}-${tag}`);
 }
 
 function checkExec(hgDir: string): boolean {

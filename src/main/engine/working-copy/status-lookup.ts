@@ -3,11 +3,10 @@
 // with a reliable mtime become "fixups" that hg writes back into the dirstate so the next status
 // need not read them again.
 import { closeSync, fstatSync, openSync, readlinkSync, readSync, lstatSync, unlinkSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import type { ManifestEntry } from '../revlog/texts';
 import { RANGE_MASK } from './dirstate-v1';
 import type { FileTextReader } from './file-texts';
+import { probeName } from './fs-caps';
 import { workingPath } from './path-auditor';
 
 /** An mtime as timestamp.py keeps it: seconds (masked to 31 bits), nanoseconds, second_ambiguous. */
@@ -34,7 +33,7 @@ export interface LookupResult {
 
 /** timestamp.get_fs_now: the filesystem's "now", the mtime of a file just created in `.hg`. */
 export function fsNow(hgDir: string): Timestamp {
-  const path = join(hgDir, `sluice-now-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const path = probeName(hgDir, 'now');
   const fd = openSync(path, 'wx');
   try {
     return bigintMtime(fstatSync(fd, { bigint: true }).mtimeNs);

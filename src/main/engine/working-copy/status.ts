@@ -3,11 +3,11 @@
 // clean by its recorded size, exec bit and mtime; entries whose mtime cannot tell ("lookup") are
 // left for a content comparison with the parent (status-lookup.ts).
 import { lstatSync, type Stats } from 'node:fs';
-import type { Dirstate, DirstateEntry } from './dirstate-v1';
+import type { DirstateRows } from './dirstate-v1';
 import { AMBIGUOUS_TIME, RANGE_MASK } from './dirstate-v1';
 import type { PathPredicate, Warn } from './ignore';
 import { workingPath } from './path-auditor';
-import { lstatPaths, walkWorkingDirectory } from './status-walk';
+import { lstatOrNull, walkWorkingDirectory } from './status-walk';
 
 export interface StatusLists {
   modified: string[];
@@ -26,7 +26,7 @@ export interface DirstateStatus extends StatusLists {
 
 export interface DirstateStatusOptions {
   root: string;
-  dirstate: Dirstate;
+  dirstate: DirstateRows;
   /** dirstate._ignore */
   ignore: PathPredicate;
   listUnknown: boolean;
@@ -51,80 +51,98 @@ export function dirIgnored(ignore: PathPredicate, path: string): boolean {
   return false;
 }
 
-export async function dirstateStatus(opts: DirstateStatusOptions): Promise<DirstateStatus> {
-  const { root, dirstate, listUnknown, listIgnored } = opts;
-  const entries = dirstate.entries;
+/**
+ * Each entry is sorted as soon as its lstat is had: no Stats object outlives its entry, so a
+ * large working copy's 20k stats die young instead of filling the old generation.
+ */
+export function dirstateStatus(opts: DirstateStatusOptions): DirstateStatus {
+  const { root, dirstate: ds, listUnknown, listIgnored } = opts;
   const out: DirstateStatus = { ...emptyStatusLists(), lookup: [] };
-  const stats = new Map<string, Stats | null>();
+  const rowCount = ds.paths.length;
+  const rootPrefix = Buffer.from(root + '/', 'utf8');
   if (listUnknown || listIgnored) {
+    const reached = new Uint8Array(rowCount);
     // dirstate.walk: with ignored files listed nothing is skipped, else ignored ones are
-    const ignore = listIgnored ? NEVER : opts.ignore;
-    const walked = await walkWorkingDirectory({
+    walkWorkingDirectory({
       root,
-      isTracked: (p) => entries.has(p),
-      ignore,
+      rowOf: (p) => ds.rows.get(p),
+      ignore: listIgnored ? NEVER : opts.ignore,
       warn: opts.warn,
+      tracked: (row, st) => {
+        reached[row] = 1;
+        classify(ds, row, st, opts, out);
+      },
+      untracked: (path) => {
+        if (listIgnored && dirIgnored(opts.ignore, path)) out.ignored.push(path);
+        else if (listUnknown) out.unknown.push(path);
+      },
     });
-    for (const path of walked.untracked) {
-      if (listIgnored && dirIgnored(opts.ignore, path)) out.ignored.push(path);
-      else if (listUnknown) out.unknown.push(path);
-    }
-    for (const [path, st] of walked.tracked) stats.set(path, st);
     // step 3: tracked files the walk did not reach (under an ignored or missing directory, a
     // symlink, a nested repository): lstat'ed where no symlink or repository is on the way
     const audit = new ParentAudit(root);
-    const rest = [...entries.keys()].filter((p) => !stats.has(p) && audit.check(p));
-    const restStats = await lstatPaths(root, rest, false);
-    rest.forEach((p, i) => stats.set(p, restStats[i]!));
+    for (let row = 0; row < rowCount; row++) {
+      if (reached[row]) continue;
+      const path = ds.paths[row]!;
+      const st = audit.check(path) ? lstatOrNull(workingPath(root, path, rootPrefix)) : null;
+      classify(ds, row, st, opts, out);
+    }
   } else {
     // nothing untracked asked for: no walk, every entry lstat'ed (util.statfiles)
-    const paths = [...entries.keys()];
-    const st = await lstatPaths(root, paths, true);
-    paths.forEach((p, i) => stats.set(p, st[i]!));
+    for (let row = 0; row < rowCount; row++) {
+      const st = lstatOrNull(workingPath(root, ds.paths[row]!, rootPrefix));
+      classify(ds, row, st && (st.isFile() || st.isSymbolicLink()) ? st : null, opts, out);
+    }
   }
-  for (const e of entries.values()) classify(e, stats.get(e.path) ?? null, opts, out);
   return out;
 }
 
-/** The loop body of dirstate.status for one dirstate entry. */
+const STATE_N = 0x6e;
+const STATE_A = 0x61;
+const STATE_R = 0x72;
+const STATE_M = 0x6d;
+
+/** The loop body of dirstate.status for one dirstate row. */
 function classify(
-  e: DirstateEntry,
+  ds: DirstateRows,
+  row: number,
   st: Stats | null,
   opts: DirstateStatusOptions,
   out: DirstateStatus,
 ): void {
-  const tracked = e.state !== 'r';
-  const fn = e.path;
+  const state = ds.states[row]!;
+  const size = ds.sizes[row]!;
+  const tracked = state !== STATE_R;
+  const fn = ds.paths[row]!;
   if (!st && tracked) out.deleted.push(fn);
-  else if (tracked && (e.state === 'm' || (e.state === 'n' && e.size === -2))) out.modified.push(fn);
-  else if (e.state === 'a') out.added.push(fn);
-  else if (e.state === 'r') out.removed.push(fn);
+  else if (tracked && (state === STATE_M || (state === STATE_N && size === -2))) out.modified.push(fn);
+  else if (state === STATE_A) out.added.push(fn);
+  else if (state === STATE_R) out.removed.push(fn);
   else {
-    const size = e.size;
     const s = st!;
     if (
       (size >= 0 &&
         ((size !== s.size && size !== (s.size & RANGE_MASK)) ||
-          ((e.mode ^ s.mode) & 0o100 && opts.checkExec))) ||
-      e.copySource !== undefined
+          ((ds.modes[row]! ^ s.mode) & 0o100 && opts.checkExec))) ||
+      ds.copySources.has(row)
     ) {
       // issue6456: a symlink's size may be longer than its target (fscrypt)
       if (s.isSymbolicLink() && size !== s.size) out.lookup.push(fn);
       else out.modified.push(fn);
-    } else if (!mtimeLikelyEqual(e, s)) out.lookup.push(fn);
+    } else if (!mtimeLikelyEqual(ds, row, s)) out.lookup.push(fn);
     else if (opts.listClean) out.clean.push(fn);
   }
 }
 
 /** DirstateItem.mtime_likely_equal_to(timestamp.mtime_of(st)) */
-function mtimeLikelyEqual(e: DirstateEntry, st: Stats): boolean {
-  if (e.size < 0 || e.mtime === AMBIGUOUS_TIME) return false; // no mtime recorded
+function mtimeLikelyEqual(ds: DirstateRows, row: number, st: Stats): boolean {
+  const mtime = ds.mtimes[row]!;
+  if (ds.sizes[row]! < 0 || mtime === AMBIGUOUS_TIME) return false; // no mtime recorded
   const ms = st.mtimeMs;
   const sec = Math.floor(ms / 1000);
-  if (e.mtime !== (sec & RANGE_MASK)) return false;
-  const selfNs = e.mtimeNs ?? 0;
+  if (mtime !== (sec & RANGE_MASK)) return false;
+  const selfNs = ds.mtimeNs?.[row] ?? 0;
   const otherNs = Math.round((ms - sec * 1000) * 1e6);
-  if (otherNs === 0 || selfNs === 0) return !e.mtimeSecondAmbiguous;
+  if (otherNs === 0 || selfNs === 0) return !ds.secondAmbiguous?.[row];
   // mtimeMs is a double: today's dates keep its nanoseconds to a few hundred; bigint stats for
   // every file would cost a BigInt each. Two writes of a file are never that close.
   return Math.abs(selfNs - otherNs) < NS_TOLERANCE;

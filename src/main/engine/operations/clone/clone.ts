@@ -36,8 +36,8 @@ import {
   DEFAULT_NEW_REPO_REQUIREMENTS,
   locateRepository,
   unsupportedRequirements,
+  UNREADABLE_REQUIREMENTS,
 } from '../../store/requirements';
-import { UNREADABLE_REQUIREMENTS } from '../../repo/local-repo';
 import {
   addMarkersV1,
   markersFromListkeys,

@@ -2,27 +2,18 @@
 // dirstate.status, then _checklookup for the entries in doubt, then _poststatusfixup writing the
 // entries found clean back into the dirstate when the wlock is free and the dirstate unchanged).
 // Lists are sorted by byte path as basectx.status sorts them; copies as copies.pathcopies gives them.
+// The revlogs are needed only for files in doubt or copies (status-parent.ts, loaded then): a
+// clean stat-only status loads no revlog, compression or hashing code.
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SluiceError } from '../../errors';
-import { LocalRepo } from '../../repo/local-repo';
-import { acquireLock } from '../../repo/lock';
-import { writeAtomic } from '../../repo/vfs';
-import { NULL_REV } from '../../revlog/constants';
-import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../../revlog/texts';
 import { HgConfig, readRepoConfig, readUserConfig } from '../../store/hgrc';
-import {
-  AMBIGUOUS_TIME,
-  packDirstateV1,
-  readDirstateV1,
-  type Dirstate,
-} from '../../working-copy/dirstate-v1';
-import { readDirstateV2, writeDirstateV2 } from '../../working-copy/dirstate-v2';
-import { FileTextReader, findRev } from '../../working-copy/file-texts';
+import { locateRepository, UNREADABLE_REQUIREMENTS } from '../../store/requirements';
+import { dirstateRows, readDirstateV1Rows, type DirstateRows } from '../../working-copy/dirstate-v1';
 import { workingCopyFsCaps } from '../../working-copy/fs-caps';
 import { repoIgnoreMatcher, type Warn } from '../../working-copy/ignore';
 import { dirstateStatus, type StatusLists } from '../../working-copy/status';
-import { checkLookup, fsNow, type Fixup, type Timestamp } from '../../working-copy/status-lookup';
+import { fsNow, type Timestamp } from '../../working-copy/status-lookup';
 
 export interface StatusOptions {
   listUnknown: boolean;
@@ -45,32 +36,37 @@ export interface StatusResult extends StatusLists {
 const UNSUPPORTED_WC = ['exp-sparse', 'dirstate-tracked-key-v1', 'largefiles', 'lfs'];
 
 export async function workingCopyStatus(repoRoot: string, opts: StatusOptions): Promise<StatusResult> {
-  const repo = await LocalRepo.open(resolve(repoRoot));
-  const bad = UNSUPPORTED_WC.filter((r) => repo.requirements.has(r));
+  const loc = await locateRepository(resolve(repoRoot));
+  const unreadable = UNREADABLE_REQUIREMENTS.filter((r) => loc.requirements.has(r));
+  if (unreadable.length > 0)
+    throw new SluiceError(
+      'UNSUPPORTED_REQUIREMENTS',
+      `repository ${resolve(repoRoot)} requires features sluice cannot read: ${unreadable.join(', ')}`,
+      { unsupported: unreadable },
+    );
+  const bad = UNSUPPORTED_WC.filter((r) => loc.requirements.has(r));
   if (bad.length)
     throw new SluiceError(
       'UNSUPPORTED_REQUIREMENTS',
       `cannot read the status of a working copy that requires ${bad.join(', ')}`,
-      {
-        unsupported: bad,
-      },
+      { unsupported: bad },
     );
-  const root = repo.root;
-  const v2 = repo.requirements.has('dirstate-v2');
-  const identity = dirstateIdentity(repo.hgDir);
-  const ds = v2 ? readDirstateV2(repo.hgDir) : readDirstateV1(join(repo.hgDir, 'dirstate'));
+  const { root, hgDir } = loc;
+  const v2 = loc.requirements.has('dirstate-v2');
+  const identity = dirstateIdentity(hgDir);
+  const ds = v2 ? await readDirstateV2Rows(hgDir) : readDirstateV1Rows(join(hgDir, 'dirstate'));
   const user = opts.userConfig ?? readUserConfig();
   const repoConfig = await readRepoConfig(root).catch(() => new HgConfig());
   const uiItems = new Map([...user.items('ui'), ...repoConfig.items('ui')]);
   const ignore = repoIgnoreMatcher(root, [...uiItems], opts.warn) ?? (() => false);
-  const caps = workingCopyFsCaps(repo.hgDir);
+  const caps = workingCopyFsCaps(hgDir);
   let boundary: Timestamp | null;
   try {
-    boundary = fsNow(repo.hgDir);
+    boundary = fsNow(hgDir);
   } catch {
     boundary = null; // a read-only .hg: hg's mtime_boundary None
   }
-  const s = await dirstateStatus({
+  const s = dirstateStatus({
     root,
     dirstate: ds,
     ignore,
@@ -80,28 +76,22 @@ export async function workingCopyStatus(repoRoot: string, opts: StatusOptions): 
     checkExec: caps.checkExec,
     warn: opts.warn,
   });
-  const needParent = s.lookup.length > 0 || [...ds.entries.values()].some((e) => e.copySource !== undefined);
-  const parent = needParent ? await parentManifest(repo, ds.p1) : new Map<string, ManifestEntry>();
+  let copies = new Map<string, string>();
   let fixedUp = 0;
-  if (s.lookup.length) {
-    const looked = await checkLookup(s.lookup, {
-      root,
-      parent,
-      reader: new FileTextReader(repo),
-      checkExec: caps.checkExec,
-      checkLink: caps.checkLink,
+  if (s.lookup.length > 0 || ds.copySources.size > 0) {
+    const parent = await import('./status-parent');
+    const checked = await parent.checkWithParent(loc, ds, s.lookup, {
+      caps,
       boundary,
+      v2,
+      sameDirstate: () => dirstateIdentity(hgDir) === identity,
     });
-    s.modified.push(...looked.modified);
-    s.deleted.push(...looked.deleted);
-    if (opts.listClean) s.clean.push(...looked.clean, ...looked.fixup.map((f) => f.path));
-    if (looked.fixup.length && (await writeFixups(repo, ds, identity, looked.fixup, v2)))
-      fixedUp = looked.fixup.length;
+    s.modified.push(...checked.modified);
+    s.deleted.push(...checked.deleted);
+    if (opts.listClean) s.clean.push(...checked.clean);
+    copies = checked.copies;
+    fixedUp = checked.fixedUp;
   }
-  const copies = new Map<string, string>();
-  for (const e of ds.entries.values())
-    if (e.copySource !== undefined && e.state !== 'r' && e.copySource !== e.path && parent.has(e.copySource))
-      copies.set(e.path, e.copySource);
   const lists: StatusLists = {
     modified: s.modified.sort(byteOrder),
     added: s.added.sort(byteOrder),
@@ -114,79 +104,18 @@ export async function workingCopyStatus(repoRoot: string, opts: StatusOptions): 
   return { ...lists, copies, fixedUp };
 }
 
-function byteOrder(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0; // latin1 strings compare as their bytes
+/** dirstate-v2's reader (and the writer it sits with) loaded only for a v2 working copy. */
+async function readDirstateV2Rows(hgDir: string): Promise<DirstateRows> {
+  const { readDirstateV2 } = await import('../../working-copy/dirstate-v2');
+  return dirstateRows(readDirstateV2(hgDir));
 }
 
-/** The manifest of the working directory's first parent, by path. */
-async function parentManifest(repo: LocalRepo, p1: Uint8Array): Promise<Map<string, ManifestEntry>> {
-  const out = new Map<string, ManifestEntry>();
-  if (p1.every((b) => b === 0)) return out;
-  const cl = await repo.changelog();
-  const mf = await repo.manifestlog();
-  try {
-    const rev = cl.index.rev(p1);
-    if (rev === undefined || rev === NULL_REV)
-      throw new SluiceError(
-        'REVLOG',
-        `working directory has unknown parent '${Buffer.from(p1).toString('hex').slice(0, 12)}'`,
-      );
-    const manifestNode = parseChangelogEntry(await cl.revision(rev)).manifest;
-    if (manifestNode.every((b) => b === 0)) return out;
-    const mrev = findRev(mf.index, manifestNode);
-    if (mrev === undefined) throw new SluiceError('REVLOG', `manifest of revision ${rev} is missing`);
-    parseManifest(await mf.revision(mrev), (e) => out.set(e.path, e));
-    return out;
-  } finally {
-    await cl.close();
-    await mf.close();
-  }
+function byteOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0; // latin1 strings compare as their bytes
 }
 
 /** dirstate.identity: the file's stat, to see whether someone wrote the dirstate meanwhile. */
 function dirstateIdentity(hgDir: string): string {
   const st = statSync(join(hgDir, 'dirstate'), { throwIfNoEntry: false, bigint: true });
   return st ? `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : 'none';
-}
-
-/**
- * _poststatusfixup: under the wlock, not waited for (hg's wlock(False)), and only when the
- * dirstate is still the one read. Returns whether it was written.
- */
-async function writeFixups(
-  repo: LocalRepo,
-  ds: Dirstate,
-  identity: string,
-  fixups: readonly Fixup[],
-  v2: boolean,
-): Promise<boolean> {
-  let lock;
-  try {
-    lock = await acquireLock(join(repo.hgDir, 'wlock'), { timeoutMs: 0 });
-  } catch (e) {
-    if (e instanceof SluiceError && e.code === 'LOCKED') return false;
-    throw e;
-  }
-  try {
-    if (dirstateIdentity(repo.hgDir) !== identity) return false; // skip updating dirstate: identity mismatch
-    for (const f of fixups) {
-      const e = ds.entries.get(f.path);
-      if (!e) continue;
-      // dirstatemap.set_clean: size masked, copy record dropped; v1 keeps no nanoseconds and
-      // writes an ambiguous second as "look it up"
-      e.mode = f.mode;
-      e.size = f.size & 0x7fffffff;
-      delete e.copySource;
-      if (v2) {
-        e.mtime = f.mtime.sec;
-        e.mtimeNs = f.mtime.ns;
-        e.mtimeSecondAmbiguous = f.mtime.secondAmbiguous;
-      } else e.mtime = f.mtime.secondAmbiguous ? AMBIGUOUS_TIME : f.mtime.sec;
-    }
-    if (v2) writeDirstateV2(repo.hgDir, ds);
-    else writeAtomic(join(repo.hgDir, 'dirstate'), packDirstateV1(ds));
-    return true;
-  } finally {
-    lock.release();
-  }
 }
