@@ -4,6 +4,7 @@ import {
   packDirstateV1,
   packDirstateV1Clean,
   parseDirstateV1,
+  parseDirstateV1Rows,
   type Dirstate,
 } from '../../../../src/main/engine/working-copy/dirstate-v1';
 
@@ -41,6 +42,27 @@ describe('dirstate v1', () => {
     expect([...back.entries.keys()].sort()).toEqual([...ds.entries.keys()].sort());
     expect(back.entries.get('caf\xc3\xa9')).toEqual(ds.entries.get('caf\xc3\xa9'));
     expect(back.entries.get('b/x')).toEqual(ds.entries.get('b/x'));
+  });
+
+  it('reads the same rows as entries: states, numbers, copy sources by row, path map', () => {
+    const bytes = packDirstateV1(ds);
+    const rows = parseDirstateV1Rows(bytes);
+    const entries = parseDirstateV1(bytes).entries;
+    expect(rows.paths).toEqual([...entries.keys()]);
+    expect(Buffer.from(rows.p1)).toEqual(Buffer.from(ds.p1));
+    rows.paths.forEach((path, row) => {
+      const e = entries.get(path)!;
+      expect(rows.rows.get(path)).toBe(row);
+      expect([
+        String.fromCharCode(rows.states[row]!),
+        rows.modes[row],
+        rows.sizes[row],
+        rows.mtimes[row],
+      ]).toEqual([e.state, e.mode, e.size, e.mtime]);
+      expect(rows.copySources.get(row)).toBe(e.copySource);
+    });
+    expect(rows.copySources.size).toBe(1);
+    expect(parseDirstateV1Rows(new Uint8Array(0)).paths).toEqual([]);
   });
 
   it('a checkout from null packs its columns to the bytes packDirstateV1 makes of the same entries', () => {
