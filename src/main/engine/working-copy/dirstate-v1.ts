@@ -91,6 +91,9 @@ export function parseDirstateV1Rows(data: Uint8Array): DirstateRows {
     pos += len;
   }
   const out = newRows(Uint8Array.from(buf.subarray(0, 20)), Uint8Array.from(buf.subarray(20, 40)), count);
+  // one latin1 string of the whole file, names sliced from it: a slice is no copy and no call
+  // into Buffer's C++ per entry
+  const text = buf.toString('latin1');
   for (let pos = HEADER, i = 0; i < count; i++) {
     out.states[i] = buf[pos]!;
     out.modes[i] = view.getInt32(pos + 1);
@@ -98,7 +101,7 @@ export function parseDirstateV1Rows(data: Uint8Array): DirstateRows {
     out.mtimes[i] = view.getInt32(pos + 9);
     const len = view.getInt32(pos + 13);
     pos += ENTRY_HEADER;
-    const name = buf.toString('latin1', pos, pos + len);
+    const name = text.slice(pos, pos + len);
     pos += len;
     const nul = name.indexOf('\0');
     const path = nul < 0 ? name : name.slice(0, nul);
