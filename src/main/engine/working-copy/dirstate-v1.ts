@@ -52,7 +52,7 @@ export interface DirstateRows {
   p2: Uint8Array;
   /** latin1 byte strings */
   paths: string[];
-  /** path → row */
+  /** path → row; a path repeated in the file maps to its last row, as hg's dict keeps it */
   rows: Map<string, number>;
   /** DirstateState's character codes */
   states: Uint8Array;

@@ -81,15 +81,17 @@ export function dirstateStatus(opts: DirstateStatusOptions): DirstateStatus {
     // symlink, a nested repository): lstat'ed where no symlink or repository is on the way
     const audit = new ParentAudit(root);
     for (let row = 0; row < rowCount; row++) {
-      if (reached[row]) continue;
       const path = ds.paths[row]!;
+      if (reached[row] || ds.rows.get(path) !== row) continue; // reached, or a repeated path's earlier row
       const st = audit.check(path) ? lstatOrNull(workingPath(root, path, rootPrefix)) : null;
       classify(ds, row, st, opts, out);
     }
   } else {
     // nothing untracked asked for: no walk, every entry lstat'ed (util.statfiles)
     for (let row = 0; row < rowCount; row++) {
-      const st = lstatOrNull(workingPath(root, ds.paths[row]!, rootPrefix));
+      const path = ds.paths[row]!;
+      if (ds.rows.get(path) !== row) continue; // a repeated path: hg's dict keeps the last row
+      const st = lstatOrNull(workingPath(root, path, rootPrefix));
       classify(ds, row, st && (st.isFile() || st.isSymbolicLink()) ? st : null, opts, out);
     }
   }

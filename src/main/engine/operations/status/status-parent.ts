@@ -68,6 +68,7 @@ export async function checkWithParent(
   }
   for (const [row, source] of ds.copySources) {
     const path = ds.paths[row]!;
+    if (ds.rows.get(path) !== row) continue; // a repeated path: the last row counts
     if (ds.states[row] !== 0x72 && source !== path && parent.has(source)) out.copies.set(path, source);
   }
   return out;
