@@ -5,7 +5,7 @@ import { relative, resolve, sep } from 'node:path';
 import { toSluiceError } from '../../main/engine/errors';
 import { workingCopyStatus, type StatusResult } from '../../main/engine/operations/status/status';
 import { HgConfig, parseBool, readRepoConfig, readUserConfig } from '../../main/engine/store/hgrc';
-import { EXIT_ERROR, EXIT_OK, parseCommandArgs, type CliCommand } from '../command';
+import { EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, parseCommandArgs, type CliCommand } from '../command';
 import { terminalSafe } from '../terminal-safe';
 
 const STATES = [
@@ -79,6 +79,7 @@ are recorded in the dirstate, as hg does, when its lock is free.
         listClean: show.includes('clean'),
         warn,
         userConfig: user,
+        signal: io.signal,
       });
       const statusCopies = parseBool(config('ui', 'statuscopies') ?? 'no') ?? false;
       const copies = (values.copies ?? statusCopies) || Boolean(values.all);
@@ -94,6 +95,10 @@ are recorded in the dirstate, as hg does, when its lock is free.
       return EXIT_OK;
     } catch (e) {
       const err = toSluiceError(e);
+      if (err.code === 'CANCELLED') {
+        io.stderr.write('interrupted!\n');
+        return EXIT_INTERRUPTED;
+      }
       if (values.json)
         io.stdout.write(JSON.stringify({ type: 'error', code: err.code, message: err.message }) + '\n');
       else io.stderr.write(`abort: ${terminalSafe(err.message)}\n`);

@@ -2,9 +2,11 @@
 // thread, as hg's pure walk does. Names only (no Dirent objects): every tracked path gets the one
 // lstat status needs anyway, and that lstat also says whether it is a directory; untracked names
 // are lstat'ed only when not ignored. Ignored directories are never entered, nested repositories
-// (a directory holding `.hg`) skipped as osutil.listdir(skip='.hg') does. Synchronous on purpose:
-// a threadpool round trip per call cost more than the microsecond calls themselves.
+// (a directory holding `.hg`) skipped as osutil.listdir(skip='.hg') does. Synchronous calls on
+// purpose (a threadpool round trip per call cost more than the microsecond calls themselves), with
+// a turn of the event loop every few thousand, where a cancel is seen.
 import { lstatSync, readdirSync, type Stats } from 'node:fs';
+import { cancelled } from '../errors';
 import { strerror, type PathPredicate, type Warn } from './ignore';
 import { workingPath } from './path-auditor';
 
@@ -19,18 +21,43 @@ export interface WalkOptions {
   tracked: (row: number, st: Stats | null) => void;
   /** an untracked file or symlink found (not ignored, unless every file was asked for) */
   untracked: (path: string) => void;
+  signal?: AbortSignal;
+}
+
+/** fs calls between two turns of the event loop (SIGINT's handler runs there). */
+export const CALLS_PER_TURN = 4096;
+
+/**
+ * Counts fs calls; every CALLS_PER_TURN of them, lets the event loop turn and stops with
+ * CANCELLED once the signal is aborted. Called between batches: the loops doing the calls stay
+ * synchronous functions, which V8 optimizes better than a loop holding an await.
+ */
+export class EventLoopTurns {
+  private spent = 0;
+
+  constructor(private readonly signal: AbortSignal | undefined) {}
+
+  async after(calls: number): Promise<void> {
+    this.spent += calls;
+    if (this.spent < CALLS_PER_TURN) return;
+    this.spent = 0;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.signal?.aborted) throw cancelled();
+  }
 }
 
 /** Walks the working directory under root (step 2 of dirstate.walk). */
-export function walkWorkingDirectory(opts: WalkOptions): void {
+export async function walkWorkingDirectory(opts: WalkOptions): Promise<void> {
   const { root, rowOf, ignore, tracked, untracked } = opts;
+  const turns = new EventLoopTurns(opts.signal);
   const rootPrefix = Buffer.from(root + '/', 'utf8');
   const fsPath = (path: string): string | Buffer => workingPath(root, path, rootPrefix);
   const work = [''];
-  for (let dir = work.pop(); dir !== undefined; dir = work.pop()) {
+  /** One directory: its subdirectories pushed on work; returns the names it had. */
+  const visit = (dir: string): number => {
     const names = listNames(dir === '' ? root : fsPath(dir), dir, opts.warn);
-    if (!names) continue;
-    if (dir !== '' && names.includes('.hg') && lstatOrNull(fsPath(dir + '/.hg'))?.isDirectory()) continue; // a nested repository
+    if (!names) return 0;
+    if (dir !== '' && names.includes('.hg') && lstatOrNull(fsPath(dir + '/.hg'))?.isDirectory()) return 1; // a nested repository
     const prefix = dir === '' ? '' : dir + '/';
     for (const name of names) {
       if (dir === '' && name === '.hg') continue;
@@ -48,7 +75,9 @@ export function walkWorkingDirectory(opts: WalkOptions): void {
         else if (st && (st.isFile() || st.isSymbolicLink())) untracked(path);
       }
     }
-  }
+    return names.length;
+  };
+  for (let dir = work.pop(); dir !== undefined; dir = work.pop()) await turns.after(1 + visit(dir));
 }
 
 /** A directory's names (latin1 byte strings); null, with hg's warning, when it cannot be read. */

@@ -7,7 +7,7 @@ import type { DirstateRows } from './dirstate-v1';
 import { AMBIGUOUS_TIME, RANGE_MASK } from './dirstate-v1';
 import type { PathPredicate, Warn } from './ignore';
 import { workingPath } from './path-auditor';
-import { lstatOrNull, walkWorkingDirectory } from './status-walk';
+import { CALLS_PER_TURN, EventLoopTurns, lstatOrNull, walkWorkingDirectory } from './status-walk';
 
 export interface StatusLists {
   modified: string[];
@@ -35,6 +35,8 @@ export interface DirstateStatusOptions {
   /** util.checkexec / util.checklink of the working directory's filesystem */
   checkExec: boolean;
   warn: Warn;
+  /** aborted: stop with CANCELLED at the next turn of the event loop */
+  signal?: AbortSignal;
 }
 
 export function emptyStatusLists(): StatusLists {
@@ -55,16 +57,18 @@ export function dirIgnored(ignore: PathPredicate, path: string): boolean {
  * Each entry is sorted as soon as its lstat is had: no Stats object outlives its entry, so a
  * large working copy's 20k stats die young instead of filling the old generation.
  */
-export function dirstateStatus(opts: DirstateStatusOptions): DirstateStatus {
+export async function dirstateStatus(opts: DirstateStatusOptions): Promise<DirstateStatus> {
   const { root, dirstate: ds, listUnknown, listIgnored } = opts;
   const out: DirstateStatus = { ...emptyStatusLists(), lookup: [] };
   const rowCount = ds.paths.length;
   const rootPrefix = Buffer.from(root + '/', 'utf8');
+  const turns = new EventLoopTurns(opts.signal);
   if (listUnknown || listIgnored) {
     const reached = new Uint8Array(rowCount);
     // dirstate.walk: with ignored files listed nothing is skipped, else ignored ones are
-    walkWorkingDirectory({
+    await walkWorkingDirectory({
       root,
+      signal: opts.signal,
       rowOf: (p) => ds.rows.get(p),
       ignore: listIgnored ? NEVER : opts.ignore,
       warn: opts.warn,
@@ -80,22 +84,31 @@ export function dirstateStatus(opts: DirstateStatusOptions): DirstateStatus {
     // step 3: tracked files the walk did not reach (under an ignored or missing directory, a
     // symlink, a nested repository): lstat'ed where no symlink or repository is on the way
     const audit = new ParentAudit(root);
-    for (let row = 0; row < rowCount; row++) {
+    await inBatches(rowCount, turns, (row) => {
       const path = ds.paths[row]!;
-      if (reached[row] || ds.rows.get(path) !== row) continue; // reached, or a repeated path's earlier row
+      if (reached[row] || ds.rows.get(path) !== row) return; // reached, or a repeated path's earlier row
       const st = audit.check(path) ? lstatOrNull(workingPath(root, path, rootPrefix)) : null;
       classify(ds, row, st, opts, out);
-    }
+    });
   } else {
     // nothing untracked asked for: no walk, every entry lstat'ed (util.statfiles)
-    for (let row = 0; row < rowCount; row++) {
+    await inBatches(rowCount, turns, (row) => {
       const path = ds.paths[row]!;
-      if (ds.rows.get(path) !== row) continue; // a repeated path: hg's dict keeps the last row
+      if (ds.rows.get(path) !== row) return; // a repeated path: hg's dict keeps the last row
       const st = lstatOrNull(workingPath(root, path, rootPrefix));
       classify(ds, row, st && (st.isFile() || st.isSymbolicLink()) ? st : null, opts, out);
-    }
+    });
   }
   return out;
+}
+
+/** each(row) for every row, a turn of the event loop between batches of CALLS_PER_TURN */
+async function inBatches(count: number, turns: EventLoopTurns, each: (row: number) => void): Promise<void> {
+  for (let from = 0; from < count; from += CALLS_PER_TURN) {
+    const to = Math.min(count, from + CALLS_PER_TURN);
+    for (let row = from; row < to; row++) each(row);
+    await turns.after(to - from);
+  }
 }
 
 const STATE_N = 0x6e;

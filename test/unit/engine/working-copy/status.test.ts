@@ -38,7 +38,7 @@ describe('dirstateStatus', () => {
     warn: () => {},
   };
 
-  it('a path the file repeats counts once, as its last row says (hg reads it into a dict)', () => {
+  it('a path the file repeats counts once, as its last row says (hg reads it into a dict)', async () => {
     // two dirstates' rows in one file: f added, then f removed; d/g clean-sized, gone missing (h)
     const first = packDirstateV1(dirstate([['f', 'a', -1]]));
     const second = packDirstateV1(
@@ -50,12 +50,26 @@ describe('dirstateStatus', () => {
     );
     const rows = parseDirstateV1Rows(Buffer.concat([first, second.subarray(40)]));
     for (const listUnknown of [true, false]) {
-      const s = dirstateStatus({ ...opts, dirstate: rows, listUnknown });
+      const s = await dirstateStatus({ ...opts, dirstate: rows, listUnknown });
       expect(s.removed).toEqual(['f']);
       expect(s.added).toEqual([]);
       expect(s.modified).toEqual(['d/g']); // size 5 recorded, 2 on disk
       expect(s.deleted).toEqual(['h']);
       expect(s.unknown.sort()).toEqual(listUnknown ? ['d/v', 'u'] : []);
     }
+  });
+
+  it("a cancel is seen between batches of the walk's fs calls: CANCELLED", async () => {
+    const big = tempDir('many');
+    dirs.push(big);
+    for (let i = 0; i < 5000; i++) writeFileSync(join(big, `u${i}`), '');
+    const rows = parseDirstateV1Rows(packDirstateV1(dirstate([['u0', 'n', 0]])));
+    const base = { ...opts, root: big, dirstate: rows };
+    const walked = await dirstateStatus({ ...base, listUnknown: true, signal: new AbortController().signal });
+    expect(walked.unknown.length).toBe(4999);
+    const signal = AbortSignal.abort();
+    await expect(dirstateStatus({ ...base, listUnknown: true, signal })).rejects.toMatchObject({
+      code: 'CANCELLED',
+    });
   });
 });

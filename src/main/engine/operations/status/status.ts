@@ -23,6 +23,8 @@ export interface StatusOptions {
   warn: Warn;
   /** the user's configuration (tests: an empty one) */
   userConfig?: HgConfig;
+  /** aborted (SIGINT): status stops with CANCELLED */
+  signal?: AbortSignal;
 }
 
 export interface StatusResult extends StatusLists {
@@ -66,7 +68,7 @@ export async function workingCopyStatus(repoRoot: string, opts: StatusOptions): 
   } catch {
     boundary = null; // a read-only .hg: hg's mtime_boundary None
   }
-  const s = dirstateStatus({
+  const s = await dirstateStatus({
     root,
     dirstate: ds,
     ignore,
@@ -75,6 +77,7 @@ export async function workingCopyStatus(repoRoot: string, opts: StatusOptions): 
     listClean: opts.listClean,
     checkExec: caps.checkExec,
     warn: opts.warn,
+    signal: opts.signal,
   });
   let copies = new Map<string, string>();
   let fixedUp = 0;
