@@ -15,12 +15,15 @@ export interface JobSummary {
   endedAt?: number;
 }
 
-/** A persisted record of a finished job, for history and comparisons. */
+/**
+ * A persisted record of a finished job, for history and comparisons. `interrupted`: the job was
+ * running when its host stopped (quit, crash, power loss) and never finished.
+ */
 export interface HistoryRecord {
   jobId: string;
   request: JobRequest;
   label?: string;
-  state: 'done' | 'failed' | 'cancelled';
+  state: 'done' | 'failed' | 'cancelled' | 'interrupted';
   startedAt: number;
   endedAt: number;
   /** the done event (timings, close stats), when it finished */

@@ -14,6 +14,9 @@ interface HistoryFile {
 
 export class HistoryStore {
   private records: HistoryRecord[] | null = null;
+  /** jobs this host started and has not ended: their records say `interrupted` only on disk */
+  private readonly live = new Set<string>();
+  private readonly pending = new Set<Promise<void>>();
   private readonly json: JsonFile<HistoryFile>;
 
   constructor(
@@ -23,12 +26,34 @@ export class HistoryStore {
     this.json = new JsonFile(file, parseHistoryFile, 'history');
   }
 
-  /** Newest first. */
+  /** Newest first; a job this host is still running is not history yet. */
   async list(): Promise<HistoryRecord[]> {
-    return (await this.load()).slice();
+    return (await this.load()).filter((r) => !this.live.has(r.jobId));
   }
 
+  /**
+   * Records a job that started as `interrupted` before it runs: if this host stops before the
+   * job's add(), the next host finds it so, and the app offers Resume.
+   */
+  async started(record: HistoryRecord): Promise<void> {
+    this.live.add(record.jobId);
+    await this.put({ ...record, state: 'interrupted' });
+  }
+
+  /** Records a job that ended (replacing its started() record). */
   async add(record: HistoryRecord): Promise<void> {
+    this.live.delete(record.jobId);
+    await this.put(record);
+  }
+
+  private put(record: HistoryRecord): Promise<void> {
+    // flushed() waits for puts still reading the file, not only for writes already queued
+    const done = this.write(record);
+    this.pending.add(done);
+    return done.finally(() => this.pending.delete(done));
+  }
+
+  private async write(record: HistoryRecord): Promise<void> {
     const records = await this.load();
     const at = records.findIndex((r) => r.jobId === record.jobId);
     if (at >= 0) records.splice(at, 1);
@@ -43,7 +68,8 @@ export class HistoryStore {
   }
 
   /** Resolves when every write queued so far is on disk. */
-  flushed(): Promise<void> {
+  async flushed(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
     return this.json.flushed();
   }
 

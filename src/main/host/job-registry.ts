@@ -95,6 +95,8 @@ interface JobEntry {
   cancelRequested: boolean;
   graceTimer?: ReturnType<typeof setTimeout>;
   finished: boolean;
+  /** the `interrupted` record written when it started running */
+  recordedStart?: Promise<void>;
   /** resolves when the job reached a final state and its history record was written */
   ended: Promise<void>;
   resolveEnded: () => void;
@@ -301,6 +303,7 @@ export class JobRegistry {
       const entry = this.jobs.get(jobId)!;
       entry.summary = { ...entry.summary, state: 'running', startedAt: this.now() };
       this.pushState(entry);
+      entry.recordedStart = this.recordStart(entry);
       try {
         const slot = this.workerForJobs();
         slot.jobs.add(jobId);
@@ -310,6 +313,22 @@ export class JobRegistry {
         entry.error = { code: 'IO', message: `cannot start the engine worker: ${(e as Error).message}` };
         void this.finish(entry, 'failed');
       }
+    }
+  }
+
+  /** On disk as `interrupted` until it ends: a host that stops first leaves it so for the next. */
+  private async recordStart(entry: JobEntry): Promise<void> {
+    try {
+      await this.options.history.started({
+        jobId: entry.summary.jobId,
+        request: entry.summary.request,
+        ...(entry.label !== undefined && { label: entry.label }),
+        state: 'interrupted',
+        startedAt: entry.summary.startedAt,
+        endedAt: entry.summary.startedAt,
+      });
+    } catch (e) {
+      console.warn('history: cannot record job start', entry.summary.jobId, e);
     }
   }
 
@@ -476,6 +495,8 @@ export class JobRegistry {
     };
     const logSaved = this.options.logs.finish(entry.summary.jobId);
     try {
+      // the end replaces the start's record, never the other way round
+      await entry.recordedStart;
       await this.options.history.add(record);
     } catch (e) {
       console.warn('history: cannot record job', entry.summary.jobId, e);

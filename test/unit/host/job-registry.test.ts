@@ -211,6 +211,36 @@ describe('JobRegistry', () => {
     }
   });
 
+  it('a job that runs when its host stops is on disk as interrupted; its end replaces that', async () => {
+    const request = { kind: 'clone' as const, url: 'http://127.0.0.1:1/r', dest: join(dir, 'clone') };
+    const { jobId } = registry.start(request, 'quit under');
+    await history.flushed();
+    // this host runs it: not history yet
+    expect(await history.list()).toEqual([]);
+    // the next host (a restart after a quit or crash) reads the same file
+    const nextHost = new HistoryStore(join(dir, 'history.json'));
+    expect(await nextHost.list()).toEqual([
+      expect.objectContaining({ jobId, state: 'interrupted', label: 'quit under', request }),
+    ]);
+
+    workers[0]!.emit({ type: 'error', jobId, time: t(), code: 'NETWORK', message: 'connection reset' });
+    workers[0]!.say({
+      type: 'finished',
+      jobId,
+      ok: false,
+      error: { code: 'NETWORK', message: 'connection reset' },
+    });
+    await registry.whenEnded(jobId);
+    await history.flushed();
+    expect(await new HistoryStore(join(dir, 'history.json')).list()).toEqual([
+      expect.objectContaining({
+        jobId,
+        state: 'failed',
+        error: { code: 'NETWORK', message: 'connection reset' },
+      }),
+    ]);
+  });
+
   it('queues jobs beyond the concurrency limit and starts them on the same worker as others end', async () => {
     const a = registry.start({ kind: 'verify', repo: '/a' });
     const b = registry.start({ kind: 'verify', repo: '/b' });
