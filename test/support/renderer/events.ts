@@ -7,6 +7,7 @@ import type {
   FilesEvent,
   PhaseEvent,
   ProgressEvent,
+  RetryEvent,
   StartEvent,
 } from '../../../src/shared/events';
 
@@ -80,4 +81,19 @@ export function entries(n: number, offset = 0): FileEntry[] {
     name: `data/file${i + offset}.i`,
     size: 64 + i,
   }));
+}
+
+export function retryEv(jobId: string, time: number, o: Partial<RetryEvent> = {}): RetryEvent {
+  return {
+    type: 'retry',
+    jobId,
+    time,
+    attempt: 1,
+    maxAttempts: 5,
+    waitMs: 4000,
+    reason: 'socket hang up',
+    bytes: 400_000,
+    totalBytes: 1_000_000,
+    ...o,
+  };
 }

@@ -19,6 +19,8 @@ import { Icon, type IconName } from './Icon';
 import { KIND_LABEL, stateLabel } from './labels';
 import { LiveJobText, LiveProgressBar, LiveSparkline } from './Live';
 import { ErrorDetails } from './ErrorDetails';
+import { RetryBanner } from './RetryBanner';
+import { canResume } from '../store/downloads';
 
 const KIND_ICON: Record<TransferJob['kind'], IconName> = {
   clone: 'clone',
@@ -120,6 +122,7 @@ export const TransferRow = memo(function TransferRow({ jobId }: { jobId: string 
         </div>
         <LiveProgressBar jobId={jobId} label={`Progress of ${title}`} />
         <TransferStats jobId={jobId} active={active} />
+        {active ? <RetryBanner jobId={jobId} /> : null}
         {stalled ? <StallBanner jobId={jobId} canRestart={job.hasRequest} /> : null}
         {job.error && job.state === 'failed' ? <ErrorDetails error={job.error} compact /> : null}
       </div>
@@ -154,18 +157,19 @@ function TransferTitles({ job, title, titleId }: { job: RowJob; title: string; t
 }
 
 function TransferActions({ jobId, job, title }: { jobId: string; job: RowJob; title: string }) {
-  const { cancelJob, retryJob, dismissJob, openDialog, openBundle, verifyRepository } = useSluiceShallow(
-    (s) => ({
+  const { cancelJob, retryJob, resumeJob, dismissJob, openDialog, openBundle, verifyRepository } =
+    useSluiceShallow((s) => ({
       verifyRepository: s.verifyRepository,
       cancelJob: s.cancelJob,
       retryJob: s.retryJob,
+      resumeJob: s.resumeJob,
       dismissJob: s.dismissJob,
       openDialog: s.openDialog,
       openBundle: s.openBundle,
-    }),
-  );
+    }));
+  const resumable = useSluice((s) => canResume(job, s.partials));
   const active = !isTerminal(job.state);
-  const canRetry = job.hasRequest && (job.state === 'failed' || job.state === 'cancelled');
+  const canRetry = !resumable && job.hasRequest && (job.state === 'failed' || job.state === 'cancelled');
   // errors a re-run cannot fix (DEST_EXISTS…) reopen the form where one exists (clone, apply)
   const editable = job.request?.kind === 'clone' || job.request?.kind === 'apply';
   const retryable = !editable || (job.error ? explainError(job.error.code).retryable : true);
@@ -187,6 +191,17 @@ function TransferActions({ jobId, job, title }: { jobId: string; job: RowJob; ti
           aria-label={`Cancel ${title}`}
         >
           <Icon name="cancel" /> Cancel
+        </button>
+      ) : null}
+      {resumable ? (
+        <button
+          type="button"
+          className="button small primary"
+          onClick={() => void resumeJob(jobId)}
+          aria-label={`Resume ${title}`}
+          title="Continue from what was downloaded"
+        >
+          <Icon name="retry" /> Resume
         </button>
       ) : null}
       {canRetry ? (

@@ -45,6 +45,8 @@ export function stateLabel(
       return 'Failed';
     case 'cancelled':
       return 'Cancelled';
+    case 'interrupted':
+      return 'Interrupted';
   }
 }
 

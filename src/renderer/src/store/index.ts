@@ -3,6 +3,7 @@
 
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { createComparisonsSlice } from './comparisons';
+import { createDownloadsSlice } from './downloads';
 import { createHistorySlice } from './history';
 import { createLibrarySlice } from './library';
 import { createSettingsSlice } from './settings';
@@ -20,6 +21,7 @@ export function createSluiceStore(deps: StoreDeps): SluiceStore {
     ...createSettingsSlice(deps)(...a),
     ...createUiSlice(deps)(...a),
     ...createLibrarySlice(deps)(...a),
+    ...createDownloadsSlice(deps)(...a),
   }));
 }
 
@@ -64,6 +66,7 @@ export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 
     );
   void s.loadJobs().catch(() => undefined);
   void s.loadLibrary();
+  void s.loadPartials();
   const timer = setInterval(() => store.getState().checkStalled(), stallCheckMs);
   return () => {
     clearInterval(timer);

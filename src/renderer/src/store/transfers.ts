@@ -10,7 +10,7 @@ import type { HistoryRecord, JobSummary, PushMap } from '../../../shared/ipc';
 import type { JobRequest } from '../../../shared/jobs';
 import { errorNotice } from '../lib/errors';
 import { baseName } from '../lib/paths';
-import type { JobOrigin, SluiceState, StoreDeps, TransferJob, TransfersSlice } from './types';
+import type { JobOrigin, RetryWait, SluiceState, StoreDeps, TransferJob, TransfersSlice } from './types';
 
 /** points kept for the throughput sparkline and the comparison chart */
 export const SAMPLE_CAP = 240;
@@ -43,7 +43,7 @@ export function describeRequest(request: JobRequest): {
 }
 
 export function isTerminal(state: TransferJob['state']): boolean {
-  return state === 'done' || state === 'failed' || state === 'cancelled';
+  return state === 'done' || state === 'failed' || state === 'cancelled' || state === 'interrupted';
 }
 
 export function newTransferJob(jobId: string, now: number, init: Partial<TransferJob> = {}): TransferJob {
@@ -154,9 +154,26 @@ export function reduceJobEvents(
           etaMs: (e.totalBytes || j.totalBytes) > 0 ? e.etaMs : undefined,
           samples: pushSample(j.samples, [t, e.bytesPerSec]),
           ...(moved ? { lastActivityAt: ctx.now, stalled: false } : null),
+          retry: undefined,
         };
         break;
       }
+      case 'retry':
+        j = {
+          ...j,
+          retry: {
+            attempt: e.attempt,
+            maxAttempts: e.maxAttempts,
+            until: e.time + e.waitMs,
+            reason: e.reason,
+            bytes: e.bytes,
+            totalBytes: e.totalBytes,
+          },
+          // waiting out the backoff is not a stall: the stall clock starts when the wait ends
+          lastActivityAt: ctx.now + e.waitMs,
+          stalled: false,
+        };
+        break;
       case 'files':
         // the host keeps file entries in the debug log; a host that still sends some shows activity
         if (e.entries.length > 0) j = { ...j, lastActivityAt: ctx.now, stalled: false };
@@ -174,6 +191,7 @@ export function reduceJobEvents(
           elapsedMs: e.wallMs,
           etaMs: undefined,
           stalled: false,
+          retry: undefined,
           dest: e.result ?? j.dest,
         };
         break;
@@ -186,6 +204,7 @@ export function reduceJobEvents(
           endedAt: e.time,
           etaMs: undefined,
           stalled: false,
+          retry: undefined,
         };
         break;
     }
@@ -287,19 +306,28 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
           filesWindows.delete(job.jobId);
           settle(get().jobs[job.jobId] ?? job);
         }
+        // a clone that stopped may have kept its download (Resume); one that finished swept it
+        if (ended.some((j) => j.kind === 'clone')) void get().loadPartials();
       },
 
       loadJobs: async () => {
         const list = await deps.api.invoke('job:list');
-        // finished jobs get their numbers from the history (their events went by before we loaded)
-        const records = list.some((j) => isTerminal(j.state))
-          ? await deps.api.invoke('history:list').catch(() => [] as HistoryRecord[])
-          : [];
+        // finished jobs get their numbers from the history (their events went by before we loaded),
+        // which also knows the jobs the app quit under (offered with Resume)
+        const records = await deps.api.invoke('history:list').catch(() => [] as HistoryRecord[]);
         const byId = new Map(records.map((r) => [r.jobId, r]));
         for (const summary of list) {
           const record = byId.get(summary.jobId);
           enqueue(record ? { kind: 'state', summary, record } : { kind: 'state', summary });
         }
+        const interrupted = unresumedInterruptions(records).filter((r) => !get().jobs[r.jobId]);
+        if (interrupted.length === 0) return;
+        const now = deps.now();
+        set((state) => {
+          const jobs = { ...state.jobs };
+          for (const r of interrupted) jobs[r.jobId] = interruptedJob(r, now);
+          return { jobs, jobOrder: [...state.jobOrder, ...interrupted.map((r) => r.jobId)] };
+        });
       },
 
       startJob: async (request, label, origin = 'user') => {
@@ -343,6 +371,43 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
       },
     };
   };
+}
+
+/** Whole seconds left of a retry wait (never negative): what the row's countdown shows. */
+export function retrySecondsLeft(retry: Pick<RetryWait, 'until'>, now: number): number {
+  return Math.max(0, Math.ceil((retry.until - now) / 1000));
+}
+
+/** at most this many interrupted jobs are listed on start-up */
+export const MAX_INTERRUPTED_LISTED = 10;
+
+/**
+ * The history's interrupted jobs that nothing replaced: a later job writing the same destination
+ * (a Resume, or the user starting over) supersedes them. `records` newest first, as history:list.
+ */
+export function unresumedInterruptions(records: readonly HistoryRecord[]): HistoryRecord[] {
+  const later = new Set<string>();
+  const out: HistoryRecord[] = [];
+  for (const r of records) {
+    const dest = describeRequest(r.request).dest;
+    const superseded = dest !== undefined && later.has(dest);
+    if (dest !== undefined) later.add(dest);
+    if (r.state === 'interrupted' && !superseded) out.push(r);
+    if (out.length === MAX_INTERRUPTED_LISTED) break;
+  }
+  return out;
+}
+
+/** A Transfers row for a job the app quit under, from its history record. */
+export function interruptedJob(r: HistoryRecord, now: number): TransferJob {
+  const base = newTransferJob(r.jobId, now, {
+    ...describeRequest(r.request),
+    request: r.request,
+    ...(r.label !== undefined ? { label: r.label } : {}),
+    state: 'interrupted',
+    startedAt: r.startedAt,
+  });
+  return reduceHistoryRecord(base, r);
 }
 
 /** Applies queued events and job:state summaries to the jobs; `ended` are the jobs that ended. */
@@ -400,6 +465,7 @@ function jobControlActions(
   TransfersSlice,
   | 'cancelJob'
   | 'retryJob'
+  | 'resumeJob'
   | 'verifyRepository'
   | 'restartJob'
   | 'dismissJob'
@@ -435,6 +501,13 @@ function jobControlActions(
         get().notify(errorNotice('Could not start the job again', e));
         return null;
       }
+    },
+
+    resumeJob: async (jobId) => {
+      const started = await get().retryJob(jobId);
+      // the new job is the resumed one; the stopped row would offer Resume again
+      if (started !== null) get().dismissJob(jobId);
+      return started;
     },
 
     verifyRepository: async (repo) => {

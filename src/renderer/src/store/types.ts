@@ -3,7 +3,14 @@
 
 import type { AppInfo, HistoryRecord, SluiceApi } from '../../../shared/ipc';
 import type { CloseStats, DoneEvent, JobKind, JobPhase, StreamFormat } from '../../../shared/events';
-import type { ApplyRequest, BundleInfo, BundleRequest, CloneRequest, JobRequest } from '../../../shared/jobs';
+import type {
+  ApplyRequest,
+  BundleInfo,
+  BundleRequest,
+  CloneRequest,
+  JobRequest,
+  PartialDownloadInfo,
+} from '../../../shared/jobs';
 import type { UiError } from '../lib/errors';
 import type { AppState, ListDensity, ThemeChoice, TransferDefaults } from '../../../shared/app-state';
 
@@ -30,7 +37,20 @@ export interface SavedState {
 
 // ---------- transfers ----------
 
-export type TransferState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+/** `interrupted`: running when the app (or its host) last quit, known from the host's history */
+export type TransferState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'interrupted';
+
+/** A lost connection the engine waits out before its next attempt (the last `retry` event). */
+export interface RetryWait {
+  attempt: number;
+  maxAttempts: number;
+  /** host clock (the event's time + waitMs): the row counts down to it */
+  until: number;
+  reason: string;
+  /** bytes kept so far, and the total when known */
+  bytes: number;
+  totalBytes: number | null;
+}
 export type JobOrigin = 'user' | 'sample' | 'comparison';
 
 export interface TransferJob {
@@ -65,6 +85,8 @@ export interface TransferJob {
   cancelRequested: boolean;
   done?: DoneEvent;
   error?: UiError;
+  /** set while the engine waits to retry a lost connection; cleared by the next progress or the end */
+  retry?: RetryWait | undefined;
   /** lines in the job's debug log, as the host last said (the lines stay there: fetchLogPage) */
   logLines: number;
   /** lines dropped from the head of that log */
@@ -87,6 +109,8 @@ export interface TransfersSlice {
   startJob(request: JobRequest, label?: string, origin?: JobOrigin): Promise<string>;
   cancelJob(jobId: string): Promise<void>;
   retryJob(jobId: string): Promise<string | null>;
+  /** runs a stopped job's request again (the engine continues from its partial download) and drops the old row */
+  resumeJob(jobId: string): Promise<string | null>;
   /** starts a verify job for a repository (failures to start become notices) */
   verifyRepository(repo: string): Promise<string | null>;
   /** a stalled job: cancel it, wait until it has cleaned up, then submit its request again */
@@ -106,6 +130,16 @@ export interface TransfersSlice {
   exportJobLog(jobId: string, suggestedName: string, header: string): Promise<string | null>;
   /** resolves when the job reaches done/failed/cancelled */
   waitForJob(jobId: string): Promise<TransferJob>;
+}
+
+// ---------- partial downloads ----------
+
+export interface DownloadsSlice {
+  /** clone bundle downloads the engine kept for resuming (downloads:list), oldest first */
+  partials: PartialDownloadInfo[];
+  loadPartials(): Promise<void>;
+  /** removes one partial download, or all that no job uses when `key` is absent */
+  removePartials(key?: string): Promise<void>;
 }
 
 // ---------- history ----------
@@ -330,4 +364,5 @@ export type SluiceState = TransfersSlice &
   ComparisonsSlice &
   SettingsSlice &
   UiSlice &
-  LibrarySlice;
+  LibrarySlice &
+  DownloadsSlice;
