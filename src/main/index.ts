@@ -21,6 +21,7 @@ import {
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CloseGuard } from './host/close-guard';
 import { contentSecurityPolicy } from './host/csp';
 import { defaultCloneDir } from './host/data-dir';
 import { DEEP_LINK_SCHEME, deepLinkFromArgv, parseBundleFile, parseDeepLink } from './host/deep-link';
@@ -50,6 +51,8 @@ type ThemeSource = 'system' | 'light' | 'dark';
 
 let mainWindow: BrowserWindow | null = null;
 let host: EngineHost | null = null;
+/** what the OS shows about running jobs; the close guard asks it whether a transfer runs */
+let indicators: JobIndicators | null = null;
 let rendererReady = false;
 const pendingPushes: { channel: PushChannel; payload: unknown }[] = [];
 const MAX_PENDING_PUSHES = 200;
@@ -107,7 +110,7 @@ async function start(): Promise<void> {
       : join(app.getAppPath(), 'build', 'sample', 'sample.hg'),
     worker: { script: join(here, 'engine-worker.js') },
   });
-  const indicators = new JobIndicators(
+  indicators = new JobIndicators(
     (state) => {
       const win = mainWindow;
       if (win && !win.isDestroyed()) {
@@ -120,7 +123,7 @@ async function start(): Promise<void> {
     (job) => notifyEnded(job),
   );
   host.onPush((message) => {
-    indicators.observe(message);
+    indicators?.observe(message);
     pushToRenderer(message.channel, message.payload);
   });
   registerInvokeHandlers();
@@ -179,6 +182,27 @@ function createWindow(): void {
     reloadTimer = setTimeout(() => {
       if (!win.isDestroyed()) win.reload();
     }, delay);
+  });
+  const closeGuard = new CloseGuard({
+    transferring: () => indicators?.state.transferring === true,
+    confirm: async () => {
+      const r = await dialog.showMessageBox(win, {
+        type: 'warning',
+        buttons: ['Keep Sluice open', 'Close and stop'],
+        defaultId: 0,
+        cancelId: 0,
+        message: 'A transfer is running',
+        detail:
+          'Closing stops it. A clone keeps what it downloaded: Resume offers to continue when Sluice starts again.',
+      });
+      return r.response === 1;
+    },
+    close: () => {
+      if (!win.isDestroyed()) win.close();
+    },
+  });
+  win.on('close', (event) => {
+    if (!closeGuard.onClose()) event.preventDefault();
   });
   win.on('closed', () => {
     if (mainWindow === win) mainWindow = null;

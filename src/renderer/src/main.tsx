@@ -8,6 +8,7 @@ import { hasSluiceApi, sluiceApi } from './api';
 import { loadSavedState } from './store/saved-state';
 import { connectHost, createSluiceStore, type StoreDeps } from './store';
 import { StoreProvider } from './store/react';
+import { shouldPromptBeforeUnload } from './store/transfers';
 import './styles/app.css';
 
 const root = createRoot(document.getElementById('root')!);
@@ -54,6 +55,12 @@ async function start(): Promise<void> {
   };
   const store = createSluiceStore(deps);
   connectHost(store, deps);
+  window.addEventListener('beforeunload', (event) => {
+    if (!shouldPromptBeforeUnload(store.getState())) return;
+    event.preventDefault();
+    // older Chromium shows the prompt only when returnValue is set
+    event.returnValue = '';
+  });
   root.render(
     <StrictMode>
       <StoreProvider store={store}>

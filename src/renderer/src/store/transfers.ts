@@ -373,6 +373,15 @@ export function createTransfersSlice(deps: StoreDeps): StateCreator<SluiceState,
   };
 }
 
+/**
+ * A web host page asks before it unloads while a transfer runs (closing the tab does not stop the
+ * host's job, but the user loses sight of it). Electron's window asks in the main process instead.
+ */
+export function shouldPromptBeforeUnload(state: Pick<SluiceState, 'jobs' | 'appInfo'>): boolean {
+  if (state.appInfo?.host !== 'web') return false;
+  return Object.values(state.jobs).some((j) => !isTerminal(j.state) && j.kind !== 'verify');
+}
+
 /** Whole seconds left of a retry wait (never negative): what the row's countdown shows. */
 export function retrySecondsLeft(retry: Pick<RetryWait, 'until'>, now: number): number {
   return Math.max(0, Math.ceil((retry.until - now) / 1000));

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createSluiceStore } from '../../../../src/renderer/src/store/index';
 import { canResume } from '../../../../src/renderer/src/store/downloads';
-import { retrySecondsLeft, unresumedInterruptions } from '../../../../src/renderer/src/store/transfers';
+import {
+  retrySecondsLeft,
+  shouldPromptBeforeUnload,
+  unresumedInterruptions,
+} from '../../../../src/renderer/src/store/transfers';
 import type { HistoryRecord } from '../../../../src/shared/ipc';
 import type { JobRequest, PartialDownloadInfo } from '../../../../src/shared/jobs';
 import { FakeHost, ManualScheduler } from '../../../support/renderer/fake-host';
@@ -137,5 +141,26 @@ describe('resume offering', () => {
     expect(store.getState().jobs['quit-b']).toBeUndefined();
     // no partial needed: the request runs again, and continues from one if the engine kept it
     expect(canResume(job, [])).toBe(true);
+  });
+});
+
+describe('closing the web page mid-transfer', () => {
+  it('prompts only on the web host, only while a transfer (not a verify) runs', () => {
+    const { store, frames } = setup();
+    const web = { version: '1', platform: 'linux', host: 'web' as const, defaultCloneDir: '/tmp' };
+    store.setState({ appInfo: web });
+    expect(shouldPromptBeforeUnload(store.getState())).toBe(false);
+    store.getState().ingestEvents('v', [startEv('v', 1_000_000, { kind: 'verify' })]);
+    frames.runFrame();
+    expect(shouldPromptBeforeUnload(store.getState())).toBe(false);
+    store.getState().ingestEvents('a', [startEv('a', 1_000_000)]);
+    frames.runFrame();
+    expect(shouldPromptBeforeUnload(store.getState())).toBe(true);
+    expect(shouldPromptBeforeUnload({ ...store.getState(), appInfo: { ...web, host: 'electron' } })).toBe(
+      false,
+    );
+    store.getState().ingestEvents('a', [doneEv('a')]);
+    frames.runFrame();
+    expect(shouldPromptBeforeUnload(store.getState())).toBe(false);
   });
 });
