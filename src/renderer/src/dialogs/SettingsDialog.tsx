@@ -7,6 +7,7 @@ import { FolderField, StreamChoice, TransferOptions } from '../components/fields
 import { validateDestination } from '../store/requests';
 import { useSluice, useSluiceShallow } from '../store/react';
 import type { ThemeChoice } from '../store/types';
+import { PartialDownloads } from './PartialDownloads';
 
 export function SettingsDialog() {
   const { closeDialog, setTheme, setStallSeconds, setDefaults } = useSluiceShallow((s) => ({
@@ -125,6 +126,7 @@ export function SettingsDialog() {
           </ul>
         )}
       </fieldset>
+      <PartialDownloads />
       {appInfo ? (
         <p className="muted about">
           Sluice {appInfo.version} · {appInfo.host === 'web' ? 'web host' : 'Electron'} on {appInfo.platform}{' '}

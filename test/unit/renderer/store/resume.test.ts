@@ -164,3 +164,24 @@ describe('closing the web page mid-transfer', () => {
     expect(shouldPromptBeforeUnload(store.getState())).toBe(false);
   });
 });
+
+describe('partial downloads in Settings', () => {
+  it('removes one or all through the host and lists what is left', async () => {
+    const { store, host } = setup();
+    let listed = [partial('/tmp/a'), { ...partial('/tmp/b'), key: 'f'.repeat(32), inUse: true }];
+    host.handlers['downloads:list'] = () => listed;
+    host.handlers['downloads:remove'] = (key?: string) => {
+      const before = listed.length;
+      listed = listed.filter((p) => p.inUse || (key !== undefined && p.key !== key));
+      return { removed: before - listed.length };
+    };
+    await store.getState().loadPartials();
+    expect(store.getState().partials.map((p) => p.dest)).toEqual(['/tmp/a', '/tmp/b']);
+    // one in use cannot go: the user is told
+    await store.getState().removePartials('f'.repeat(32));
+    expect(store.getState().notices.at(-1)).toMatchObject({ text: 'That download is in use' });
+    await store.getState().removePartials();
+    expect(host.callsTo('downloads:remove')).toEqual([['f'.repeat(32)], []]);
+    expect(store.getState().partials.map((p) => p.dest)).toEqual(['/tmp/b']);
+  });
+});
