@@ -273,3 +273,40 @@ export async function findCommonHeads(
     queries,
   };
 }
+
+/**
+ * discovery.findcommonoutgoing's `missing`, counted: the local changesets that descend from none
+ * of `commonHex` (discovery's common heads), among the ancestors of the heads that would be sent.
+ * `excluded` marks revs hg leaves out (secret, and what descends from them: the `served` view's
+ * heads are their ancestors, as `og.ancestorsof = repo.filtered(b"served").heads()`).
+ */
+export function countOutgoing(
+  local: LocalGraph,
+  commonHex: readonly string[],
+  excluded?: (rev: number) => boolean,
+): number {
+  const n = local.length;
+  const common = new Uint8Array(n);
+  const stack: number[] = [];
+  for (const h of commonHex) {
+    if (h === NULL_HEX) continue;
+    const r = local.rev(Buffer.from(h, 'hex').toString('latin1'));
+    if (r !== undefined && !common[r]) {
+      common[r] = 1;
+      stack.push(r);
+    }
+  }
+  while (stack.length) {
+    const r = stack.pop()!;
+    for (const p of [local.p1[r]!, local.p2[r]!])
+      if (p >= 0 && !common[p]) {
+        common[p] = 1;
+        stack.push(p);
+      }
+  }
+  // ancestors of the served heads = every rev that is not excluded (an excluded rev's descendants
+  // are excluded too: phases only rise along descendants), minus the common ones
+  let missing = 0;
+  for (let r = 0; r < n; r++) if (!common[r] && !excluded?.(r)) missing++;
+  return missing;
+}

@@ -167,6 +167,33 @@ async function tipManifest(loc: RepoLocation): Promise<ManifestSeed | undefined>
   }
 }
 
+/**
+ * hg incoming's count without the changesets: the getbundle reply's changegroup part says how
+ * many it holds (nbchanges) in its header; the rest is never read.
+ */
+export async function countIncoming(
+  peer: WirePeer,
+  args: Parameters<WirePeer['getbundle']>[0],
+): Promise<number> {
+  const resp = await peer.getbundle(args);
+  const bundle = await Bundle2Reader.open(new ByteSource(resp.body), {
+    knownParts: { changegroup: ['version', 'nbchanges'] },
+  });
+  try {
+    const part = await bundle.nextPart();
+    const n = Number(part?.params.get('nbchanges') ?? NaN);
+    if (!part || part.type !== 'changegroup' || !Number.isInteger(n))
+      throw new SluiceError(
+        'PROTOCOL',
+        'the server did not say how many changesets it would send (nbchanges)',
+      );
+    return n;
+  } finally {
+    resp.discard();
+    await bundle.close().catch(() => undefined);
+  }
+}
+
 /** Pulls everything `peer` has into the repository at repoRoot. */
 export async function pullFromPeer(
   repoRoot: string,
@@ -239,24 +266,9 @@ async function pullLocked(
   if (opts.incoming) {
     if (!disco.anyIncoming)
       return { ...base, upToDate: true, incoming: 0, bookmarksChanged: 0, newHeads: [] };
-    const resp = await peer.getbundle({ ...args, phases: false, bookmarks: false, listkeys: [] });
-    const bundle = await Bundle2Reader.open(new ByteSource(resp.body), {
-      knownParts: { changegroup: ['version', 'nbchanges'] },
-    });
-    try {
-      const part = await bundle.nextPart();
-      const n = Number(part?.params.get('nbchanges') ?? NaN);
-      if (!part || part.type !== 'changegroup' || !Number.isInteger(n))
-        throw new SluiceError(
-          'PROTOCOL',
-          'the server did not say how many changesets it would send (nbchanges)',
-        );
-      log('info', `${n} incoming changesets`);
-      return { ...base, upToDate: n === 0, incoming: n, bookmarksChanged: 0, newHeads: [] };
-    } finally {
-      resp.discard();
-      await bundle.close().catch(() => undefined);
-    }
+    const n = await countIncoming(peer, { ...args, phases: false, bookmarks: false, listkeys: [] });
+    log('info', `${n} incoming changesets`);
+    return { ...base, upToDate: n === 0, incoming: n, bookmarksChanged: 0, newHeads: [] };
   }
 
   if (disco.anyIncoming) log('info', 'adding changesets');

@@ -1,0 +1,110 @@
+// A library row's fetch: what hg incoming and hg outgoing would count, from one discovery
+// (setdiscovery.findcommonheads) against the repository's source, with nothing written. The
+// incoming count is the getbundle reply's nbchanges (countIncoming); the outgoing count is
+// discovery.findcommonoutgoing's missing set over the same common heads, so no second discovery.
+// A previous fetch's answer is reused when both sides' heads are unchanged: then the fetch is
+// the peer's hello plus one batch of `heads` + `known`.
+
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { toSluiceError } from '../../errors';
+import type { JobContext } from '../../context/job-context';
+import { locateRepository } from '../../store/requirements';
+import {
+  ChangelogGraph,
+  computePhases,
+  hexNode,
+  parsePhaseRoots,
+  PHASE_SECRET,
+} from '../../repo/changelog-graph';
+import { countOutgoing, findCommonHeads } from '../../client/discovery';
+import { clientBundleCaps, refuseRemoteRequirements } from '../../protocol/capabilities';
+import { redactUrl } from '../../client/http-client';
+import { openPeer, openSession } from '../open-peer';
+import { countIncoming, pullSource } from '../pull/pull';
+
+export interface FetchCounts {
+  /** changesets the source has that the repository lacks (hg incoming) */
+  incoming: number;
+  /** local changesets the source lacks, secret ones left out (hg outgoing) */
+  outgoing: number;
+  /** the source's heads (hex, sorted) and the local heads (hex, sorted) this answer is for */
+  remoteHeads: string[];
+  localHeads: string[];
+  /** the source, credentials removed */
+  source: string;
+}
+
+export interface FetchRequest {
+  repo: string;
+  /** default: paths.default */
+  source?: string;
+  /** the previous answer: reused when both sides' heads are the same again */
+  previous?: Pick<FetchCounts, 'incoming' | 'remoteHeads' | 'localHeads'>;
+  caFile?: string;
+  connectTimeoutMs?: number;
+  idleTimeoutMs?: number;
+}
+
+export async function fetchCounts(req: FetchRequest, ctx: JobContext): Promise<FetchCounts> {
+  const repo = resolve(req.repo);
+  const rawSource = await pullSource({ repo, ...(req.source !== undefined && { source: req.source }) });
+  const { session, url, opts } = openSession(rawSource, req, ctx);
+  try {
+    const loc = await locateRepository(repo);
+    const local = await ChangelogGraph.read(loc.storeDir);
+    const peer = await openPeer(url, { ...opts, session, signal: ctx.signal, repo });
+    try {
+      refuseRemoteRequirements(peer.caps);
+      const disco = await findCommonHeads(local, peer, { log: (l, m) => ctx.log(l, m) });
+      const remoteHeads = [...disco.remoteHeads].sort();
+      const localHeads = headsOf(local);
+      const prev = req.previous;
+      const same =
+        prev !== undefined &&
+        sameList(prev.remoteHeads, remoteHeads) &&
+        sameList(prev.localHeads, localHeads);
+      // the incoming set is a function of both sides' heads; the outgoing count is local work
+      const incoming = same
+        ? prev.incoming
+        : disco.anyIncoming
+          ? await countIncoming(peer, {
+              bundlecaps: clientBundleCaps({ obsmarkers: false }),
+              common: disco.common,
+              heads: disco.remoteHeads,
+              cg: true,
+            })
+          : 0;
+      const phase = computePhases(local, parsePhaseRoots(await readText(join(loc.storeDir, 'phaseroots'))));
+      const outgoing = countOutgoing(local, disco.common, (r) => phase[r]! >= PHASE_SECRET);
+      return { incoming, outgoing, remoteHeads, localHeads, source: redactUrl(url) };
+    } finally {
+      await peer.close();
+    }
+  } catch (e) {
+    throw toSluiceError(e);
+  } finally {
+    session.close();
+  }
+}
+
+function headsOf(g: ChangelogGraph): string[] {
+  const hasChild = new Uint8Array(g.length);
+  for (let r = 0; r < g.length; r++) for (const p of [g.p1[r]!, g.p2[r]!]) if (p >= 0) hasChild[p] = 1;
+  const out: string[] = [];
+  for (let r = 0; r < g.length; r++) if (!hasChild[r]) out.push(hexNode(g.nodes[r]!));
+  return out.sort();
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'latin1');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw e;
+  }
+}
