@@ -9,8 +9,22 @@ import { inspectBundle as engineInspectBundle, JobContext, runJob as engineRunJo
 import { probeServer as probeWireServer } from '../engine/operations/clone/clone';
 import { defaultDownloadsPolicy } from '../engine/downloads/downloads-dir';
 import { PartialStore, type PartialInfo } from '../engine/downloads/partial-store';
+import { fetchCounts as engineFetchCounts, type FetchRequest } from '../engine/operations/fetch/fetch';
+import { workingCopySummary } from '../engine/operations/status/summary';
 import type { EventSink } from '../../shared/events';
 import type { BundleInfo, JobRequest, ServerInfo } from '../../shared/jobs';
+
+export type { FetchCounts, FetchRequest } from '../engine/operations/fetch/fetch';
+export type { WorkingCopySummary } from '../engine/operations/status/summary';
+export { workingCopySummary };
+
+/** A library fetch: no prompt (a background fetch never asks; a server that wants credentials fails it). */
+export function fetchCounts(
+  request: FetchRequest,
+  signal?: AbortSignal,
+): ReturnType<typeof engineFetchCounts> {
+  return engineFetchCounts(request, new JobContext(signal ? { signal } : {}));
+}
 
 export interface Credentials {
   user: string;

@@ -7,10 +7,10 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { toSluiceError } from '../engine/errors';
-import { runJob, type Credentials } from './engine-api';
+import { fetchCounts, runJob, workingCopySummary, type Credentials } from './engine-api';
 import { EventBatcher } from './event-batcher';
 import { JobLogLines } from '../../shared/job-log-lines';
-import type { HostToWorker, WorkerStartData, WorkerToHost } from './worker-protocol';
+import type { EngineQuery, HostToWorker, WorkerStartData, WorkerToHost } from './worker-protocol';
 import type { SluiceEvent } from '../../shared/events';
 import type { JobRequest } from '../../shared/jobs';
 
@@ -28,6 +28,7 @@ const jobs = new Map<string, RunningJob>();
 
 port.on('message', (message: HostToWorker) => {
   if (message.type === 'start') void run(message.jobId, message.request);
+  else if (message.type === 'query') void answer(message.queryId, message.query);
   else if (message.type === 'cancel') jobs.get(message.jobId)?.controller.abort();
   else if (message.type === 'credentials') {
     const job = jobs.get(message.jobId);
@@ -76,6 +77,17 @@ async function run(jobId: string, request: JobRequest): Promise<void> {
     post({ type: 'finished', jobId, ok: false, error: { code: error.code, message: error.message } });
   } finally {
     jobs.delete(jobId);
+  }
+}
+
+async function answer(queryId: string, query: EngineQuery): Promise<void> {
+  try {
+    const result =
+      query.kind === 'summary' ? await workingCopySummary(query.repo) : await fetchCounts(query.request);
+    post({ type: 'answer', queryId, ok: true, result });
+  } catch (e) {
+    const error = toSluiceError(e);
+    post({ type: 'answer', queryId, ok: false, error: { code: error.code, message: error.message } });
   }
 }
 

@@ -14,7 +14,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { SluiceError } from '../engine/errors';
+import { SluiceError, type ErrorCode } from '../engine/errors';
 import { EventBatcher } from './event-batcher';
 import { ThroughputSampler, type HistoryStore } from './history-store';
 import { JobLogLines } from '../../shared/job-log-lines';
@@ -22,7 +22,13 @@ import { withoutCredentials } from '../../shared/urls';
 import type { JobLogStore } from './job-log-store';
 import { TypedEmitter } from './typed-emitter';
 import type { EngineWorkerLike } from './engine-worker-host';
-import type { WorkerStartData, WorkerToHost } from './worker-protocol';
+import type {
+  EngineQuery,
+  EngineQueryResult,
+  QueryAnswer,
+  WorkerStartData,
+  WorkerToHost,
+} from './worker-protocol';
 import type { Credentials } from './engine-api';
 import type { HistoryRecord, JobSummary, PushChannel, PushMap } from '../../shared/ipc';
 import type { DoneEvent, SluiceEvent } from '../../shared/events';
@@ -102,6 +108,12 @@ interface JobEntry {
   resolveEnded: () => void;
 }
 
+interface PendingQuery {
+  slot: WorkerSlot;
+  resolve: (result: unknown) => void;
+  reject: (error: Error) => void;
+}
+
 interface RegistryEvents {
   push: [message: PushMessage];
 }
@@ -116,6 +128,8 @@ export class JobRegistry {
   private readonly cancelGraceMs: number;
   private readonly now: () => number;
   private readonly slots = new Set<WorkerSlot>();
+  /** queries sent to a worker, answered by `answer` messages */
+  private readonly queries = new Map<string, PendingQuery>();
   /** the worker new jobs go to */
   private current: WorkerSlot | null = null;
   private disposed = false;
@@ -201,6 +215,27 @@ export class JobRegistry {
     }
     entry.slot?.worker.send({ type: 'cancel', jobId });
     entry.graceTimer = setTimeout(() => void this.killAfterGrace(entry), this.cancelGraceMs);
+  }
+
+  /** A library read on the engine worker, outside the job list and the history. */
+  query<K extends EngineQuery['kind']>(
+    query: Extract<EngineQuery, { kind: K }>,
+  ): Promise<EngineQueryResult[K]> {
+    if (this.disposed) return Promise.reject(new SluiceError('CANCELLED', 'Sluice is shutting down'));
+    const slot = this.workerForJobs();
+    const queryId = randomUUID();
+    return new Promise<EngineQueryResult[K]>((resolve, reject) => {
+      this.queries.set(queryId, { slot, resolve: resolve as (r: unknown) => void, reject });
+      slot.worker.send({ type: 'query', queryId, query });
+    });
+  }
+
+  private onAnswer(message: QueryAnswer): void {
+    const pending = this.queries.get(message.queryId);
+    if (!pending) return;
+    this.queries.delete(message.queryId);
+    if (message.ok) pending.resolve(message.result);
+    else pending.reject(new SluiceError(message.error.code as ErrorCode, message.error.message));
   }
 
   answerCredentials(requestId: string, answer: Credentials | null, remember = false): void {
@@ -343,6 +378,11 @@ export class JobRegistry {
     this.slots.delete(slot);
     if (this.current === slot) this.current = null;
     const reason = crash ? crash.message : `exit code ${code}`;
+    for (const [id, q] of this.queries)
+      if (q.slot === slot) {
+        this.queries.delete(id);
+        q.reject(new SluiceError('ENGINE_CRASHED', `the engine worker stopped (${reason})`));
+      }
     const orphans = slot.orphans.splice(0);
     await Promise.all(
       [...slot.jobs].map(async (jobId) => {
@@ -386,6 +426,10 @@ export class JobRegistry {
   }
 
   private onWorkerMessage(slot: WorkerSlot, message: WorkerToHost): void {
+    if (message.type === 'answer') {
+      this.onAnswer(message);
+      return;
+    }
     const entry = this.jobs.get(message.jobId);
     if (!entry || entry.finished || entry.slot !== slot) return;
     switch (message.type) {

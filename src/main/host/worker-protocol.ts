@@ -5,7 +5,14 @@
 
 import type { SluiceEvent } from '../../shared/events';
 import type { JobRequest } from '../../shared/jobs';
-import type { Credentials } from './engine-api';
+import type { Credentials, FetchCounts, FetchRequest, WorkingCopySummary } from './engine-api';
+
+/** Quick reads for the library (no job: nothing in the history or the transfers), answered once. */
+export type EngineQuery = { kind: 'summary'; repo: string } | { kind: 'fetch'; request: FetchRequest };
+export interface EngineQueryResult {
+  summary: WorkingCopySummary;
+  fetch: FetchCounts;
+}
 
 export interface WorkerStartData {
   /** the worker coalesces its postMessage traffic per job at this interval (events.ts batching rules) */
@@ -15,7 +22,8 @@ export interface WorkerStartData {
 export type HostToWorker =
   | { type: 'start'; jobId: string; request: JobRequest }
   | { type: 'cancel'; jobId: string }
-  | { type: 'credentials'; jobId: string; requestId: string; answer: Credentials | null };
+  | { type: 'credentials'; jobId: string; requestId: string; answer: Credentials | null }
+  | { type: 'query'; queryId: string; query: EngineQuery };
 
 /** New lines of a job's debug log: `lines` '\n'-terminated lines. */
 export interface LogChunk {
@@ -23,7 +31,13 @@ export interface LogChunk {
   lines: number;
 }
 
+/** A query's answer (EngineQueryResult[kind]) or its failure. */
+export type QueryAnswer =
+  | { type: 'answer'; queryId: string; ok: true; result: unknown }
+  | { type: 'answer'; queryId: string; ok: false; error: { code: string; message: string } };
+
 export type WorkerToHost =
+  | QueryAnswer
   | { type: 'events'; jobId: string; events: SluiceEvent[]; log?: LogChunk }
   | { type: 'credentials'; jobId: string; requestId: string; url: string; realm: string }
   /** the job's end: after this nothing more comes from the worker for this job */

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { hgSync, missing, skipNote } from '../../support/env';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineWorkerHost } from '../../../src/main/host/engine-worker-host';
@@ -85,7 +86,7 @@ describe('engine-worker.ts (the real worker entry, run from source)', () => {
     const messages: WorkerToHost[] = [];
     const finished = new Promise<WorkerToHost>((resolve) =>
       host.on('message', (m) => {
-        if (m.jobId !== jobId) return;
+        if (m.type === 'answer' || m.jobId !== jobId) return;
         messages.push(m);
         if (m.type === 'finished') resolve(m);
       }),
@@ -139,4 +140,45 @@ describe('engine-worker.ts (the real worker entry, run from source)', () => {
     expect(events.at(-1)).toMatchObject({ type: 'error', jobId: 'real', code: 'BAD_MAGIC' });
     expect(events.filter((e) => e.type === 'error')).toHaveLength(1);
   });
+
+  it.skipIf(missing('hg'))(
+    `answers a summary query with hg status's counts, branch and bookmark${skipNote('hg')}`,
+    async () => {
+      const repo = join(dir, 'wc');
+      const hg = (args: string[]) => expect(hgSync(args, repo).status).toBe(0);
+      await mkdir(repo);
+      hg(['init']);
+      await writeFile(join(repo, 'a.txt'), 'a\n');
+      await writeFile(join(repo, 'b.txt'), 'b\n');
+      hg(['commit', '-q', '-A', '-m', 'one']);
+      hg(['branch', '-q', 'feature']);
+      hg(['bookmark', '-q', 'work']);
+      await writeFile(join(repo, 'a.txt'), 'changed\n');
+      await rm(join(repo, 'b.txt'));
+      await writeFile(join(repo, 'new.txt'), 'new\n');
+      const answers: WorkerToHost[] = [];
+      host.on('message', (m) => answers.push(m));
+      host.send({ type: 'query', queryId: 'q1', query: { kind: 'summary', repo } });
+      host.send({ type: 'query', queryId: 'q2', query: { kind: 'summary', repo: join(dir, 'nothing') } });
+      await expect.poll(() => answers.length).toBe(2);
+      expect(answers.find((a) => a.type === 'answer' && a.queryId === 'q1')).toEqual({
+        type: 'answer',
+        queryId: 'q1',
+        ok: true,
+        result: {
+          modified: 1,
+          added: 0,
+          removed: 0,
+          deleted: 1,
+          unknown: 1,
+          branch: 'feature',
+          bookmark: 'work',
+        },
+      });
+      expect(answers.find((a) => a.type === 'answer' && a.queryId === 'q2')).toMatchObject({
+        ok: false,
+        error: { code: 'NOT_A_REPO' },
+      });
+    },
+  );
 });
