@@ -29,6 +29,45 @@ export interface RepoParent {
 
 export type RepoStatus = 'loading' | 'ok' | 'missing' | 'unreadable';
 
+/** hg status's counts (M/A/R/!/?), hg branch and the active bookmark. */
+export interface WorkingCopyCounts {
+  modified: number;
+  added: number;
+  removed: number;
+  deleted: number;
+  unknown: number;
+  branch: string;
+  bookmark?: string;
+}
+
+/** A row's working copy, or why it could not be read (an unsupported requirement, a lock). */
+export type WorkingCopyState = WorkingCopyCounts | { problem: string };
+
+/** Background fetch interval in minutes; 0 = off. */
+export type FetchInterval = 0 | 5 | 15 | 60;
+export const FETCH_INTERVALS: readonly FetchInterval[] = [0, 5, 15, 60];
+
+/** The last fetch of a row: what hg incoming and hg outgoing would count, or why it failed. */
+export type FetchResult =
+  | { at: number; incoming: number; outgoing: number }
+  | { at: number; error: { code: string; message: string } };
+
+/** Library-wide settings, kept with the library (library.json). */
+export interface LibrarySettings {
+  /** background fetch of every repository without its own interval */
+  fetchInterval: FetchInterval;
+  /** fetches at once (Fetch all and background) */
+  fetchConcurrency: number;
+  /** transfers (jobs) running at once; more wait in the queue */
+  maxTransfers: number;
+}
+
+export const DEFAULT_LIBRARY_SETTINGS: LibrarySettings = {
+  fetchInterval: 0,
+  fetchConcurrency: 4,
+  maxTransfers: 2,
+};
+
 export interface RepoRow {
   /** absolute path of the repository root, the row's key */
   path: string;
@@ -50,6 +89,23 @@ export interface RepoRow {
   origin: 'clone' | 'apply' | 'user';
   /** host clock of the last (re-)read */
   readAt?: number;
+  /** hg status's counts, branch and bookmark; absent until read */
+  workingCopy?: WorkingCopyState;
+  /** the last fetch (background or Fetch all) */
+  fetch?: FetchResult;
+  /** a fetch of this row is running or waiting */
+  fetching?: boolean;
+  /** this repository's own background fetch interval; absent = the library's */
+  fetchInterval?: FetchInterval;
+}
+
+/** Changesets that arrived on a source since the last fetch (a notification). */
+export interface IncomingNotice {
+  path: string;
+  name: string;
+  /** incoming now, and before this fetch */
+  incoming: number;
+  previous: number;
 }
 
 /** A batch of row changes pushed to the renderer. */

@@ -1,14 +1,23 @@
 // The repository library: every repository Sluice cloned or applied, plus the ones the user added,
 // persisted in the data dir (library.json), each kept current by a RepoWatcher. Row changes reach
-// the renderer as batched `library:update` pushes (at most one per `batchMs`).
+// the renderer as batched `library:update` pushes (at most one per `batchMs`). The library's
+// settings (background fetch, transfers at once) and each row's last fetch are kept in the same file.
 
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SluiceError } from '../engine/errors';
 import { JsonFile } from './engine-api';
 import { readRepoSummary, repoName, type RepoReader } from './repo-summary';
-import { RepoWatcher, type RepoState, type RepoWatcherOptions } from './repo-watch';
-import type { LibraryUpdate, RepoRow } from '../../shared/library';
+import { RepoWatcher, type RepoState, type RepoWatcherOptions, type WorkingCopyReader } from './repo-watch';
+import {
+  DEFAULT_LIBRARY_SETTINGS,
+  FETCH_INTERVALS,
+  type FetchInterval,
+  type FetchResult,
+  type LibrarySettings,
+  type LibraryUpdate,
+  type RepoRow,
+} from '../../shared/library';
 
 export const LIBRARY_FILE_VERSION = 1;
 
@@ -17,11 +26,21 @@ interface LibraryEntry {
   addedAt: number;
   origin: RepoRow['origin'];
   lastPullAt?: number;
+  fetchInterval?: FetchInterval;
+  fetch?: FetchResult;
+  /** both sides' heads at the last fetch: a fetch that finds them again reuses its incoming count */
+  heads?: FetchHeads;
+}
+
+export interface FetchHeads {
+  remoteHeads: string[];
+  localHeads: string[];
 }
 
 interface LibraryFile {
   version: number;
   repos: LibraryEntry[];
+  settings?: LibrarySettings;
 }
 
 export interface RepoLibraryOptions {
@@ -30,6 +49,8 @@ export interface RepoLibraryOptions {
   onUpdate: (update: LibraryUpdate) => void;
   /** tests count reads through their own reader */
   read?: RepoReader;
+  /** the working copy's status counts (the engine worker's summary query) */
+  readWorkingCopy?: WorkingCopyReader;
   watch?: Omit<RepoWatcherOptions, 'read' | 'onState'>;
   batchMs?: number;
   now?: () => number;
@@ -37,6 +58,8 @@ export interface RepoLibraryOptions {
 
 export class RepoLibrary {
   private readonly rows = new Map<string, RepoRow>();
+  private readonly heads = new Map<string, FetchHeads>();
+  private current: LibrarySettings = { ...DEFAULT_LIBRARY_SETTINGS };
   private readonly json: JsonFile<LibraryFile>;
   private readonly watcher: RepoWatcher;
   private readonly now: () => number;
@@ -51,6 +74,7 @@ export class RepoLibrary {
     this.watcher = new RepoWatcher({
       ...options.watch,
       read: options.read ?? readRepoSummary,
+      ...(options.readWorkingCopy && { readWorkingCopy: options.readWorkingCopy }),
       onState: (root, state) => this.onState(root, state),
     });
   }
@@ -59,9 +83,11 @@ export class RepoLibrary {
   load(): Promise<void> {
     this.loaded ??= (async () => {
       const file = await this.json.read();
+      if (file?.settings) this.current = file.settings;
       for (const entry of file?.repos ?? []) {
         if (this.rows.has(entry.path)) continue;
         this.rows.set(entry.path, emptyRow(entry));
+        if (entry.heads) this.heads.set(entry.path, entry.heads);
         this.watcher.add(entry.path);
       }
     })();
@@ -132,6 +158,57 @@ export class RepoLibrary {
     this.watcher.touch(root);
   }
 
+  async settings(): Promise<LibrarySettings> {
+    await this.load();
+    return { ...this.current };
+  }
+
+  async setSettings(change: Partial<LibrarySettings>): Promise<LibrarySettings> {
+    await this.load();
+    this.current = { ...this.current, ...change };
+    await this.save();
+    return { ...this.current };
+  }
+
+  /** A repository's own background fetch interval; undefined = the library's. */
+  async setFetchInterval(path: string, interval: FetchInterval | undefined): Promise<void> {
+    await this.load();
+    const row = this.rows.get(resolve(path));
+    if (!row) throw new SluiceError('USAGE', `${path} is not a repository of the library`);
+    if (interval === undefined) delete row.fetchInterval;
+    else row.fetchInterval = interval;
+    this.markChanged(row.path);
+    await this.save();
+  }
+
+  /** Shown while a fetch of the row runs or waits. */
+  setFetching(path: string, fetching: boolean): void {
+    const row = this.rows.get(resolve(path));
+    if (!row || (row.fetching ?? false) === fetching) return;
+    if (fetching) row.fetching = true;
+    else delete row.fetching;
+    this.markChanged(row.path);
+  }
+
+  /** A fetch ended: its counts (with the heads they are for) or its error. */
+  noteFetch(path: string, result: FetchResult, heads?: FetchHeads): void {
+    const root = resolve(path);
+    const row = this.rows.get(root);
+    if (!row) return;
+    row.fetch = result;
+    if (heads) this.heads.set(root, heads);
+    this.markChanged(root);
+    void this.save();
+  }
+
+  /** The heads and incoming count of the last successful fetch, for fetchCounts' `previous`. */
+  previousFetch(path: string): (FetchHeads & { incoming: number }) | undefined {
+    const root = resolve(path);
+    const fetch = this.rows.get(root)?.fetch;
+    const heads = this.heads.get(root);
+    return fetch && 'incoming' in fetch && heads ? { ...heads, incoming: fetch.incoming } : undefined;
+  }
+
   /** Resolves when the watcher has nothing pending (tests). */
   settled(): Promise<void> {
     return this.watcher.settled();
@@ -139,6 +216,15 @@ export class RepoLibrary {
 
   get reads(): number {
     return this.watcher.reads;
+  }
+
+  /** The watcher's counters: summary and working-copy reads, repositories watched and polled. */
+  watchStats(): { reads: number; workingCopyReads: number; watched: number; polled: number } {
+    return {
+      reads: this.watcher.reads,
+      workingCopyReads: this.watcher.workingCopyReads,
+      ...this.watcher.counts(),
+    };
   }
 
   async dispose(): Promise<void> {
@@ -158,8 +244,10 @@ export class RepoLibrary {
       status: state.status,
       readAt: this.now(),
     };
-    if (row.lastPullAt !== undefined) next.lastPullAt = row.lastPullAt;
+    for (const k of ['lastPullAt', 'fetch', 'fetching', 'fetchInterval', 'workingCopy'] as const)
+      if (row[k] !== undefined) Object.assign(next, { [k]: row[k] });
     if (state.status === 'ok') {
+      if (state.workingCopy) next.workingCopy = state.workingCopy;
       const s = state.summary;
       Object.assign(next, {
         tip: s.tip,
@@ -200,13 +288,19 @@ export class RepoLibrary {
   }
 
   private save(): Promise<void> {
-    const repos: LibraryEntry[] = [...this.rows.values()].map((r) => ({
-      path: r.path,
-      addedAt: r.addedAt,
-      origin: r.origin,
-      ...(r.lastPullAt !== undefined && { lastPullAt: r.lastPullAt }),
-    }));
-    return this.json.write({ version: LIBRARY_FILE_VERSION, repos });
+    const repos: LibraryEntry[] = [...this.rows.values()].map((r) => {
+      const heads = this.heads.get(r.path);
+      return {
+        path: r.path,
+        addedAt: r.addedAt,
+        origin: r.origin,
+        ...(r.lastPullAt !== undefined && { lastPullAt: r.lastPullAt }),
+        ...(r.fetchInterval !== undefined && { fetchInterval: r.fetchInterval }),
+        ...(r.fetch !== undefined && { fetch: r.fetch }),
+        ...(heads && { heads }),
+      };
+    });
+    return this.json.write({ version: LIBRARY_FILE_VERSION, repos, settings: this.current });
   }
 }
 
@@ -235,5 +329,47 @@ function parseLibraryFile(value: unknown): LibraryFile {
       typeof r.addedAt === 'number' &&
       (r.origin === 'clone' || r.origin === 'apply' || r.origin === 'user'),
   );
-  return { version: v.version, repos: repos.map((r) => ({ ...r, path: resolve(r.path) })) };
+  return {
+    version: v.version,
+    repos: repos.map((r) => {
+      const entry: LibraryEntry = { path: resolve(r.path), addedAt: r.addedAt, origin: r.origin };
+      if (typeof r.lastPullAt === 'number') entry.lastPullAt = r.lastPullAt;
+      if (FETCH_INTERVALS.includes(r.fetchInterval as FetchInterval)) entry.fetchInterval = r.fetchInterval!;
+      if (isFetchResult(r.fetch)) entry.fetch = r.fetch;
+      if (isHeads(r.heads)) entry.heads = r.heads;
+      return entry;
+    }),
+    settings: parseSettings(v.settings),
+  };
+}
+
+function isFetchResult(v: unknown): v is FetchResult {
+  const f = v as Record<string, unknown> | null;
+  if (!f || typeof f !== 'object' || typeof f.at !== 'number') return false;
+  if (typeof f.incoming === 'number') return typeof f.outgoing === 'number';
+  const e = f.error as Record<string, unknown> | undefined;
+  return !!e && typeof e.code === 'string' && typeof e.message === 'string';
+}
+
+const HEX40 = /^[0-9a-f]{40}$/;
+function isHeads(v: unknown): v is FetchHeads {
+  const h = v as Record<string, unknown> | null;
+  const list = (x: unknown): boolean =>
+    Array.isArray(x) && x.length <= 10_000 && x.every((n) => typeof n === 'string' && HEX40.test(n));
+  return !!h && typeof h === 'object' && list(h.remoteHeads) && list(h.localHeads);
+}
+
+/** Settings as stored, each out-of-range value replaced by its default. */
+function parseSettings(v: unknown): LibrarySettings {
+  const s = (v && typeof v === 'object' ? v : {}) as Record<string, unknown>;
+  const d = DEFAULT_LIBRARY_SETTINGS;
+  const count = (x: unknown, dflt: number): number =>
+    Number.isInteger(x) && (x as number) >= 1 && (x as number) <= 16 ? (x as number) : dflt;
+  return {
+    fetchInterval: FETCH_INTERVALS.includes(s.fetchInterval as FetchInterval)
+      ? (s.fetchInterval as FetchInterval)
+      : d.fetchInterval,
+    fetchConcurrency: count(s.fetchConcurrency, d.fetchConcurrency),
+    maxTransfers: count(s.maxTransfers, d.maxTransfers),
+  };
 }

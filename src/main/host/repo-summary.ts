@@ -20,30 +20,33 @@ export interface RepoSummary {
 export interface RepoFiles {
   /** absolute paths, watched by stat */
   files: string[];
-  /** directories to watch for events, with the names in each that matter */
-  dirs: { dir: string; names: string[] }[];
+  /** paths relative to the root (with `/`) whose events matter inside `.hg` */
+  hgEvents: Set<string>;
 }
 
 export type RepoReader = (root: string) => Promise<RepoSummary>;
 
-/** The files of the filecache: changelog (+ data, nodemap docket), bookmarks, phaseroots, dirstate, hgrc. */
+/**
+ * The files of the filecache: changelog (+ data, nodemap docket), bookmarks, phaseroots, dirstate,
+ * hgrc, plus the working copy's branch and active bookmark. Bookmarks live in the store with
+ * `bookmarksinstore`; the locks are events too (their removal ends a write).
+ */
 export function repoFiles(root: string): RepoFiles {
-  const hg = join(root, '.hg');
-  const store = join(hg, 'store');
-  const hgNames = ['dirstate', 'bookmarks', 'hgrc', 'requires', 'wlock', 'store'];
-  // bookmarks live in the store with `bookmarksinstore`; a pre-store repository keeps revlogs in .hg
-  const storeNames = ['00changelog.i', '00changelog.d', '00changelog.n', 'phaseroots', 'bookmarks', 'lock'];
+  const storeNames = ['00changelog.i', '00changelog.d', '00changelog.n', 'phaseroots', 'bookmarks'];
+  const hgNames = ['dirstate', 'bookmarks', 'bookmarks.current', 'branch', 'hgrc', 'requires'];
   return {
     files: [
-      ...['00changelog.i', '00changelog.d', '00changelog.n', 'phaseroots', 'bookmarks'].map((n) =>
-        join(store, n),
-      ),
-      ...['dirstate', 'bookmarks', 'hgrc', 'requires'].map((n) => join(hg, n)),
+      ...storeNames.map((n) => join(root, '.hg', 'store', n)),
+      ...hgNames.map((n) => join(root, '.hg', n)),
     ],
-    dirs: [
-      { dir: hg, names: hgNames },
-      { dir: store, names: storeNames },
-    ],
+    hgEvents: new Set([
+      '.hg',
+      '.hg/store',
+      '.hg/wlock',
+      '.hg/store/lock',
+      ...storeNames.map((n) => `.hg/store/${n}`),
+      ...hgNames.map((n) => `.hg/${n}`),
+    ]),
   };
 }
 

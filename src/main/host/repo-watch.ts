@@ -1,30 +1,39 @@
 // Live repository state the way hg's filecache keeps a cached property (scmutil.filecache,
 // filecachesubentry): a repository's summary is reused while the stat of each file it depends on
 // (size, inode, mtime and ctime in nanoseconds) is unchanged, and read again the moment one changed.
-// Changes are noticed by fs.watch on `.hg` and `.hg/store` (hg replaces dirstate, bookmarks and
-// phaseroots by rename, so the directories are watched, not the files), debounced, and by a slow
-// poll for file systems without events; either only compares stats, so an unchanged repository is
-// never read again. While hg holds `.hg/wlock` or `.hg/store/lock` it is mid-write: the read waits
-// for the lock's release (its removal is an event too), so one `hg commit` is one read.
+// Changes are noticed by one recursive fs.watch per repository: an event inside `.hg` counts only
+// for the files the summary depends on (hg replaces them by rename, so names, not handles, are
+// compared), and any event outside `.hg` means the working copy changed (its status is read again
+// when a working-copy reader is given). Only a repository whose watch failed is polled, with a
+// back-off while nothing changes, all on one timer: an idle library with working events costs no
+// timer at all. While hg holds `.hg/wlock` or `.hg/store/lock` it is mid-write: the read waits for
+// the lock's release (its removal is an event too), so one `hg commit` is one read.
 
 import { watch, type FSWatcher } from 'node:fs';
 import { lstat, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { lockFiles, repoFiles, type RepoReader, type RepoSummary } from './repo-summary';
+import type { WorkingCopyState } from '../../shared/library';
 
 export type RepoState =
-  | { status: 'ok'; summary: RepoSummary }
+  | { status: 'ok'; summary: RepoSummary; workingCopy?: WorkingCopyState }
   | { status: 'missing'; problem: string }
   | { status: 'unreadable'; problem: string };
 
+export type WorkingCopyReader = (root: string) => Promise<WorkingCopyState>;
+
 export interface RepoWatcherOptions {
   read: RepoReader;
+  /** hg status's counts, branch and bookmark; absent = the working copy is not looked at */
+  readWorkingCopy?: WorkingCopyReader;
   /** called after each read, and when a repository disappears or returns */
   onState: (root: string, state: RepoState) => void;
   /** quiet time after a file-system event before the stats are compared */
   debounceMs?: number;
-  /** the fallback poll: every repository's stats compared at this interval (0 = no poll) */
+  /** the first poll interval of a repository without events (0 = no poll) */
   pollMs?: number;
+  /** the poll interval doubles while nothing changes, up to this */
+  maxPollMs?: number;
   /** how often a locked repository is looked at again, and how long a lock is waited for at most */
   lockRetryMs?: number;
   lockWaitMs?: number;
@@ -37,13 +46,21 @@ interface Watched {
   /** the stat signature the current state was read at; undefined = never read */
   signature?: string;
   status?: RepoState['status'];
-  watchers: FSWatcher[];
+  summary?: RepoSummary;
+  /** an event outside .hg since the working copy was last read */
+  workingCopyChanged: boolean;
+  /** the last working-copy state read, as JSON: a poll that reads the same again is no change */
+  workingCopyKey?: string;
+  watcher?: FSWatcher;
   timer?: ReturnType<typeof setTimeout>;
   checking: boolean;
   /** an event arrived while checking: check again after */
   again: boolean;
   lockedSince?: number;
   removed: boolean;
+  /** polled repositories (no watcher): when next, and the current interval */
+  pollAt: number;
+  pollEvery: number;
 }
 
 export class RepoWatcher {
@@ -52,29 +69,37 @@ export class RepoWatcher {
   private readonly lockRetryMs: number;
   private readonly lockWaitMs: number;
   private readonly useEvents: boolean;
-  private pollTimer?: ReturnType<typeof setInterval>;
-  private polling = false;
-  /** reads done, for diagnostics */
+  private readonly pollMs: number;
+  private readonly maxPollMs: number;
+  private pollTimer?: ReturnType<typeof setTimeout>;
+  private pollTimerAt = Infinity;
+  /** summary reads and working-copy reads done, for diagnostics and tests */
   reads = 0;
+  workingCopyReads = 0;
 
   constructor(private readonly options: RepoWatcherOptions) {
     this.debounceMs = options.debounceMs ?? 100;
     this.lockRetryMs = options.lockRetryMs ?? 100;
     this.lockWaitMs = options.lockWaitMs ?? 30_000;
     this.useEvents = options.useEvents ?? true;
-    const pollMs = options.pollMs ?? 5000;
-    if (pollMs > 0) {
-      this.pollTimer = setInterval(() => void this.poll(), pollMs);
-      this.pollTimer.unref?.();
-    }
+    this.pollMs = options.pollMs ?? 5000;
+    this.maxPollMs = Math.max(this.pollMs, options.maxPollMs ?? 300_000);
   }
 
   /** Starts watching `root` and reads it once. */
   add(root: string): void {
     if (this.repos.has(root)) return;
-    const w: Watched = { root, watchers: [], checking: false, again: false, removed: false };
+    const w: Watched = {
+      root,
+      workingCopyChanged: true,
+      checking: false,
+      again: false,
+      removed: false,
+      pollAt: Infinity,
+      pollEvery: this.pollMs,
+    };
     this.repos.set(root, w);
-    this.attachWatchers(w);
+    this.attachWatcher(w);
     void this.check(w);
   }
 
@@ -92,17 +117,30 @@ export class RepoWatcher {
     if (w) this.schedule(w, 0);
   }
 
+  /** Repositories watched by events, and polled ones (diagnostics, tests). */
+  counts(): { watched: number; polled: number } {
+    let watched = 0;
+    for (const w of this.repos.values()) if (w.watcher) watched++;
+    return { watched, polled: this.repos.size - watched };
+  }
+
+  /** The current poll interval of a polled repository (diagnostics, tests); undefined when watched. */
+  pollInterval(root: string): number | undefined {
+    const w = this.repos.get(root);
+    return w && !w.watcher ? w.pollEvery : undefined;
+  }
+
   /** Resolves when no check is pending or running (tests). */
   async settled(): Promise<void> {
     for (;;) {
       const busy = [...this.repos.values()].some((w) => w.checking || w.timer !== undefined);
-      if (!busy && !this.polling) return;
+      if (!busy) return;
       await new Promise((r) => setTimeout(r, 10));
     }
   }
 
   dispose(): void {
-    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.pollTimer) clearTimeout(this.pollTimer);
     for (const w of this.repos.values()) {
       w.removed = true;
       this.detach(w);
@@ -110,27 +148,39 @@ export class RepoWatcher {
     this.repos.clear();
   }
 
-  private attachWatchers(w: Watched): void {
-    if (!this.useEvents || w.watchers.length > 0) return;
-    for (const { dir, names } of repoFiles(w.root).dirs) {
-      try {
-        const watcher = watch(dir, { persistent: false }, (_type, name) => {
-          if (name === null || names.includes(String(name))) this.schedule(w, this.debounceMs);
-        });
-        // The directory went away (repository deleted or moved): the poll notices its return.
-        watcher.on('error', () => this.detach(w));
-        w.watchers.push(watcher);
-      } catch {
-        // no such directory yet (a repository without a store, or missing): the poll covers it
-      }
+  private attachWatcher(w: Watched): void {
+    if (!this.useEvents || w.watcher || w.removed) return;
+    const { hgEvents } = repoFiles(w.root);
+    try {
+      const watcher = watch(w.root, { persistent: false, recursive: true }, (_type, name) => {
+        const rel = name === null ? null : String(name).split(sep).join('/');
+        if (rel === null || !(rel === '.hg' || rel.startsWith('.hg/'))) w.workingCopyChanged = true;
+        else if (!hgEvents.has(rel)) return; // caches, journals, revlogs of files: not the summary's
+        this.schedule(w, this.debounceMs);
+      });
+      // The root went away (repository deleted or moved): the poll notices its return.
+      watcher.on('error', () => {
+        this.detachWatcher(w);
+        this.schedule(w, 0);
+      });
+      w.watcher = watcher;
+      w.pollAt = Infinity;
+    } catch {
+      // no such folder, no recursive watch on this system, or out of watches: polled instead
+      this.planPoll(w, false);
     }
+  }
+
+  private detachWatcher(w: Watched): void {
+    w.watcher?.close();
+    w.watcher = undefined;
   }
 
   private detach(w: Watched): void {
     if (w.timer) clearTimeout(w.timer);
     w.timer = undefined;
-    for (const watcher of w.watchers) watcher.close();
-    w.watchers = [];
+    w.pollAt = Infinity;
+    this.detachWatcher(w);
   }
 
   private schedule(w: Watched, delayMs: number): void {
@@ -146,71 +196,114 @@ export class RepoWatcher {
     }, delayMs);
   }
 
-  private async poll(): Promise<void> {
-    if (this.polling) return;
-    this.polling = true;
-    try {
-      const all = [...this.repos.values()].filter((w) => !w.checking && w.timer === undefined);
-      // a few at a time: a poll of hundreds of repositories stays a trickle of stat calls
-      for (let i = 0; i < all.length; i += 16)
-        await Promise.all(all.slice(i, i + 16).map((w) => this.check(w)));
-    } finally {
-      this.polling = false;
-    }
+  /** A repository without events is looked at again later: sooner after a change, later and later without. */
+  private planPoll(w: Watched, changed: boolean): void {
+    if (w.removed || w.watcher || this.pollMs <= 0) return;
+    w.pollEvery = changed ? this.pollMs : Math.min(this.maxPollMs, w.pollEvery * 2);
+    w.pollAt = Date.now() + w.pollEvery;
+    this.armPollTimer();
+  }
+
+  /** One timer for every polled repository, set for the earliest of them. */
+  private armPollTimer(): void {
+    let next = Infinity;
+    for (const w of this.repos.values()) if (!w.watcher && w.pollAt < next) next = w.pollAt;
+    if (next === this.pollTimerAt) return;
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    this.pollTimer = undefined;
+    this.pollTimerAt = next;
+    if (next === Infinity) return;
+    this.pollTimer = setTimeout(() => this.pollDue(), Math.max(0, next - Date.now()));
+    this.pollTimer.unref?.();
+  }
+
+  private pollDue(): void {
+    this.pollTimer = undefined;
+    this.pollTimerAt = Infinity;
+    const now = Date.now();
+    for (const w of this.repos.values())
+      if (!w.watcher && w.pollAt <= now) {
+        w.pollAt = Infinity;
+        // no events: the working copy may have changed unseen
+        w.workingCopyChanged = true;
+        this.schedule(w, 0);
+      }
+    this.armPollTimer();
   }
 
   private async check(w: Watched): Promise<void> {
     if (w.removed || w.checking) return;
     w.checking = true;
     w.again = false;
-    let locked = false;
+    let result: CheckResult = 'unchanged';
     try {
-      locked = await this.checkOnce(w);
+      result = await this.checkOnce(w);
     } finally {
       w.checking = false;
     }
     if (w.removed) return;
-    if (locked) this.schedule(w, this.lockRetryMs);
+    if (result === 'locked') this.schedule(w, this.lockRetryMs);
     else if (w.again) this.schedule(w, this.debounceMs);
+    else this.planPoll(w, result === 'changed');
   }
 
-  /** true: the repository is locked, look again soon */
-  private async checkOnce(w: Watched): Promise<boolean> {
+  private async checkOnce(w: Watched): Promise<CheckResult> {
     const presence = await repoPresence(w.root);
     if (presence !== 'ok') {
-      this.detach(w);
-      if (w.status !== presence.status || w.signature !== undefined) {
-        w.signature = undefined;
-        w.status = presence.status;
-        this.options.onState(w.root, presence);
-      }
-      return false;
+      this.detachWatcher(w);
+      w.workingCopyChanged = true;
+      if (w.status === presence.status && w.signature === undefined) return 'unchanged';
+      w.signature = undefined;
+      w.status = presence.status;
+      this.options.onState(w.root, presence);
+      return 'changed';
     }
-    this.attachWatchers(w);
+    this.attachWatcher(w);
     // The stat is taken before the read: a change during the read makes the next check differ.
     const signature = await statSignature(w.root);
-    if (signature === w.signature) return false;
+    const repoChanged = signature !== w.signature;
+    const readWorkingCopy = this.options.readWorkingCopy;
+    const wcChanged = readWorkingCopy !== undefined && (w.workingCopyChanged || repoChanged);
+    if (!repoChanged && !wcChanged) return 'unchanged';
     if (await isLocked(w.root)) {
       const now = Date.now();
       w.lockedSince ??= now;
-      if (now - w.lockedSince < this.lockWaitMs) return true;
+      if (now - w.lockedSince < this.lockWaitMs) return 'locked';
       // a lock older than lockWaitMs: hg died holding it (hg would say "waiting for lock"); read anyway
     }
     w.lockedSince = undefined;
     w.signature = signature;
+    w.workingCopyChanged = false;
     let state: RepoState;
+    let changed = repoChanged;
     try {
-      this.reads++;
-      state = { status: 'ok', summary: await this.options.read(w.root) };
+      if (repoChanged || !w.summary) {
+        this.reads++;
+        w.summary = await this.options.read(w.root);
+      }
+      state = { status: 'ok', summary: w.summary };
+      if (wcChanged) {
+        this.workingCopyReads++;
+        state.workingCopy = await readWorkingCopy(w.root).catch((e: unknown): WorkingCopyState => ({
+          problem: (e as Error).message,
+        }));
+        const key = JSON.stringify(state.workingCopy);
+        if (key !== w.workingCopyKey) changed = true;
+        w.workingCopyKey = key;
+      }
     } catch (e) {
+      w.summary = undefined;
+      changed = true;
       state = { status: 'unreadable', problem: (e as Error).message };
     }
-    if (w.removed) return false;
+    if (w.removed || (!changed && w.status === state.status)) return 'unchanged';
     w.status = state.status;
     this.options.onState(w.root, state);
-    return false;
+    return 'changed';
   }
 }
+
+type CheckResult = 'unchanged' | 'changed' | 'locked';
 
 /** `ok`, or why the repository is not there. */
 async function repoPresence(root: string): Promise<'ok' | Exclude<RepoState, { status: 'ok' }>> {

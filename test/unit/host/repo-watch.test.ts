@@ -1,0 +1,106 @@
+// RepoWatcher on real repositories and real file-system events: a working-copy edit is one status
+// read, writes inside .hg that the summary does not depend on are no read at all, a watched
+// library has no poll, and a repository without events is polled with a back-off.
+
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RepoWatcher, type RepoState } from '../../../src/main/host/repo-watch';
+import { readRepoSummary } from '../../../src/main/host/repo-summary';
+import { workingCopySummary } from '../../../src/main/engine/operations/status/summary';
+import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../support/env';
+
+const makeTempDir = tempDirMaker('repo-watch');
+const cleanup: (() => void)[] = [];
+afterEach(() => {
+  for (const f of cleanup.splice(0).reverse()) f();
+});
+
+function repoWithCommit(label: string): string {
+  const dir = makeTempDir(label);
+  cleanup.push(() => removeDir(dir));
+  const repo = join(dir, 'repo');
+  expect(hgSync(['init', repo]).status).toBe(0);
+  writeFileSync(join(repo, 'a.txt'), 'a\n');
+  expect(hgSync(['commit', '-q', '-A', '-m', 'one'], repo).status).toBe(0);
+  return repo;
+}
+
+/**
+ * No check pending, after letting late events in: the first status may write fixed-up entries
+ * into the dirstate (as hg status does), and that write is one more summary read.
+ */
+async function quiet(watcher: RepoWatcher): Promise<void> {
+  await watcher.settled();
+  await new Promise((r) => setTimeout(r, 300));
+  await watcher.settled();
+}
+
+function watcherOf(options: { useEvents?: boolean; pollMs?: number; maxPollMs?: number } = {}) {
+  const states: RepoState[] = [];
+  const watcher = new RepoWatcher({
+    read: readRepoSummary,
+    readWorkingCopy: workingCopySummary,
+    onState: (_root, s) => states.push(s),
+    debounceMs: 30,
+    pollMs: options.pollMs ?? 0,
+    ...options,
+  });
+  cleanup.push(() => watcher.dispose());
+  const last = () => states.at(-1);
+  return { watcher, states, last };
+}
+
+describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
+  it('a working-copy edit is seen by its event and read as hg status counts; .hg caches are ignored', async () => {
+    const repo = repoWithCommit('events');
+    const { watcher, last } = watcherOf();
+    watcher.add(repo);
+    await expect.poll(() => last()?.status).toBe('ok');
+    expect(last()).toMatchObject({ workingCopy: { modified: 0, unknown: 0, branch: 'default' } });
+    expect(watcher.counts()).toEqual({ watched: 1, polled: 0 });
+    await quiet(watcher);
+    const before = { reads: watcher.reads, wc: watcher.workingCopyReads };
+
+    writeFileSync(join(repo, 'a.txt'), 'changed\n');
+    writeFileSync(join(repo, 'b.txt'), 'new\n');
+    await expect
+      .poll(
+        () =>
+          last()?.status === 'ok' &&
+          last()!.status === 'ok' &&
+          (last() as { workingCopy?: object }).workingCopy,
+      )
+      .toMatchObject({ modified: 1, unknown: 1 });
+    await quiet(watcher);
+    // the edit changed nothing the summary depends on: only the working copy was read again
+    expect(watcher.reads).toBe(before.reads);
+    expect(watcher.workingCopyReads).toBeGreaterThan(before.wc);
+
+    const settledReads = { reads: watcher.reads, wc: watcher.workingCopyReads };
+    mkdirSync(join(repo, '.hg', 'cache'), { recursive: true });
+    writeFileSync(join(repo, '.hg', 'cache', 'noise'), 'x');
+    // a write the watcher does see (the active bookmark), after the ignored one
+    writeFileSync(join(repo, '.hg', 'bookmarks.current'), 'feature');
+    await expect
+      .poll(() => (last() as { workingCopy?: { bookmark?: string } }).workingCopy?.bookmark)
+      .toBe('feature');
+    await quiet(watcher);
+    expect(watcher.reads).toBe(settledReads.reads + 1);
+  });
+
+  it('a repository without events is polled, backing off while nothing changes, and sooner after a change', async () => {
+    const repo = repoWithCommit('poll');
+    const { watcher, last } = watcherOf({ useEvents: false, pollMs: 20, maxPollMs: 160 });
+    watcher.add(repo);
+    await expect.poll(() => last()?.status).toBe('ok');
+    expect(watcher.counts()).toEqual({ watched: 0, polled: 1 });
+    await expect.poll(() => watcher.pollInterval(repo)).toBe(160);
+    writeFileSync(join(repo, 'a.txt'), 'edited\n');
+    await expect
+      .poll(() => (last() as { workingCopy?: { modified?: number } }).workingCopy?.modified)
+      .toBe(1);
+    // the poll that found the change starts the back-off over (it then grows again)
+    expect(watcher.pollInterval(repo)).toBeLessThan(160);
+  });
+});
