@@ -10,7 +10,9 @@ import {
   ipcMain,
   Menu,
   nativeTheme,
+  net,
   Notification,
+  powerMonitor,
   powerSaveBlocker,
   safeStorage,
   session,
@@ -26,6 +28,8 @@ import { contentSecurityPolicy } from './host/csp';
 import { defaultCloneDir } from './host/data-dir';
 import { DEEP_LINK_SCHEME, deepLinkFromArgv, parseBundleFile, parseDeepLink } from './host/deep-link';
 import { EngineHost, toInvokeFailure, type HostPlatform } from './host/engine-host';
+import type { PowerState } from './host/fetch-scheduler';
+import type { IncomingNotice } from '../shared/library';
 import { JobIndicators, type EndedJob } from './host/job-indicators';
 import { RENDERER_CRASH_POLICY, RendererCrashPolicy, rendererGaveUpPage } from './host/renderer-crashes';
 import { openTerminal } from './host/terminal';
@@ -109,6 +113,8 @@ async function start(): Promise<void> {
       ? join(process.resourcesPath, 'sample', 'sample.hg')
       : join(app.getAppPath(), 'build', 'sample', 'sample.hg'),
     worker: { script: join(here, 'engine-worker.js') },
+    power: electronPower(),
+    notifyIncoming: (notice) => notifyIncoming(notice),
   });
   indicators = new JobIndicators(
     (state) => {
@@ -405,6 +411,37 @@ function setPowerSaveBlock(on: boolean): void {
     powerSaveBlocker.stop(powerSaveBlockerId);
     powerSaveBlockerId = null;
   }
+}
+
+/** The background fetch's pause: on battery (powerMonitor) or offline (net.isOnline, looked at per round). */
+function electronPower(): PowerState {
+  return {
+    onBattery: () => powerMonitor.isOnBatteryPower(),
+    online: () => net.isOnline(),
+    onChange: (listener) => {
+      powerMonitor.on('on-ac', listener);
+      powerMonitor.on('on-battery', listener);
+      return () => {
+        powerMonitor.off('on-ac', listener);
+        powerMonitor.off('on-battery', listener);
+      };
+    },
+  };
+}
+
+function notifyIncoming(notice: IncomingNotice): void {
+  if (!Notification.isSupported()) return;
+  const n = new Notification({
+    title: `${notice.name}: ${notice.incoming} incoming changeset${notice.incoming === 1 ? '' : 's'}`,
+    body: notice.path,
+  });
+  n.on('click', () => {
+    if (mainWindow && !mainWindow.isDestroyed()) {
+      if (mainWindow.isMinimized()) mainWindow.restore();
+      mainWindow.focus();
+    }
+  });
+  n.show();
 }
 
 function notifyEnded(job: EndedJob): void {

@@ -5,7 +5,14 @@
 import type { AppState } from './app-state';
 import type { SluiceEvent } from './events';
 import type { BundleInfo, JobRequest, PartialDownloadInfo, ServerInfo } from './jobs';
-import type { DestinationCheck, LibraryUpdate, RepoRow } from './library';
+import type {
+  DestinationCheck,
+  FetchInterval,
+  IncomingNotice,
+  LibrarySettings,
+  LibraryUpdate,
+  RepoRow,
+} from './library';
 
 export interface JobSummary {
   jobId: string;
@@ -13,6 +20,8 @@ export interface JobSummary {
   state: 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
   startedAt: number;
   endedAt?: number;
+  /** a queued job's place in the queue (0 = next to start) */
+  queuePosition?: number;
 }
 
 /**
@@ -101,6 +110,8 @@ export interface InvokeMap {
   'job:start': { args: [request: JobRequest, label?: string]; result: { jobId: string } };
   'job:cancel': { args: [jobId: string]; result: void };
   'job:list': { args: []; result: JobSummary[] };
+  /** moves a queued job to `position` in the queue (0 = next to start) */
+  'job:move': { args: [jobId: string, position: number]; result: void };
   /**
    * Lines [from, from + count) of a job's debug log (at most 2000), or of its lines matching
    * `query` (case-insensitive); running or finished, this session or an earlier one.
@@ -145,6 +156,14 @@ export interface InvokeMap {
   'state:get': { args: []; result: AppState };
   /** replaces the parts of the saved state it names */
   'state:set': { args: [patch: AppState]; result: void };
+  /** fetches one library repository now: incoming and outgoing counts, nothing pulled */
+  'library:fetch': { args: [path: string]; result: void };
+  /** fetches every library repository with a source, a bounded number at once */
+  'library:fetchAll': { args: []; result: void };
+  'library:settings': { args: []; result: LibrarySettings };
+  'library:setSettings': { args: [change: Partial<LibrarySettings>]; result: LibrarySettings };
+  /** a repository's own background fetch interval; null = the library's */
+  'library:setFetchInterval': { args: [path: string, interval: FetchInterval | null]; result: void };
 }
 
 /** Pushes (host -> renderer). Events arrive batched: at most ~20 messages per second per job. */
@@ -166,6 +185,8 @@ export interface PushMap {
    * WebSocket's close and open); Electron's renderer is never cut off from its host.
    */
   'host:connection': { connected: boolean };
+  /** a background fetch found new changesets (the web host's notification; Electron shows its own) */
+  'library:incoming': IncomingNotice;
 }
 
 export type InvokeChannel = keyof InvokeMap;
@@ -191,6 +212,7 @@ const INVOKE: Record<InvokeChannel, true> = {
   'job:start': true,
   'job:cancel': true,
   'job:list': true,
+  'job:move': true,
   'job:log': true,
   'job:exportLog': true,
   'bundle:inspect': true,
@@ -211,6 +233,11 @@ const INVOKE: Record<InvokeChannel, true> = {
   'library:openTerminal': true,
   'library:copySource': true,
   'dest:check': true,
+  'library:fetch': true,
+  'library:fetchAll': true,
+  'library:settings': true,
+  'library:setSettings': true,
+  'library:setFetchInterval': true,
   'credentials:list': true,
   'credentials:forget': true,
   'downloads:list': true,
@@ -227,6 +254,7 @@ const PUSH: Record<PushChannel, true> = {
   'app:command': true,
   'library:update': true,
   'host:connection': true,
+  'library:incoming': true,
 };
 export const INVOKE_CHANNELS: readonly InvokeChannel[] = Object.freeze(
   Object.keys(INVOKE) as InvokeChannel[],

@@ -43,9 +43,9 @@ export interface WorkingCopyCounts {
 /** A row's working copy, or why it could not be read (an unsupported requirement, a lock). */
 export type WorkingCopyState = WorkingCopyCounts | { problem: string };
 
-/** Background fetch interval in minutes; 0 = off. */
-export type FetchInterval = 0 | 5 | 15 | 60;
-export const FETCH_INTERVALS: readonly FetchInterval[] = [0, 5, 15, 60];
+/** Background fetch intervals in minutes; 0 = off. */
+export const FETCH_INTERVALS = [0, 5, 15, 60] as const;
+export type FetchInterval = (typeof FETCH_INTERVALS)[number];
 
 /** The last fetch of a row: what hg incoming and hg outgoing would count, or why it failed. */
 export type FetchResult =

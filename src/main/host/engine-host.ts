@@ -15,6 +15,12 @@ import { SampleRepository } from './sample-repository';
 import { validateInvoke } from './validate';
 import { checkDestination } from './destination-check';
 import { RepoLibrary, type RepoLibraryOptions } from './repo-library';
+import {
+  FetchScheduler,
+  type FetchSchedulerOptions,
+  type IncomingNotifier,
+  type PowerState,
+} from './fetch-scheduler';
 import { CredentialStore, type CredentialCipher } from './credential-store';
 import { changeDirectoryCommand } from './terminal';
 import { TypedEmitter } from './typed-emitter';
@@ -64,8 +70,14 @@ export interface EngineHostOptions {
   createWorker?: (start: WorkerStartData) => EngineWorkerLike;
   maxConcurrentJobs?: number;
   cancelGraceMs?: number;
-  /** tests: the library's reader and watcher timings */
-  library?: Pick<RepoLibraryOptions, 'read' | 'watch' | 'batchMs'>;
+  /** tests: the library's readers and watcher timings */
+  library?: Pick<RepoLibraryOptions, 'read' | 'readWorkingCopy' | 'watch' | 'batchMs'>;
+  /** battery and network state for the background fetch (Electron's powerMonitor); default: on AC, online */
+  power?: PowerState;
+  /** changesets arrived on a background fetch (Electron: a system notification); default: a `library:incoming` push */
+  notifyIncoming?: IncomingNotifier;
+  /** tests: the background fetch's clock */
+  fetchClock?: FetchSchedulerOptions['clock'];
 }
 
 export type InvokeHandlers = {
@@ -89,6 +101,7 @@ export class EngineHost {
   readonly logs: JobLogStore;
   readonly sample: SampleRepository;
   readonly library: RepoLibrary;
+  readonly fetches: FetchScheduler;
   readonly credentials: CredentialStore;
   readonly state: AppStateStore;
   private readonly pushes = new TypedEmitter<{ push: [message: PushMessage] }>();
@@ -140,7 +153,19 @@ export class EngineHost {
     this.library = new RepoLibrary({
       file: join(options.dataDir, 'library.json'),
       onUpdate: (update) => this.pushes.emit('push', { channel: 'library:update', payload: update }),
+      // hg status runs on the engine worker: its reads are synchronous and may be many
+      readWorkingCopy: (root) => this.jobs.query({ kind: 'summary', repo: root }),
       ...options.library,
+    });
+    this.fetches = new FetchScheduler({
+      library: this.library,
+      fetch: (repo, previous) =>
+        this.jobs.query({ kind: 'fetch', request: { repo, ...(previous && { previous }) } }),
+      ...(options.power && { power: options.power }),
+      notify:
+        options.notifyIncoming ??
+        ((notice) => this.pushes.emit('push', { channel: 'library:incoming', payload: notice })),
+      ...(options.fetchClock && { clock: options.fetchClock }),
     });
     this.jobs.onPush((message) => {
       if (message.channel === 'job:state') {
@@ -161,6 +186,7 @@ export class EngineHost {
       'job:start': async (request, label) => this.jobs.start(request, label),
       'job:cancel': async (jobId) => this.jobs.cancel(jobId),
       'job:list': async () => this.jobs.list(),
+      'job:move': async (jobId, position) => this.jobs.move(jobId, position),
       'job:log': (jobId, from, count, query) => this.logs.page(jobId, from, count, query),
       'job:exportLog': async (jobId, name, header) => p.writeText(name, await this.logs.text(jobId, header)),
       'bundle:inspect': (path) => api.inspectBundle(path),
@@ -221,6 +247,24 @@ export class EngineHost {
       'dest:check': (path) => checkDestination(path),
       'state:get': () => this.state.get(),
       'state:set': (patch) => this.state.set(patch),
+      'library:fetch': async (path) => {
+        this.assertInLibrary(path);
+        void this.fetches.fetchOne(path);
+      },
+      // the rows show progress (fetching) and results; the call returns once the fetches are queued
+      'library:fetchAll': async () => void this.fetches.fetchAll(),
+      'library:settings': () => this.library.settings(),
+      'library:setSettings': async (change) => {
+        const settings = await this.library.setSettings(change);
+        this.jobs.setMaxConcurrent(settings.maxTransfers);
+        await this.fetches.reschedule();
+        return settings;
+      },
+      'library:setFetchInterval': async (path, interval) => {
+        this.assertInLibrary(path);
+        await this.library.setFetchInterval(path, interval ?? undefined);
+        await this.fetches.reschedule();
+      },
     };
   }
 
@@ -232,7 +276,13 @@ export class EngineHost {
   warmUp(): void {
     this.jobs.warmUp();
     this.sample.get().catch((e: unknown) => console.warn((e as Error).message));
-    this.library.load().catch((e: unknown) => console.warn('library:', (e as Error).message));
+    this.library
+      .load()
+      .then(async () => {
+        this.jobs.setMaxConcurrent((await this.library.settings()).maxTransfers);
+        await this.fetches.reschedule();
+      })
+      .catch((e: unknown) => console.warn('library:', (e as Error).message));
     void this.sweepPreviousRuns();
   }
 
@@ -338,6 +388,7 @@ export class EngineHost {
   }
 
   async dispose(): Promise<void> {
+    this.fetches.dispose();
     await this.jobs.dispose();
     await this.noting;
     await this.library.dispose();

@@ -9,6 +9,7 @@ import * as v from 'valibot';
 import { parseSshUrl } from '../engine/client/ssh-command';
 import { APP_STATE_LIMITS, type AppState } from '../../shared/app-state';
 import type { InvokeChannel, InvokeMap } from '../../shared/ipc';
+import { FETCH_INTERVALS } from '../../shared/library';
 import type {
   ApplyRequest,
   BundleRequest,
@@ -179,6 +180,15 @@ const closer = plainObject({
   simulateCloseMs: v.optional(int(LIMITS.simulateCloseMs)),
 });
 
+const fetchInterval = v.picklist(FETCH_INTERVALS, `expected one of ${FETCH_INTERVALS.join(', ')}`);
+
+/** Library settings: a change names only what it changes. */
+const librarySettingsChange = plainObject({
+  fetchInterval: v.optional(fetchInterval),
+  fetchConcurrency: v.optional(int([1, 16])),
+  maxTransfers: v.optional(int([1, 16])),
+});
+
 const credentialsAnswer = v.nullable(
   plainObject({ user: text(LIMITS.userChars), password: text(LIMITS.passwordChars) }),
 );
@@ -321,6 +331,7 @@ function invokeArgs({ path, jobRequest, appState }: ReturnType<typeof pathSchema
     ]),
     'job:cancel': v.strictTuple([arg('jobId', id)]),
     'job:list': none,
+    'job:move': v.strictTuple([arg('jobId', id), arg('position', int([0, 10_000]))]),
     'job:log': v.strictTuple([
       arg('jobId', id),
       arg('from', int(LIMITS.logLine)),
@@ -370,6 +381,14 @@ function invokeArgs({ path, jobRequest, appState }: ReturnType<typeof pathSchema
     'dest:check': onePath,
     'state:get': none,
     'state:set': v.strictTuple([arg('patch', appState)]),
+    'library:fetch': onePath,
+    'library:fetchAll': none,
+    'library:settings': none,
+    'library:setSettings': v.strictTuple([arg('change', librarySettingsChange)]),
+    'library:setFetchInterval': v.strictTuple([
+      arg('path', path),
+      arg('interval', v.nullable(fetchInterval)),
+    ]),
   } satisfies Record<InvokeChannel, v.GenericSchema<unknown[]>>;
 }
 

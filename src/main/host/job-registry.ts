@@ -124,7 +124,7 @@ export class JobRegistry {
   /** requestId -> the job and URL that asked */
   private readonly credentialRequests = new Map<string, { jobId: string; url: string }>();
   private readonly events = new TypedEmitter<RegistryEvents>();
-  private readonly maxConcurrent: number;
+  private maxConcurrent: number;
   private readonly cancelGraceMs: number;
   private readonly now: () => number;
   private readonly slots = new Set<WorkerSlot>();
@@ -195,7 +195,35 @@ export class JobRegistry {
   }
 
   list(): JobSummary[] {
-    return [...this.jobs.values()].map((j) => ({ ...j.summary }));
+    return [...this.jobs.values()].map((j) => this.summaryOf(j));
+  }
+
+  /** Jobs running at once (the Settings' transfers); raising it starts queued jobs now. */
+  setMaxConcurrent(n: number): void {
+    this.maxConcurrent = Math.max(1, n);
+    this.startQueued();
+  }
+
+  /** Moves a queued job to `position` (0 = next to start); a job that is not queued stays where it is. */
+  move(jobId: string, position: number): void {
+    const from = this.queue.indexOf(jobId);
+    if (from < 0) return;
+    this.queue.splice(from, 1);
+    this.queue.splice(Math.min(Math.max(0, position), this.queue.length), 0, jobId);
+    this.pushQueue();
+  }
+
+  private summaryOf(entry: JobEntry): JobSummary {
+    const at = this.queue.indexOf(entry.summary.jobId);
+    return at < 0 ? { ...entry.summary } : { ...entry.summary, queuePosition: at };
+  }
+
+  /** Every queued job's state again, with its place in the queue. */
+  private pushQueue(): void {
+    for (const id of this.queue) {
+      const entry = this.jobs.get(id);
+      if (entry) this.pushState(entry);
+    }
   }
 
   /** Resolves when the job is over (immediately for unknown or finished jobs). */
@@ -209,6 +237,7 @@ export class JobRegistry {
     entry.cancelRequested = true;
     if (entry.summary.state === 'queued') {
       this.queue.splice(this.queue.indexOf(jobId), 1);
+      this.pushQueue();
       entry.error = { code: 'CANCELLED', message: 'cancelled before it started' };
       await this.finish(entry, 'cancelled');
       return;
@@ -339,6 +368,7 @@ export class JobRegistry {
       entry.summary = { ...entry.summary, state: 'running', startedAt: this.now() };
       this.pushState(entry);
       entry.recordedStart = this.recordStart(entry);
+      this.pushQueue();
       try {
         const slot = this.workerForJobs();
         slot.jobs.add(jobId);
@@ -565,7 +595,7 @@ export class JobRegistry {
   }
 
   private pushState(entry: JobEntry): void {
-    this.push({ channel: 'job:state', payload: { ...entry.summary } });
+    this.push({ channel: 'job:state', payload: this.summaryOf(entry) });
   }
 
   private push(message: PushMessage): void {

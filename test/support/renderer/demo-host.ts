@@ -15,7 +15,7 @@ import type {
   SluiceApi,
 } from '../../../src/shared/ipc';
 import type { BundleInfo, JobRequest } from '../../../src/shared/jobs';
-import type { RepoRow } from '../../../src/shared/library';
+import { DEFAULT_LIBRARY_SETTINGS, type RepoRow } from '../../../src/shared/library';
 import type { AppState } from '../../../src/shared/app-state';
 
 type Listener = (payload: never) => void;
@@ -241,6 +241,7 @@ function finishJob(
 function demoHandlers(w: DemoWorld): {
   [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']>;
 } {
+  const settings = { ...DEFAULT_LIBRARY_SETTINGS };
   const handlers: {
     [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']>;
   } = {
@@ -367,6 +368,12 @@ function demoHandlers(w: DemoWorld): {
       if (/full|existing/.test(path) || w.library.has(path)) return { ok: false, reason: 'is not empty' };
       return { ok: true, reason: 'will be created' };
     },
+    'job:move': async () => undefined,
+    'library:fetch': async () => undefined,
+    'library:fetchAll': async () => undefined,
+    'library:settings': async () => ({ ...settings }),
+    'library:setSettings': async (change) => Object.assign(settings, change),
+    'library:setFetchInterval': async () => undefined,
   };
   return handlers;
 }

@@ -10,6 +10,7 @@ import {
   toInvokeFailure,
   type HostPlatform,
 } from '../../../src/main/host/engine-host';
+import { workingCopySummary } from '../../../src/main/host/engine-api';
 import { TypedEmitter } from '../../../src/main/host/typed-emitter';
 import { SluiceError } from '../../../src/main/engine/errors';
 import { PartialStore } from '../../../src/main/engine/downloads/partial-store';
@@ -34,6 +35,21 @@ class UnpackingWorker implements EngineWorkerLike {
     return this.events.on(event, listener);
   }
   send(message: HostToWorker) {
+    if (message.type === 'query' && message.query.kind === 'summary') {
+      // the library's status reads: answered by the real engine call, as the real worker does
+      const { queryId } = message;
+      workingCopySummary(message.query.repo).then(
+        (result) => this.events.emit('message', { type: 'answer', queryId, ok: true, result }),
+        (e: Error) =>
+          this.events.emit('message', {
+            type: 'answer',
+            queryId,
+            ok: false,
+            error: { code: 'IO', message: e.message },
+          }),
+      );
+      return;
+    }
     if (message.type !== 'start') return;
     UnpackingWorker.runs++;
     const { jobId, request } = message;

@@ -387,6 +387,31 @@ describe('JobRegistry', () => {
     expect(() => registry.start({ kind: 'apply', bundlePath: '/b.hg', dest: '/same' })).not.toThrow();
   });
 
+  it('reorders the queue, shows each queued job its place, and starts more when the limit rises', async () => {
+    const a = registry.start({ kind: 'verify', repo: '/a' });
+    const b = registry.start({ kind: 'verify', repo: '/b' });
+    const c = registry.start({ kind: 'verify', repo: '/c' });
+    const d = registry.start({ kind: 'verify', repo: '/d' });
+    const e = registry.start({ kind: 'verify', repo: '/e' });
+    const place = (id: string) => registry.list().find((j) => j.jobId === id)!.queuePosition;
+    expect([c, d, e].map((j) => place(j.jobId))).toEqual([0, 1, 2]);
+    registry.move(e.jobId, 0);
+    expect([e, c, d].map((j) => place(j.jobId))).toEqual([0, 1, 2]);
+    // the renderer hears the new places
+    const lastPush = pushes.filter((p) => p.channel === 'job:state' && p.payload.jobId === c.jobId).at(-1);
+    expect(lastPush?.payload).toMatchObject({ state: 'queued', queuePosition: 1 });
+    registry.move(a.jobId, 0); // running: stays running
+    await registry.cancel(c.jobId);
+    expect(place(d.jobId)).toBe(1);
+    workers[0]!.say({ type: 'finished', jobId: a.jobId, ok: true });
+    await registry.whenEnded(a.jobId);
+    expect(workers[0]!.started).toEqual([a.jobId, b.jobId, e.jobId]);
+    expect(place(d.jobId)).toBe(0);
+    registry.setMaxConcurrent(3);
+    expect(workers[0]!.started).toEqual([a.jobId, b.jobId, e.jobId, d.jobId]);
+    expect(place(d.jobId)).toBeUndefined();
+  });
+
   it('cancels a queued job without starting it', async () => {
     registry.start({ kind: 'verify', repo: '/a' });
     registry.start({ kind: 'verify', repo: '/b' });
