@@ -2,7 +2,7 @@
 // incoming and hg outgoing list, over hg serve and a local path, with diverged histories, a
 // secret changeset (hg outgoing leaves it out) and nothing new either way.
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../support/env';
@@ -28,13 +28,20 @@ describe.skipIf(missing('hg'))(`fetch counts agree with hg incoming and hg outgo
   let work = '';
   let upstream = '';
   let server: HgServer | undefined;
+  let accessLog = '';
+  const requests = (): string[] =>
+    readFileSync(accessLog, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => /cmd=(\w+)/.exec(l)?.[1] ?? l);
 
   beforeAll(async () => {
     work = tempDir('repos');
     upstream = join(work, 'upstream');
     hg(['init', upstream]);
     for (let i = 0; i < 4; i++) commit(upstream, `f${i}.txt`, `base ${i}\n`);
-    server = await startHgServe(upstream, ['phases.publish=False']);
+    accessLog = join(work, 'access.log');
+    server = await startHgServe(upstream, ['phases.publish=False', `web.accesslog=${accessLog}`]);
   });
   afterAll(() => {
     server?.stop();
@@ -91,5 +98,15 @@ describe.skipIf(missing('hg'))(`fetch counts agree with hg incoming and hg outgo
     const moved = await fetchCounts({ repo: e, previous: { ...behind, incoming: 999 } }, new JobContext());
     expect(moved.incoming).toBe(hgCount('incoming', e));
     expect(moved.outgoing).toBe(hgCount('outgoing', e));
+  });
+
+  it('nothing new, asked again: one request (the heads + known batch), the capabilities remembered', async () => {
+    const f = join(work, 'f');
+    hg(['clone', '-q', server!.url, f]);
+    const first = await counts(f);
+    const before = requests().length;
+    const again = await fetchCounts({ repo: f, previous: first }, new JobContext());
+    expect([again.incoming, again.outgoing]).toEqual([0, 0]);
+    expect(requests().slice(before)).toEqual(['batch']);
   });
 });

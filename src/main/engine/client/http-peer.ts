@@ -103,6 +103,20 @@ export class HttpPeer extends WirePeer {
     return new HttpPeer(session, respUrl.qsDropped ? base : respUrl.base, caps, log);
   }
 
+  /**
+   * A peer for a server whose capabilities were read earlier (`connect`'s base URL and raw
+   * reply): no request until the first command. A caller that keeps them must drop them and
+   * connect again when a command fails.
+   */
+  static withCapabilities(
+    base: string,
+    rawCaps: string,
+    session: HttpSession,
+    log?: (m: string) => void,
+  ): HttpPeer {
+    return new HttpPeer(session, base, new Capabilities(rawCaps), log);
+  }
+
   private static commandUrl(base: string, cmd: string, queryArgs: [string, string][]): string {
     return `${base}?${urlencode([['cmd', cmd], ...queryArgs])}`;
   }

@@ -2,8 +2,10 @@
 // (setdiscovery.findcommonheads) against the repository's source, with nothing written. The
 // incoming count is the getbundle reply's nbchanges (countIncoming); the outgoing count is
 // discovery.findcommonoutgoing's missing set over the same common heads, so no second discovery.
-// A previous fetch's answer is reused when both sides' heads are unchanged: then the fetch is
-// the peer's hello plus one batch of `heads` + `known`.
+// A previous fetch's answer is reused when both sides' heads are unchanged, and an HTTP server's
+// capabilities are remembered for a while (CAPS_TTL_MS) by this process: a fetch that finds
+// nothing new is then one request, the batch of `heads` + `known`. A fetch that fails with
+// remembered capabilities forgets them and runs once more from the hello.
 
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -20,7 +22,8 @@ import {
 import { countOutgoing, findCommonHeads } from '../../client/discovery';
 import { clientBundleCaps, refuseRemoteRequirements } from '../../protocol/capabilities';
 import { redactUrl } from '../../client/http-client';
-import { openPeer, openSession } from '../open-peer';
+import { HttpPeer } from '../../client/http-peer';
+import { openPeer, openSession, splitPeerUrl } from '../open-peer';
 import { countIncoming, pullSource } from '../pull/pull';
 
 export interface FetchCounts {
@@ -46,14 +49,44 @@ export interface FetchRequest {
   idleTimeoutMs?: number;
 }
 
+/** How long an HTTP server's capabilities are trusted without asking again. */
+const CAPS_TTL_MS = 10 * 60_000;
+/** URL as given (credentials removed) -> the server's base URL and capabilities; bounded */
+const knownCaps = new Map<string, { base: string; raw: string; at: number }>();
+const MAX_KNOWN_CAPS = 1000;
+
 export async function fetchCounts(req: FetchRequest, ctx: JobContext): Promise<FetchCounts> {
   const repo = resolve(req.repo);
   const rawSource = await pullSource({ repo, ...(req.source !== undefined && { source: req.source }) });
+  try {
+    return await fetchFrom(repo, rawSource, req, ctx, true);
+  } catch (e) {
+    if (!knownCaps.has(splitPeerUrl(rawSource).url) || ctx.signal.aborted) throw toSluiceError(e);
+    knownCaps.delete(splitPeerUrl(rawSource).url);
+    return fetchFrom(repo, rawSource, req, ctx, false);
+  }
+}
+
+async function fetchFrom(
+  repo: string,
+  rawSource: string,
+  req: FetchRequest,
+  ctx: JobContext,
+  useKnownCaps: boolean,
+): Promise<FetchCounts> {
   const { session, url, opts } = openSession(rawSource, req, ctx);
   try {
     const loc = await locateRepository(repo);
     const local = await ChangelogGraph.read(loc.storeDir);
-    const peer = await openPeer(url, { ...opts, session, signal: ctx.signal, repo });
+    const known = useKnownCaps ? knownCaps.get(url) : undefined;
+    const peer =
+      known && Date.now() - known.at < CAPS_TTL_MS
+        ? HttpPeer.withCapabilities(known.base, known.raw, session)
+        : await openPeer(url, { ...opts, session, signal: ctx.signal, repo });
+    if (peer instanceof HttpPeer && !known) {
+      if (knownCaps.size >= MAX_KNOWN_CAPS) knownCaps.delete(knownCaps.keys().next().value!);
+      knownCaps.set(url, { base: peer.url, raw: peer.caps.raw, at: Date.now() });
+    }
     try {
       refuseRemoteRequirements(peer.caps);
       const disco = await findCommonHeads(local, peer, { log: (l, m) => ctx.log(l, m) });
