@@ -6,6 +6,7 @@ import { memo, useState, type FormEvent } from 'react';
 import { errorNotice, explainFailure } from '../lib/errors';
 import type { RepoRow } from '../../../shared/library';
 import { Icon } from './Icon';
+import { RepoState } from './RepoState';
 import { formatBytes, formatCount, formatTimestamp } from '../lib/format';
 import { useSluice, useSluiceShallow } from '../store/react';
 import type { TransferJob } from '../store/types';
@@ -45,6 +46,7 @@ export const RepoItem = memo(function RepoItem({ row: r }: { row: RepoRow }) {
       <p className="repo-path mono" title={r.path}>
         {r.path}
       </p>
+      <RepoState row={r} />
       {r.problem ? (
         <p className="repo-problem" role="status" id={`repo-problem-${r.path}`}>
           <Icon name="warning" /> {r.problem}

@@ -15,6 +15,7 @@ import {
 import { baseName } from '../lib/paths';
 import { isTerminal } from '../store/transfers';
 import type { TransferJob } from '../store/types';
+import { QueueControls } from './QueueControls';
 import { Icon, type IconName } from './Icon';
 import { KIND_LABEL, stateLabel } from './labels';
 import { LiveJobText, LiveProgressBar, LiveSparkline } from './Live';
@@ -182,6 +183,7 @@ function TransferActions({ jobId, job, title }: { jobId: string; job: RowJob; ti
   };
   return (
     <div className="transfer-actions">
+      <QueueControls jobId={jobId} title={title} />
       {active ? (
         <button
           type="button"

@@ -8,6 +8,8 @@ import { RepoItem } from '../components/RepoItem';
 import { Icon } from '../components/Icon';
 import { EmptyState } from '../components/EmptyState';
 import { DensityToggle, ScreenFrame } from '../components/ScreenFrame';
+import { invoke } from '../api';
+import { errorNotice } from '../lib/errors';
 import { filterRepos, sortRepos } from '../store/library';
 import { useSluiceShallow } from '../store/react';
 import type { LibrarySort } from '../store/types';
@@ -21,11 +23,12 @@ const SORTS: { value: LibrarySort; label: string }[] = [
 ];
 
 export function RepositoriesScreen() {
-  const { repos, status, openDialog, density } = useSluiceShallow((s) => ({
+  const { repos, status, openDialog, density, notify } = useSluiceShallow((s) => ({
     repos: s.repos,
     status: s.libraryStatus,
     openDialog: s.openDialog,
     density: s.density,
+    notify: s.notify,
   }));
   const [query, setQuery] = useState('');
   const [sort, setSort] = useState<LibrarySort>('name');
@@ -66,6 +69,19 @@ export function RepositoriesScreen() {
             </select>
           </label>
           <DensityToggle />
+          <button
+            type="button"
+            className="button"
+            disabled={all.length === 0}
+            title="Count what every repository's source has that it lacks, and the reverse (nothing is pulled)"
+            onClick={() =>
+              void invoke('library:fetchAll').catch((err: unknown) =>
+                notify(errorNotice('Could not fetch the repositories', err)),
+              )
+            }
+          >
+            Fetch all
+          </button>
           <button type="button" className="button" onClick={() => openDialog({ type: 'add-repository' })}>
             <Icon name="folder" /> Add existing…
           </button>

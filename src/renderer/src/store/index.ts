@@ -55,6 +55,14 @@ export function connectHost(store: SluiceStore, deps: StoreDeps, stallCheckMs = 
     deps.api.on('bundle:opened', ({ path }) => void store.getState().openBundle(path)),
     deps.api.on('link:opened', (result) => void store.getState().openLink(result)),
     deps.api.on('library:update', (update) => store.getState().ingestLibrary(update)),
+    // the web host's notification of a background fetch (Electron shows a system one instead)
+    deps.api.on('library:incoming', ({ name, incoming, path }) =>
+      store.getState().notify({
+        tone: 'info',
+        text: `${name}: ${incoming} incoming changeset${incoming === 1 ? '' : 's'}`,
+        detail: path,
+      }),
+    ),
     deps.api.on('app:command', ({ command }) => {
       if (command === 'clone-from-url') store.getState().openDialog({ type: 'clone' });
     }),

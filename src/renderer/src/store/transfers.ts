@@ -226,6 +226,7 @@ export function reduceJobState(job: TransferJob, s: JobSummary): TransferJob {
     endedAt: s.endedAt ?? job.endedAt,
     state,
     stalled: isTerminal(state) ? false : job.stalled,
+    queuePosition: state === 'queued' ? s.queuePosition : undefined,
   };
 }
 

@@ -91,6 +91,8 @@ export interface TransferJob {
   logLines: number;
   /** lines dropped from the head of that log */
   logDropped: number;
+  /** a queued job's place in the host's queue (0 = next to start) */
+  queuePosition?: number;
 }
 
 export interface TransfersSlice {

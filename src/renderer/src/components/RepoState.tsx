@@ -1,0 +1,79 @@
+// A library row's state at a glance: the working copy's hg status counts (a dot when it has
+// changes), its branch and active bookmark, and the last fetch's incoming and outgoing counts.
+
+import { memo } from 'react';
+import type { RepoRow, WorkingCopyState } from '../../../shared/library';
+import { formatTimestamp } from '../lib/format';
+
+const KINDS = [
+  ['modified', 'M', 'modified'],
+  ['added', 'A', 'added'],
+  ['removed', 'R', 'removed'],
+  ['deleted', '!', 'missing'],
+  ['unknown', '?', 'not tracked'],
+] as const;
+
+function DirtyIndicator({ wc }: { wc: WorkingCopyState }) {
+  if ('problem' in wc)
+    return (
+      <span className="repo-dirty muted" data-testid="repo-dirty" title={wc.problem}>
+        status unknown
+      </span>
+    );
+  const parts = KINDS.filter(([k]) => wc[k] > 0);
+  if (parts.length === 0)
+    return (
+      <span className="repo-dirty repo-clean" data-testid="repo-dirty" data-dirty="0">
+        clean
+      </span>
+    );
+  const total = parts.reduce((n, [k]) => n + wc[k], 0);
+  const title = parts.map(([k, , words]) => `${wc[k]} ${words}`).join(', ');
+  return (
+    <span className="repo-dirty" data-testid="repo-dirty" data-dirty={total} title={title}>
+      <span className="dirty-dot" aria-hidden="true">
+        ●
+      </span>{' '}
+      {parts.map(([k, letter]) => `${letter}${wc[k]}`).join(' ')}
+    </span>
+  );
+}
+
+function FetchCounts({ row }: { row: RepoRow }) {
+  const f = row.fetch;
+  if (row.fetching) return <span className="repo-fetch muted">fetching…</span>;
+  if (!f) return null;
+  if ('error' in f)
+    return (
+      <span className="repo-fetch repo-fetch-failed" data-testid="repo-fetch" title={f.error.message}>
+        fetch failed ({f.error.code})
+      </span>
+    );
+  return (
+    <span className="repo-fetch" data-testid="repo-fetch" title={`fetched ${formatTimestamp(f.at)}`}>
+      <span data-testid="repo-incoming" data-count={f.incoming}>
+        ↓{f.incoming} incoming
+      </span>{' '}
+      <span data-testid="repo-outgoing" data-count={f.outgoing}>
+        ↑{f.outgoing} outgoing
+      </span>
+    </span>
+  );
+}
+
+export const RepoState = memo(function RepoState({ row }: { row: RepoRow }) {
+  const wc = row.workingCopy;
+  if (!wc && !row.fetch && !row.fetching) return null;
+  return (
+    <p className="repo-state" data-testid="repo-state">
+      {wc ? <DirtyIndicator wc={wc} /> : null}
+      {wc && !('problem' in wc) ? (
+        <span className="chip" data-testid="repo-branch" title="working copy branch (hg branch)">
+          {wc.branch}
+          {wc.bookmark ? <span data-testid="repo-bookmark"> ★ {wc.bookmark}</span> : null}
+        </span>
+      ) : null}
+      <FetchCounts row={row} />
+    </p>
+  );
+});
