@@ -79,6 +79,8 @@ export class FetchScheduler {
   private disposed = false;
   private readonly unsubscribe: () => void;
   private idleWaiters: (() => void)[] = [];
+  /** the round a timer started last (idle() waits for it to have queued its fetches) */
+  private lastRound: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: FetchSchedulerOptions) {
     this.power = options.power ?? ALWAYS_ON;
@@ -114,13 +116,18 @@ export class FetchScheduler {
     this.timer = undefined;
     this.timerAt = next;
     if (next === Infinity) return;
-    this.timer = this.clock.setTimer(() => void this.round(), Math.max(0, next - this.clock.now()));
+    this.timer = this.clock.setTimer(() => this.startRound(), Math.max(0, next - this.clock.now()));
   }
 
-  /** Resolves when nothing is fetching or waiting (tests). */
-  idle(): Promise<void> {
-    if (this.running.size === 0 && this.waiting.size === 0) return Promise.resolve();
+  /** Resolves when the last round has queued its fetches and nothing is fetching or waiting (tests). */
+  async idle(): Promise<void> {
+    await this.lastRound;
+    if (this.running.size === 0 && this.waiting.size === 0) return;
     return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  private startRound(): void {
+    this.lastRound = this.round();
   }
 
   dispose(): void {
@@ -137,7 +144,7 @@ export class FetchScheduler {
     if (this.paused) {
       // not every platform says when it goes back online: look again later (a power change sooner)
       this.timerAt = this.clock.now() + PAUSED_RETRY_MS;
-      this.timer = this.clock.setTimer(() => void this.round(), PAUSED_RETRY_MS);
+      this.timer = this.clock.setTimer(() => this.startRound(), PAUSED_RETRY_MS);
       return;
     }
     const horizon = this.clock.now() + this.slackMs;
@@ -215,8 +222,9 @@ export class FetchScheduler {
     }
     await this.pump();
     if (this.running.size === 0 && this.waiting.size === 0) {
-      for (const r of this.idleWaiters.splice(0)) r();
+      // the next round's timer is set before anyone waiting for the end of this one hears of it
       await this.reschedule();
+      if (this.running.size === 0 && this.waiting.size === 0) for (const r of this.idleWaiters.splice(0)) r();
     }
   }
 }

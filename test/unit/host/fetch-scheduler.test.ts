@@ -125,7 +125,6 @@ async function setup(label: string, clones: number) {
 
 /** Lets a round that a timer started run to its end. */
 async function roundDone(s: FetchScheduler): Promise<void> {
-  await new Promise((r) => setTimeout(r, 50));
   await s.idle();
 }
 
@@ -173,7 +172,7 @@ describe.skipIf(missing('hg'))(`FetchScheduler${skipNote('hg')}`, () => {
     await roundDone(t.scheduler);
     expect(t.stats().fetched).toBe(0);
     t.power.set({ connected: true });
-    await new Promise((r) => setTimeout(r, 50));
+    await t.scheduler.reschedule(); // what the change event started, finished
     t.clock.advance(0);
     await roundDone(t.scheduler);
     // only the repository that follows the library's interval
