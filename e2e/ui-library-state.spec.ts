@@ -80,5 +80,18 @@ test.describe(`library state: dirty counts and Fetch all${skipNote('hg')}`, () =
     }
     expect(hg(repos[0]!, 'incoming', '-q').split('\n').filter(Boolean)).toHaveLength(2);
     expect(hg(repos[3]!, 'incoming', '-q').split('\n').filter(Boolean)).toHaveLength(1);
+
+    // Settings: transfers at once, kept by the host with the library (set back for the next specs)
+    await page.getByRole('button', { name: 'Settings' }).click();
+    const transfers = page.getByLabel('Transfers at once');
+    await transfers.selectOption('3');
+    await expect
+      .poll(() => page.evaluate(() => window.sluice.invoke('library:settings')))
+      .toMatchObject({ maxTransfers: 3 });
+    await transfers.selectOption('2');
+    await expect
+      .poll(() => page.evaluate(() => window.sluice.invoke('library:settings')))
+      .toMatchObject({ maxTransfers: 2 });
+    await page.getByRole('button', { name: 'Done' }).click();
   });
 });

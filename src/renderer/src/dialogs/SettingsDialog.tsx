@@ -6,6 +6,7 @@ import { formatTimestamp } from '../lib/format';
 import { FolderField, StreamChoice, TransferOptions } from '../components/fields';
 import { validateDestination } from '../store/requests';
 import { useSluice, useSluiceShallow } from '../store/react';
+import { LibrarySettingsFields } from './LibrarySettingsFields';
 import type { ThemeChoice } from '../store/types';
 import { PartialDownloads } from './PartialDownloads';
 
@@ -99,6 +100,7 @@ export function SettingsDialog() {
           verifyLabel="Verify repositories after cloning or applying"
         />
       </fieldset>
+      <LibrarySettingsFields />
       <fieldset className="field saved-credentials" data-testid="saved-credentials">
         <legend>Saved sign-ins</legend>
         {!saved ? null : !saved.available ? (
