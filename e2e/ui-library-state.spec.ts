@@ -81,6 +81,21 @@ test.describe(`library state: dirty counts and Fetch all${skipNote('hg')}`, () =
     expect(hg(repos[0]!, 'incoming', '-q').split('\n').filter(Boolean)).toHaveLength(2);
     expect(hg(repos[3]!, 'incoming', '-q').split('\n').filter(Boolean)).toHaveLength(1);
 
+    // a repository's own background interval, from its row
+    const rowOf = (path: string) =>
+      page.evaluate(
+        async (p) => (await window.sluice.invoke('library:list')).find((r) => r.path === p),
+        path,
+      );
+    await row(repos[0]!)
+      .getByLabel(/^Background fetch for/)
+      .selectOption('15');
+    await expect.poll(async () => (await rowOf(repos[0]!))?.fetchInterval).toBe(15);
+    await row(repos[0]!)
+      .getByLabel(/^Background fetch for/)
+      .selectOption('library');
+    await expect.poll(async () => (await rowOf(repos[0]!))?.fetchInterval).toBeUndefined();
+
     // Settings: transfers at once, kept by the host with the library (set back for the next specs)
     await page.getByRole('button', { name: 'Settings' }).click();
     const transfers = page.getByLabel('Transfers at once');

@@ -271,6 +271,24 @@ describe('validateInvoke', () => {
     rejects(() => validateInvoke('job:list', 'x', abs), /arguments must be an array/);
   });
 
+  it('checks the library fetch and queue channels: intervals, counts, unknown fields', () => {
+    expect(validateInvoke('job:move', ['job-1', 0], abs)).toEqual(['job-1', 0]);
+    rejects(() => validateInvoke('job:move', ['job-1', -1], abs), /between/);
+    rejects(() => validateInvoke('job:move', ['job-1', 1.5], abs), /integer/);
+    expect(validateInvoke('library:fetch', ['/r'], abs)).toEqual(['/r']);
+    rejects(() => validateInvoke('library:fetch', ['r'], abs), /not an absolute path/);
+    expect(validateInvoke('library:setFetchInterval', ['/r', 15], abs)).toEqual(['/r', 15]);
+    expect(validateInvoke('library:setFetchInterval', ['/r', null], abs)).toEqual(['/r', null]);
+    rejects(() => validateInvoke('library:setFetchInterval', ['/r', 7], abs), /one of/);
+    expect(validateInvoke('library:setSettings', [{ fetchInterval: 60, maxTransfers: 4 }], abs)).toEqual([
+      { fetchInterval: 60, maxTransfers: 4 },
+    ]);
+    rejects(() => validateInvoke('library:setSettings', [{ maxTransfers: 0 }], abs), /between/);
+    rejects(() => validateInvoke('library:setSettings', [{ fetchConcurrency: 1e9 }], abs), /between/);
+    rejects(() => validateInvoke('library:setSettings', [{ pollMs: 1 }], abs), /pollMs/);
+    rejects(() => validateInvoke('library:fetchAll', [1], abs), /argument/);
+  });
+
   it('validates arguments channel by channel', () => {
     expect(validateInvoke('job:start', [{ kind: 'verify', repo: '/r' }, 'my label'], abs)).toEqual([
       { kind: 'verify', repo: '/r' },

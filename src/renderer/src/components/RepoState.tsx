@@ -1,9 +1,18 @@
 // A library row's state at a glance: the working copy's hg status counts (a dot when it has
-// changes), its branch and active bookmark, and the last fetch's incoming and outgoing counts.
+// changes), its branch and active bookmark, the last fetch's incoming and outgoing counts, and
+// the row's Fetch with its own background interval.
 
 import { memo } from 'react';
-import type { RepoRow, WorkingCopyState } from '../../../shared/library';
+import {
+  FETCH_INTERVALS,
+  type FetchInterval,
+  type RepoRow,
+  type WorkingCopyState,
+} from '../../../shared/library';
+import { invoke } from '../api';
+import { errorNotice } from '../lib/errors';
 import { formatTimestamp } from '../lib/format';
+import { useSluice } from '../store/react';
 
 const KINDS = [
   ['modified', 'M', 'modified'],
@@ -61,9 +70,48 @@ function FetchCounts({ row }: { row: RepoRow }) {
   );
 }
 
+/** Fetch now, and this repository's own background interval (or the library's). */
+function FetchControls({ row }: { row: RepoRow }) {
+  const notify = useSluice((s) => s.notify);
+  const fail = (what: string) => (err: unknown) => notify(errorNotice(`Could not ${what} ${row.name}`, err));
+  return (
+    <>
+      <button
+        type="button"
+        className="button small ghost"
+        disabled={row.fetching === true}
+        onClick={() => void invoke('library:fetch', row.path).catch(fail('fetch'))}
+        aria-label={`Fetch ${row.name}`}
+        title="Count incoming and outgoing changesets now (nothing is pulled)"
+      >
+        Fetch
+      </button>
+      <select
+        className="repo-fetch-interval"
+        aria-label={`Background fetch for ${row.name}`}
+        value={row.fetchInterval ?? 'library'}
+        onChange={(e) =>
+          void invoke(
+            'library:setFetchInterval',
+            row.path,
+            e.target.value === 'library' ? null : (Number(e.target.value) as FetchInterval),
+          ).catch(fail('set the fetch interval of'))
+        }
+      >
+        <option value="library">fetch: as Settings</option>
+        {FETCH_INTERVALS.map((m) => (
+          <option key={m} value={m}>
+            {m === 0 ? 'fetch: off' : `fetch: every ${m} min`}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
+
 export const RepoState = memo(function RepoState({ row }: { row: RepoRow }) {
   const wc = row.workingCopy;
-  if (!wc && !row.fetch && !row.fetching) return null;
+  if (row.status !== 'ok' && !wc && !row.fetch) return null;
   return (
     <p className="repo-state" data-testid="repo-state">
       {wc ? <DirtyIndicator wc={wc} /> : null}
@@ -74,6 +122,7 @@ export const RepoState = memo(function RepoState({ row }: { row: RepoRow }) {
         </span>
       ) : null}
       <FetchCounts row={row} />
+      {row.source !== undefined && row.status === 'ok' ? <FetchControls row={row} /> : null}
     </p>
   );
 });
