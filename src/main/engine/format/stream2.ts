@@ -52,6 +52,8 @@ export class Stream2Reader extends CountedStreamReader {
     }
     // fast path, no await: vfs, lengths and (usually) the name are in the current chunk
     const vfs = src.tryReadExact(1)![0]!;
+    // the vfs key is checked before the varints, as the slow path does: the same refusal in any split
+    if (vfs !== VFS_STORE && vfs !== VFS_CACHE) checkEntryPrefix(vfs, 0, 0);
     const nameLength = src.tryReadUvarint();
     const size = src.tryReadUvarint();
     checkEntryPrefix(vfs, nameLength, size);

@@ -102,3 +102,31 @@ describe.each(SHAPES)('fast path = awaiting path (%s fixtures)', (shape) => {
     },
   );
 });
+
+describe('an entry header bad in two ways fails alike in any split', () => {
+  const uvarintLength = (n: number): number => {
+    let len = 1;
+    while (n >= 0x80) {
+      n = Math.floor(n / 128);
+      len++;
+    }
+    return len;
+  };
+
+  it.each(SHAPES)(
+    '%s stream-v2.hg: an unknown vfs key before an over-long varint is MALFORMED',
+    async (shape) => {
+      const bundle = fixture(shape, 'stream-v2.hg');
+      const [, name, size] = (await outcome([bundle], false)).entries[3]!.split(' ');
+      const at = bundle.indexOf(Buffer.from(name!, 'latin1'));
+      const header = at - 1 - uvarintLength(name!.length) - uvarintLength(Number(size));
+      const damaged = Buffer.from(bundle);
+      damaged[header] = 0x26; // neither s nor c
+      damaged.fill(0xff, header + 1, header + 11); // a varint that never ends: LIMIT, if read first
+      const reference = await outcome([damaged], false);
+      expect(reference.error).toMatch(/^MALFORMED: unknown stream2 vfs key 0x26/);
+      expect(await outcome([damaged], true)).toEqual(reference);
+      expect(await outcome(ones(damaged), true)).toEqual(reference);
+    },
+  );
+});
