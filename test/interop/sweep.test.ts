@@ -42,7 +42,16 @@
 //   extension (the only way to make one); hg without the extension reads the share's own file.
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  existsSync,
+  lstatSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSshd, type Sshd } from '../../scripts/sshd-harness.mjs';
@@ -50,6 +59,8 @@ import { debugstateEntries, workingCopyTree } from './working-copy-support';
 import { JobContext, type ConnectOptions } from '../../src/main/engine/context/job-context';
 import { cloneFromUrl, type CloneResult } from '../../src/main/engine/operations/clone/clone';
 import { runJob } from '../../src/main/engine/job/run-job';
+import { workingCopyStatus } from '../../src/main/engine/operations/status/status';
+import { HgConfig } from '../../src/main/engine/store/hgrc';
 import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
 import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import { HG_ENV, HG_PYTHON, ROOT, type RunResult } from '../support/env';
@@ -166,6 +177,63 @@ interface Made {
   config: string[];
   branches: string[];
   tags: string[];
+}
+
+/**
+ * Edits a working copy in every way `hg status` reports, picked from the seed: appends (M), a
+ * same-size rewrite (M, or a mtime hg must compare), a file removed from disk (!), an exec flip, a
+ * new file to add and one left unknown (?), and an ignored one (I) through a new `.hgignore`.
+ */
+function editEveryKind(wc: string, files: string[], seed: number): void {
+  let x = seed * 2654435761 || 1;
+  files = files.filter((f) => lstatSync(join(wc, f), { throwIfNoEntry: false })?.isFile());
+  const pick = (): string => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return files[x % files.length]!;
+  };
+  const regular = (f: string): boolean => {
+    const st = lstatSync(join(wc, f), { throwIfNoEntry: false });
+    return st !== undefined && st.isFile();
+  };
+  for (let i = 0; i < 3; i++) {
+    const f = pick();
+    if (regular(f)) appendFileSync(join(wc, f), `sweep edit ${i}\n`);
+  }
+  const same = pick();
+  if (regular(same)) {
+    const bytes = readFileSync(join(wc, same));
+    if (bytes.length > 0) writeFileSync(join(wc, same), Buffer.from(bytes.map((b) => b ^ 1)));
+  }
+  const gone = pick();
+  if (regular(gone)) rmSync(join(wc, gone));
+  const flip = pick();
+  if (regular(flip)) chmodSync(join(wc, flip), statSync(join(wc, flip)).mode ^ 0o111);
+  writeFileSync(join(wc, 'sweep-added.txt'), 'added\n');
+  writeFileSync(join(wc, 'sweep-unknown.txt'), 'unknown\n');
+  writeFileSync(join(wc, '.hgignore'), 'syntax: glob\n*.sweeplog\n');
+  writeFileSync(join(wc, 'build.sweeplog'), 'ignored\n');
+}
+
+/** `sluice status -mardu -i -c` of a working copy, as hg prints it (paths from the root). */
+async function sluiceStatusLines(wc: string): Promise<string> {
+  const r = await workingCopyStatus(wc, {
+    listUnknown: true,
+    listIgnored: true,
+    listClean: true,
+    warn: () => undefined,
+    userConfig: new HgConfig(),
+  });
+  const kinds: [string, string[]][] = [
+    ['M', r.modified],
+    ['A', r.added],
+    ['R', r.removed],
+    ['!', r.deleted],
+    ['?', r.unknown],
+    ['I', r.ignored],
+    ['C', r.clean],
+  ];
+  const text = kinds.flatMap(([code, paths]) => paths.map((p) => `${code} ${p}\n`)).join('');
+  return Buffer.from(text, 'latin1').toString('utf8'); // paths are byte strings; hg's output is read as UTF-8
 }
 
 describe.skipIf(missing('hg', 'hg-python'))(
@@ -361,6 +429,30 @@ describe.skipIf(missing('hg', 'hg-python'))(
             await hg(['update', '-q', rev], theirs);
             await expectSameCheckout(ours, theirs, rev);
           }
+        }, 120_000);
+
+        it(`sluice status matches hg status after edits of every kind (dirstate-v${dirstateV2 ? 2 : 1})`, async () => {
+          const wc = join(work, 'wc-status');
+          await hg([
+            'clone',
+            '-q',
+            '--config',
+            `format.use-dirstate-v2=${dirstateV2 ? 'yes' : 'no'}`,
+            src,
+            wc,
+          ]);
+          editEveryKind(wc, (await hg(['files'], wc)).split('\n').filter(Boolean), seed);
+          await hg(['add', '-q', 'sweep-added.txt'], wc);
+          const victim = (await hg(['files'], wc)).split('\n').find((f) => f && !f.startsWith('.hg'));
+          if (victim) await hg(['rm', '-q', '-f', victim], wc); // R, whether edited or gone
+          const flags = ['-m', '-a', '-r', '-d', '-u', '-i', '-c'];
+          // ours first (it may record clean files in the dirstate), then hg's, then ours again
+          const first = await sluiceStatusLines(wc);
+          const theirs = await hg(['-R', wc, 'status', ...flags], work);
+          expect(first, 'sluice status before hg status').toBe(theirs);
+          expect(await sluiceStatusLines(wc), 'sluice status after hg status').toBe(theirs);
+          expect(theirs).toMatch(/^A sweep-added\.txt$/m);
+          expect(theirs).toMatch(/^I build\.sweeplog$/m);
         }, 120_000);
 
         it('legacy v1 stream: sluice clone --stream v1 from hg serve and sluice serve --v1-only; hg clone --stream from the latter', async () => {
