@@ -26,9 +26,8 @@ export type { CompressionKey };
 const OUTPUT_CHUNK = 64 * 1024;
 const COMPRESS_INPUT = 256 << 10;
 /**
- * Decompressed pieces: node:zlib's streams cost a threadpool round-trip and a buffer per piece;
- * 117 MB of a pull clone's changegroup (Node 24, zstd) decoded in 64 KiB pieces took 0.37-0.50 s
- * of CPU, in 256 KiB 0.25-0.47 s, in 1 MiB 0.23-0.32 s (zlib: 0.40 -> 0.34 s; Node 20 0.75 -> 0.33-0.6 s).
+ * Decompressed pieces: node:zlib's streams cost a threadpool round-trip and a buffer per piece, so
+ * larger pieces cost less CPU (measured in docs/benchmarks/analysis.md).
  */
 const DECOMPRESSED_CHUNK = 1 << 20;
 
