@@ -2,9 +2,8 @@
 // symlinks. hg's cached answers in `.hg/wcache` (checkisexec, checklink) are taken when present;
 // otherwise a probe file in `.hg` is created and removed (hg would also leave the cache files:
 // status stays read-only here apart from the dirstate).
-import { chmodSync, closeSync, lstatSync, openSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, closeSync, lstatSync, openSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { unlinkQuiet } from '../repo/vfs';
 
 export interface FsCaps {
   checkExec: boolean;
@@ -32,7 +31,11 @@ function checkExec(hgDir: string): boolean {
   } catch {
     return false;
   } finally {
-    unlinkQuiet(path); // the probe, if it was created
+    try {
+      unlinkSync(path);
+    } catch {
+      // not created
+    }
   }
 }
 
@@ -46,7 +49,11 @@ function checkLink(hgDir: string): boolean {
   } catch {
     return false;
   } finally {
-    unlinkQuiet(path); // the probe, if it was created
+    try {
+      unlinkSync(path);
+    } catch {
+      // not created
+    }
   }
 }
 
