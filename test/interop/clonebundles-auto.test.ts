@@ -3,6 +3,7 @@
 // the built-in S3 uploader (a real s3rver on 127.0.0.1), and hg 6.3.2 and Sluice clone through the
 // manifest sluice serve advertises. Triggers, idempotence, clear, on-change under sluice serve.
 
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createReadStream, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -11,10 +12,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobContext } from '../../src/main/engine/context/job-context';
 import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { pyQuote } from '../../src/main/engine/operations/clone-bundles/auto-gen-state';
 import {
   clearCloneBundles,
   refreshCloneBundles,
 } from '../../src/main/engine/operations/clone-bundles/refresh';
+import { lockHostPrefix } from '../../src/main/engine/repo/lock';
 import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import { describeClone, hgAsync, hgSync, missing, removeDir, ROOT, skipNote, tempDir } from './wire-support';
 
@@ -52,6 +55,10 @@ delete-command = rm -f "${www}/$HGCB_BASENAME"
 url-template = ${wwwUrl}/{basename}
 ${extra}`);
   const manifest = (): string => readFileSync(join(repo, '.hg', 'clonebundles.manifest'), 'latin1');
+  const bundleFiles = (): string[] =>
+    readdirSync(www)
+      .filter((f) => f.endsWith('.hg'))
+      .sort();
 
   beforeAll(async () => {
     work = tempDir('cbauto');
@@ -152,31 +159,59 @@ ${extra}`);
     expect(a).toBe(manifest());
   });
 
-  it('is idempotent, and regenerates past the triggers, deleting the old bundles after', async () => {
+  it('is idempotent, and regenerates past the triggers; outdated bundles go at the next refresh', async () => {
     expect((await refreshCloneBundles(repo)).generated).toEqual([]);
     commit(1); // 21 revs: 20 > max(21 × 0.95, 21 − 1000)
     expect((await refreshCloneBundles(repo)).generated).toEqual([]);
     commandConfig('trigger.revs = 0\ntrigger.below-bundled-ratio = 0');
-    const before = readdirSync(www).filter((f) => f.endsWith('.hg'));
+    const first = bundleFiles();
     const res = await refreshCloneBundles(repo);
     expect(res.generated.map((b) => b.revs)).toEqual([21, 21]);
-    expect(res.deleted.map((b) => b.basename).sort()).toEqual(before.sort());
-    expect(
-      readdirSync(www)
-        .filter((f) => f.endsWith('.hg'))
-        .sort(),
-    ).toEqual(res.generated.map((b) => b.basename).sort());
+    // as hg: the bundles a client may just have been sent stay in the storage, out of the manifest
+    expect(res.deleted).toEqual([]);
+    expect(bundleFiles()).toEqual([...first, ...res.generated.map((b) => b.basename)].sort());
     expect(manifest()).toContain('21_revs');
+    expect(manifest()).not.toContain('20_revs');
+    // hg 6.5's state file: DONE-v1 TYPE REVS TIP_REV TIP_NODE QUOTED_URL BASENAME, sorted
+    const tip = hgSync(['-R', repo, 'log', '-r', 'tip', '-T', '{node}']).stdout;
+    const state = readFileSync(join(repo, '.hg', 'clonebundles.auto-gen'), 'latin1');
+    const quoted = wwwUrl.replace(':', '%3A').replace(/:(\d+)$/, '%3A$1');
+    expect(state).toContain(
+      `DONE-v1 zstd-v2 21 20 ${tip} ${quoted}/${res.generated[0]!.basename} ${res.generated[0]!.basename}\n`,
+    );
+    expect(state.split('\n').filter(Boolean)).toHaveLength(4);
     commit(1);
     commandConfig('trigger.below-bundled-ratio = 1.0');
-    expect((await refreshCloneBundles(repo)).generated.map((b) => b.revs)).toEqual([22, 22]);
+    const next = await refreshCloneBundles(repo);
+    expect(next.generated.map((b) => b.revs)).toEqual([22, 22]);
+    expect(next.deleted.map((b) => b.basename).sort()).toEqual(first);
+    expect(bundleFiles()).toEqual([...res.generated, ...next.generated].map((b) => b.basename).sort());
     await expectHgCloneThroughBundle(await serve());
   }, 180_000);
 
+  it("drops this machine's dead generations from the state, keeps other machines' ones", async () => {
+    const statePath = join(repo, '.hg', 'clonebundles.auto-gen');
+    const dead = spawnSync('true').pid!; // exited: its pid names no process now
+    const node = 'c'.repeat(40);
+    const orphan = join(repo, '.hg', 'tmp-bundles', 'orphan.hg');
+    writeFileSync(orphan, 'half a bundle');
+    const mine = `PENDING-v1 gzip-v2 3 2 ${node} ${pyQuote(lockHostPrefix())} ${dead} ${pyQuote(orphan)}\n`;
+    const theirs = `PENDING-v1 gzip-v2 3 2 ${node} other-host 1 /elsewhere/x.hg\n`;
+    writeFileSync(statePath, readFileSync(statePath, 'latin1') + mine + theirs);
+    commandConfig(); // default triggers: the 22-rev bundles are enough, the 21-rev ones outdated
+    const res = await refreshCloneBundles(repo);
+    expect(res.generated).toEqual([]);
+    expect(res.deleted.map((b) => b.revs)).toEqual([21, 21]);
+    const state = readFileSync(statePath, 'latin1');
+    expect(state).not.toContain(` ${dead} `);
+    expect(state).toContain(theirs);
+    expect(existsSync(orphan)).toBe(false);
+  });
+
   it('clear deletes every bundle and the manifest', async () => {
     const res = await clearCloneBundles(repo);
-    expect(res.deleted).toHaveLength(2);
-    expect(readdirSync(www).filter((f) => f.endsWith('.hg'))).toEqual([]);
+    expect(res.deleted.map((b) => b.revs)).toEqual([22, 22]);
+    expect(bundleFiles()).toEqual([]);
     expect(existsSync(join(repo, '.hg', 'clonebundles.manifest'))).toBe(false);
   });
 
@@ -197,7 +232,7 @@ ${extra}`);
       message: expect.stringContaining('NoSuchBucket'),
     });
     expect(manifest()).toBe(published);
-    expect(readdirSync(join(repo, '.hg', 'cache', 'clonebundles-tmp'))).toEqual([]);
+    expect(readdirSync(join(repo, '.hg', 'tmp-bundles'))).toEqual([]);
   }, 180_000);
 
   it('regenerates on change under sluice serve, which keeps serving meanwhile', async () => {

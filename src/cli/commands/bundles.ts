@@ -6,6 +6,7 @@ import {
   clearCloneBundles,
   listCloneBundles,
   refreshCloneBundles,
+  type ListedBundle,
   type RefreshResult,
 } from '../../main/engine/operations/clone-bundles/refresh';
 import { EXIT_ERROR, EXIT_OK, UsageError, parseCommandArgs, type CliCommand, type CliIO } from '../command';
@@ -17,6 +18,12 @@ function report(io: CliIO, result: RefreshResult, quiet: boolean): number {
   }
   for (const f of result.failedDeletes) io.stderr.write(`warning: could not delete ${f}\n`);
   return EXIT_OK;
+}
+
+function listLine({ bundle: b, advertised }: ListedBundle): string {
+  const what = `${b.spec} ${b.revs} revs ${b.tipNode.slice(0, 12)}`;
+  if (b.status === 'pending') return `generating ${what} by ${b.host} pid ${b.pid}\n`;
+  return `${advertised ? 'advertised' : 'outdated  '} ${what} ${b.url}\n`;
 }
 
 export const command: CliCommand = {
@@ -35,9 +42,10 @@ export const command: CliCommand = {
   upload-url = s3://BUCKET/PREFIX      # instead of the commands: the built-in S3 uploader
   url-template = https://cdn.example.com/{basename}
 
-  refresh   generate the missing or outdated bundles, upload them, publish them in
-            .hg/clonebundles.manifest, then delete the outdated ones
-  list      the bundles generated (published, and outdated ones whose deletion failed)
+  refresh   delete the bundles outdated since the last refresh, then generate the missing
+            ones, upload them and publish them in .hg/clonebundles.manifest (state shared
+            with hg 6.5+ in .hg/clonebundles.auto-gen)
+  list      the bundles in the state: advertised, outdated (deleted by the next refresh), generating
   clear     delete every generated bundle (out of the manifest, then from the storage)
 
   --json        print the bundles as JSON
@@ -57,13 +65,9 @@ export const command: CliCommand = {
       throw new UsageError(`unknown action '${action}' (refresh, list or clear)`);
     try {
       if (action === 'list') {
-        const bundles = await listCloneBundles(repo);
-        if (values.json) io.stdout.write(JSON.stringify(bundles) + '\n');
-        else
-          for (const b of bundles)
-            io.stdout.write(
-              `${b.status === 'done' ? 'published' : 'outdated '} ${b.spec} ${b.revs} revs ${b.tipNode.slice(0, 12)} ${b.url}\n`,
-            );
+        const listed = await listCloneBundles(repo);
+        if (values.json) io.stdout.write(JSON.stringify(listed) + '\n');
+        else for (const entry of listed) io.stdout.write(listLine(entry));
         return EXIT_OK;
       }
       const run = action === 'refresh' ? refreshCloneBundles : clearCloneBundles;

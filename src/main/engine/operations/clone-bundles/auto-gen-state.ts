@@ -1,116 +1,231 @@
-// The auto-generated bundles of a repository, kept in `.hg/clonebundles.auto-gen` (hg 6.5 keeps
-// its state under that name), and the `.hg/clonebundles.manifest` made from it. One line per
-// bundle after a `v1` line: `DONE-v1` (published) or `OLD-v1` (out of the manifest, its deletion
-// from the storage still to do), then the spec, revs, tip rev, tip node, basename, URL, sha256 and
-// size, percent-encoded where they may hold spaces.
+// The auto-generated bundles of a repository in hg 6.5's own state file, `.hg/clonebundles.auto-gen`,
+// so that hg (6.5+) and Sluice can refresh the same repository: one sorted line per bundle,
+//   DONE-v1 TYPE REVS TIP_REV TIP_NODE QUOTED_URL BASENAME      (uploaded)
+//   PENDING-v1 TYPE REVS TIP_REV TIP_NODE QUOTED_HOST PID QUOTED_PATH   (being generated)
+// hg reads those lines by exact field count, so what Sluice adds (the precise BUNDLESPEC, the
+// sha256 for the manifest's DIGEST, the size) lives in a sidecar, `.hg/clonebundles.sluice.json`;
+// a bundle hg made simply has no sidecar entry. `.hg/clonebundles.manifest` lists, as hg's
+// update_ondisk_manifest, the largest valid uploaded bundle of each type; in the order of
+// auto-generate.formats rather than hg's alphabetical one, because a client takes the first entry
+// it can use: the operator's first format is the one plain clones get.
 
-import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError } from '../../errors';
+import { writeFileAtomic } from '../../json-file';
 
 export const STATE_FILE = 'clonebundles.auto-gen';
 export const MANIFEST_FILE = 'clonebundles.manifest';
+export const SIDECAR_FILE = 'clonebundles.sluice.json';
 const MAX_STATE_BYTES = 4 << 20;
+const MAX_FIELD = 4096;
 
-export interface AutoBundle {
-  status: 'done' | 'old';
-  /** the normalized spec of auto-generate.formats (bundle type) */
+interface BundleBase {
+  /** the bundle type: the normalized spec of auto-generate.formats */
   spec: string;
-  /** BUNDLESPEC of its manifest line */
-  manifestSpec: string;
+  /** changesets in the repository when it was made */
   revs: number;
   tipRev: number;
   tipNode: string;
-  basename: string;
-  url: string;
-  sha256: string;
-  size: number;
 }
 
-const enc = encodeURIComponent;
+export interface DoneBundle extends BundleBase {
+  status: 'done';
+  url: string;
+  basename: string;
+  /** Sluice's sidecar: absent for a bundle hg made */
+  manifestSpec?: string;
+  sha256?: string;
+  size?: number;
+}
+
+export interface PendingBundle extends BundleBase {
+  status: 'pending';
+  /** hg's lock prefix of the generating machine, its pid, and the file it writes */
+  host: string;
+  pid: number;
+  path: string;
+}
+
+export type AutoBundle = DoneBundle | PendingBundle;
+
+/** Python's urllib.parse.quote with its default safe='/', byte for byte. */
+export function pyQuote(s: string): string {
+  return encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
+    .replace(/%2F/g, '/');
+}
+
+function pyUnquote(s: string, where: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new SluiceError(
+      'MALFORMED',
+      `${where}: bad percent-encoding in ${JSON.stringify(s.slice(0, 200))}`,
+    );
+  }
+}
 
 function toLine(b: AutoBundle): string {
-  const tag = b.status === 'done' ? 'DONE-v1' : 'OLD-v1';
-  return [
-    tag,
-    enc(b.spec),
-    enc(b.manifestSpec),
-    b.revs,
-    b.tipRev,
-    b.tipNode,
-    enc(b.basename),
-    enc(b.url),
-    b.sha256,
-    b.size,
-  ].join(' ');
+  const base = `${b.spec} ${b.revs} ${b.tipRev} ${b.tipNode}`;
+  return b.status === 'done'
+    ? `DONE-v1 ${base} ${pyQuote(b.url)} ${b.basename}`
+    : `PENDING-v1 ${base} ${pyQuote(b.host)} ${b.pid} ${pyQuote(b.path)}`;
+}
+
+/** A basename names an object in the storage and a file here: never a path. */
+export function checkBasename(basename: string, where: string): string {
+  if (!/^[A-Za-z0-9._;=%+-]{1,255}$/.test(basename) || basename.startsWith('.'))
+    throw new SluiceError('UNSAFE_PATH', `${where}: bundle name ${JSON.stringify(basename.slice(0, 300))}`);
+  return basename;
 }
 
 function fromLine(line: string, where: string): AutoBundle {
-  const [tag, spec, manifestSpec, revs, tipRev, tipNode, name, url, sha256, size, ...extra] = line.split(' ');
-  const nums = [revs, tipRev, size].map(Number);
+  const fields = line.split(/[ \t\r\v\f]+/).filter((f) => f.length > 0);
+  const [tag, spec, revs, tipRev, tipNode] = fields;
+  const count = tag === 'DONE-v1' ? 7 : 8;
+  const nums = [revs, tipRev].map(Number);
   if (
-    extra.length ||
-    size === undefined ||
-    (tag !== 'DONE-v1' && tag !== 'OLD-v1') ||
-    nums.some((x) => !Number.isSafeInteger(x)) ||
-    !/^[0-9a-f]{40}$/.test(tipNode!) ||
-    !/^[0-9a-f]{64}$/.test(sha256!)
+    fields.length !== count ||
+    fields.some((f) => f.length > MAX_FIELD) ||
+    nums.some((x) => !Number.isSafeInteger(x) || x < -1) ||
+    !/^[0-9a-f]{40}$/.test(tipNode!)
   )
     throw new SluiceError('MALFORMED', `${where}: unreadable line ${JSON.stringify(line.slice(0, 200))}`);
-  const basename = decodeURIComponent(name!);
-  // a basename names an object in the storage and a temporary here: never a path
-  if (!/^[A-Za-z0-9._-]{1,200}$/.test(basename) || basename.startsWith('.'))
-    throw new SluiceError('UNSAFE_PATH', `${where}: bundle name ${JSON.stringify(basename)}`);
+  const base = { spec: spec!, revs: nums[0]!, tipRev: nums[1]!, tipNode: tipNode! };
+  if (tag === 'DONE-v1')
+    return {
+      status: 'done',
+      ...base,
+      url: pyUnquote(fields[5]!, where),
+      basename: checkBasename(fields[6]!, where),
+    };
+  const pid = Number(fields[6]);
+  if (!Number.isSafeInteger(pid) || pid < 0)
+    throw new SluiceError('MALFORMED', `${where}: unreadable pid in ${JSON.stringify(line.slice(0, 200))}`);
   return {
-    status: tag === 'DONE-v1' ? 'done' : 'old',
-    spec: decodeURIComponent(spec!),
-    manifestSpec: decodeURIComponent(manifestSpec!),
-    revs: nums[0]!,
-    tipRev: nums[1]!,
-    tipNode: tipNode!,
-    basename,
-    url: decodeURIComponent(url!),
-    sha256: sha256!,
-    size: nums[2]!,
+    status: 'pending',
+    ...base,
+    host: pyUnquote(fields[5]!, where),
+    pid,
+    path: pyUnquote(fields[7]!, where),
   };
 }
 
-export async function readAutoGenState(hgDir: string): Promise<AutoBundle[]> {
-  const path = join(hgDir, STATE_FILE);
-  let text: string;
+type Sidecar = Record<string, { manifestSpec: string; sha256: string; size: number }>;
+
+function parseSidecar(text: string): Sidecar {
+  const out: Sidecar = {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return out; // only extras: a damaged sidecar costs the manifest its DIGEST, nothing else
+  }
+  if (!raw || typeof raw !== 'object') return out;
+  for (const [name, v] of Object.entries(raw as Record<string, unknown>)) {
+    const e = v as Partial<Sidecar[string]> | null;
+    if (
+      e &&
+      typeof e.manifestSpec === 'string' &&
+      e.manifestSpec.length <= MAX_FIELD &&
+      !/\s/.test(e.manifestSpec) &&
+      typeof e.sha256 === 'string' &&
+      /^[0-9a-f]{64}$/.test(e.sha256) &&
+      Number.isSafeInteger(e.size)
+    )
+      out[name] = { manifestSpec: e.manifestSpec, sha256: e.sha256, size: e.size! };
+  }
+  return out;
+}
+
+async function readBounded(path: string): Promise<string | null> {
   try {
     const buf = await readFile(path);
     if (buf.length > MAX_STATE_BYTES)
       throw new SluiceError('LIMIT', `${path} is larger than ${MAX_STATE_BYTES} bytes`);
-    text = buf.toString('utf8');
+    return buf.toString('utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  const [version, ...lines] = text.split('\n').filter((l) => l.length > 0);
-  if (version !== 'v1')
-    throw new SluiceError('MALFORMED', `${path}: unknown version ${JSON.stringify(version?.slice(0, 20))}`);
-  return lines.map((l) => fromLine(l, path));
 }
 
-/** One manifest line: `URL BUNDLESPEC=… [REQUIRESNI=true] DIGEST=sha256:HEX`. */
-export function manifestLine(b: AutoBundle): string {
+/** hg's read_auto_gen: lines of other kinds are ignored, as hg ignores them. */
+export async function readAutoGenState(hgDir: string): Promise<AutoBundle[]> {
+  const path = join(hgDir, STATE_FILE);
+  const text = await readBounded(path);
+  if (!text) return [];
+  const sidecar = parseSidecar((await readBounded(join(hgDir, SIDECAR_FILE))) ?? '{}');
+  const bundles: AutoBundle[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('DONE-v1 ') && !line.startsWith('PENDING-v1 ')) continue;
+    const b = fromLine(line, path);
+    bundles.push(b.status === 'done' ? { ...b, ...sidecar[b.basename] } : b);
+  }
+  return bundles;
+}
+
+/**
+ * update_ondisk_manifest's choice: per type, the uploaded valid bundle with the most revs; types in
+ * `typeOrder` first, in that order, then the others alphabetically.
+ */
+export function advertisedBundles(
+  bundles: readonly AutoBundle[],
+  valid: (b: AutoBundle) => boolean,
+  typeOrder: readonly string[] = [],
+): DoneBundle[] {
+  const perType = new Map<string, DoneBundle>();
+  for (const b of bundles) {
+    if (b.status !== 'done' || !valid(b)) continue;
+    const current = perType.get(b.spec);
+    if (!current || current.revs < b.revs) perType.set(b.spec, b);
+  }
+  const rank = (spec: string): number => {
+    const i = typeOrder.indexOf(spec);
+    return i < 0 ? typeOrder.length : i;
+  };
+  return [...perType.values()].sort(
+    (a, b) => rank(a.spec) - rank(b.spec) || (a.spec < b.spec ? -1 : a.spec > b.spec ? 1 : 0),
+  );
+}
+
+/**
+ * One manifest line: `URL BUNDLESPEC=… [REQUIRESNI=true] [DIGEST=sha256:HEX]`. hg writes the bundle
+ * type as BUNDLESPEC; Sluice's precise spec (a stream bundle's requirements) lets a client that
+ * cannot read the store skip it before downloading.
+ */
+export function manifestLine(b: DoneBundle): string {
   const sni = b.url.startsWith('https:') ? ' REQUIRESNI=true' : '';
-  return `${b.url} BUNDLESPEC=${b.manifestSpec}${sni} DIGEST=sha256:${b.sha256}\n`;
+  const digest = b.sha256 ? ` DIGEST=sha256:${b.sha256}` : '';
+  return `${b.url} BUNDLESPEC=${b.manifestSpec ?? b.spec}${sni}${digest}\n`;
 }
 
-async function replaceFile(path: string, text: string): Promise<void> {
-  const tmp = `${path}.sluice-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(tmp, text, { flag: 'wx' });
-  await rename(tmp, path);
+/** hg's dumps_auto_gen: the lines sorted, each ended by a newline. */
+export function autoGenText(bundles: readonly AutoBundle[]): string {
+  return bundles
+    .map((b) => toLine(b) + '\n')
+    .sort()
+    .join('');
 }
 
-/** Writes the state, then the manifest of its published bundles (each replaced atomically). */
-export async function saveAutoGenState(hgDir: string, bundles: readonly AutoBundle[]): Promise<void> {
-  await replaceFile(join(hgDir, STATE_FILE), ['v1', ...bundles.map(toLine)].join('\n') + '\n');
-  const published = bundles.filter((b) => b.status === 'done');
+/** Writes the state, its sidecar, then the manifest (each replaced atomically). */
+export async function saveAutoGenState(
+  hgDir: string,
+  bundles: readonly AutoBundle[],
+  valid: (b: AutoBundle) => boolean,
+  typeOrder: readonly string[] = [],
+): Promise<void> {
+  const sidecar: Sidecar = {};
+  for (const b of bundles)
+    if (b.status === 'done' && b.manifestSpec && b.sha256 && b.size !== undefined)
+      sidecar[b.basename] = { manifestSpec: b.manifestSpec, sha256: b.sha256, size: b.size };
+  await writeFileAtomic(join(hgDir, SIDECAR_FILE), JSON.stringify(sidecar) + '\n');
+  await writeFileAtomic(join(hgDir, STATE_FILE), autoGenText(bundles));
+  const advertised = advertisedBundles(bundles, valid, typeOrder);
   // no manifest at all rather than an empty one: the server then stops advertising clonebundles
-  if (published.length) await replaceFile(join(hgDir, MANIFEST_FILE), published.map(manifestLine).join(''));
+  if (advertised.length)
+    await writeFileAtomic(join(hgDir, MANIFEST_FILE), advertised.map(manifestLine).join(''));
   else await rm(join(hgDir, MANIFEST_FILE), { force: true });
 }

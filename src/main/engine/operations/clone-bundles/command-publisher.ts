@@ -1,5 +1,7 @@
 // Publishing through the user's shell commands, as hg 6.5's clonebundles: upload-command runs with
-// HGCB_BUNDLE_PATH (the local file) and HGCB_BASENAME, delete-command with HGCB_BASENAME.
+// HGCB_BUNDLE_PATH (the local file) and the basename, delete-command with the basename and
+// HGCB_BUNDLE_URL. The basename is in HGCB_BASENAME and in HGCB_BUNDLE_BASENAME (hg's upload-command
+// reads the second, its delete-command the first), so commands written for hg work unchanged.
 
 import { spawn } from 'node:child_process';
 import { SluiceError } from '../../errors';
@@ -47,15 +49,20 @@ export function commandPublisher(
       if (!uploadCommand) throw new SluiceError('USAGE', 'clone-bundles.upload-command is not set');
       await runShell(
         uploadCommand,
-        { HGCB_BUNDLE_PATH: path, HGCB_BASENAME: basename },
+        { HGCB_BUNDLE_PATH: path, HGCB_BASENAME: basename, HGCB_BUNDLE_BASENAME: basename },
         'upload-command',
         signal,
       );
     },
-    async remove(basename, signal) {
-      // hg: without a delete-command, old bundles stay where they are
+    async remove({ basename, url }, signal) {
+      // without a delete-command, old bundles stay where they are
       if (!deleteCommand) return;
-      await runShell(deleteCommand, { HGCB_BASENAME: basename }, 'delete-command', signal);
+      await runShell(
+        deleteCommand,
+        { HGCB_BASENAME: basename, HGCB_BUNDLE_BASENAME: basename, HGCB_BUNDLE_URL: url },
+        'delete-command',
+        signal,
+      );
     },
   };
 }

@@ -6,8 +6,8 @@ import { commandPublisher } from './command-publisher';
 export interface BundlePublisher {
   /** makes the local file available under its basename (UPLOAD_FAILED when it cannot) */
   upload(path: string, basename: string, signal?: AbortSignal): Promise<void>;
-  /** removes a published bundle from the storage */
-  remove(basename: string, signal?: AbortSignal): Promise<void>;
+  /** removes a published bundle (its basename and public URL) from the storage */
+  remove(bundle: { basename: string; url: string }, signal?: AbortSignal): Promise<void>;
 }
 
 export async function publisherFor(cfg: AutoGenConfig): Promise<BundlePublisher> {

@@ -69,7 +69,7 @@ export function s3Publisher(url: string, env: NodeJS.ProcessEnv = process.env): 
         signal?.removeEventListener('abort', onAbort);
       }
     },
-    async remove(basename, signal) {
+    async remove({ basename }, signal) {
       const key = prefix + basename;
       try {
         await client.send(
