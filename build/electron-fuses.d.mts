@@ -10,7 +10,9 @@ export const SLUICE_FUSES: Readonly<{
   OnlyLoadAppFromAsar: true;
 }>;
 
-export function fuseConfig(resetAdHocDarwinSignature: boolean): FuseConfig;
+export type SluiceFuses = Readonly<Record<keyof typeof SLUICE_FUSES, boolean>>;
+export function fusesForBuild(env?: Record<string, string | undefined>): SluiceFuses;
+export function fuseConfig(resetAdHocDarwinSignature: boolean, fuses?: SluiceFuses): FuseConfig;
 
 /** the fields of electron-builder's AfterPackContext this hook reads */
 export interface PackContext {
@@ -21,5 +23,5 @@ export interface PackContext {
 }
 
 export function electronBinaryPath(context: PackContext): string;
-export function fusesNotSet(binary: string): Promise<string[]>;
+export function fusesNotSet(binary: string, fuses?: SluiceFuses): Promise<string[]>;
 export default function afterPack(context: PackContext): Promise<void>;

@@ -41,8 +41,11 @@ export function probe(cmd: string, args: string[]): boolean {
   }
 }
 
-/** The Python that has the `mercurial` module (Debian's, not a PATH python3 from pyenv or a venv). */
-export const HG_PYTHON = '/usr/bin/python3';
+/**
+ * The Python that has the `mercurial` module: Debian's, not a PATH python3 from pyenv or a venv;
+ * SLUICE_HG_PYTHON where hg came from pip (the workflows).
+ */
+export const HG_PYTHON = process.env.SLUICE_HG_PYTHON ?? '/usr/bin/python3';
 
 /** CI=true (or 1): every external tool must be there; a missing one fails instead of skipping. */
 export const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
@@ -120,9 +123,25 @@ const TOOLS = {
 export type Tool = keyof typeof TOOLS;
 export const TOOL_NAMES = Object.keys(TOOLS) as Tool[];
 
+/**
+ * SLUICE_CI_WITHOUT=nginx,sshd: tools a CI runner cannot provide (a Windows runner has no
+ * /usr/sbin/sshd). Under CI=true they skip, loudly, instead of failing; every other tool is still
+ * required. A name that is not a tool fails at once, so a typo cannot hide a missing one.
+ */
+export function parseCiWithout(value: string | undefined): ReadonlySet<Tool> {
+  const names = (value ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const unknown = names.filter((t) => !(t in TOOLS));
+  if (unknown.length) throw new Error(`SLUICE_CI_WITHOUT names no tool: ${unknown.join(', ')}`);
+  return new Set(names as Tool[]);
+}
+const CI_WITHOUT = parseCiWithout(process.env.SLUICE_CI_WITHOUT);
+
 /** Whether a missing `tool` fails the run here instead of skipping the tests that need it. */
 export function required(tool: Tool): boolean {
-  return tool === 'electron' ? REQUIRE_ELECTRON : IN_CI;
+  return tool === 'electron' ? REQUIRE_ELECTRON : IN_CI && !CI_WITHOUT.has(tool);
 }
 
 const found = new Map<Tool, string | undefined>();
@@ -156,7 +175,8 @@ export function missing(...tools: Tool[]): boolean {
 /** A title suffix naming what is missing (' (skipped: hg not installed)'), '' when all are here. */
 export function skipNote(...tools: Tool[]): string {
   const gone = absent(tools);
-  return gone.length ? ` (skipped: ${gone.map((t) => TOOLS[t].title).join(', ')} not installed)` : '';
+  const where = gone.some((t) => CI_WITHOUT.has(t)) ? ' on this runner (SLUICE_CI_WITHOUT)' : '';
+  return gone.length ? ` (skipped: ${gone.map((t) => TOOLS[t].title).join(', ')} not installed${where})` : '';
 }
 
 export const HG_ENV = { ...process.env, HGPLAIN: '1', HGUSER: 'Test <test@example.com>', HGRCPATH: '' };

@@ -10,6 +10,7 @@ import { FuseState, FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
 import afterPack, {
   electronBinaryPath,
   fuseConfig,
+  fusesForBuild,
   fusesNotSet,
   SLUICE_FUSES,
 } from '../../../build/electron-fuses.mjs';
@@ -107,6 +108,25 @@ describe('Electron fuses (build/electron-fuses.mjs)', () => {
     const wireAt = before.indexOf(SENTINEL) + SENTINEL.length + 2;
     expect(after.subarray(0, wireAt)).toEqual(before.subarray(0, wireAt));
     expect(after.subarray(wireAt + DEFAULTS.length)).toEqual(before.subarray(wireAt + DEFAULTS.length));
+  });
+
+  it('SLUICE_FUSES_FOR_PLAYWRIGHT=1 keeps --inspect on and nothing else; check-fuses refuses that build', async () => {
+    expect(fusesForBuild({})).toBe(SLUICE_FUSES);
+    expect(fusesForBuild({ SLUICE_FUSES_FOR_PLAYWRIGHT: '1' })).toEqual({
+      ...SLUICE_FUSES,
+      EnableNodeCliInspectArguments: true,
+    });
+    const path = join(dir, 'sluice');
+    await fakeElectron(path);
+    process.env.SLUICE_FUSES_FOR_PLAYWRIGHT = '1';
+    try {
+      await afterPack(context(dir, 'linux'));
+    } finally {
+      delete process.env.SLUICE_FUSES_FOR_PLAYWRIGHT;
+    }
+    expect(await fusesNotSet(path, fusesForBuild({ SLUICE_FUSES_FOR_PLAYWRIGHT: '1' }))).toEqual([]);
+    // the release check (strict fuses) would fail on it
+    expect(await fusesNotSet(path)).toEqual(['EnableNodeCliInspectArguments=on']);
   });
 
   it('refuses a binary without the fuse wire instead of packaging it unflipped', async () => {

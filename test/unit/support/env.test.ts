@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import {
   IN_CI,
   MAKE_CORPUS,
+  parseCiWithout,
   REQUIRE_ELECTRON,
   ROOT,
   SHARED,
@@ -24,13 +25,22 @@ describe('tool probes', () => {
   });
 
   it('CI=true requires every tool but Electron, which SLUICE_REQUIRE_ELECTRON=1 requires', () => {
-    expect(TOOL_NAMES.filter((t) => t !== 'electron').every((t) => required(t) === IN_CI)).toBe(true);
+    const without = parseCiWithout(process.env.SLUICE_CI_WITHOUT);
+    expect(
+      TOOL_NAMES.filter((t) => t !== 'electron').every((t) => required(t) === (IN_CI && !without.has(t))),
+    ).toBe(true);
     expect(required('electron')).toBe(REQUIRE_ELECTRON);
   });
 
   // a CI run fails here too for a missing tool, whatever the tests that need it do
   it.runIf(IN_CI || REQUIRE_ELECTRON)('CI=true: every required external tool is installed', () => {
     expect(TOOL_NAMES.filter((t) => required(t) && toolPath(t) === undefined)).toEqual([]);
+  });
+
+  it('SLUICE_CI_WITHOUT names tools a runner lacks; a name that is no tool is refused', () => {
+    expect([...parseCiWithout(' nginx, sshd ,,')]).toEqual(['nginx', 'sshd']);
+    expect(parseCiWithout(undefined).size).toBe(0);
+    expect(() => parseCiWithout('nginx,ngnix')).toThrow('SLUICE_CI_WITHOUT names no tool: ngnix');
   });
 
   it('the bench tools are reached through the sibling ../shared of the repository root', () => {
@@ -50,10 +60,11 @@ describe('without hg on PATH (a child vitest on test/support/env.fixture.ts)', (
   const config = join(dir, 'vitest.config.mjs');
   writeFileSync(config, `export default { test: { include: ['test/support/env.fixture.ts'] } };\n`);
 
-  function run(ci: boolean) {
-    const out = join(dir, `report-${ci}.json`);
+  function run(ci: boolean, without?: string) {
+    const out = join(dir, `report-${ci}-${without ?? ''}.json`);
     const env: NodeJS.ProcessEnv = { PATH: bin, HOME: dir };
     if (ci) env.CI = 'true';
+    if (without) env.SLUICE_CI_WITHOUT = without;
     const r = spawnSync(
       process.execPath,
       [
@@ -93,5 +104,16 @@ describe('without hg on PATH (a child vitest on test/support/env.fixture.ts)', (
     expect(status).not.toBe(0);
     expect(file.status).toBe('failed');
     expect(file.message).toContain('CI=true: hg not installed');
+  });
+
+  it('under CI=true with SLUICE_CI_WITHOUT=hg: skipped again, the title naming the runner', () => {
+    const { status, file } = run(true, 'hg');
+    expect(status).toBe(0);
+    expect(file.assertionResults).toEqual([
+      expect.objectContaining({
+        fullName: 'needs hg (skipped: hg not installed on this runner (SLUICE_CI_WITHOUT)) hg runs',
+        status: 'skipped',
+      }),
+    ]);
   });
 });
