@@ -7,6 +7,8 @@
 //   npm run bench -- --sections history   real-history corpus: verify, tip reads, update (vs hg)
 //   npm run bench -- --sections realpast  released npm versions committed with hg (zstd, zlib):
 //                                         pull clone, incremental pull, serving, update, verify
+//   npm run bench -- --sections clonebundles  automatic clone bundles on s3rver (small corpus):
+//                                         generation, server CPU per clone, 20 concurrent, resume
 //
 // The tables of every section that ran replace that section's last recorded ones in
 // docs/benchmarks.md (scripts/bench/bench-doc.mjs); `--docs FILE` writes another file, `--no-docs`
@@ -52,6 +54,14 @@ async function recorded(key, section) {
 if (spawnSync('hg', ['--version'], { stdio: 'ignore' }).status !== 0) {
   console.error('bench: hg is not installed (apt-get install mercurial): nothing to compare with');
   process.exit(2);
+}
+if (sections.has('clonebundles')) {
+  const { s3rverMissing } = await import('./bench/clonebundles-bench.mjs');
+  const why = s3rverMissing();
+  if (why) {
+    console.error(why);
+    process.exit(2);
+  }
 }
 // The bundled CLI (what users run), not the TypeScript sources.
 spawnSync('node', [join(ROOT, 'scripts', 'build-cli.mjs')], { stdio: 'inherit' });
@@ -334,6 +344,13 @@ try {
     await recorded('realpast', async () => {
       const mod = await import(join(ROOT, 'scripts', 'bench', 'realpast-bench.mjs'));
       await mod.run({ reps, say });
+    });
+  // clone bundles on a real S3 server: its own corpus (small), whatever --presets says
+  if (sections.has('clonebundles'))
+    await recorded('clonebundles', async () => {
+      const mod = await import(join(ROOT, 'scripts', 'bench', 'clonebundles-bench.mjs'));
+      const corpusDir = ensureCorpus(mod.DEFAULT_PRESET);
+      await mod.run({ corpusDir, workDir: fresh('clonebundles'), reps, say });
     });
 } finally {
   rmSync(runs, { recursive: true, force: true });

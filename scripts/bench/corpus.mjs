@@ -20,8 +20,11 @@ export function benchBase() {
  * shape (10k changesets touching ~4 files each, 5% of the files taking 80% of the changes): zstd
  * sparse revlogs whose delta chains average ~500 in the manifest and reach 1,000 (hg debugrevlog
  * -m), ~2.3 GB of file revisions behind a 66 MB store. About 10 minutes to build on 2 busy cores.
+ * `small`: make-corpus.sh's defaults (2,000 files, 200 commits), for benches that run many clones
+ * at once (clonebundles' 20 concurrent clones).
  */
 export const EXTRA_PRESETS = {
+  small: [],
   history: ['--files', '3000', '--commits', '10000', '--touch', '4', '--hot-pct', '5'],
 };
 
