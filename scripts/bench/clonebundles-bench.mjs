@@ -239,10 +239,12 @@ export async function run({ corpusDir, workDir, reps = 3, say = console.log } = 
     closers.push(() => proxy.close());
     const repo = copyRepo(corpus, join(work, 'repo'));
     const count = hg(['-R', corpus, 'log', '-r', 'tip', '-T', '{rev}']).stdout;
+    const load = loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ');
     say(
-      `\n## clonebundles: ${corpus} (${Number(count) + 1} changesets); s3rver on 127.0.0.1 behind a counting proxy; load average ${loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')} at the start`,
+      `\nCorpus ${corpus} (${Number(count) + 1} changesets); bundles on s3rver (127.0.0.1) behind a ` +
+        `byte-counting proxy; load average ${load} at the start.`,
     );
     await generation(repo, work, Math.min(reps, 3), say);
     const pub = await publish(repo, s3, proxy, 'medium');
