@@ -24,7 +24,12 @@ const zstd = zlib as unknown as {
 export type { CompressionKey };
 
 const OUTPUT_CHUNK = 64 * 1024;
-const COMPRESS_INPUT = 256 << 10;
+/**
+ * zstd's output pieces: each full output buffer is another threadpool round-trip, and fewer,
+ * larger calls keep the compressor's tables warm in cache (docs/benchmarks/analysis.md, "Serving").
+ */
+const ZSTD_OUTPUT_CHUNK = 256 << 10;
+const COMPRESS_INPUT = 2 << 20;
 /**
  * Decompressed pieces: node:zlib's streams cost a threadpool round-trip and a buffer per piece, so
  * larger pieces cost less CPU (measured in docs/benchmarks/analysis.md).
@@ -67,7 +72,7 @@ export function compressStream(
         viaTransform(
           () =>
             zstd.createZstdCompress({
-              chunkSize: OUTPUT_CHUNK,
+              chunkSize: ZSTD_OUTPUT_CHUNK,
               params: { [zstd.constants.ZSTD_c_compressionLevel!]: 3 },
             }),
           coalesce(src),
@@ -82,10 +87,9 @@ export function compressStream(
 /**
  * Input for a compressor in pieces of at least COMPRESS_INPUT bytes. Each write into a node:zlib
  * transform is a thread-pool round trip and a callback on the main thread; a getbundle reply is
- * written as 4-byte bundle2 frame headers and views (117 MB, ~8000 writes for the medium corpus).
- * Coalesced, sluice serve's CPU per pull clone went 3.6-4.0 -> 2.5-3.1 s and its voluntary
- * context switches 17-18k -> 3k (Node 24, 4 interleaved runs): the client it serves on the same
- * cores loses less time to them. The price is one memcpy of the input.
+ * written as 4-byte bundle2 frame headers and views. Coalescing costs one memcpy of the input and
+ * holds about three pieces per stream (this one, the transform's, the one being compressed); 2 MiB
+ * pieces cost clearly less CPU than 256 KiB ones for a served pull (docs/benchmarks/analysis.md).
  */
 async function* coalesce(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   let held: Uint8Array[] = [];
