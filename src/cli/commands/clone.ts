@@ -14,6 +14,7 @@ import {
   type CliCommand,
   type CliIO,
 } from '../command';
+import { PULL_HEAP, tuneHeapForMemory } from '../heap-tuning';
 import { runJobForCli } from '../job-output';
 import { withoutCredentials } from '../../shared/urls';
 import { isLocalSource } from '../../main/engine/operations/local-peer';
@@ -122,6 +123,8 @@ ${OUTPUT_HELP}`,
     const closer = closerOptions(values);
     const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
     const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
+    // a pull clone applies a changegroup: tuned like `sluice pull` (see there)
+    if (values.pull) tuneHeapForMemory(PULL_HEAP);
     return runJobForCli(
       {
         kind: 'clone',

@@ -8,6 +8,7 @@ import {
   UsageError,
   type CliCommand,
 } from '../command';
+import { PULL_HEAP, tuneHeapForMemory } from '../heap-tuning';
 import { runJobForCli } from '../job-output';
 import { promptCredentials } from './clone';
 import { withoutCredentials } from '../../shared/urls';
@@ -59,6 +60,7 @@ ${OUTPUT_HELP}`,
       );
     const connect = positiveInt('connect-timeout', values['connect-timeout'], 3600);
     const idle = positiveInt('idle-timeout', values['idle-timeout'], 86400);
+    tuneHeapForMemory(PULL_HEAP);
     return runJobForCli(
       {
         kind: 'pull',
