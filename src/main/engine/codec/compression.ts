@@ -32,9 +32,10 @@ const ZSTD_OUTPUT_CHUNK = 256 << 10;
 const COMPRESS_INPUT = 2 << 20;
 /**
  * Decompressed pieces: node:zlib's streams cost a threadpool round-trip and a buffer per piece, so
- * larger pieces cost less CPU (measured in docs/benchmarks/analysis.md).
+ * larger pieces cost less CPU (measured in docs/benchmarks/analysis.md), while each piece stays
+ * allocated as long as one delta viewing it lives, and 1 MiB ones fragmented the malloc heap.
  */
-const DECOMPRESSED_CHUNK = 1 << 20;
+const DECOMPRESSED_CHUNK = 256 << 10;
 
 export function decompressStream(
   kind: CompressionKey,

@@ -42,9 +42,10 @@ import { bookmarkView, plainBookmarkView, readBookmarks, type BookmarkView } fro
  * Bytes of the getbundle reply (as sent: compressed) read ahead of the apply (client/read-ahead.ts):
  * room, with the ~5 MB the kernel holds on loopback, for what hg serve sends (~7.5 MB/s) while the
  * client rebuilds and hashes the medium corpus's manifest group (~1.2 s). More only costs peak RSS
- * when the client is the slower side all along (a loaded machine: the buffer stays full).
+ * when the client is the slower side all along (a loaded machine: the buffer stays full); 8 MiB
+ * (with 1 MiB decoded pieces) held the realpast pull clone's peak RSS 7-19 MB higher.
  */
-const PULL_READ_AHEAD = 8 << 20;
+const PULL_READ_AHEAD = 2 << 20;
 
 export interface PullOutcome {
   /** URL pulled from (after redirects) */
