@@ -8,7 +8,9 @@ import {
   parseCommandArgs,
   type CliCommand,
 } from '../command';
+import { PULL_HEAP, tuneHeapForMemory } from '../heap-tuning';
 import { runJobForCli } from '../job-output';
+import { bundleKindOf } from '../../main/engine/operations/apply/apply-changegroup-bundle';
 
 export const command: CliCommand = {
   name: 'apply',
@@ -46,6 +48,10 @@ ${OUTPUT_HELP}`,
       { min: 2, max: 2 },
     );
     const closer = closerOptions(values);
+    // a changegroup bundle is applied like a pull's reply (heap-tuning.ts); a stream bundle keeps
+    // V8's defaults. An unreadable one is the job's to report.
+    const kind = await bundleKindOf(positionals[0]!).catch(() => 'unknown');
+    if (kind === 'bundle1' || kind === 'bundle2') tuneHeapForMemory(PULL_HEAP);
     return runJobForCli(
       {
         kind: 'apply',
