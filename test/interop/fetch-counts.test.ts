@@ -1,6 +1,7 @@
 // A library row's fetch (operations/fetch): its incoming and outgoing counts against what hg
 // incoming and hg outgoing list, over hg serve and a local path, with diverged histories, a
-// secret changeset (hg outgoing leaves it out) and nothing new either way.
+// secret changeset (hg outgoing leaves it out), changesets made obsolete by an amend and a prune
+// (hidden: hg outgoing leaves them out too) and nothing new either way.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -78,6 +79,36 @@ describe.skipIf(missing('hg'))(`fetch counts agree with hg incoming and hg outgo
     expect(got.outgoing).toBe(hgCount('outgoing', c));
     expect(got.outgoing).toBe(1);
     expect(got.incoming).toBe(0);
+  });
+
+  it('obsolete changesets (amended, pruned) are not outgoing, as hg outgoing leaves them out', async () => {
+    const g = join(work, 'g');
+    hg(['clone', '-q', server!.url, g]);
+    const evolve = ['--config', 'experimental.evolution.createmarkers=true'];
+    commit(g, 'draft1.txt', 'draft 1\n');
+    commit(g, 'draft2.txt', 'draft 2\n');
+    // the amend obsoletes draft2's first version (hidden: nothing pins it)
+    writeFileSync(join(g, 'draft2.txt'), 'draft 2 amended\n');
+    hg([...evolve, 'commit', '-q', '--amend', '-m', 'amended'], g);
+    const amended = hg(['log', '-r', '.', '-T', '{node}'], g).trim();
+    // a side head, pruned by a marker without successors
+    hg(['update', '-q', '-r', '3'], g);
+    commit(g, 'side.txt', 'side\n');
+    const side = hg(['log', '-r', '.', '-T', '{node}'], g).trim();
+    hg(['update', '-q', '-r', amended], g);
+    hg([...evolve, 'debugobsolete', '-q', side], g);
+    // an obsolete changeset the working copy sits on stays visible, and outgoing
+    commit(g, 'pinned.txt', 'pinned\n');
+    const pinned = hg(['log', '-r', '.', '-T', '{node}'], g).trim();
+    hg([...evolve, 'debugobsolete', '-q', pinned], g);
+    // hg's own view: three obsolete changesets, one of them pinned by the working copy
+    expect(hg(['log', '-r', 'obsolete()', '-T', '.', '--hidden'], g)).toBe('...');
+    expect(hg(['log', '-r', 'hidden()', '-T', '.', '--hidden'], g)).toBe('..');
+    const got = await counts(g);
+    expect(got.outgoing).toBe(hgCount('outgoing', g));
+    expect(got.outgoing).toBe(3); // draft1, draft2 amended, pinned
+    expect(got.incoming).toBe(hgCount('incoming', g));
+    expect(got.localHeads).not.toContain(side);
   });
 
   it('nothing new either way: zero both, and a repeat with the same heads reuses the incoming count', async () => {

@@ -121,6 +121,28 @@ export class ChangelogGraph {
     return mark;
   }
 
+  /**
+   * The graph without the revs `drop` marks, renumbered, as a repoview sees it (hg's filtered
+   * changelog), and each kept rev's number in this graph. `drop` must hold no parent of a kept rev
+   * (a hidden set is closed under descendants: repoview._revealancestors).
+   */
+  filtered(drop: Uint8Array): { graph: ChangelogGraph; original: Int32Array } {
+    const renumbered = new Int32Array(this.length).fill(-1);
+    const original: number[] = [];
+    for (let r = 0; r < this.length; r++) if (!drop[r]) renumbered[r] = original.push(r) - 1;
+    const parent = (p: number): number => {
+      if (p >= 0 && renumbered[p]! < 0)
+        throw new SluiceError('REVLOG', `filtered rev ${p} is the parent of a kept rev`);
+      return p >= 0 ? renumbered[p]! : -1;
+    };
+    const graph = new ChangelogGraph(
+      original.map((r) => this.nodes[r]!),
+      Int32Array.from(original, (r) => parent(this.p1[r]!)),
+      Int32Array.from(original, (r) => parent(this.p2[r]!)),
+    );
+    return { graph, original: Int32Array.from(original) };
+  }
+
   /** marks every descendant of `revs`, inclusive (parents always precede children) */
   descendants(revs: Iterable<number>): Uint8Array {
     const mark = new Uint8Array(this.length);

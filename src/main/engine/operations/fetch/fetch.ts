@@ -2,6 +2,8 @@
 // (setdiscovery.findcommonheads) against the repository's source, with nothing written. The
 // incoming count is the getbundle reply's nbchanges (countIncoming); the outgoing count is
 // discovery.findcommonoutgoing's missing set over the same common heads, so no second discovery.
+// Both run on the `visible` repoview, as hg's do: changesets hidden by obsolescence markers are
+// neither offered in discovery nor counted as outgoing.
 // A previous fetch's answer is reused when both sides' heads are unchanged, and an HTTP server's
 // capabilities are remembered for a while (CAPS_TTL_MS) by this process: a fetch that finds
 // nothing new is then one request, the batch of `heads` + `known`. A fetch that fails with
@@ -25,11 +27,12 @@ import { redactUrl } from '../../client/http-client';
 import { HttpPeer } from '../../client/http-peer';
 import { openPeer, openSession, splitPeerUrl } from '../open-peer';
 import { countIncoming, pullSource } from '../pull/pull';
+import { hiddenRevs } from '../serve/repo-state';
 
 export interface FetchCounts {
   /** changesets the source has that the repository lacks (hg incoming) */
   incoming: number;
-  /** local changesets the source lacks, secret ones left out (hg outgoing) */
+  /** local changesets the source lacks, secret and hidden (obsolete) ones left out (hg outgoing) */
   outgoing: number;
   /** the source's heads (hex, sorted) and the local heads (hex, sorted) this answer is for */
   remoteHeads: string[];
@@ -77,7 +80,10 @@ async function fetchFrom(
   const { session, url, opts } = openSession(rawSource, req, ctx);
   try {
     const loc = await locateRepository(repo);
-    const local = await ChangelogGraph.read(loc.storeDir);
+    const full = await ChangelogGraph.read(loc.storeDir);
+    const hidden = await hiddenRevs(loc, full);
+    const visible = hidden ? full.filtered(hidden) : null;
+    const local = visible?.graph ?? full;
     const known = useKnownCaps ? knownCaps.get(url) : undefined;
     const peer =
       known && Date.now() - known.at < CAPS_TTL_MS
@@ -108,8 +114,9 @@ async function fetchFrom(
               cg: true,
             })
           : 0;
-      const phase = computePhases(local, parsePhaseRoots(await readText(join(loc.storeDir, 'phaseroots'))));
-      const outgoing = countOutgoing(local, disco.common, (r) => phase[r]! >= PHASE_SECRET);
+      const phase = computePhases(full, parsePhaseRoots(await readText(join(loc.storeDir, 'phaseroots'))));
+      const fullRev = (r: number): number => (visible ? visible.original[r]! : r);
+      const outgoing = countOutgoing(local, disco.common, (r) => phase[fullRev(r)]! >= PHASE_SECRET);
       return { incoming, outgoing, remoteHeads, localHeads, source: redactUrl(url) };
     } finally {
       await peer.close();

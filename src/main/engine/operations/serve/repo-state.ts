@@ -487,6 +487,21 @@ export async function bookmarkView(
   };
 }
 
+/**
+ * The hidden revs of the repository at `loc` (its changelog read as `graph`): what hg's `visible`
+ * repoview filters out (repoview.computehidden), as hg incoming and outgoing see it. Null when
+ * nothing is hidden.
+ */
+export async function hiddenRevs(loc: RepoLocation, graph: ChangelogGraph): Promise<Uint8Array | null> {
+  const { markers } = await localMarkers(loc.storeDir);
+  if (!markers.length) return null;
+  const phases = computePhases(
+    graph,
+    parsePhaseRoots((await readOptional(join(loc.storeDir, 'phaseroots')))?.toString('latin1') ?? ''),
+  );
+  return computeHidden(graph, phases, markers, await pinnedNodes(loc, await readBookmarks(loc)));
+}
+
 /** bmstore: the repository's bookmarks as [name, hex] (malformed lines skipped, as hg does). */
 export async function readBookmarks(loc: RepoLocation): Promise<[string, string][]> {
   const bmPath = bookmarksPath(loc);
