@@ -160,6 +160,8 @@ export interface InvokeMap {
   'library:fetch': { args: [path: string]; result: void };
   /** fetches every library repository with a source, a bounded number at once */
   'library:fetchAll': { args: []; result: void };
+  /** fetches one library repository now, asking for credentials when its source wants them */
+  'library:signIn': { args: [path: string]; result: void };
   'library:settings': { args: []; result: LibrarySettings };
   'library:setSettings': { args: [change: Partial<LibrarySettings>]; result: LibrarySettings };
   /** a repository's own background fetch interval; null = the library's */
@@ -235,6 +237,7 @@ const INVOKE: Record<InvokeChannel, true> = {
   'dest:check': true,
   'library:fetch': true,
   'library:fetchAll': true,
+  'library:signIn': true,
   'library:settings': true,
   'library:setSettings': true,
   'library:setFetchInterval': true,

@@ -47,10 +47,16 @@ export type WorkingCopyState = WorkingCopyCounts | { problem: string };
 export const FETCH_INTERVALS = [0, 5, 15, 60] as const;
 export type FetchInterval = (typeof FETCH_INTERVALS)[number];
 
-/** The last fetch of a row: what hg incoming and hg outgoing would count, or why it failed. */
+/**
+ * The last fetch of a row: what hg incoming and hg outgoing would count, or why it failed. A
+ * source that wants credentials (HTTP 401, an ssh login refused) is `needsSignIn`: a fetch without
+ * a person at hand never asks, the row offers "Sign in…" (the same fetch, asking), and the
+ * background fetch leaves the row alone until then.
+ */
 export type FetchResult =
   | { at: number; incoming: number; outgoing: number }
-  | { at: number; error: { code: string; message: string } };
+  | { at: number; error: { code: string; message: string } }
+  | { at: number; needsSignIn: { message: string } };
 
 /** Library-wide settings, kept with the library (library.json). */
 export interface LibrarySettings {

@@ -18,12 +18,15 @@ export type { FetchCounts, FetchRequest } from '../engine/operations/fetch/fetch
 export type { WorkingCopySummary } from '../engine/operations/status/summary';
 export { workingCopySummary };
 
-/** A library fetch: no prompt (a background fetch never asks; a server that wants credentials fails it). */
+/**
+ * A library fetch. Without `askCredentials` a server that wants credentials fails it with AUTH;
+ * with it, the host decides who answers (saved credentials, the user, or nobody).
+ */
 export function fetchCounts(
   request: FetchRequest,
-  signal?: AbortSignal,
+  opts: { signal?: AbortSignal; askCredentials?: CredentialsPrompt } = {},
 ): ReturnType<typeof engineFetchCounts> {
-  return engineFetchCounts(request, new JobContext(signal ? { signal } : {}));
+  return engineFetchCounts(request, new JobContext(opts));
 }
 
 export interface Credentials {

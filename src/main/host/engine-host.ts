@@ -159,8 +159,8 @@ export class EngineHost {
     });
     this.fetches = new FetchScheduler({
       library: this.library,
-      fetch: (repo, previous) =>
-        this.jobs.query({ kind: 'fetch', request: { repo, ...(previous && { previous }) } }),
+      fetch: (repo, previous, { interactive }) =>
+        this.jobs.query({ kind: 'fetch', request: { repo, ...(previous && { previous }) } }, { interactive }),
       ...(options.power && { power: options.power }),
       notify:
         options.notifyIncoming ??
@@ -253,6 +253,10 @@ export class EngineHost {
       },
       // the rows show progress (fetching) and results; the call returns once the fetches are queued
       'library:fetchAll': async () => void this.fetches.fetchAll(),
+      'library:signIn': async (path) => {
+        this.assertInLibrary(path);
+        void this.fetches.signIn(path);
+      },
       'library:settings': () => this.library.settings(),
       'library:setSettings': async (change) => {
         const settings = await this.library.setSettings(change);

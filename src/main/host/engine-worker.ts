@@ -25,15 +25,17 @@ interface RunningJob {
   credentialAnswers: Map<string, (answer: Credentials | null) => void>;
 }
 const jobs = new Map<string, RunningJob>();
+/** queries waiting for a credentials answer, by queryId */
+const queryAnswers = new Map<string, Map<string, (answer: Credentials | null) => void>>();
 
 port.on('message', (message: HostToWorker) => {
   if (message.type === 'start') void run(message.jobId, message.request);
   else if (message.type === 'query') void answer(message.queryId, message.query);
   else if (message.type === 'cancel') jobs.get(message.jobId)?.controller.abort();
   else if (message.type === 'credentials') {
-    const job = jobs.get(message.jobId);
-    job?.credentialAnswers.get(message.requestId)?.(message.answer);
-    job?.credentialAnswers.delete(message.requestId);
+    const answers = jobs.get(message.jobId)?.credentialAnswers ?? queryAnswers.get(message.jobId);
+    answers?.get(message.requestId)?.(message.answer);
+    answers?.delete(message.requestId);
   }
 });
 
@@ -81,13 +83,29 @@ async function run(jobId: string, request: JobRequest): Promise<void> {
 }
 
 async function answer(queryId: string, query: EngineQuery): Promise<void> {
+  const answers = new Map<string, (answer: Credentials | null) => void>();
+  let nextRequest = 0;
+  // the host answers with saved credentials, the user's (a "Sign in…" fetch) or null: never a
+  // prompt the host did not choose to show
+  const askCredentials = ({ url, realm }: { url: string; realm: string }): Promise<Credentials | null> => {
+    const requestId = `${queryId}-c${++nextRequest}`;
+    return new Promise((resolve) => {
+      answers.set(requestId, resolve);
+      post({ type: 'credentials', jobId: queryId, requestId, url, realm });
+    });
+  };
+  queryAnswers.set(queryId, answers);
   try {
     const result =
-      query.kind === 'summary' ? await workingCopySummary(query.repo) : await fetchCounts(query.request);
+      query.kind === 'summary'
+        ? await workingCopySummary(query.repo)
+        : await fetchCounts(query.request, { askCredentials });
     post({ type: 'answer', queryId, ok: true, result });
   } catch (e) {
     const error = toSluiceError(e);
     post({ type: 'answer', queryId, ok: false, error: { code: error.code, message: error.message } });
+  } finally {
+    queryAnswers.delete(queryId);
   }
 }
 

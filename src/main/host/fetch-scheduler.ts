@@ -4,7 +4,9 @@
 // along: a library of hundreds wakes the host once per round, not once per repository. Background
 // rounds pause on battery and while offline (the platform says which, through PowerState) and
 // resume when that ends (at its change event, or at the next minute's look where the platform has
-// no event); "Fetch all" and a row's Fetch run whatever the power state.
+// no event); "Fetch all" and a row's Fetch run whatever the power state. No fetch asks for
+// credentials but a row's "Sign in…": a source that wants them marks the row `needsSignIn`, and
+// background rounds skip it until a fetch gets through.
 
 import type { FetchCounts } from './engine-api';
 import type { FetchHeads } from './repo-library';
@@ -53,9 +55,18 @@ export interface FetchLibrary {
   setFetching(path: string, fetching: boolean): void;
 }
 
+/** How a fetch runs: `interactive` (a row's "Sign in…") may ask the user for credentials. */
+export interface FetchMode {
+  interactive: boolean;
+}
+
 export interface FetchSchedulerOptions {
   library: FetchLibrary;
-  fetch: (path: string, previous: (FetchHeads & { incoming: number }) | undefined) => Promise<FetchCounts>;
+  fetch: (
+    path: string,
+    previous: (FetchHeads & { incoming: number }) | undefined,
+    mode: FetchMode,
+  ) => Promise<FetchCounts>;
   power?: PowerState;
   notify?: IncomingNotifier;
   clock?: SchedulerClock;
@@ -72,7 +83,7 @@ export class FetchScheduler {
   private readonly clock: SchedulerClock;
   private readonly slackMs: number;
   /** waiting to be fetched, in order, and whether a background round asked (notifications) */
-  private readonly waiting = new Map<string, { background: boolean }>();
+  private readonly waiting = new Map<string, Queued>();
   private readonly running = new Set<string>();
   private timer: unknown;
   private timerAt = Infinity;
@@ -96,6 +107,11 @@ export class FetchScheduler {
   /** Fetches one repository now (a row's Fetch). */
   fetchOne(path: string): Promise<void> {
     return this.enqueue([path], false);
+  }
+
+  /** Fetches one repository now, asking for credentials if its source wants them ("Sign in…"). */
+  signIn(path: string): Promise<void> {
+    return this.enqueue([path], false, true);
   }
 
   /** Fetches every repository of the library that has a source ("Fetch all"). */
@@ -164,6 +180,7 @@ export class FetchScheduler {
       const minutes = row.fetchInterval ?? settings.fetchInterval;
       if (minutes === 0 || !fetchable(row) || this.running.has(row.path) || this.waiting.has(row.path))
         continue;
+      if (row.fetch && 'needsSignIn' in row.fetch) continue; // until "Sign in…" gets through
       out.push({ path: row.path, at: (row.fetch?.at ?? 0) + minutes * MINUTE });
     }
     return out;
@@ -175,10 +192,12 @@ export class FetchScheduler {
     return next;
   }
 
-  private async enqueue(paths: string[], background: boolean): Promise<void> {
+  private async enqueue(paths: string[], background: boolean, interactive = false): Promise<void> {
     for (const p of paths) {
-      if (this.running.has(p) || this.waiting.has(p)) continue;
-      this.waiting.set(p, { background });
+      const queued = this.waiting.get(p);
+      if (queued && interactive) queued.interactive = true; // a waiting fetch now may ask
+      if (this.running.has(p) || queued) continue;
+      this.waiting.set(p, { background, interactive });
       this.options.library.setFetching(p, true);
     }
     await this.pump();
@@ -188,19 +207,19 @@ export class FetchScheduler {
     const { fetchConcurrency } = await this.options.library.settings();
     const started: Promise<void>[] = [];
     while (this.waiting.size > 0 && this.running.size < fetchConcurrency && !this.disposed) {
-      const [path, { background }] = this.waiting.entries().next().value!;
+      const [path, queued] = this.waiting.entries().next().value!;
       this.waiting.delete(path);
       this.running.add(path);
-      started.push(this.fetchNow(path, background));
+      started.push(this.fetchNow(path, queued));
     }
     await Promise.all(started);
   }
 
-  private async fetchNow(path: string, background: boolean): Promise<void> {
+  private async fetchNow(path: string, { background, interactive }: Queued): Promise<void> {
     const library = this.options.library;
     const previous = library.previousFetch(path);
     try {
-      const counts = await this.options.fetch(path, previous);
+      const counts = await this.options.fetch(path, previous, { interactive });
       const at = this.clock.now();
       library.noteFetch(
         path,
@@ -212,10 +231,14 @@ export class FetchScheduler {
         this.options.notify?.({ path, name: nameOf(path), incoming: counts.incoming, previous: before });
     } catch (e) {
       const err = e as { code?: unknown; message?: unknown };
-      library.noteFetch(path, {
-        at: this.clock.now(),
-        error: { code: typeof err.code === 'string' ? err.code : 'IO', message: String(err.message ?? e) },
-      });
+      const message = String(err.message ?? e);
+      const at = this.clock.now();
+      library.noteFetch(
+        path,
+        err.code === 'AUTH'
+          ? { at, needsSignIn: { message } }
+          : { at, error: { code: typeof err.code === 'string' ? err.code : 'IO', message } },
+      );
     } finally {
       this.running.delete(path);
       library.setFetching(path, false);
@@ -227,6 +250,13 @@ export class FetchScheduler {
       if (this.running.size === 0 && this.waiting.size === 0) for (const r of this.idleWaiters.splice(0)) r();
     }
   }
+}
+
+interface Queued {
+  /** a background round asked (a notification when changesets arrived) */
+  background: boolean;
+  /** may ask the user for credentials */
+  interactive: boolean;
 }
 
 /** A repository that is there and has a source to fetch from. */

@@ -383,6 +383,7 @@ function invokeArgs({ path, jobRequest, appState }: ReturnType<typeof pathSchema
     'state:set': v.strictTuple([arg('patch', appState)]),
     'library:fetch': onePath,
     'library:fetchAll': none,
+    'library:signIn': onePath,
     'library:settings': none,
     'library:setSettings': v.strictTuple([arg('change', librarySettingsChange)]),
     'library:setFetchInterval': v.strictTuple([

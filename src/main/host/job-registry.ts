@@ -112,6 +112,10 @@ interface PendingQuery {
   slot: WorkerSlot;
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
+  /** may ask the user for credentials (a row's "Sign in…"); else only saved ones are offered */
+  interactive: boolean;
+  /** origins whose saved credentials were sent */
+  triedSaved: Set<string>;
 }
 
 interface RegistryEvents {
@@ -121,7 +125,7 @@ interface RegistryEvents {
 export class JobRegistry {
   private readonly jobs = new Map<string, JobEntry>();
   private readonly queue: string[] = [];
-  /** requestId -> the job and URL that asked */
+  /** requestId -> the job (or query) and URL that asked */
   private readonly credentialRequests = new Map<string, { jobId: string; url: string }>();
   private readonly events = new TypedEmitter<RegistryEvents>();
   private maxConcurrent: number;
@@ -246,15 +250,20 @@ export class JobRegistry {
     entry.graceTimer = setTimeout(() => void this.killAfterGrace(entry), this.cancelGraceMs);
   }
 
-  /** A library read on the engine worker, outside the job list and the history. */
+  /**
+   * A library read on the engine worker, outside the job list and the history. A server that wants
+   * credentials gets the saved ones for its origin; only an `interactive` query asks the user.
+   */
   query<K extends EngineQuery['kind']>(
     query: Extract<EngineQuery, { kind: K }>,
+    { interactive = false }: { interactive?: boolean } = {},
   ): Promise<EngineQueryResult[K]> {
     if (this.disposed) return Promise.reject(new SluiceError('CANCELLED', 'Sluice is shutting down'));
     const slot = this.workerForJobs();
     const queryId = randomUUID();
     return new Promise<EngineQueryResult[K]>((resolve, reject) => {
-      this.queries.set(queryId, { slot, resolve: resolve as (r: unknown) => void, reject });
+      const pending = { slot, resolve: resolve as (r: unknown) => void, reject, interactive };
+      this.queries.set(queryId, { ...pending, triedSaved: new Set() });
       slot.worker.send({ type: 'query', queryId, query });
     });
   }
@@ -263,6 +272,8 @@ export class JobRegistry {
     const pending = this.queries.get(message.queryId);
     if (!pending) return;
     this.queries.delete(message.queryId);
+    for (const [requestId, r] of this.credentialRequests)
+      if (r.jobId === message.queryId) this.credentialRequests.delete(requestId);
     if (message.ok) pending.resolve(message.result);
     else pending.reject(new SluiceError(message.error.code as ErrorCode, message.error.message));
   }
@@ -277,7 +288,30 @@ export class JobRegistry {
         ?.remember(url, answer)
         .catch((e: unknown) => console.warn('credentials: cannot save:', e));
     }
-    this.jobs.get(jobId)?.slot?.worker.send({ type: 'credentials', jobId, requestId, answer });
+    const slot = this.jobs.get(jobId)?.slot ?? this.queries.get(jobId)?.slot;
+    slot?.worker.send({ type: 'credentials', jobId, requestId, answer });
+  }
+
+  /** A query's server asked for credentials: the saved ones once, then the user if it may ask. */
+  private async onQueryCredentials(
+    queryId: string,
+    query: PendingQuery,
+    requestId: string,
+    url: string,
+    realm: string,
+  ): Promise<void> {
+    const saved = this.options.savedCredentials;
+    const origin = originOf(url);
+    const reply = (answer: Credentials | null): void =>
+      query.slot.worker.send({ type: 'credentials', jobId: queryId, requestId, answer });
+    if (saved && origin && !query.triedSaved.has(origin)) {
+      query.triedSaved.add(origin);
+      const creds = await saved.lookup(url).catch(() => undefined);
+      if (creds) return reply(creds);
+    }
+    if (!query.interactive || !this.queries.has(queryId)) return reply(null);
+    this.credentialRequests.set(requestId, { jobId: queryId, url });
+    this.push({ channel: 'credentials:request', payload: { requestId, url, realm } });
   }
 
   /**
@@ -458,6 +492,11 @@ export class JobRegistry {
   private onWorkerMessage(slot: WorkerSlot, message: WorkerToHost): void {
     if (message.type === 'answer') {
       this.onAnswer(message);
+      return;
+    }
+    const query = message.type === 'credentials' ? this.queries.get(message.jobId) : undefined;
+    if (query && message.type === 'credentials') {
+      void this.onQueryCredentials(message.jobId, query, message.requestId, message.url, message.realm);
       return;
     }
     const entry = this.jobs.get(message.jobId);

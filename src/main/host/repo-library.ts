@@ -347,6 +347,8 @@ function isFetchResult(v: unknown): v is FetchResult {
   const f = v as Record<string, unknown> | null;
   if (!f || typeof f !== 'object' || typeof f.at !== 'number') return false;
   if (typeof f.incoming === 'number') return typeof f.outgoing === 'number';
+  const s = f.needsSignIn as Record<string, unknown> | undefined;
+  if (s) return typeof s.message === 'string';
   const e = f.error as Record<string, unknown> | undefined;
   return !!e && typeof e.code === 'string' && typeof e.message === 'string';
 }

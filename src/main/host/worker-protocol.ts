@@ -22,6 +22,7 @@ export interface WorkerStartData {
 export type HostToWorker =
   | { type: 'start'; jobId: string; request: JobRequest }
   | { type: 'cancel'; jobId: string }
+  /** the answer to a job's (or a query's: jobId = queryId) credentials request */
   | { type: 'credentials'; jobId: string; requestId: string; answer: Credentials | null }
   | { type: 'query'; queryId: string; query: EngineQuery };
 
@@ -39,6 +40,7 @@ export type QueryAnswer =
 export type WorkerToHost =
   | QueryAnswer
   | { type: 'events'; jobId: string; events: SluiceEvent[]; log?: LogChunk }
+  /** a server asked a job (or a query: jobId = queryId) for credentials */
   | { type: 'credentials'; jobId: string; requestId: string; url: string; realm: string }
   /** the job's end: after this nothing more comes from the worker for this job */
   | { type: 'finished'; jobId: string; ok: true }

@@ -371,6 +371,7 @@ function demoHandlers(w: DemoWorld): {
     'job:move': async () => undefined,
     'library:fetch': async () => undefined,
     'library:fetchAll': async () => undefined,
+    'library:signIn': async () => undefined,
     'library:settings': async () => ({ ...settings }),
     'library:setSettings': async (change) => Object.assign(settings, change),
     'library:setFetchInterval': async () => undefined,

@@ -277,6 +277,8 @@ describe('validateInvoke', () => {
     rejects(() => validateInvoke('job:move', ['job-1', 1.5], abs), /integer/);
     expect(validateInvoke('library:fetch', ['/r'], abs)).toEqual(['/r']);
     rejects(() => validateInvoke('library:fetch', ['r'], abs), /not an absolute path/);
+    expect(validateInvoke('library:signIn', ['/r'], abs)).toEqual(['/r']);
+    rejects(() => validateInvoke('library:signIn', ['r'], abs), /not an absolute path/);
     expect(validateInvoke('library:setFetchInterval', ['/r', 15], abs)).toEqual(['/r', 15]);
     expect(validateInvoke('library:setFetchInterval', ['/r', null], abs)).toEqual(['/r', null]);
     rejects(() => validateInvoke('library:setFetchInterval', ['/r', 7], abs), /one of/);

@@ -1,6 +1,7 @@
 // A library row's state at a glance: the working copy's hg status counts (a dot when it has
 // changes), its branch and active bookmark, the last fetch's incoming and outgoing counts, and
-// the row's Fetch with its own background interval.
+// the row's Fetch with its own background interval. A source that wants credentials shows "needs
+// sign-in" and a "Sign in…" that runs the fetch again, asking (the clone's sign-in dialog).
 
 import { memo } from 'react';
 import {
@@ -58,6 +59,7 @@ function FetchCounts({ row }: { row: RepoRow }) {
         fetch failed ({f.error.code})
       </span>
     );
+  if ('needsSignIn' in f) return <SignInNeeded row={row} message={f.needsSignIn.message} />;
   return (
     <span className="repo-fetch" data-testid="repo-fetch" title={`fetched ${formatTimestamp(f.at)}`}>
       <span data-testid="repo-incoming" data-count={f.incoming}>
@@ -66,6 +68,30 @@ function FetchCounts({ row }: { row: RepoRow }) {
       <span data-testid="repo-outgoing" data-count={f.outgoing}>
         ↑{f.outgoing} outgoing
       </span>
+    </span>
+  );
+}
+
+/** The source wants credentials: background fetches wait for a "Sign in…" that gets through. */
+function SignInNeeded({ row, message }: { row: RepoRow; message: string }) {
+  const notify = useSluice((s) => s.notify);
+  return (
+    <span className="repo-fetch repo-fetch-failed" data-testid="repo-fetch" data-state="needs-sign-in">
+      <span title={`${message} (background fetches of this repository wait until you sign in)`}>
+        needs sign-in
+      </span>{' '}
+      <button
+        type="button"
+        className="button small"
+        onClick={() =>
+          void invoke('library:signIn', row.path).catch((err: unknown) =>
+            notify(errorNotice(`Could not sign in to ${row.name}'s source`, err)),
+          )
+        }
+        aria-label={`Sign in to fetch ${row.name}`}
+      >
+        Sign in…
+      </button>
     </span>
   );
 }
