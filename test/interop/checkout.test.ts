@@ -14,6 +14,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   unlinkSync,
   writeFileSync,
@@ -285,6 +286,34 @@ describe.skipIf(noHg)(
       expect(hg(['bookmarks'], ours)).toMatch(/^ \* feature /);
       expect(hg(['id', '-i'], ours).trim()).toBe(hg(['id', '-i', '-r', '0'], src).trim());
     });
+
+    it.skipIf(noHg)(
+      'names the changes it refuses over as hg status lists them: the first 20, then a count',
+      async () => {
+        const repo = join(work, 'many-dirty');
+        hg(['init', repo]);
+        for (let i = 0; i < 30; i++)
+          writeFileSync(join(repo, `f${String(i).padStart(2, '0')}.txt`), `${i}\n`);
+        hg(['commit', '-q', '-A', '-m', 'thirty'], repo);
+        writeFileSync(join(repo, 'later.txt'), 'later\n');
+        hg(['commit', '-q', '-A', '-m', 'one more'], repo);
+        for (let i = 5; i < 27; i++)
+          writeFileSync(join(repo, `f${String(i).padStart(2, '0')}.txt`), `changed ${i}\n`);
+        writeFileSync(join(repo, 'new.txt'), 'new\n');
+        hg(['add', '-q', 'new.txt'], repo);
+        hg(['remove', '-q', 'f00.txt'], repo);
+        rmSync(join(repo, 'f01.txt'));
+        const lines = hg(['status', '-mard'], repo).split('\n').filter(Boolean);
+        expect(lines).toHaveLength(25);
+        const e = await refusal(repo, { rev: '0' });
+        expect(e.code).toBe('USAGE');
+        expect(e.message).toBe(
+          `uncommitted changes in 25 files (${lines.slice(0, 20).join(', ')}, and 5 more); commit or revert them first`,
+        );
+        expect(e.details).toMatchObject({ count: 25 });
+        expect(hg(['status', '-mard'], repo).split('\n').filter(Boolean)).toEqual(lines);
+      },
+    );
 
     it.skipIf(noHg)(
       'refuses to update over local changes, leaving files and dirstate as they were',

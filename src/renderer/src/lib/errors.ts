@@ -177,10 +177,10 @@ export function explainError(code: string): Explanation {
  */
 export function explainFailure(error: UiError): Explanation {
   if (error.code === 'USAGE') {
-    const dirty = /^uncommitted changes \((.+) is (\w+)\)/.exec(error.message);
+    const dirty = /^uncommitted changes in (\d+) files? \((.+)\); commit or revert/s.exec(error.message);
     if (dirty)
       return {
-        title: `Uncommitted changes: ${dirty[1]} is ${dirty[2]}`,
+        title: uncommittedTitle(Number(dirty[1]), dirty[2]!),
         hint: 'Commit or revert the working copy’s changes first (`hg commit`, `hg revert`), then update again.',
         retryable: true,
       };
@@ -192,6 +192,15 @@ export function explainFailure(error: UiError): Explanation {
       };
   }
   return explainError(error.code);
+}
+
+const STATUS_WORDS: Record<string, string> = { M: 'modified', A: 'added', R: 'removed', '!': 'missing' };
+
+/** One file: "Uncommitted changes: a.txt is modified"; more: "Uncommitted changes in 3 files". */
+function uncommittedTitle(count: number, listed: string): string {
+  const one = /^([MAR!]) (.+)$/s.exec(listed);
+  if (count === 1 && one) return `Uncommitted changes: ${one[2]} is ${STATUS_WORDS[one[1]!]}`;
+  return `Uncommitted changes in ${count} files`;
 }
 
 const CODE_RE = /\b([A-Z][A-Z_]{1,30})\b/;

@@ -91,13 +91,18 @@ describe('paths', () => {
 describe('explainFailure', () => {
   it('names uncommitted changes and the file, from the engine message of an update refused as hg refuses it', async () => {
     const { explainFailure } = await import('../../../../src/renderer/src/lib/errors');
-    // operations/update/update.ts `dirty(...)`'s message
+    // operations/update/uncommitted.ts `uncommittedChanges(...)`'s message
     const ex = explainFailure({
       code: 'USAGE',
-      message: 'uncommitted changes (src/a.txt is modified); commit or revert them first',
+      message: 'uncommitted changes in 1 file (M src/a.txt); commit or revert them first',
     });
     expect(ex.title).toBe('Uncommitted changes: src/a.txt is modified');
     expect(ex.title).not.toMatch(/invalid/);
+    const many = explainFailure({
+      code: 'USAGE',
+      message: 'uncommitted changes in 22 files (M a, ! b, and 20 more); commit or revert them first',
+    });
+    expect(many.title).toBe('Uncommitted changes in 22 files');
     expect(explainFailure({ code: 'USAGE', message: 'outstanding uncommitted merge' }).title).toBe(
       'Uncommitted merge',
     );

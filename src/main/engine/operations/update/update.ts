@@ -9,17 +9,7 @@
 //   into place, so a failure while reading or writing leaves the working copy untouched.
 // The dirstate and `.hg/branch` are written last, each atomically (temp + rename).
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  rmdirSync,
-  unlinkSync,
-} from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, rmSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CloseStats } from '../../../../shared/events';
 import type { CloserOptions } from '../../../../shared/jobs';
@@ -36,8 +26,9 @@ import { prepareZstd } from '../../codec/zstd';
 import { NULL_REV } from '../../revlog/constants';
 import type { Revlog } from '../../revlog/revlog';
 import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../../revlog/texts';
-import { AMBIGUOUS_TIME, RANGE_MASK, readDirstateV1, type Dirstate } from '../../working-copy/dirstate-v1';
+import { readDirstateV1, type Dirstate } from '../../working-copy/dirstate-v1';
 import { readDirstateV2 } from '../../working-copy/dirstate-v2';
+import { refuseUncommitted } from './uncommitted';
 import { checkoutDirstate, fsNowSeconds, writeCheckoutDirstate, type CheckedOut } from './checkout-dirstate';
 import { afterCheckout, cloneAnnouncement, clonePlan, dirstateBranch, updatePlan } from './update-plan';
 import type { WorkingParent } from './destination';
@@ -49,7 +40,7 @@ import {
   packManifestFiles,
   type FileBatch,
 } from '../../working-copy/file-batch';
-import { FileTextReader, findRev } from '../../working-copy/file-texts';
+import { findRev } from '../../working-copy/file-texts';
 import {
   auditPathSet,
   displayPath,
@@ -273,7 +264,6 @@ async function checkoutChanges(
   ds: Dirstate,
   source: ManifestEntry[],
   target: Target,
-  auditor: PathAuditor,
   ctx: JobContext,
 ): Promise<CheckoutChanges> {
   const fresh = source.length === 0 && ds.entries.size === 0;
@@ -291,7 +281,11 @@ async function checkoutChanges(
     );
   const sourceMap = new Map(source.map((e) => [e.path, e]));
   const targetMap = fresh ? undefined : new Map(targetEntries.map((e) => [e.path, e]));
-  if (!fresh) await checkClean(auditor, new FileTextReader(repo), ds, sourceMap);
+  if (!fresh) {
+    // merge.update refuses over an uncommitted merge, then over what hg status lists
+    if (ds.p2.some((b) => b !== 0)) throw new SluiceError('USAGE', 'outstanding uncommitted merge');
+    await refuseUncommitted(repo.root, { warn: (m) => ctx.log('warn', m.trimEnd()), signal: ctx.signal });
+  }
 
   const gets: ManifestEntry[] = [];
   const execs: ManifestEntry[] = [];
@@ -384,7 +378,7 @@ async function checkout(
   writers: FileWriters,
 ): Promise<UpdateStats> {
   const auditor = new PathAuditor(repo.root, opts.auditor);
-  const changes = await checkoutChanges(repo, ds, source, target, auditor, ctx);
+  const changes = await checkoutChanges(repo, ds, source, target, ctx);
   const { fresh, files, paths, removes } = changes;
   const count = files.count;
   const plan = planCloser(opts.closer, count);
@@ -530,66 +524,4 @@ function removeTracked(auditor: PathAuditor, path: string): void {
     }
   }
   auditor.reset();
-}
-
-/**
- * dirstate.status for the update's "is the working copy clean" question (merge.update refuses
- * with uncommitted changes): an entry whose size or exec bit differs is modified; a matching
- * mtime means clean; anything else is looked up by content against the parent's file.
- */
-async function checkClean(
-  auditor: PathAuditor,
-  reader: FileTextReader,
-  ds: Dirstate,
-  parent: ReadonlyMap<string, ManifestEntry>,
-): Promise<void> {
-  const dirty = (path: string, why: string): SluiceError =>
-    new SluiceError(
-      'USAGE',
-      `uncommitted changes (${displayPath(path)} is ${why}); commit or revert them first`,
-      {
-        path: displayPath(path),
-        status: why,
-      },
-    );
-  if (ds.p2.some((b) => b !== 0)) throw new SluiceError('USAGE', 'outstanding uncommitted merge');
-  for (const e of ds.entries.values()) {
-    if (e.state === 'a') throw dirty(e.path, 'added');
-    if (e.state === 'r') throw dirty(e.path, 'removed');
-    if (e.state === 'm') throw dirty(e.path, 'merged');
-    let st;
-    try {
-      st = lstatSync(auditor.fsPath(e.path));
-    } catch {
-      throw dirty(e.path, 'missing');
-    }
-    if (!st.isFile() && !st.isSymbolicLink()) throw dirty(e.path, 'modified');
-    const exec = process.platform !== 'win32';
-    if (e.size >= 0 && (e.size !== st.size || (exec && (e.mode ^ st.mode) & 0o100)) && !st.isSymbolicLink())
-      throw dirty(e.path, 'modified');
-    if (
-      e.size >= 0 &&
-      e.mtime !== AMBIGUOUS_TIME &&
-      e.mtime === (Math.floor(st.mtimeMs / 1000) & RANGE_MASK) &&
-      (e.mode & 0o170000) === (st.mode & 0o170000)
-    )
-      continue;
-    // in doubt: compare with the parent's contents and flags (dirstate lookup, then cmp)
-    const m = parent.get(e.path);
-    if (!m) throw dirty(e.path, 'modified');
-    const expected = await reader.read(e.path, m.nodeHex);
-    let actual: Uint8Array;
-    if (st.isSymbolicLink()) {
-      if (m.flag !== 'l') throw dirty(e.path, 'modified');
-      actual = Buffer.from(readlinkSync(auditor.fsPath(e.path), { encoding: 'buffer' }));
-    } else {
-      if (m.flag === 'l' && process.platform !== 'win32') throw dirty(e.path, 'modified');
-      if (exec && m.flag !== 'l' && Boolean(st.mode & 0o100) !== (m.flag === 'x'))
-        throw dirty(e.path, 'modified');
-      actual = readFileSync(auditor.fsPath(e.path));
-    }
-    if (Buffer.compare(Buffer.from(expected), Buffer.from(actual)) !== 0) throw dirty(e.path, 'modified');
-  }
-  for (const path of parent.keys())
-    if (!ds.entries.has(path)) throw dirty(path, 'not tracked by the dirstate');
 }
