@@ -211,7 +211,7 @@ test.describe(`repository library${skipNote('hg')}`, () => {
     await expect(row.getByTestId('repo-update-state')).toHaveText('failed', { timeout: 30_000 });
     const reason = row.getByTestId('repo-update-state-reason');
     await expect(reason).toHaveText('Uncommitted changes: a.txt is modified');
-    await expect(reason).toHaveAttribute('title', /uncommitted changes \(a\.txt is modified\)/);
+    await expect(reason).toHaveAttribute('title', /uncommitted changes in 1 file \(M a\.txt\)/);
     await expect(page.getByText('The request is invalid')).toHaveCount(0);
   });
 });
