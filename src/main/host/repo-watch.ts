@@ -6,7 +6,10 @@
 // compared), and any event outside `.hg` means the working copy changed (its status is read again
 // when a working-copy reader is given). Only a repository whose watch failed is polled, with a
 // back-off while nothing changes, all on one timer: an idle library with working events costs no
-// timer at all. While hg holds `.hg/wlock` or `.hg/store/lock` it is mid-write: the read waits for
+// timer at all. On Linux, Node emulates a recursive watch by walking the tree on the main thread
+// (one inotify watch per folder, re-walked on every folder event): seconds for a large working
+// copy and tens of seconds while one is deleted, so there only the root, `.hg` and `.hg/store` are
+// watched and the working copy's deeper folders are polled. While hg holds `.hg/wlock` or `.hg/store/lock` it is mid-write: the read waits for
 // the lock's release (its removal is an event too), so one `hg commit` is one read.
 
 import { watch, type FSWatcher } from 'node:fs';
@@ -39,6 +42,44 @@ export interface RepoWatcherOptions {
   lockWaitMs?: number;
   /** tests: no fs.watch, poll only */
   useEvents?: boolean;
+  /** watch only the root, `.hg` and `.hg/store` and poll the rest (default: on Linux, see above) */
+  shallowWatch?: boolean;
+}
+
+/** The file-system events of one repository, as paths relative to its root ('/'-separated). */
+interface RepoEvents {
+  onError(listener: () => void): void;
+  close(): void;
+}
+
+/**
+ * One recursive watch of `root`, or (shallow) one watch each of the root, `.hg` and `.hg/store`,
+ * whose events are named as the recursive watch names them.
+ */
+function watchRepository(root: string, shallow: boolean, onEvent: (rel: string | null) => void): RepoEvents {
+  const folders = shallow ? ['', '.hg', '.hg/store'] : [''];
+  const watchers: FSWatcher[] = [];
+  try {
+    for (const folder of folders) {
+      const prefix = folder ? `${folder}/` : '';
+      watchers.push(
+        watch(join(root, folder), { persistent: false, recursive: !shallow }, (_type, name) =>
+          onEvent(name === null ? null : prefix + String(name).split(sep).join('/')),
+        ),
+      );
+    }
+  } catch (e) {
+    for (const w of watchers) w.close();
+    throw e;
+  }
+  return {
+    onError: (listener) => {
+      for (const w of watchers) w.on('error', listener);
+    },
+    close: () => {
+      for (const w of watchers) w.close();
+    },
+  };
 }
 
 interface Watched {
@@ -51,7 +92,9 @@ interface Watched {
   workingCopyChanged: boolean;
   /** the last working-copy state read, as JSON: a poll that reads the same again is no change */
   workingCopyKey?: string;
-  watcher?: FSWatcher;
+  watcher?: RepoEvents;
+  /** events cover only the repository's top folders: the working copy is polled too */
+  shallow: boolean;
   timer?: ReturnType<typeof setTimeout>;
   checking: boolean;
   /** an event arrived while checking: check again after */
@@ -71,6 +114,7 @@ export class RepoWatcher {
   private readonly useEvents: boolean;
   private readonly pollMs: number;
   private readonly maxPollMs: number;
+  private readonly shallowWatch: boolean;
   private pollTimer?: ReturnType<typeof setTimeout>;
   private pollTimerAt = Infinity;
   /** summary reads and working-copy reads done, for diagnostics and tests */
@@ -84,6 +128,7 @@ export class RepoWatcher {
     this.useEvents = options.useEvents ?? true;
     this.pollMs = options.pollMs ?? 5000;
     this.maxPollMs = Math.max(this.pollMs, options.maxPollMs ?? 300_000);
+    this.shallowWatch = options.shallowWatch ?? process.platform === 'linux';
   }
 
   /** Starts watching `root` and reads it once. */
@@ -97,6 +142,7 @@ export class RepoWatcher {
       removed: false,
       pollAt: Infinity,
       pollEvery: this.pollMs,
+      shallow: false,
     };
     this.repos.set(root, w);
     this.attachWatcher(w);
@@ -152,18 +198,18 @@ export class RepoWatcher {
     if (!this.useEvents || w.watcher || w.removed) return;
     const { hgEvents } = repoFiles(w.root);
     try {
-      const watcher = watch(w.root, { persistent: false, recursive: true }, (_type, name) => {
-        const rel = name === null ? null : String(name).split(sep).join('/');
+      const watcher = watchRepository(w.root, this.shallowWatch, (rel) => {
         if (rel === null || !(rel === '.hg' || rel.startsWith('.hg/'))) w.workingCopyChanged = true;
         else if (!hgEvents.has(rel)) return; // caches, journals, revlogs of files: not the summary's
         this.schedule(w, this.debounceMs);
       });
       // The root went away (repository deleted or moved): the poll notices its return.
-      watcher.on('error', () => {
+      watcher.onError(() => {
         this.detachWatcher(w);
         this.schedule(w, 0);
       });
       w.watcher = watcher;
+      w.shallow = this.shallowWatch;
       w.pollAt = Infinity;
     } catch {
       // no such folder, no recursive watch on this system, or out of watches: polled instead
@@ -174,6 +220,7 @@ export class RepoWatcher {
   private detachWatcher(w: Watched): void {
     w.watcher?.close();
     w.watcher = undefined;
+    w.shallow = false;
   }
 
   private detach(w: Watched): void {
@@ -196,9 +243,13 @@ export class RepoWatcher {
     }, delayMs);
   }
 
+  private polled(w: Watched): boolean {
+    return !w.watcher || w.shallow;
+  }
+
   /** A repository without events is looked at again later: sooner after a change, later and later without. */
   private planPoll(w: Watched, changed: boolean): void {
-    if (w.removed || w.watcher || this.pollMs <= 0) return;
+    if (w.removed || (w.watcher && !w.shallow) || this.pollMs <= 0) return;
     w.pollEvery = changed ? this.pollMs : Math.min(this.maxPollMs, w.pollEvery * 2);
     w.pollAt = Date.now() + w.pollEvery;
     this.armPollTimer();
@@ -207,7 +258,7 @@ export class RepoWatcher {
   /** One timer for every polled repository, set for the earliest of them. */
   private armPollTimer(): void {
     let next = Infinity;
-    for (const w of this.repos.values()) if (!w.watcher && w.pollAt < next) next = w.pollAt;
+    for (const w of this.repos.values()) if (this.polled(w) && w.pollAt < next) next = w.pollAt;
     if (next === this.pollTimerAt) return;
     if (this.pollTimer) clearTimeout(this.pollTimer);
     this.pollTimer = undefined;
@@ -222,7 +273,7 @@ export class RepoWatcher {
     this.pollTimerAt = Infinity;
     const now = Date.now();
     for (const w of this.repos.values())
-      if (!w.watcher && w.pollAt <= now) {
+      if (this.polled(w) && w.pollAt <= now) {
         w.pollAt = Infinity;
         // no events: the working copy may have changed unseen
         w.workingCopyChanged = true;

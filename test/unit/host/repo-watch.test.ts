@@ -36,7 +36,9 @@ async function quiet(watcher: RepoWatcher): Promise<void> {
   await watcher.settled();
 }
 
-function watcherOf(options: { useEvents?: boolean; pollMs?: number; maxPollMs?: number } = {}) {
+function watcherOf(
+  options: { useEvents?: boolean; shallowWatch?: boolean; pollMs?: number; maxPollMs?: number } = {},
+) {
   const states: RepoState[] = [];
   const watcher = new RepoWatcher({
     read: readRepoSummary,
@@ -102,5 +104,25 @@ describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
       .toBe(1);
     // the poll that found the change starts the back-off over (it then grows again)
     expect(watcher.pollInterval(repo)).toBeLessThan(160);
+  });
+
+  it('a shallow watch (Linux) sees commits by events and a deep working-copy edit by the poll', async () => {
+    const repo = repoWithCommit('shallow');
+    mkdirSync(join(repo, 'deep', 'er'), { recursive: true });
+    writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'c\n');
+    expect(hgSync(['commit', '-q', '-A', '-m', 'two'], repo).status).toBe(0);
+    const { watcher, last } = watcherOf({ shallowWatch: true, pollMs: 50, maxPollMs: 200 });
+    watcher.add(repo);
+    await expect.poll(() => last()?.status).toBe('ok');
+    // watched by events, and polled for the folders below the root
+    expect(watcher.counts()).toEqual({ watched: 1, polled: 0 });
+    expect(watcher.pollInterval(repo)).toBeUndefined();
+    const tipRev = () => (last() as { summary?: { tip: { rev: number } | null } }).summary?.tip?.rev;
+    expect(tipRev()).toBe(1);
+    writeFileSync(join(repo, 'a.txt'), 'three\n');
+    expect(hgSync(['commit', '-q', '-m', 'three'], repo).status).toBe(0);
+    await expect.poll(tipRev).toBe(2);
+    writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'changed\n');
+    await expect.poll(() => (last() as { workingCopy?: { modified: number } }).workingCopy?.modified).toBe(1);
   });
 });
