@@ -58,7 +58,10 @@ console.log(`Sluice is running in your browser (web host, no Electron): open\n\n
 console.log(`data: ${dataDir}`);
 // One line for scripts and the e2e fixtures to read.
 console.log(`SLUICE_WEB_URL=${url}`);
-if (!args['no-sample']) engineHost.warmUp();
+// Without the sample (benchmarks, some specs) the engine worker still starts now: the first job
+// after the window opens must not wait for it.
+if (args['no-sample']) engineHost.jobs.warmUp();
+else engineHost.warmUp();
 
 let stopping = false;
 async function stop(signal: string): Promise<void> {

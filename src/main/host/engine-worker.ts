@@ -82,6 +82,21 @@ async function run(jobId: string, request: JobRequest): Promise<void> {
   }
 }
 
+/**
+ * The operations a first job of the app runs are loaded (run-job imports them on use) while the
+ * thread is idle after its start, so the first job after the window opens does not load them.
+ */
+function preloadOperations(): void {
+  setTimeout(() => {
+    void Promise.all([
+      import('../engine/operations/apply/apply-stream-bundle'),
+      import('../engine/operations/apply/apply-changegroup-bundle'),
+      import('../engine/operations/clone/clone'),
+    ]).catch(() => {});
+  }, 0);
+}
+preloadOperations();
+
 async function answer(queryId: string, query: EngineQuery): Promise<void> {
   const answers = new Map<string, (answer: Credentials | null) => void>();
   let nextRequest = 0;
