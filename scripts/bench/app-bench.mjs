@@ -431,7 +431,7 @@ export async function run({ corpusDir, workDir, reps: asked = 5, say = console.l
     await stopChild(hgServe.child);
   }
   report(rows, reps, say);
-  return { rows };
+  if (process.env.APP_BENCH_JSON) console.log(JSON.stringify(rows));
 }
 
 function report(rows, reps, say) {
@@ -536,8 +536,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
       : '/dev/shm/corpus-medium');
   const workDir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'sluice-app-bench-'));
   try {
-    const r = await run({ corpusDir, workDir, reps: Number(values.reps) });
-    if (process.env.APP_BENCH_JSON) console.log(JSON.stringify(r.rows));
+    await run({ corpusDir, workDir, reps: Number(values.reps) });
   } finally {
     rmSync(workDir, { recursive: true, force: true });
   }
