@@ -140,6 +140,11 @@ export interface InvokeMap {
   'downloads:list': { args: []; result: PartialDownloadInfo[] };
   /** removes one partial download (by key) or, without a key, all not in use */
   'downloads:remove': { args: [key?: string]; result: { removed: number } };
+  /**
+   * Deletes what comparison jobs made (repositories, bundles) as the host recorded them: one run's,
+   * or every run's without an id. Nothing else is ever removed.
+   */
+  'comparison:removeFolders': { args: [run?: string]; result: { removed: number } };
   /** the repository library (src/main/host/repo-library.ts) */
   'library:list': { args: []; result: RepoRow[] };
   'library:add': { args: [path: string]; result: RepoRow };
@@ -228,6 +233,7 @@ const INVOKE: Record<InvokeChannel, true> = {
   'shell:openExternal': true,
   'file:writeText': true,
   'credentials:answer': true,
+  'comparison:removeFolders': true,
   'library:list': true,
   'library:add': true,
   'library:remove': true,

@@ -36,6 +36,10 @@ export interface ApplyRequest {
   kind: 'apply';
   bundlePath: string;
   dest: string;
+  /** the comparison run this job is part of: the host records what it made there, for cleanup */
+  comparison?: string;
+  /** false: the repository is not added to the library when the job ends (comparison runs) */
+  library?: boolean;
   closer?: Partial<CloserOptions>;
   verify?: boolean;
   /** check out a working copy after the apply (default false, like hg debugapplystreamclonebundle) */
@@ -48,6 +52,10 @@ export interface CloneRequest {
   kind: 'clone';
   url: string;
   dest: string;
+  /** the comparison run this job is part of: the host records what it made there, for cleanup */
+  comparison?: string;
+  /** false: the repository is not added to the library when the job ends (comparison runs) */
+  library?: boolean;
   stream?: StreamVersionChoice;
   closer?: Partial<CloserOptions>;
   verify?: boolean;
@@ -104,6 +112,8 @@ export interface BundleRequest {
   kind: 'bundle';
   repo: string;
   out: string;
+  /** the comparison run this job is part of: the host records what it made there, for cleanup */
+  comparison?: string;
   type?: BundleType;
   compression?: BundleCompression;
   /** bundle2 payload chunk size; default 32768, 4096 reproduces pre-4.5 hg */

@@ -8,6 +8,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import * as engine from './engine-api';
 import { EngineWorkerHost, type EngineWorkerLike, type EngineWorkerOptions } from './engine-worker-host';
 import { AppStateStore } from './app-state-store';
+import { ComparisonFolders } from './comparison-folders';
 import { HistoryStore } from './history-store';
 import { JobLogStore } from './job-log-store';
 import { destinationOf, JobRegistry, type PushMessage } from './job-registry';
@@ -27,6 +28,7 @@ import { TypedEmitter } from './typed-emitter';
 import { isSluiceError, SluiceError } from '../engine/errors';
 import type { WorkerStartData } from './worker-protocol';
 import type { AppInfo, InvokeChannel, InvokeMap, JobSummary } from '../../shared/ipc';
+import type { JobRequest } from '../../shared/jobs';
 
 /** What differs between Electron and the web host. */
 export interface HostPlatform {
@@ -104,6 +106,7 @@ export class EngineHost {
   readonly fetches: FetchScheduler;
   readonly credentials: CredentialStore;
   readonly state: AppStateStore;
+  readonly comparisonFolders: ComparisonFolders;
   private readonly pushes = new TypedEmitter<{ push: [message: PushMessage] }>();
   /** library updates of ended jobs, in order */
   private noting: Promise<void> = Promise.resolve();
@@ -119,6 +122,7 @@ export class EngineHost {
     this.history = new HistoryStore(join(options.dataDir, 'history.json'));
     this.logs = new JobLogStore(join(options.dataDir, 'logs'));
     this.state = new AppStateStore(join(options.dataDir, 'state.json'));
+    this.comparisonFolders = new ComparisonFolders(join(options.dataDir, 'comparison-folders.json'));
     const p0 = options.platform;
     this.credentials = new CredentialStore(
       join(options.dataDir, 'credentials.enc'),
@@ -183,7 +187,10 @@ export class EngineHost {
         defaultCloneDir: p.defaultCloneDir,
         emulatedCloseLatency: emulatedCloseLatency(process.env),
       }),
-      'job:start': async (request, label) => this.jobs.start(request, label),
+      'job:start': async (request, label) => {
+        await this.assertComparisonMakesNew(request);
+        return this.jobs.start(request, label);
+      },
       'job:cancel': async (jobId) => this.jobs.cancel(jobId),
       'job:list': async () => this.jobs.list(),
       'job:move': async (jobId, position) => this.jobs.move(jobId, position),
@@ -218,6 +225,7 @@ export class EngineHost {
             : Number(await api.removePartialDownload(key)),
       }),
       'library:list': () => this.library.list(),
+      'comparison:removeFolders': async (run) => ({ removed: await this.comparisonFolders.remove(run) }),
       'library:add': (path) => this.library.add(path, 'user'),
       'library:remove': (path) => this.library.remove(path),
       'library:trash': async (path) => {
@@ -303,11 +311,18 @@ export class EngineHost {
     return this.pushes.on('push', listener);
   }
 
-  /** A finished clone or apply adds its repository to the library; a pull records its time. */
+  /**
+   * A finished clone or apply adds its repository to the library (unless asked not to); a pull
+   * records its time; what a comparison job made is recorded for its cleanup.
+   */
   private async noteJobEnded(summary: JobSummary): Promise<void> {
     if (summary.state !== 'done') return;
     const request = summary.request;
     try {
+      const made = destinationOf(request);
+      if ('comparison' in request && request.comparison !== undefined && made !== undefined)
+        await this.comparisonFolders.record(request.comparison, made);
+      if ((request.kind === 'clone' || request.kind === 'apply') && request.library === false) return;
       if (request.kind === 'clone' || request.kind === 'apply') {
         await this.library.add(
           request.dest,
@@ -320,6 +335,19 @@ export class EngineHost {
     } catch (e) {
       console.warn(`library: cannot add ${destinationOf(request) ?? ''}:`, (e as Error).message);
     }
+  }
+
+  /**
+   * A comparison job writes somewhere new: what it made is deleted by the cleanup, so it must never
+   * be something that was there before (an existing repository a changegroup apply adds to).
+   */
+  private async assertComparisonMakesNew(request: JobRequest): Promise<void> {
+    if (!('comparison' in request) || request.comparison === undefined) return;
+    const made = destinationOf(request);
+    if (made !== undefined && (await lstat(made).catch(() => null)))
+      throw new SluiceError('DEST_EXISTS', `a comparison job writes a new folder or file; ${made} exists`, {
+        dest: made,
+      });
   }
 
   private assertInLibrary(path: string): void {
@@ -398,6 +426,7 @@ export class EngineHost {
     await this.library.dispose();
     await this.credentials.flushed();
     await this.state.flushed();
+    await this.comparisonFolders.flushed();
     await this.sample.dispose();
     await this.history.flushed();
   }

@@ -255,11 +255,14 @@ function pathSchemas(pathIsAbsolute: (p: string) => boolean) {
     connectTimeoutMs: v.optional(int(LIMITS.timeoutMs)),
     idleTimeoutMs: v.optional(int(LIMITS.timeoutMs)),
   };
+  const comparison = v.optional(id);
   const requests = {
     apply: strict({
       kind: v.literal('apply'),
       bundlePath: path,
       dest: path,
+      comparison,
+      library: v.optional(flag),
       closer: v.optional(closer),
       verify: v.optional(flag),
       update: v.optional(flag),
@@ -269,6 +272,8 @@ function pathSchemas(pathIsAbsolute: (p: string) => boolean) {
       kind: v.literal('clone'),
       url: repoUrl,
       dest: path,
+      comparison,
+      library: v.optional(flag),
       stream: v.optional(oneOf(['auto', 'v1', 'v2'])),
       closer: v.optional(closer),
       verify: v.optional(flag),
@@ -295,6 +300,7 @@ function pathSchemas(pathIsAbsolute: (p: string) => boolean) {
       kind: v.literal('bundle'),
       repo: path,
       out: path,
+      comparison,
       type: v.optional(oneOf(['packed1', 'v2'])),
       compression: v.optional(oneOf(['none', 'gzip', 'zstd'])),
       chunkSize: v.optional(int(LIMITS.chunkSize)),
@@ -372,6 +378,7 @@ function invokeArgs({ path, jobRequest, appState }: ReturnType<typeof pathSchema
     'downloads:remove': v.strictTuple([
       arg('key', v.optional(v.pipe(text(32), v.regex(/^[0-9a-f]{32}$/, 'expected 32 hex digits')))),
     ]),
+    'comparison:removeFolders': v.strictTuple([arg('run', v.optional(id))]),
     'library:list': none,
     'library:add': onePath,
     'library:remove': onePath,

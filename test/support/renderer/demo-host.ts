@@ -338,6 +338,7 @@ function demoHandlers(w: DemoWorld): {
     'credentials:forget': async () => undefined,
     'downloads:list': async () => [],
     'downloads:remove': async () => ({ removed: 0 }),
+    'comparison:removeFolders': async () => ({ removed: 0 }),
     'library:list': async () => [...w.library.values()],
     'library:add': async (path) => {
       if (/not-a-repo|\/tmp$/.test(path))

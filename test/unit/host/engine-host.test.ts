@@ -254,6 +254,27 @@ describe('EngineHost', () => {
     await expect(host.invoke('library:add', [dir])).rejects.toMatchObject({ code: 'NOT_A_REPO' });
   }, 30_000);
 
+  it('a comparison job: refused into an existing folder; done, it stays out of the library and its cleanup removes it', async () => {
+    const existing = join(dir, 'existing');
+    await mkdir(existing);
+    await expect(
+      host.invoke('job:start', [
+        { kind: 'apply', bundlePath: '/b/sample.hg', dest: existing, comparison: 'cmp-1' },
+      ]),
+    ).rejects.toMatchObject({ code: 'DEST_EXISTS' });
+    const dest = join(dir, 'cmp', '01');
+    const { jobId } = (await host.invoke('job:start', [
+      { kind: 'apply', bundlePath: '/b/sample.hg', dest, comparison: 'cmp-1', library: false },
+    ])) as { jobId: string };
+    await host.jobs.whenEnded(jobId);
+    await expect.poll(async () => (await host.comparisonFolders.list()).length).toBe(1);
+    expect(await host.invoke('library:list', [])).toEqual([]);
+    expect(await host.invoke('comparison:removeFolders', ['cmp-2'])).toEqual({ removed: 0 });
+    expect(await host.invoke('comparison:removeFolders', [])).toEqual({ removed: 1 });
+    await expect(stat(dest)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(stat(existing)).resolves.toBeTruthy();
+  }, 30_000);
+
   it('opens only folders it knows (where jobs that succeeded wrote, the folders holding them, library repositories) and has no trash in the web host', async () => {
     const opened: string[] = [];
     const shown: string[] = [];
