@@ -1,7 +1,8 @@
 // Comparisons through the UI: the same apply under two closer settings, and a repository bundled
 // at 4 KiB and 32 KiB chunks then applied; the view shows numbers measured by the engine (from the
 // jobs' done events) and exports them.
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { missing, skipNote } from '../test/support/env';
 import { test, expect, FIXTURES_DIR, repoFromFixture, startHgServe } from './fixtures';
@@ -114,4 +115,61 @@ test(`clone from hg serve with stream v1 and stream v2${skipNote('hg')}`, async 
   } finally {
     await server.stop();
   }
+});
+
+/** The repositories (folders holding .hg) under `dir`, one level of dated run folders down. */
+async function repositoriesUnder(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const run of await readdir(dir).catch(() => [] as string[]))
+    for (const name of await readdir(join(dir, run)).catch(() => [] as string[]))
+      if (existsSync(join(dir, run, name, '.hg'))) found.push(join(dir, run, name));
+  return found;
+}
+
+test('comparison runs stay out of the library and off the disk unless kept; the cleanup removes only theirs', async ({
+  sluicePage: page,
+  tempDir,
+}) => {
+  const out = join(tempDir, 'cmp');
+  const bystander = join(out, 'mine', 'not-a-comparison');
+  await mkdir(join(bystander, '.hg'), { recursive: true });
+  await page.getByRole('navigation').getByRole('button', { name: 'Comparisons' }).click();
+  const form = page.getByTestId('comparison-form');
+  const results = page.getByTestId('comparison-results');
+  const run = async (keep: boolean) => {
+    await form.getByRole('radio', { name: 'Apply a bundle' }).check();
+    await form.getByLabel('Bundle file').fill(join(FIXTURES_DIR, 'default', 'stream-v2.hg'));
+    await form.getByRole('checkbox', { name: 'On, 4 threads' }).uncheck();
+    await form.getByLabel('Results folder').fill(out);
+    await expect(
+      form.getByRole('checkbox', { name: 'Add the repositories to the library' }),
+    ).not.toBeChecked();
+    await form.getByRole('checkbox', { name: 'Keep the repositories on disk' }).setChecked(keep);
+    await form.getByRole('button', { name: 'Run comparison' }).click();
+    await expect(results).toHaveAttribute('data-state', 'done', { timeout: 45_000 });
+  };
+  const library = () =>
+    page.evaluate(() =>
+      (window as unknown as { sluice: { invoke(c: string): Promise<{ path: string }[]> } }).sluice.invoke(
+        'library:list',
+      ),
+    );
+
+  // default: the run's repository is deleted when it ends, and never joined the library
+  await run(false);
+  await expect.poll(() => repositoriesUnder(out)).toEqual([bystander]);
+  expect(await library()).toEqual([]);
+
+  // kept: it stays until the cleanup, which leaves the folder the app did not make
+  await page
+    .getByRole('button', { name: /New comparison|Run comparison/ })
+    .first()
+    .waitFor();
+  await run(true);
+  const kept = (await repositoriesUnder(out)).filter((p) => p !== bystander);
+  expect(kept).toHaveLength(1);
+  expect(await library()).toEqual([]);
+  await page.getByRole('button', { name: 'Remove comparison folders' }).click();
+  await expect(page.getByText('Removed 1 comparison folder')).toBeVisible();
+  expect(await repositoriesUnder(out)).toEqual([bystander]);
 });

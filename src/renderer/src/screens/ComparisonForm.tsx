@@ -41,6 +41,8 @@ function useComparisonChoices() {
   const [simulateMs, setSimulateMs] = useState(1);
   const [repeat, setRepeat] = useState(1);
   const [parent, setParent] = useState('');
+  const [addToLibrary, setAddToLibrary] = useState(false);
+  const [keepFolders, setKeepFolders] = useState(false);
 
   useEffect(() => {
     if (appInfo && parent === '')
@@ -85,12 +87,15 @@ function useComparisonChoices() {
     latenciesUs: latencyOffer && withLatency ? [0, latencyOffer.closeUs] : [],
     ...(simulate ? { simulateCloseMs: [simulateMs, 0] } : {}),
     repeat,
+    addToLibrary,
+    keepFolders,
   };
   return {
     ...{ kind, setKind, bundlePath, setBundlePath, url, setUrl, repo, setRepo },
     ...{ closerOff, setCloserOff, threads, setThreads, chunks, setChunks, streams, setStreams },
     ...{ withLatency, setWithLatency, simulate, setSimulate, simulateMs, setSimulateMs },
     ...{ repeat, setRepeat, parent, setParent, latencyOffer },
+    ...{ addToLibrary, setAddToLibrary, keepFolders, setKeepFolders },
     ...{ sourceError, configError, parentError: validateDestination(parent), runs, source, choices },
   };
 }
@@ -156,6 +161,7 @@ export function ComparisonForm({ onStarted }: { onStarted: (id: string) => void 
         error={showErrors ? c.parentError : null}
         hint="Each comparison writes its repositories into a new dated subfolder here."
       />
+      <KeepFields c={c} />
       {showErrors && c.configError ? (
         <p className="field-error" role="alert">
           {c.configError}
@@ -170,6 +176,27 @@ export function ComparisonForm({ onStarted }: { onStarted: (id: string) => void 
         </button>
       </div>
     </form>
+  );
+}
+
+/** What the runs leave behind: by default nothing in the library and nothing on disk. */
+function KeepFields({ c }: { c: Choices }) {
+  return (
+    <fieldset className="field">
+      <legend>When the comparison ends</legend>
+      <label className="check">
+        <input type="checkbox" checked={c.keepFolders} onChange={(e) => c.setKeepFolders(e.target.checked)} />{' '}
+        Keep the repositories on disk
+      </label>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={c.addToLibrary}
+          onChange={(e) => c.setAddToLibrary(e.target.checked)}
+        />{' '}
+        Add the repositories to the library
+      </label>
+    </fieldset>
   );
 }
 

@@ -39,6 +39,7 @@ export function ComparisonsScreen() {
               </select>
             </div>
           ) : null}
+          <RemoveFoldersButton />
           {current ? (
             <ComparisonResults run={current} />
           ) : (
@@ -52,6 +53,34 @@ export function ComparisonsScreen() {
         </div>
       </div>
     </ScreenFrame>
+  );
+}
+
+/** Deletes what comparison runs left on disk (runs that kept their repositories), as the host recorded it. */
+function RemoveFoldersButton() {
+  const { removeComparisonFolders, notify, idle } = useSluiceShallow((s) => ({
+    removeComparisonFolders: s.removeComparisonFolders,
+    notify: s.notify,
+    idle: !s.comparisons.some((c) => c.state === 'running'),
+  }));
+  const remove = async () => {
+    try {
+      const removed = await removeComparisonFolders();
+      notify({
+        tone: 'info',
+        text:
+          removed === 0
+            ? 'No comparison folders were left'
+            : `Removed ${removed} comparison folder${removed === 1 ? '' : 's'}`,
+      });
+    } catch (e) {
+      notify({ tone: 'error', text: 'The comparison folders were not removed', detail: String(e) });
+    }
+  };
+  return (
+    <button type="button" className="button ghost" disabled={!idle} onClick={() => void remove()}>
+      <Icon name="trash" /> Remove comparison folders
+    </button>
   );
 }
 

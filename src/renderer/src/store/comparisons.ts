@@ -15,6 +15,7 @@ import type {
 } from './types';
 
 import { mebibytesPerSec } from '../lib/format';
+import type { ApplyRequest, BundleRequest, CloneRequest } from '../../../shared/jobs';
 
 /** where an app before the host kept its state saved the comparisons (localStorage), read once to migrate */
 export const LEGACY_COMPARISONS_KEY = 'sluice.comparisons.v1';
@@ -67,6 +68,24 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
       }));
     };
 
+    /** The request as sent: tagged with its run (the host records what it made) and the library choice. */
+    const asSent = <R extends ApplyRequest | CloneRequest | BundleRequest>(
+      run: ComparisonRun,
+      request: R,
+    ): R =>
+      request.kind === 'bundle'
+        ? { ...request, comparison: run.id }
+        : { ...request, comparison: run.id, library: run.addToLibrary === true };
+
+    const removeFolders = async (id: string): Promise<void> => {
+      try {
+        await deps.api.invoke('comparison:removeFolders', id);
+        update(id, (r) => ({ ...r, foldersRemoved: true }));
+      } catch (e) {
+        get().notify({ tone: 'error', text: 'The comparison folders were not removed', detail: String(e) });
+      }
+    };
+
     const execute = async (id: string): Promise<void> => {
       const run = get().comparisons.find((r) => r.id === id)!;
       // bundles generated for chunk-size variants, shared by every config that applies them
@@ -79,7 +98,7 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
             if (!bundleJob) {
               updateResult(id, config.id, (r) => ({ ...r, state: 'preparing' }));
               const jobId = await get().startJob(
-                config.prepare,
+                asSent(run, config.prepare),
                 `Comparison: bundle ${config.prepare.chunkSize! / 1024} KiB chunks`,
                 'comparison',
               );
@@ -97,7 +116,11 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
             }
           }
           if (cancelled.has(id)) break;
-          const jobId = await get().startJob(config.request, `Comparison: ${config.label}`, 'comparison');
+          const jobId = await get().startJob(
+            asSent(run, config.request),
+            `Comparison: ${config.label}`,
+            'comparison',
+          );
           current.set(id, jobId);
           updateResult(id, config.id, (r) => ({ ...r, state: 'running', jobId }));
           const job = await get().waitForJob(jobId);
@@ -117,6 +140,7 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
         const anyDone = results.some((x) => x.state === 'done');
         return { ...r, results, state: wasCancelled ? 'cancelled' : anyDone ? 'done' : 'failed' };
       });
+      if (!run.keepFolders) await removeFolders(id);
       persist();
     };
 
@@ -137,6 +161,8 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
           configs,
           results: configs.map((c) => ({ configId: c.id, label: c.label, state: 'pending' })),
           state: 'running',
+          addToLibrary: choices.addToLibrary === true,
+          keepFolders: choices.keepFolders === true,
         };
         set({ comparisons: [run, ...get().comparisons] });
         void execute(id);
@@ -147,6 +173,17 @@ export function createComparisonsSlice(deps: StoreDeps): StateCreator<SluiceStat
         cancelled.add(id);
         const jobId = current.get(id);
         if (jobId) await get().cancelJob(jobId);
+      },
+
+      removeComparisonFolders: async () => {
+        const { removed } = await deps.api.invoke('comparison:removeFolders');
+        set({
+          comparisons: get().comparisons.map((r) =>
+            r.state === 'running' ? r : { ...r, foldersRemoved: true },
+          ),
+        });
+        persist();
+        return removed;
       },
 
       removeComparison: (id) => {

@@ -177,6 +177,10 @@ export interface ComparisonChoices {
    */
   simulateCloseMs?: number[];
   repeat: number;
+  /** add the runs' repositories to the library (default: no) */
+  addToLibrary?: boolean;
+  /** keep what the runs made on disk (default: no, deleted when the comparison ends) */
+  keepFolders?: boolean;
 }
 
 export interface ComparisonConfig {
@@ -222,6 +226,10 @@ export interface ComparisonRun {
   configs: ComparisonConfig[];
   results: ComparisonResult[];
   state: 'running' | 'done' | 'cancelled' | 'failed';
+  addToLibrary?: boolean;
+  keepFolders?: boolean;
+  /** what the runs made was deleted (by the run's end, or by the cleanup) */
+  foldersRemoved?: boolean;
 }
 
 export interface ComparisonsSlice {
@@ -229,6 +237,8 @@ export interface ComparisonsSlice {
   runComparison(source: ComparisonSource, choices: ComparisonChoices, outDir: string): Promise<string>;
   cancelComparison(id: string): Promise<void>;
   removeComparison(id: string): void;
+  /** deletes what every comparison run left on disk (as the host recorded it); the count removed */
+  removeComparisonFolders(): Promise<number>;
 }
 
 // ---------- library ----------
