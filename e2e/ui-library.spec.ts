@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Page } from '@playwright/test';
 import { missing, skipNote } from '../test/support/env';
 import { test, expect, repoFromFixture, startHgServe, PROJECT_ROOT, type HgServe } from './fixtures';
@@ -33,6 +33,39 @@ test.describe(`repository library${skipNote('hg')}`, () => {
   test.afterEach(async () => {
     await server?.stop();
     server = undefined;
+  });
+
+  test('Delete in the web host: no trash offered; the folder goes for good once its name is typed', async ({
+    sluicePage: page,
+    tempDir,
+  }) => {
+    const repo = await repoFromFixture(tempDir);
+    const keep = join(tempDir, 'beside');
+    await mkdir(keep);
+    await page.evaluate(
+      (path) =>
+        (window as unknown as { sluice: { invoke(c: string, p: string): Promise<unknown> } }).sluice.invoke(
+          'library:add',
+          path,
+        ),
+      repo,
+    );
+    await page.getByRole('button', { name: 'Repositories' }).click();
+    const row = page.locator(`[data-testid="repo-row"][data-path="${repo}"]`);
+    await expect(row).toBeVisible();
+    await expect(row.getByRole('button', { name: 'Delete…' })).toHaveCount(0);
+    await row.getByRole('button', { name: 'Delete folder permanently…' }).click();
+    const confirm = row.getByRole('group', { name: 'Confirm deleting the folder permanently' });
+    await expect(confirm.getByRole('button', { name: 'Move to trash' })).toHaveCount(0);
+    const button = confirm.getByRole('button', { name: 'Delete permanently' });
+    await expect(button).toBeDisabled();
+    await confirm.getByRole('textbox').fill('not-its-name');
+    await expect(button).toBeDisabled();
+    await confirm.getByRole('textbox').fill(basename(repo));
+    await button.click();
+    await expect(row).toHaveCount(0);
+    expect(existsSync(repo)).toBe(false);
+    expect(existsSync(keep)).toBe(true);
   });
 
   test('a clone appears with its tip; an hg commit there changes the row without a refresh; verify; open folder; remove', async ({

@@ -58,6 +58,12 @@ export interface AppInfo {
   host: 'electron' | 'web';
   defaultCloneDir: string;
   /**
+   * How this host can delete a library repository: 'trash' (Electron: the system trash) or
+   * 'permanent' (the web host, which has none: the folder is deleted after a typed confirmation);
+   * absent, the renderer offers no delete.
+   */
+  deleteRepository?: 'trash' | 'permanent';
+  /**
    * Set only when the host process runs with shared/bench's slowclose.so preloaded
    * (LD_PRELOAD + SLOWCLOSE_PREFIX/SLOWCLOSE_US): close() of files under `prefix` waits `closeUs`.
    * The Comparisons screen then offers runs "with emulated close latency" (destinations under
@@ -151,6 +157,11 @@ export interface InvokeMap {
   'library:remove': { args: [path: string]; result: void };
   /** moves a library repository to the system trash (Electron only), then removes it from the list */
   'library:trash': { args: [path: string]; result: void };
+  /**
+   * Deletes a library repository's folder for good (where there is no trash: AppInfo.deleteRepository),
+   * `typedName` being the folder's name the user typed to confirm; then removes it from the list.
+   */
+  'library:deleteFolder': { args: [path: string, typedName: string]; result: void };
   /** opens a terminal in a library repository; false when the host cannot (web host) */
   'library:openTerminal': { args: [path: string]; result: { opened: boolean; command: string } };
   /** the repository's source URL (without credentials), copied to the clipboard when the host can */
@@ -238,6 +249,7 @@ const INVOKE: Record<InvokeChannel, true> = {
   'library:add': true,
   'library:remove': true,
   'library:trash': true,
+  'library:deleteFolder': true,
   'library:openTerminal': true,
   'library:copySource': true,
   'dest:check': true,

@@ -3,8 +3,8 @@
 // around one EngineHost: they deliver `invoke` calls from their renderer (after checking who sent
 // them), forward `onPush` messages to it, and supply a HostPlatform for dialogs and the shell.
 
-import { lstat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { lstat, rm } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import * as engine from './engine-api';
 import { EngineWorkerHost, type EngineWorkerLike, type EngineWorkerOptions } from './engine-worker-host';
 import { AppStateStore } from './app-state-store';
@@ -185,6 +185,7 @@ export class EngineHost {
         platform: p.platform,
         host: p.host,
         defaultCloneDir: p.defaultCloneDir,
+        deleteRepository: p.trashItem ? 'trash' : 'permanent',
         emulatedCloseLatency: emulatedCloseLatency(process.env),
       }),
       'job:start': async (request, label) => {
@@ -237,6 +238,21 @@ export class EngineHost {
           );
         }
         await p.trashItem(path);
+        await this.library.remove(path);
+      },
+      'library:deleteFolder': async (path, typedName) => {
+        this.assertInLibrary(path);
+        if (p.trashItem)
+          throw new SluiceError(
+            'USAGE',
+            `this host moves repositories to the trash; ${path} was not deleted`,
+          );
+        if (typedName !== basename(path))
+          throw new SluiceError('USAGE', `type the folder's name, ${basename(path)}, to delete it`);
+        // the library's path itself must be a folder: rm would follow nothing, but a link is not the repository
+        const st = await lstat(path);
+        if (!st.isDirectory()) throw new SluiceError('USAGE', `${path} is not a folder; it was not deleted`);
+        await rm(path, { recursive: true, force: true });
         await this.library.remove(path);
       },
       'library:openTerminal': async (path) => {

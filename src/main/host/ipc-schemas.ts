@@ -383,6 +383,7 @@ function invokeArgs({ path, jobRequest, appState }: ReturnType<typeof pathSchema
     'library:add': onePath,
     'library:remove': onePath,
     'library:trash': onePath,
+    'library:deleteFolder': v.strictTuple([arg('path', path), arg('typedName', text(LIMITS.fileNameChars))]),
     'library:openTerminal': onePath,
     'library:copySource': onePath,
     'dest:check': onePath,

@@ -245,7 +245,13 @@ function demoHandlers(w: DemoWorld): {
   const handlers: {
     [C in InvokeChannel]: (...args: InvokeMap[C]['args']) => Promise<InvokeMap[C]['result']>;
   } = {
-    'app:info': async () => ({ version: '0.1.0', platform: 'linux', host: 'web', defaultCloneDir: HOME }),
+    'app:info': async () => ({
+      version: '0.1.0',
+      platform: 'linux',
+      host: 'web',
+      defaultCloneDir: HOME,
+      deleteRepository: 'permanent',
+    }),
     'job:start': async (request: JobRequest) => {
       const jobId = `demo-${++w.seq}`;
       const job: SimJob = {
@@ -349,6 +355,10 @@ function demoHandlers(w: DemoWorld): {
       return row;
     },
     'library:remove': async (path) => {
+      w.library.delete(path);
+      w.push('library:update', { rows: [], removed: [path] });
+    },
+    'library:deleteFolder': async (path) => {
       w.library.delete(path);
       w.push('library:update', { rows: [], removed: [path] });
     },

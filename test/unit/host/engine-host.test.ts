@@ -142,6 +142,7 @@ describe('EngineHost', () => {
       platform: 'linux',
       host: 'web',
       defaultCloneDir: '/home/u/Sluice',
+      deleteRepository: 'permanent',
     });
   });
 
@@ -273,6 +274,27 @@ describe('EngineHost', () => {
     expect(await host.invoke('comparison:removeFolders', [])).toEqual({ removed: 1 });
     await expect(stat(dest)).rejects.toMatchObject({ code: 'ENOENT' });
     await expect(stat(existing)).resolves.toBeTruthy();
+  }, 30_000);
+
+  it('without a trash: says so in app:info, and deletes a library folder only with its name typed', async () => {
+    expect(await host.invoke('app:info', [])).toMatchObject({ deleteRepository: 'permanent' });
+    const dest = join(dir, 'to-delete');
+    const { jobId } = (await host.invoke('job:start', [
+      { kind: 'apply', bundlePath: '/b/sample.hg', dest },
+    ])) as {
+      jobId: string;
+    };
+    await host.jobs.whenEnded(jobId);
+    await expect.poll(() => host.library.has(dest)).toBe(true);
+    await expect(host.invoke('library:trash', [dest])).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(host.invoke('library:deleteFolder', [dest, 'other'])).rejects.toMatchObject({
+      code: 'USAGE',
+    });
+    await expect(stat(dest)).resolves.toBeTruthy();
+    await expect(host.invoke('library:deleteFolder', [dir, 'x'])).rejects.toMatchObject({ code: 'USAGE' });
+    await host.invoke('library:deleteFolder', [dest, 'to-delete']);
+    await expect(stat(dest)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(host.library.has(dest)).toBe(false);
   }, 30_000);
 
   it('opens only folders it knows (where jobs that succeeded wrote, the folders holding them, library repositories) and has no trash in the web host', async () => {

@@ -8,6 +8,7 @@ import type { RepoRow } from '../../../shared/library';
 import { Icon } from './Icon';
 import { RepoState } from './RepoState';
 import { formatBytes, formatCount, formatTimestamp } from '../lib/format';
+import { baseName } from '../lib/paths';
 import { useSluice, useSluiceShallow } from '../store/react';
 import type { TransferJob } from '../store/types';
 
@@ -368,10 +369,16 @@ function RepoActions({
   );
 }
 
+/**
+ * Remove from list, and Delete… as the host can (AppInfo.deleteRepository): to the trash
+ * (Electron), or for good after typing the folder's name (the web host has no trash).
+ */
 function RepoRemoval({ row: r }: { row: RepoRow }) {
-  const { remove, trash } = useSluiceShallow((s) => ({
+  const { remove, trash, deleteFolder, deleteHow } = useSluiceShallow((s) => ({
     remove: s.removeRepository,
     trash: s.trashRepository,
+    deleteFolder: s.deleteRepositoryFolder,
+    deleteHow: s.appInfo?.deleteRepository,
   }));
   const [confirm, setConfirm] = useState<'remove' | 'delete' | null>(null);
   if (!confirm)
@@ -380,16 +387,20 @@ function RepoRemoval({ row: r }: { row: RepoRow }) {
         <button type="button" className="button small ghost" onClick={() => setConfirm('remove')}>
           <Icon name="close" /> Remove from list
         </button>
-        <button
-          type="button"
-          className="button small ghost danger-text"
-          disabled={r.status === 'missing'}
-          onClick={() => setConfirm('delete')}
-        >
-          <Icon name="trash" /> Delete…
-        </button>
+        {deleteHow ? (
+          <button
+            type="button"
+            className="button small ghost danger-text"
+            disabled={r.status === 'missing'}
+            onClick={() => setConfirm('delete')}
+          >
+            <Icon name="trash" /> {deleteHow === 'trash' ? 'Delete…' : 'Delete folder permanently…'}
+          </button>
+        ) : null}
       </>
     );
+  if (confirm === 'delete' && deleteHow === 'permanent')
+    return <PermanentDelete row={r} onDone={() => setConfirm(null)} deleteFolder={deleteFolder} />;
   return (
     <span
       className="confirm"
@@ -412,6 +423,49 @@ function RepoRemoval({ row: r }: { row: RepoRow }) {
         {confirm === 'delete' ? 'Move to trash' : 'Remove'}
       </button>
       <button type="button" className="button small" onClick={() => setConfirm(null)} autoFocus>
+        Keep
+      </button>
+    </span>
+  );
+}
+
+/** Deleting for good: the folder's name typed first, as nothing can bring it back. */
+function PermanentDelete({
+  row: r,
+  onDone,
+  deleteFolder,
+}: {
+  row: RepoRow;
+  onDone: () => void;
+  deleteFolder: (path: string, typedName: string) => Promise<void>;
+}) {
+  const [typed, setTyped] = useState('');
+  const folderName = baseName(r.path);
+  return (
+    <span className="confirm" role="group" aria-label="Confirm deleting the folder permanently">
+      <label htmlFor={`delete-${r.path}`}>
+        Delete {r.path} and everything in it? This cannot be undone. Type {folderName} to confirm.
+      </label>
+      <input
+        id={`delete-${r.path}`}
+        value={typed}
+        onChange={(e) => setTyped(e.target.value)}
+        autoFocus
+        autoComplete="off"
+        spellCheck={false}
+      />
+      <button
+        type="button"
+        className="button small danger"
+        disabled={typed !== folderName}
+        onClick={() => {
+          onDone();
+          void deleteFolder(r.path, typed);
+        }}
+      >
+        Delete permanently
+      </button>
+      <button type="button" className="button small" onClick={onDone}>
         Keep
       </button>
     </span>

@@ -64,6 +64,16 @@ export function createLibrarySlice(deps: StoreDeps): StateCreator<SluiceState, [
       }
     },
 
+    deleteRepositoryFolder: async (path, typedName) => {
+      try {
+        await deps.api.invoke('library:deleteFolder', path, typedName);
+        get().ingestLibrary({ rows: [], removed: [path] });
+        get().notify({ tone: 'success', text: `Deleted ${baseName(path)}` });
+      } catch (e) {
+        get().notify(errorNotice(`Could not delete ${baseName(path)}`, e));
+      }
+    },
+
     openRepositoryFolder: (path) => get().openPath(path),
 
     openRepositoryTerminal: async (path) => {

@@ -259,6 +259,8 @@ export interface LibrarySlice {
   removeRepository(path: string): Promise<void>;
   /** to the system trash, after the screen's confirmation */
   trashRepository(path: string): Promise<void>;
+  /** deletes the folder for good (hosts without a trash), `typedName` confirming it */
+  deleteRepositoryFolder(path: string, typedName: string): Promise<void>;
   openRepositoryFolder(path: string): Promise<void>;
   openRepositoryTerminal(path: string): Promise<void>;
   copyRepositorySource(path: string): Promise<void>;
