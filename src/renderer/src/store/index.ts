@@ -9,6 +9,9 @@ import { createLibrarySlice } from './library';
 import { createSettingsSlice } from './settings';
 import { createTransfersSlice } from './transfers';
 import { createUiSlice } from './ui';
+import { createCredentialsPromptSlice } from './credentials-prompt';
+import { createOpeningSlice } from './opening';
+import { createHostServicesSlice } from './host-services';
 import type { SluiceState, StoreDeps } from './types';
 
 export type SluiceStore = StoreApi<SluiceState>;
@@ -20,6 +23,9 @@ export function createSluiceStore(deps: StoreDeps): SluiceStore {
     ...createComparisonsSlice(deps)(...a),
     ...createSettingsSlice(deps)(...a),
     ...createUiSlice(deps)(...a),
+    ...createCredentialsPromptSlice(deps)(...a),
+    ...createOpeningSlice(deps)(...a),
+    ...createHostServicesSlice(deps)(...a),
     ...createLibrarySlice(deps)(...a),
     ...createDownloadsSlice(deps)(...a),
   }));

@@ -332,18 +332,21 @@ export interface Notice {
   detail?: string;
 }
 
-export interface UiSlice {
+export interface NavigationSlice {
   screen: Screen;
   dialog: DialogState | null;
-  credentials: CredentialsPrompt[];
   dropHint: boolean;
-  /** path of the bundle being inspected (drop or bundle:opened) */
-  inspecting: string | null;
   notices: Notice[];
   setScreen(screen: Screen): void;
   openDialog(dialog: DialogState): void;
   closeDialog(): void;
   setDropHint(on: boolean): void;
+  notify(notice: Omit<Notice, 'id'>): number;
+  dismissNotice(id: number): void;
+}
+
+export interface CredentialsPromptSlice {
+  credentials: CredentialsPrompt[];
   promptCredentials(prompt: CredentialsPrompt): void;
   /** remember: the host keeps them for this server (where it can; see savedCredentials) */
   answerCredentials(
@@ -351,8 +354,11 @@ export interface UiSlice {
     answer: { user: string; password: string } | null,
     remember?: boolean,
   ): Promise<void>;
-  notify(notice: Omit<Notice, 'id'>): number;
-  dismissNotice(id: number): void;
+}
+
+export interface OpeningSlice {
+  /** path of the bundle being inspected (drop or bundle:opened) */
+  inspecting: string | null;
   /** a checked link (link:opened): the pre-filled clone or apply dialog, or a notice saying why not */
   openLink(result: import('../../../shared/ipc').DeepLinkResult): Promise<void>;
   /** inspect a bundle file and open the apply dialog, or refuse it with a message */
@@ -361,6 +367,9 @@ export interface UiSlice {
   /** a File dropped on the window: its path through the host (pathForFile), then openBundle */
   openDroppedFile(file: File): Promise<void>;
   cloneSample(): Promise<void>;
+}
+
+export interface HostServicesSlice {
   /** host services the dialogs use; failures become notices */
   openPath(path: string): Promise<void>;
   exportText(suggestedName: string, text: string): Promise<string | null>;
@@ -372,6 +381,8 @@ export interface UiSlice {
   /** the host's destination check for the dialogs; undefined when the host could not answer */
   checkDestination(path: string): Promise<import('../../../shared/library').DestinationCheck | undefined>;
 }
+
+export type UiSlice = NavigationSlice & CredentialsPromptSlice & OpeningSlice & HostServicesSlice;
 
 export type SluiceState = TransfersSlice &
   HistorySlice &
