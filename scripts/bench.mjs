@@ -15,6 +15,7 @@
 // none. `--out FILE` keeps the whole report as printed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { benchBase, ensureCorpus, ROOT } from './bench/corpus.mjs';
@@ -44,11 +45,16 @@ const say = (s = '') => {
 /** docs/benchmarks.md's blocks of this run: section-corpus key -> that section's report. */
 const blocks = new Map();
 let stamp = '';
-/** Runs a section and keeps what it printed as its block, under this run's stamp. */
+/**
+ * Runs a section and keeps what it printed as its block, under this run's stamp and the machine's
+ * load around it (a shared machine's numbers are read differently from a quiet one's).
+ */
 async function recorded(key, section) {
   const from = report.length;
+  const before = loadavg()[0];
   await section();
-  blocks.set(key, `${stamp}\n\n${report.slice(from).join('\n').trim()}`);
+  const load = `*Load average (1 min) ${before.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after, on ${availableParallelism()} cores.*`;
+  blocks.set(key, `${stamp}\n${load}\n\n${report.slice(from).join('\n').trim()}`);
 }
 
 if (spawnSync('hg', ['--version'], { stdio: 'ignore' }).status !== 0) {
