@@ -7,7 +7,7 @@ import {
   parseRevlogIndex,
   readRevlogIndex,
   revisionNode,
-  type RevlogIndex,
+  RevlogIndex,
 } from '../../../../src/main/engine/revlog/index';
 import { NULL_NODE } from '../../../../src/main/engine/revlog/constants';
 import {
@@ -114,6 +114,37 @@ describe('revlog index: fixture repos', () => {
     expect(cl.rev(cl.node(3))).toBe(3);
     expect(cl.rev(new Uint8Array(20))).toBe(-1);
     expect(cl.rev(Buffer.alloc(20, 7))).toBeUndefined();
+  });
+
+  it('rev() answers the same before and after it builds its node map, a duplicated node by its first rev', () => {
+    const cl = parseRevlogIndex('00changelog', readFileSync(join(stores.default!, '00changelog.i')));
+    // the first lookups scan, the later ones go through the map: every node, twice over
+    for (let round = 0; round < 2; round++)
+      for (let r = cl.length - 1; r >= 0; r--) expect(cl.rev(Buffer.from(cl.node(r)))).toBe(r);
+    expect(cl.rev(Buffer.alloc(20, 7))).toBeUndefined();
+    // a hostile index repeating rev 0's node at rev 1 (big.bin: not inline, 64-byte entries)
+    const bytes = Buffer.from(readFileSync(join(stores.default!, 'data/big.bin.i')));
+    bytes.copy(bytes, 64 + 32, 32, 52);
+    const dup = parseRevlogIndex('data/big.bin', bytes);
+    const node = Buffer.from(dup.node(0));
+    expect(dup.scanRev(node)).toBe(0);
+    for (let i = 0; i < 8; i++) expect(dup.rev(node)).toBe(0);
+  });
+
+  it('scanRev on a long index counts only matches at a node field, the first one', () => {
+    // 40 entries (above the entry-by-entry scan): entry r's node is 20 bytes of r + 1, and the
+    // bytes of entry 1's node also stand before it, unaligned (across the end of entry 0 and the start of entry 1)
+    const bytes = Buffer.alloc(40 * 64);
+    for (let r = 0; r < 40; r++) bytes.fill(r + 1, r * 64 + 32, r * 64 + 52);
+    bytes.fill(2, 52, 72);
+    bytes.copy(bytes, 30 * 64 + 32, 7 * 64 + 32, 7 * 64 + 52);
+    // the fields besides the nodes are not valid revlog data: made directly, not parsed
+    const index = new RevlogIndex('data/long', 0x00020001, bytes, 40, null, bytes.length);
+    expect(index.scanRev(Buffer.alloc(20, 2))).toBe(1);
+    expect(index.scanRev(Buffer.alloc(20, 8))).toBe(7);
+    expect(index.scanRev(Buffer.concat([Buffer.alloc(3), Buffer.alloc(20, 40)]), 3)).toBe(39);
+    expect(index.scanRev(Buffer.alloc(20, 41))).toBeUndefined();
+    expect(index.scanRev(Buffer.alloc(19, 2))).toBeUndefined();
   });
 });
 

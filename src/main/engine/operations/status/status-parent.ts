@@ -17,7 +17,7 @@ import {
   type DirstateRows,
 } from '../../working-copy/dirstate-v1';
 import { readDirstateV2, writeDirstateV2 } from '../../working-copy/dirstate-v2';
-import { FileTextReader, findRev } from '../../working-copy/file-texts';
+import { FileTextReader } from '../../working-copy/file-texts';
 import type { FsCaps } from '../../working-copy/fs-caps';
 import { checkLookup, type Fixup, type Timestamp } from '../../working-copy/status-lookup';
 
@@ -89,7 +89,7 @@ async function parentManifest(repo: LocalRepo, p1: Uint8Array): Promise<Map<stri
       );
     const manifestNode = parseChangelogEntry(await cl.revision(rev)).manifest;
     if (manifestNode.every((b) => b === 0)) return out;
-    const mrev = findRev(mf.index, manifestNode);
+    const mrev = mf.index.scanRev(manifestNode);
     if (mrev === undefined) throw new SluiceError('REVLOG', `manifest of revision ${rev} is missing`);
     parseManifest(await mf.revision(mrev), (e) => out.set(e.path, e));
     return out;

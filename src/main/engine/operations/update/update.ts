@@ -40,7 +40,6 @@ import {
   packManifestFiles,
   type FileBatch,
 } from '../../working-copy/file-batch';
-import { findRev } from '../../working-copy/file-texts';
 import {
   auditPathSet,
   displayPath,
@@ -153,7 +152,7 @@ async function manifestRevOf(cl: Revlog, mf: Revlog, rev: number): Promise<numbe
   if (rev === NULL_REV) return undefined;
   const entry = parseChangelogEntry(await cl.revision(rev));
   if (entry.manifest.every((b) => b === 0)) return undefined;
-  const mrev = findRev(mf.index, entry.manifest);
+  const mrev = mf.index.scanRev(entry.manifest);
   if (mrev === undefined)
     throw new SluiceError(
       'REVLOG',
