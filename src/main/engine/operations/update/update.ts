@@ -167,6 +167,25 @@ async function manifestText(mf: Revlog, mrev: number | undefined): Promise<Uint8
 }
 
 /**
+ * The target's and the working parent's manifest texts. The one whose delta chain runs through the
+ * other's revision is built second: the revlog then applies its last deltas to the text it has
+ * just built instead of folding the whole chain again (update to a child or back to a parent: one
+ * chain of up to ~1,000 deltas instead of two).
+ */
+async function manifestTexts(
+  mf: Revlog,
+  target: number | undefined,
+  source: number | undefined,
+): Promise<[Uint8Array, Uint8Array]> {
+  if (target !== undefined && source !== undefined && mf.deltaChain(target).chain.includes(source)) {
+    const sourceText = await manifestText(mf, source);
+    return [await manifestText(mf, target), sourceText];
+  }
+  const targetText = await manifestText(mf, target);
+  return [targetText, await manifestText(mf, source)];
+}
+
+/**
  * Manifest bytes a line takes, generously (a 40-hex node, a path, a flag: 83 on the medium
  * corpus): the files a fresh checkout writes, estimated from the manifest's size before it is read.
  */
@@ -200,14 +219,15 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
     // from null every file is written: the writer threads start now, beside the manifest's read
     if (p1Rev === NULL_REV && ds.entries.size === 0 && mrev !== undefined)
       writers.prestart(Math.floor(mf.index.rawSize(mrev) / MANIFEST_LINE_ESTIMATE));
+    const [targetText, sourceText] = await manifestTexts(mf, mrev, await manifestRevOf(cl, mf, p1Rev));
+    const source = manifestEntries(sourceText);
     const target: Target = {
       rev: plan.rev,
       nodeHex: plan.rev === NULL_REV ? NULL_HEX : cl.index.nodeHex(plan.rev),
       branch,
-      manifestText: await manifestText(mf, mrev),
+      manifestText: targetText,
       ...(opts.announce ? { announcement: cloneAnnouncement(plan, branch) } : {}),
     };
-    const source = manifestEntries(await manifestText(mf, await manifestRevOf(cl, mf, p1Rev)));
     // the manifests are parsed: their texts (cached, ~9 MB on a 99k-file manifest) and read
     // windows would otherwise stay through the whole checkout
     mf.clearCache();
