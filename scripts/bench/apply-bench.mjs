@@ -135,7 +135,8 @@ function prepareInputs(corpus, dir, sluice, log) {
 function makeContenders({ b, sluice, slowclose, closeUs, threads, root }) {
   const hgInit = (out) => execFileSync('hg', ['init', out], { env: { ...process.env, ...HG_ENV } });
   const slow = slowclose
-    ? { LD_PRELOAD: slowclose, SLOWCLOSE_PREFIX: root, SLOWCLOSE_US: String(closeUs) }
+    ? // libuv's io_uring closes would bypass the shim's close() (slowclose.mjs's slowcloseEnv)
+      { LD_PRELOAD: slowclose, SLOWCLOSE_PREFIX: root, SLOWCLOSE_US: String(closeUs), UV_USE_IO_URING: '0' }
     : null;
   const us = `+${closeUs / 1000} ms close`;
   const node = process.execPath;
