@@ -10,6 +10,7 @@ import type { Revlog } from '../revlog/revlog';
 import { bookmarksPath, readSmallFileSync } from '../store/requirements';
 import { decodeExtra, parseChangelogEntry, parseManifest } from '../revlog/texts';
 import type { LocalRepo } from './local-repo';
+import { RevBranchCache } from './rev-branch-cache';
 
 export interface ResolvedRevision {
   /** -1 for null */
@@ -52,6 +53,8 @@ export class RevisionResolver {
   private readonly branches = new Map<number, { branch: string; closed: boolean }>();
   private tags: Map<string, string> | undefined;
   private bookmarks: Map<string, string> | undefined;
+  /** hg's revision branch cache, read on the first branchOf (null: none) */
+  private branchCache: RevBranchCache | null | undefined;
 
   constructor(
     private readonly repo: LocalRepo,
@@ -86,7 +89,13 @@ export class RevisionResolver {
   async branchOf(rev: number): Promise<{ branch: string; closed: boolean }> {
     let info = this.branches.get(rev);
     if (!info) {
-      info = changesetBranch(await this.changelog.revision(rev, { check: false }));
+      // hg's revision branch cache first: a walk over the heads (an update without REV) reads no
+      // changeset text for the revisions it vouches for
+      if (this.branchCache === undefined)
+        this.branchCache = RevBranchCache.read(this.repo.hgDir, this.changelog.index) ?? null;
+      info =
+        this.branchCache?.branchInfo(rev) ??
+        changesetBranch(await this.changelog.revision(rev, { check: false }));
       this.branches.set(rev, info);
     }
     return info;
