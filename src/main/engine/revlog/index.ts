@@ -20,6 +20,7 @@ import {
   CHANGELOGV2,
 } from './constants';
 import { revlogError, type RevlogProblemKind } from './revlog-error';
+import { NodeMap } from './node-map';
 import { SluiceError } from '../errors';
 
 /** One decoded index entry (for tests, debug output and fuzzing; hot paths use the accessors). */
@@ -56,8 +57,9 @@ export interface RevlogIndexData {
 /**
  * rev() answers this many lookups of an index by scanning its nodes (scanRev) before it builds the
  * node map: one lookup (update's working parent, the manifest of a revision) then compares bytes
- * instead of making a string and a map slot per revision (history corpus, 9,977 manifests: ~1 ms
- * against 12-14 ms, Node 24); a caller that looks up many nodes pays a few scans once.
+ * instead of filling the node map for every revision (history corpus, 9,977 manifests: ~1 ms
+ * against 12-14 ms with a string-keyed map, Node 24); a caller that looks up many nodes pays a few
+ * scans once.
  */
 const SCANNED_LOOKUPS = 4;
 /** scanRev compares entry by entry up to this many entries, and searches natively above */
@@ -69,7 +71,7 @@ export class RevlogIndex {
   /** u32 header: flags << 16 | version (0 for an empty revlog's defaults, see `empty`). */
   readonly header: number;
   readonly length: number;
-  private nodemap: Map<string, number> | undefined;
+  private nodemap: NodeMap | undefined;
   /** rev() lookups answered by a scan so far (the map is built past SCANNED_LOOKUPS) */
   private scannedLookups = 0;
   /** the entries as a Buffer, for node strings without a view object per call */
@@ -255,18 +257,18 @@ export class RevlogIndex {
     if (node.length !== NODE_SIZE) return undefined;
     if (isNullNode(node)) return NULL_REV;
     // a command that looks up a node or two (update's working parent, a bookmark) scans the
-    // entries' bytes instead of making a string and a map slot for every revision
+    // entries' bytes instead of making a map slot for every revision
     if (!this.nodemap && this.scannedLookups < SCANNED_LOOKUPS) {
       this.scannedLookups++;
       return this.scanRev(node);
     }
     if (!this.nodemap) {
-      const map = new Map<string, number>();
+      const map = new NodeMap(this.length);
       // first occurrence wins, as a duplicated node resolves to its first rev in hg's radix tree
-      for (let r = this.length - 1; r >= 0; r--) map.set(this.nodeKey(r), r);
+      for (let r = this.length - 1; r >= 0; r--) map.set(this.entries, r, r * ENTRY_SIZE + NODE_FIELD);
       this.nodemap = map;
     }
-    return this.nodemap.get(nodeKey(node));
+    return this.nodemap.get(node);
   }
 
   /**

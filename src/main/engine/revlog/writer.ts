@@ -27,7 +27,8 @@ import {
   NULL_REV,
   REVLOGV1,
 } from './constants';
-import { isNullNode, nodeKey, parseRevlogIndex, type RevlogIndex } from './index';
+import { isNullNode, parseRevlogIndex, type RevlogIndex } from './index';
+import { NodeMap } from './node-map';
 import { applyDeltaInto, applyDeltas, onLineBoundaries, patchedSize, trivialDeltaText } from './mpatch';
 import { checkNow, checkParts, type NodeChecks } from './node-checks';
 import { DelayedIndex } from './delayed-index';
@@ -86,7 +87,7 @@ export class RevlogWriter {
   /** a manifest revlog: stored deltas cut at line boundaries (hg reads them as manifest lines) */
   private readonly lineDeltas: boolean;
   private readonly pending: PendingEntry[] = [];
-  private readonly newNodes = new Map<string, number>();
+  private readonly newNodes = new NodeMap();
   /** logical sizes of NAME.i and NAME.d (what the index accounts for) */
   private iSize: number;
   private dSize: number;
@@ -197,7 +198,7 @@ export class RevlogWriter {
     if (isNullNode(node)) return NULL_REV;
     const r = this.old.rev(node);
     if (r !== undefined) return r;
-    return this.newNodes.get(nodeKey(node));
+    return this.newNodes.get(node);
   }
 
   /** [p1, p2] revs of rev. */
@@ -520,7 +521,7 @@ export class RevlogWriter {
       },
       stored.chunk,
     );
-    this.newNodes.set(nodeKey(r.node), rev);
+    this.newNodes.set(r.node, rev);
     this.keep(rev, text, trivial !== undefined);
     return { rev, added: true };
   }
