@@ -51,4 +51,6 @@ export function tuneHeapForMemory(opts: { turbofan?: boolean; optimizeForSize?: 
 // outside V8's heap), where a grown one held tens of MB of dead pieces between scavenges. Pull
 // clone of the realpast corpus (Node 24, 3 interleaved rounds, loaded): peak RSS 181-190 -> 148
 // MB, CPU no higher (4.7-6.0 -> 4.2-4.4 s). --optimize-for-size took 4 MB more off for +10-20% CPU.
+// A fixed 2-4 MiB semi-space (only settable on node's command line) halved the scavenges' time
+// but not the process's CPU, and cost RSS: see docs/benchmarks/analysis.md.
 export const PULL_HEAP = { turbofan: false, optimizeForSize: false } as const;
