@@ -17,6 +17,7 @@ import { patchText } from '../revlog/mpatch';
 import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../revlog/texts';
 import type { RevlogIoMode } from '../revlog/file-io';
 import { storeFilePath, storePathEncoder } from '../store/encoding';
+import { OutWriter } from './out-writer';
 
 export type ChangegroupVersion = '02' | '03';
 
@@ -100,41 +101,14 @@ export interface EmitOptions {
   onProgress?: (p: EmitProgress) => void;
   /** hg's `%8.i (changelog)`-style verbose notes and per-file sizes */
   onNote?: (line: string) => void;
+  /**
+   * When set, the output is a bundle2 part's payload already cut into frames of this size (an
+   * i32 size before each): a server's framer and wire compressor then take it without a copy.
+   */
+  frame?: number;
 }
 
 const NULL_NODE = Buffer.alloc(20);
-const OUT_PIECE = 256 << 10;
-
-/** Collects small pieces and hands them out in OUT_PIECE-sized concatenations. */
-class PieceBuffer {
-  private pieces: Uint8Array[] = [];
-  private size = 0;
-  total = 0;
-  push(b: Uint8Array): void {
-    if (!b.length) return;
-    this.pieces.push(b);
-    this.size += b.length;
-    this.total += b.length;
-  }
-  get full(): boolean {
-    return this.size >= OUT_PIECE;
-  }
-  take(): Uint8Array | null {
-    if (!this.size) return null;
-    const out = this.pieces.length === 1 ? this.pieces[0]! : Buffer.concat(this.pieces, this.size);
-    this.pieces = [];
-    this.size = 0;
-    return out;
-  }
-}
-
-function int32(n: number): Buffer {
-  const b = Buffer.allocUnsafe(4);
-  b.writeInt32BE(n, 0);
-  return b;
-}
-
-const CLOSE = Buffer.alloc(4);
 
 /** `>lll` hunk replacing [start, end) of the base: a one-hunk delta (mdiff.replacediffheader shape). */
 function hunkHeader(start: number, end: number, length: number): Buffer {
@@ -185,7 +159,7 @@ async function* emitGroup(
   linknode: LinkLookup,
   version: ChangegroupVersion,
   full: boolean,
-  out: PieceBuffer,
+  out: OutWriter,
   stats: GroupStats,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Uint8Array> {
@@ -223,6 +197,8 @@ async function* emitGroup(
   const emitted = new Uint8Array(n);
   const usable = (r: number): boolean => r !== NULL_REV && (emitted[r] === 1 || available[r] === 1);
   const headerLen = version === '03' ? 102 : 100;
+  // one header buffer for the group: written whole into out, never handed out
+  const head = Buffer.allocUnsafe(4 + headerLen + 12);
   let prevrev = revs.length ? index.p1(revs[0]!) : NULL_REV;
   for (const rev of revs) {
     if (signal?.aborted) throw cancelled();
@@ -234,7 +210,8 @@ async function* emitGroup(
     else if (usable(p1)) base = p1;
     else if (usable(p2)) base = p2;
     else base = prevrev;
-    let payload: Uint8Array[];
+    let payload: Uint8Array;
+    let hunk = false; // a full text: a trivial hunk header goes before it
     // a large snapshot is checked against its node in pieces (memory: a few MiB) before it is
     // decoded whole to be sent: a size that lies over a decompression bomb (a hostile stream
     // clone served on) fails here, typed, instead of costing the server what it announces
@@ -243,32 +220,39 @@ async function* emitGroup(
     if (base === NULL_REV) {
       // a full text: the stored chunk itself when it is a snapshot, else rebuilt
       const text = deltaParent === NULL_REV && !full ? await rl.chunk(rev) : await rl.revision(rev);
-      payload = text.length ? [hunkHeader(0, 0, text.length), text] : [];
+      payload = text;
+      hunk = text.length > 0;
     } else if (base === deltaParent) {
-      payload = [await rl.chunk(rev)];
+      payload = await rl.chunk(rev);
     } else {
-      payload = prefixSuffixDelta(
+      const parts = prefixSuffixDelta(
         await rl.revision(base),
         await rl.revision(rev),
         /(^|\/)00manifest$/.test(rl.name),
       );
+      payload = parts.length ? Buffer.concat(parts) : new Uint8Array(0);
     }
     emitted[rev] = 1;
     prevrev = rev;
-    let len = 4 + headerLen;
-    for (const p of payload) len += p.length;
-    const head = Buffer.allocUnsafe(4 + headerLen);
-    head.writeInt32BE(len, 0);
+    const hunkLen = hunk ? 12 : 0;
+    head.writeInt32BE(4 + headerLen + hunkLen + payload.length, 0);
     head.set(index.node(rev), 4);
     head.set(p1 === NULL_REV ? NULL_NODE : index.node(p1), 24);
     head.set(p2 === NULL_REV ? NULL_NODE : index.node(p2), 44);
     head.set(base === NULL_REV ? NULL_NODE : index.node(base), 64);
-    head.set(await linknode(rev), 84);
+    const link = linknode(rev);
+    head.set(link instanceof Uint8Array ? link : await link, 84);
     if (version === '03') head.writeUInt16BE(index.revFlags(rev), 104);
-    out.push(head);
-    for (const p of payload) out.push(p);
+    if (hunk) {
+      const at = 4 + headerLen;
+      head.writeInt32BE(0, at);
+      head.writeInt32BE(0, at + 4);
+      head.writeInt32BE(payload.length, at + 8);
+    }
+    out.write(head.subarray(0, 4 + headerLen + hunkLen));
+    out.write(payload);
     stats.revisions++;
-    if (out.full) yield out.take()!;
+    if (out.full) yield* out.take();
   }
 }
 
@@ -276,7 +260,7 @@ async function* emitGroup(
 interface EmitRun {
   outgoing: Outgoing;
   opts: EmitOptions;
-  out: PieceBuffer;
+  out: OutWriter;
   open: (radix: string) => Promise<Revlog>;
   progress: (p: Omit<EmitProgress, 'bytes'>) => void;
   /** manifest node (latin1) -> the first changeset sent that has it */
@@ -304,7 +288,7 @@ export async function* emitChangegroup(
   const io = opts.io ?? 'async';
   const encode = storePathEncoder(src.requirements);
   const storePath = (name: string): string => storeFilePath(src.storeDir, encode, name);
-  const out = new PieceBuffer();
+  const out = new OutWriter(opts.frame ?? 0);
   const run: EmitRun = {
     outgoing,
     opts,
@@ -321,8 +305,7 @@ export async function* emitChangegroup(
   yield* emitChangelog(run);
   yield* emitManifests(run);
   yield* emitFiles(run);
-  const last = out.take();
-  if (last) yield last;
+  yield* out.end();
 }
 
 /** The changelog group: full texts; notes each manifest's first changeset and the changed files. */
@@ -353,7 +336,7 @@ async function* emitChangelog(run: EmitRun): AsyncGenerator<Uint8Array> {
       stats,
       opts.signal,
     );
-    out.push(CLOSE);
+    out.int32(0);
     progress({ section: 'changesets', revisions: stats.revisions, total: missing.length });
     opts.onNote?.(`${String(out.total).padStart(8)} (changelog)`);
   } finally {
@@ -397,8 +380,8 @@ async function* emitManifests(run: EmitRun): AsyncGenerator<Uint8Array> {
       stats,
       opts.signal,
     );
-    out.push(CLOSE);
-    if (opts.version === '03') out.push(CLOSE); // the (empty) list of tree manifests
+    out.int32(0);
+    if (opts.version === '03') out.int32(0); // the (empty) list of tree manifests
     progress({ section: 'manifests', revisions: stats.revisions, total: mrevs.length });
     opts.onNote?.(`${String(out.total - manifestStart).padStart(8)} (manifests)`);
   } finally {
@@ -452,8 +435,8 @@ async function* emitFiles(run: EmitRun): AsyncGenerator<Uint8Array> {
       progress({ section: 'files', revisions: done, total: files.length, path });
       const start = out.total;
       const name = Buffer.from(path, 'latin1');
-      out.push(int32(4 + name.length));
-      out.push(name);
+      out.int32(4 + name.length);
+      out.write(name);
       const revs = [...links.keys()].sort((a, b) => a - b);
       yield* emitGroup(
         fl,
@@ -465,14 +448,14 @@ async function* emitFiles(run: EmitRun): AsyncGenerator<Uint8Array> {
         { revisions: 0 },
         opts.signal,
       );
-      out.push(CLOSE);
+      out.int32(0);
       opts.onNote?.(`${String(out.total - start).padStart(8)}  ${path}`);
-      if (out.full) yield out.take()!;
+      if (out.full) yield* out.take();
     } finally {
       await fl.close();
     }
   }
-  out.push(CLOSE);
+  out.int32(0);
   progress({ section: 'files', revisions: files.length, total: files.length });
 }
 

@@ -9,8 +9,12 @@
 
 import { encodePartHeader, int32, partChunks, type Bundle2OutPart } from '../../format/bundle2';
 
-/** A part whose generator payload length is known up front (for a Content-Length reply). */
-export type ReplyPart = Bundle2OutPart & { payloadLength?: number };
+/**
+ * A part whose generator payload length may be known up front (for a Content-Length reply), or
+ * whose generator yields its frames already (`framed`: written so by its producer, with the
+ * reply's chunk size).
+ */
+export type ReplyPart = Bundle2OutPart & { payloadLength?: number; framed?: boolean };
 
 const HEAD = Buffer.from('HG20\0\0\0\0', 'latin1');
 
@@ -43,6 +47,9 @@ async function* frames(src: AsyncIterable<Uint8Array>, chunkSize: number): Async
   if (have) yield* take(have);
 }
 
+/** A payload whose producer framed it: passed through as it is. */
+const asFramed = (src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> => src;
+
 /**
  * The reply bundle: HG20, no stream parameters, the parts, the end marker. Returns normally after
  * an interrupt (the error is reported through onError).
@@ -53,9 +60,10 @@ export async function* bundle2Reply(
   onError?: (e: unknown) => void,
 ): AsyncGenerator<Uint8Array> {
   yield HEAD;
-  const options = { framer: frames, onInterrupt: (e: unknown) => onError?.(e) };
+  const onInterrupt = (e: unknown): void => onError?.(e);
   for (const [id, part] of parts.entries()) {
-    if (!(yield* partChunks(part, id, chunkSize, options))) return;
+    const framer = part.framed ? asFramed : frames;
+    if (!(yield* partChunks(part, id, chunkSize, { framer, onInterrupt }))) return;
   }
   yield int32(0);
 }

@@ -222,6 +222,8 @@ function between(snap: RepoSnapshot, pairs: string): string {
 
 async function getbundleParts(
   call: CommandCall,
+  /** the reply's bundle2 frame size */
+  chunkSize: number,
 ): Promise<{ parts: ReplyPart[]; preferUncompressed: boolean }> {
   const a = call.args;
   const bool = (k: string, dflt: boolean): boolean => (a.has(k) ? a.get(k) !== '0' && a.get(k) !== '' : dflt);
@@ -278,6 +280,7 @@ async function getbundleParts(
         b2caps,
       },
       call.signal,
+      chunkSize,
     );
     if ('abort' in cg) throw new CommandAbort(cg.abort, cg.hint);
     if (cg.part) parts.push(cg.part);
@@ -348,7 +351,7 @@ async function getbundle(env: CommandEnv, call: CommandCall): Promise<CommandRes
   if (!caps.some((c) => c.startsWith('HG2'))) return oob(BUNDLE2_REQUIRED);
   let built: Awaited<ReturnType<typeof getbundleParts>>;
   try {
-    built = await getbundleParts(call);
+    built = await getbundleParts(call, env.chunkSize);
   } catch (e) {
     if (!(e instanceof CommandAbort)) throw e;
     const abort: Bundle2OutPart = {

@@ -35,6 +35,8 @@ export function changegroupPart(
   snap: RepoSnapshot,
   req: ChangegroupRequest,
   signal?: AbortSignal,
+  /** bundle2 frame size of the reply: the changegroup is written already framed */
+  frame?: number,
 ): ChangegroupPartResult {
   const headRevs = req.heads ? req.heads.map((h) => snap.revOfHex(h)) : snap.headRevs();
   if (headRevs.some((r) => r === undefined)) return { abort: 'unknown revision requested' };
@@ -65,7 +67,7 @@ export function changegroupPart(
     outgoing,
     // sync reads: revlogs of a served repository are page-cache hot, and the thread pool's
     // per-read cost doubled the CPU of a pull clone (measured on the medium corpus)
-    { version, fastPathLinkrev, io: 'sync', ...(signal ? { signal } : {}) },
+    { version, fastPathLinkrev, io: 'sync', ...(signal ? { signal } : {}), ...(frame ? { frame } : {}) },
   );
   return {
     missing: outgoing.missing.length,
@@ -74,6 +76,7 @@ export function changegroupPart(
       mandatoryParams: [['version', version]],
       advisoryParams: [['nbchanges', String(outgoing.missing.length)]],
       data,
+      ...(frame ? { framed: true } : {}),
     },
   };
 }

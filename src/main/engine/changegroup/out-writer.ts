@@ -1,0 +1,87 @@
+// The byte sink of changegroup generation: every header and payload is copied once into large
+// output pieces (no Buffer per revision header, no concatenation of small pieces), optionally
+// already cut into bundle2 payload frames (an i32 size before every `frame` bytes) so that a
+// server's framing and its wire compressor take the pieces as they are, without another copy.
+
+/** Output piece size without framing (what a file writer or a framer downstream gets). */
+export const OUT_PIECE = 256 << 10;
+/** About how large framed pieces are: the wire compressor's preferred write (codec/compression.ts). */
+const FRAMED_PIECE = 2 << 20;
+
+export class OutWriter {
+  /** bytes of changegroup written so far (frame headers not counted) */
+  total = 0;
+  private buf: Buffer;
+  private pos = 0;
+  /** framed: where the current frame's payload ends in buf (pos === frameEnd: a new frame is due) */
+  private frameEnd = 0;
+  private readonly pieceSize: number;
+  private ready: Uint8Array[] = [];
+  /** a reused buffer for the i32 headers callers write through int32() */
+  private readonly word = Buffer.allocUnsafe(4);
+
+  /** frame: bundle2 payload frame size, 0 for plain changegroup bytes. */
+  constructor(private readonly frame = 0) {
+    // framed pieces hold whole frames, so a frame header never has to be patched in a piece
+    // already handed out (only the last frame can be short, and it is in the last piece)
+    this.pieceSize = frame ? Math.max(1, Math.floor(FRAMED_PIECE / (frame + 4))) * (frame + 4) : OUT_PIECE;
+    this.buf = Buffer.allocUnsafeSlow(this.pieceSize);
+  }
+
+  /** Copies b in (across pieces and frames as needed). */
+  write(b: Uint8Array): void {
+    let off = 0;
+    this.total += b.length;
+    while (off < b.length) {
+      const room = this.room();
+      const n = Math.min(room, b.length - off);
+      this.buf.set(n === b.length ? b : b.subarray(off, off + n), this.pos);
+      this.pos += n;
+      off += n;
+    }
+  }
+
+  int32(n: number): void {
+    this.word.writeInt32BE(n, 0);
+    this.write(this.word);
+  }
+
+  /** Full pieces ready to hand out (at least ~256 KiB of them when `full`). */
+  get full(): boolean {
+    return this.ready.length > 0;
+  }
+
+  take(): Uint8Array[] {
+    const out = this.ready;
+    this.ready = [];
+    return out;
+  }
+
+  /** The pieces left, the last one cut short (and its last frame's size set). */
+  end(): Uint8Array[] {
+    if (this.frame && this.pos) {
+      const start = this.frameEnd - this.frame - 4;
+      this.buf.writeInt32BE(this.pos - start - 4, start);
+    }
+    if (this.pos) this.ready.push(this.buf.subarray(0, this.pos));
+    this.pos = 0;
+    return this.take();
+  }
+
+  /** Contiguous bytes writable at pos, starting a new piece or frame when the current one is full. */
+  private room(): number {
+    if (this.pos === this.buf.length) {
+      this.ready.push(this.buf);
+      this.buf = Buffer.allocUnsafeSlow(this.pieceSize);
+      this.pos = 0;
+      this.frameEnd = 0;
+    }
+    if (!this.frame) return this.buf.length - this.pos;
+    if (this.pos === this.frameEnd) {
+      this.buf.writeInt32BE(this.frame, this.pos);
+      this.pos += 4;
+      this.frameEnd = this.pos + this.frame;
+    }
+    return this.frameEnd - this.pos;
+  }
+}
