@@ -6,8 +6,9 @@
 // of what it has in that revlog) or was sent earlier in the group (a copy of the stored chunk, no
 // text rebuilt); otherwise a delta against p1, p2 or the previous revision sent; a full text with a
 // trivial header for the first revision. The changelog is always sent as full texts (hg disables
-// its delta chains). Output is produced lazily in ~256 KiB pieces: memory stays bounded by one
-// revlog's index and a text cache, whatever the repository's size.
+// its delta chains). Output is produced lazily in ~256 KiB pieces (~2 MiB of whole bundle2 frames
+// for a server, opts.frame): memory stays bounded by one revlog's index and a text cache,
+// whatever the repository's size.
 
 import { SluiceError, cancelled } from '../errors';
 import { NULL_REV, STREAM_ABOVE } from '../revlog/constants';
@@ -143,6 +144,45 @@ export function prefixSuffixDelta(base: Uint8Array, text: Uint8Array, lines = fa
   return [hunkHeader(p, base.length - s, mid.length), mid];
 }
 
+/** A parent out of range (a hostile stream clone served on) is a typed error, not a read past the index. */
+function checkParents(rl: Revlog, r: number): void {
+  const n = rl.index.length;
+  const p1 = rl.index.p1(r);
+  const p2 = rl.index.p2(r);
+  if (p1 < NULL_REV || p1 >= n || p2 < NULL_REV || p2 >= n)
+    throw revlogError(rl.name, 'parent-out-of-range', `${rl.name}: rev ${r}: parent out of range`, {
+      rev: r,
+    });
+}
+
+/** Marks the revisions of rl the receiver has: every ancestor of the parents of `revs` not sent. */
+function receiverHas(rl: Revlog, revs: readonly number[]): Uint8Array {
+  const index = rl.index;
+  const n = index.length;
+  const sending = new Uint8Array(n);
+  for (const r of revs) sending[r] = 1;
+  const available = new Uint8Array(n);
+  const stack: number[] = [];
+  const visit = (p: number, skipSent: boolean): void => {
+    if (p >= 0 && !(skipSent && sending[p]) && !available[p]) {
+      available[p] = 1;
+      stack.push(p);
+    }
+  };
+  for (const r of revs) {
+    checkParents(rl, r);
+    visit(index.p1(r), true);
+    visit(index.p2(r), true);
+  }
+  while (stack.length) {
+    const r = stack.pop()!;
+    checkParents(rl, r);
+    visit(index.p1(r), false);
+    visit(index.p2(r), false);
+  }
+  return available;
+}
+
 type LinkLookup = (rev: number) => Uint8Array | Promise<Uint8Array>;
 
 interface GroupStats {
@@ -165,35 +205,7 @@ async function* emitGroup(
 ): AsyncGenerator<Uint8Array> {
   const index = rl.index;
   const n = index.length;
-  // a parent out of range (a hostile stream clone served on) is a typed error, not a read past the index
-  const parents = (r: number): [number, number] => {
-    const p1 = index.p1(r);
-    const p2 = index.p2(r);
-    if (p1 < NULL_REV || p1 >= n || p2 < NULL_REV || p2 >= n)
-      throw revlogError(rl.name, 'parent-out-of-range', `${rl.name}: rev ${r}: parent out of range`, {
-        rev: r,
-      });
-    return [p1, p2];
-  };
-  const sending = new Uint8Array(n);
-  for (const r of revs) sending[r] = 1;
-  // the receiver has every ancestor (in this revlog) of the parents of what is sent
-  const available = new Uint8Array(n);
-  const stack: number[] = [];
-  for (const r of revs)
-    for (const p of parents(r))
-      if (p >= 0 && !sending[p] && !available[p]) {
-        available[p] = 1;
-        stack.push(p);
-      }
-  while (stack.length) {
-    const r = stack.pop()!;
-    for (const p of parents(r))
-      if (p >= 0 && !available[p]) {
-        available[p] = 1;
-        stack.push(p);
-      }
-  }
+  const available = receiverHas(rl, revs);
   const emitted = new Uint8Array(n);
   const usable = (r: number): boolean => r !== NULL_REV && (emitted[r] === 1 || available[r] === 1);
   const headerLen = version === '03' ? 102 : 100;
@@ -202,7 +214,9 @@ async function* emitGroup(
   let prevrev = revs.length ? index.p1(revs[0]!) : NULL_REV;
   for (const rev of revs) {
     if (signal?.aborted) throw cancelled();
-    const [p1, p2] = parents(rev);
+    checkParents(rl, rev);
+    const p1 = index.p1(rev);
+    const p2 = index.p2(rev);
     const deltaParent = index.deltaParent(rev);
     let base: number;
     if (full) base = NULL_REV;
@@ -236,10 +250,10 @@ async function* emitGroup(
     prevrev = rev;
     const hunkLen = hunk ? 12 : 0;
     head.writeInt32BE(4 + headerLen + hunkLen + payload.length, 0);
-    head.set(index.node(rev), 4);
-    head.set(p1 === NULL_REV ? NULL_NODE : index.node(p1), 24);
-    head.set(p2 === NULL_REV ? NULL_NODE : index.node(p2), 44);
-    head.set(base === NULL_REV ? NULL_NODE : index.node(base), 64);
+    index.copyNode(rev, head, 4);
+    index.copyNode(p1, head, 24);
+    index.copyNode(p2, head, 44);
+    index.copyNode(base, head, 64);
     const link = linknode(rev);
     head.set(link instanceof Uint8Array ? link : await link, 84);
     if (version === '03') head.writeUInt16BE(index.revFlags(rev), 104);

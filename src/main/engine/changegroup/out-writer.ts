@@ -3,10 +3,10 @@
 // already cut into bundle2 payload frames (an i32 size before every `frame` bytes) so that a
 // server's framing and its wire compressor take the pieces as they are, without another copy.
 
+import { COMPRESS_INPUT } from '../codec/compression';
+
 /** Output piece size without framing (what a file writer or a framer downstream gets). */
 export const OUT_PIECE = 256 << 10;
-/** About how large framed pieces are: the wire compressor's preferred write (codec/compression.ts). */
-const FRAMED_PIECE = 2 << 20;
 
 export class OutWriter {
   /** bytes of changegroup written so far (frame headers not counted) */
@@ -23,8 +23,9 @@ export class OutWriter {
   /** frame: bundle2 payload frame size, 0 for plain changegroup bytes. */
   constructor(private readonly frame = 0) {
     // framed pieces hold whole frames, so a frame header never has to be patched in a piece
-    // already handed out (only the last frame can be short, and it is in the last piece)
-    this.pieceSize = frame ? Math.max(1, Math.floor(FRAMED_PIECE / (frame + 4))) * (frame + 4) : OUT_PIECE;
+    // already handed out (only the last frame can be short, and it is in the last piece); at
+    // least a compressor's write, so the wire compressor takes them without coalescing
+    this.pieceSize = frame ? Math.ceil(COMPRESS_INPUT / (frame + 4)) * (frame + 4) : OUT_PIECE;
     this.buf = Buffer.allocUnsafeSlow(this.pieceSize);
   }
 

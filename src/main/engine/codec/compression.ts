@@ -29,7 +29,8 @@ const OUTPUT_CHUNK = 64 * 1024;
  * larger calls keep the compressor's tables warm in cache (docs/benchmarks/analysis.md, "Serving").
  */
 const ZSTD_OUTPUT_CHUNK = 256 << 10;
-const COMPRESS_INPUT = 2 << 20;
+/** A compressor's input write: smaller pieces are coalesced up to it, larger ones go as they are. */
+export const COMPRESS_INPUT = 2 << 20;
 /**
  * Decompressed pieces: node:zlib's streams cost a threadpool round-trip and a buffer per piece, so
  * larger pieces cost less CPU (measured in docs/benchmarks/analysis.md), while each piece stays
@@ -91,12 +92,18 @@ export function compressStream(
  * written as 4-byte bundle2 frame headers and views. Coalescing costs one memcpy of the input and
  * holds about three pieces per stream (this one, the transform's, the one being compressed); 2 MiB
  * pieces cost clearly less CPU than 256 KiB ones for a served pull (docs/benchmarks/analysis.md).
+ * A piece of COMPRESS_INPUT or more (a server's framed changegroup) is passed on without a copy.
  */
 async function* coalesce(src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   let held: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of src) {
     if (!chunk.length) continue;
+    if (size && chunk.length >= COMPRESS_INPUT) {
+      yield held.length === 1 ? held[0]! : Buffer.concat(held, size);
+      held = [];
+      size = 0;
+    }
     held.push(chunk);
     size += chunk.length;
     if (size >= COMPRESS_INPUT) {

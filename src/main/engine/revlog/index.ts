@@ -196,7 +196,7 @@ export class RevlogIndex {
     return 0;
   }
   /** rev's node (zeros for NULL_REV) into out at `at` */
-  private copyNode(rev: number, out: Uint8Array, at: number): void {
+  copyNode(rev: number, out: Uint8Array, at: number): void {
     const e = this.entries;
     const b = rev * ENTRY_SIZE + 32;
     // a loop for the zeros too: Buffer.fill with a range allocates
