@@ -104,6 +104,8 @@ export default defineConfig({
           'verify-worker': resolve(root, 'src/main/engine/operations/verify/filelog-worker.ts'),
           // checkout's file writers (src/main/engine/working-copy/write-pool.ts looks for it beside the bundle)
           'checkout-worker': resolve(root, 'src/main/engine/working-copy/checkout-worker.ts'),
+          // the library's recursive watches on Linux (src/main/host/watch-worker.ts looks for it beside the bundle)
+          'watch-worker': resolve(root, 'src/main/host/watch-worker-entry.ts'),
           'web-host': resolve(root, 'src/web-host/main.ts'),
         },
       },

@@ -4,18 +4,22 @@
 // Changes are noticed by one recursive fs.watch per repository: an event inside `.hg` counts only
 // for the files the summary depends on (hg replaces them by rename, so names, not handles, are
 // compared), and any event outside `.hg` means the working copy changed (its status is read again
-// when a working-copy reader is given). Only a repository whose watch failed is polled, with a
-// back-off while nothing changes, all on one timer: an idle library with working events costs no
-// timer at all. On Linux, Node emulates a recursive watch by walking the tree on the main thread
-// (one inotify watch per folder, re-walked on every folder event): seconds for a large working
-// copy and tens of seconds while one is deleted, so there only the root, `.hg` and `.hg/store` are
-// watched and the working copy's deeper folders are polled. While hg holds `.hg/wlock` or `.hg/store/lock` it is mid-write: the read waits for
-// the lock's release (its removal is an event too), so one `hg commit` is one read.
+// when a working-copy reader is given). On Linux, Node emulates a recursive watch in JavaScript on
+// the calling thread (a walk of the tree, one inotify watch per folder, walked again on folder
+// events; seconds for a large working copy, tens of seconds while one is deleted), so there the
+// watches run on one worker thread (watch-worker.ts) that posts coalesced events; macOS and
+// Windows watch natively on this thread. Only if that worker cannot run are the root, `.hg` and
+// `.hg/store` watched here and the deeper folders polled. A repository whose watch failed is
+// polled, with a back-off while nothing changes, all on one timer: an idle library with working
+// events costs no timer at all. While hg holds `.hg/wlock` or `.hg/store/lock` it is mid-write:
+// the read waits for the lock's release (its removal is an event too), so one `hg commit` is one
+// read.
 
 import { watch, type FSWatcher } from 'node:fs';
 import { lstat, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { lockFiles, repoFiles, type RepoReader, type RepoSummary } from './repo-summary';
+import { WatchWorker, type RepoEvents } from './watch-worker';
 import type { WorkingCopyState } from '../../shared/library';
 
 export type RepoState =
@@ -42,15 +46,15 @@ export interface RepoWatcherOptions {
   lockWaitMs?: number;
   /** tests: no fs.watch, poll only */
   useEvents?: boolean;
-  /** watch only the root, `.hg` and `.hg/store` and poll the rest (default: on Linux, see above) */
-  shallowWatch?: boolean;
+  /**
+   * where the recursive watches run: 'worker' (default on Linux, see above), 'native' (this
+   * thread: default elsewhere), 'shallow' (the root, `.hg` and `.hg/store` here, the rest polled:
+   * what 'worker' falls back to)
+   */
+  watchMode?: WatchMode;
 }
 
-/** The file-system events of one repository, as paths relative to its root ('/'-separated). */
-interface RepoEvents {
-  onError(listener: () => void): void;
-  close(): void;
-}
+export type WatchMode = 'worker' | 'native' | 'shallow';
 
 /**
  * One recursive watch of `root`, or (shallow) one watch each of the root, `.hg` and `.hg/store`,
@@ -74,7 +78,7 @@ function watchRepository(root: string, shallow: boolean, onEvent: (rel: string |
   }
   return {
     onError: (listener) => {
-      for (const w of watchers) w.on('error', listener);
+      for (const w of watchers) w.on('error', () => listener(false));
     },
     close: () => {
       for (const w of watchers) w.close();
@@ -95,6 +99,8 @@ interface Watched {
   watcher?: RepoEvents;
   /** events cover only the repository's top folders: the working copy is polled too */
   shallow: boolean;
+  /** the worker has not set the watch up yet */
+  awaitingWatch?: boolean;
   timer?: ReturnType<typeof setTimeout>;
   checking: boolean;
   /** an event arrived while checking: check again after */
@@ -114,7 +120,9 @@ export class RepoWatcher {
   private readonly useEvents: boolean;
   private readonly pollMs: number;
   private readonly maxPollMs: number;
-  private readonly shallowWatch: boolean;
+  private readonly watchMode: WatchMode;
+  /** the worker of watchMode 'worker', started with the first watch; null = it could not start */
+  private worker: WatchWorker | null | undefined;
   private pollTimer?: ReturnType<typeof setTimeout>;
   private pollTimerAt = Infinity;
   /** summary reads and working-copy reads done, for diagnostics and tests */
@@ -128,7 +136,7 @@ export class RepoWatcher {
     this.useEvents = options.useEvents ?? true;
     this.pollMs = options.pollMs ?? 5000;
     this.maxPollMs = Math.max(this.pollMs, options.maxPollMs ?? 300_000);
-    this.shallowWatch = options.shallowWatch ?? process.platform === 'linux';
+    this.watchMode = options.watchMode ?? (process.platform === 'linux' ? 'worker' : 'native');
   }
 
   /** Starts watching `root` and reads it once. */
@@ -146,7 +154,8 @@ export class RepoWatcher {
     };
     this.repos.set(root, w);
     this.attachWatcher(w);
-    void this.check(w);
+    // a watch the worker sets up checks once it is up: nothing written meanwhile goes unseen
+    if (!w.awaitingWatch) void this.check(w);
   }
 
   remove(root: string): void {
@@ -176,17 +185,26 @@ export class RepoWatcher {
     return w && !w.watcher ? w.pollEvery : undefined;
   }
 
-  /** Resolves when no check is pending or running (tests). */
+  /** Resolves when no check is pending or running and every watch is set up (tests). */
   async settled(): Promise<void> {
     for (;;) {
-      const busy = [...this.repos.values()].some((w) => w.checking || w.timer !== undefined);
+      const busy = [...this.repos.values()].some(
+        (w) => w.checking || w.timer !== undefined || w.awaitingWatch,
+      );
       if (!busy) return;
       await new Promise((r) => setTimeout(r, 10));
     }
   }
 
+  /** The watch worker's received messages and coalesced events (diagnostics, tests); null without one. */
+  workerTraffic(): { batches: number; events: number; alive: boolean } | null {
+    const w = this.worker;
+    return w ? { batches: w.batches, events: w.events, alive: w.alive } : null;
+  }
+
   dispose(): void {
     if (this.pollTimer) clearTimeout(this.pollTimer);
+    this.worker?.stop();
     for (const w of this.repos.values()) {
       w.removed = true;
       this.detach(w);
@@ -197,19 +215,36 @@ export class RepoWatcher {
   private attachWatcher(w: Watched): void {
     if (!this.useEvents || w.watcher || w.removed) return;
     const { hgEvents } = repoFiles(w.root);
+    const onEvent = (rel: string | null): void => {
+      if (rel === null || !(rel === '.hg' || rel.startsWith('.hg/'))) w.workingCopyChanged = true;
+      else if (!hgEvents.has(rel)) return; // caches, journals, revlogs of files: not the summary's
+      this.schedule(w, this.debounceMs);
+    };
     try {
-      const watcher = watchRepository(w.root, this.shallowWatch, (rel) => {
-        if (rel === null || !(rel === '.hg' || rel.startsWith('.hg/'))) w.workingCopyChanged = true;
-        else if (!hgEvents.has(rel)) return; // caches, journals, revlogs of files: not the summary's
-        this.schedule(w, this.debounceMs);
-      });
-      // The root went away (repository deleted or moved): the poll notices its return.
-      watcher.onError(() => {
-        this.detachWatcher(w);
+      const worker = this.watchWorker();
+      const shallow = !worker && this.watchMode !== 'native';
+      const onReady = (): void => {
+        if (w.watcher !== watcher) return;
+        w.awaitingWatch = false;
+        // what changed while the worker set the watch up had no event
+        w.workingCopyChanged = true;
         this.schedule(w, 0);
+      };
+      const watcher = worker
+        ? worker.watch(w.root, onEvent, onReady)
+        : watchRepository(w.root, shallow, onEvent);
+      w.awaitingWatch = worker !== null;
+      watcher.onError((notStarted) => {
+        if (w.watcher !== watcher) return;
+        const neverRead = w.status === undefined;
+        this.detachWatcher(w);
+        // could not watch (no such folder, out of watches): polled, and watched again after a poll
+        if (notStarted && !neverRead) this.planPoll(w, false);
+        // the root went away (repository deleted or moved), or the worker died: looked at again now
+        else this.schedule(w, 0);
       });
       w.watcher = watcher;
-      w.shallow = this.shallowWatch;
+      w.shallow = shallow;
       w.pollAt = Infinity;
     } catch {
       // no such folder, no recursive watch on this system, or out of watches: polled instead
@@ -217,9 +252,17 @@ export class RepoWatcher {
     }
   }
 
+  /** The live watch worker in watchMode 'worker', started on first use; null = watch on this thread. */
+  private watchWorker(): WatchWorker | null {
+    if (this.watchMode !== 'worker') return null;
+    if (this.worker === undefined) this.worker = WatchWorker.start();
+    return this.worker?.alive ? this.worker : null;
+  }
+
   private detachWatcher(w: Watched): void {
     w.watcher?.close();
     w.watcher = undefined;
+    w.awaitingWatch = false;
     w.shallow = false;
   }
 

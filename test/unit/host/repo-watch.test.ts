@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RepoWatcher, type RepoState } from '../../../src/main/host/repo-watch';
+import { RepoWatcher, type RepoState, type WatchMode } from '../../../src/main/host/repo-watch';
 import { readRepoSummary } from '../../../src/main/host/repo-summary';
 import { workingCopySummary } from '../../../src/main/engine/operations/status/summary';
 import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../support/env';
@@ -37,7 +37,7 @@ async function quiet(watcher: RepoWatcher): Promise<void> {
 }
 
 function watcherOf(
-  options: { useEvents?: boolean; shallowWatch?: boolean; pollMs?: number; maxPollMs?: number } = {},
+  options: { useEvents?: boolean; watchMode?: WatchMode; pollMs?: number; maxPollMs?: number } = {},
 ) {
   const states: RepoState[] = [];
   const watcher = new RepoWatcher({
@@ -106,17 +106,36 @@ describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
     expect(watcher.pollInterval(repo)).toBeLessThan(160);
   });
 
-  it('a shallow watch (Linux) sees commits by events and a deep working-copy edit by the poll', async () => {
+  it('a deep working-copy edit is seen at once through the watch worker, with no poll', async () => {
+    const repo = repoWithCommit('worker');
+    mkdirSync(join(repo, 'deep', 'er'), { recursive: true });
+    writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'c\n');
+    expect(hgSync(['commit', '-q', '-A', '-m', 'two'], repo).status).toBe(0);
+    const { watcher, last } = watcherOf({ watchMode: 'worker' });
+    watcher.add(repo);
+    await expect.poll(() => last()?.status).toBe('ok');
+    expect(watcher.counts()).toEqual({ watched: 1, polled: 0 });
+    await quiet(watcher);
+    const before = watcher.workerTraffic()!;
+    expect(before.alive).toBe(true);
+    writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'changed\n');
+    // pollMs is 0: only the worker's event can make this read happen
+    await expect.poll(() => (last() as { workingCopy?: { modified: number } }).workingCopy?.modified).toBe(1);
+    expect(watcher.workerTraffic()!.batches).toBeGreaterThan(before.batches);
+  });
+
+  it('the fallback shallow watch sees commits by events and a deep working-copy edit by the poll', async () => {
     const repo = repoWithCommit('shallow');
     mkdirSync(join(repo, 'deep', 'er'), { recursive: true });
     writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'c\n');
     expect(hgSync(['commit', '-q', '-A', '-m', 'two'], repo).status).toBe(0);
-    const { watcher, last } = watcherOf({ shallowWatch: true, pollMs: 50, maxPollMs: 200 });
+    const { watcher, last } = watcherOf({ watchMode: 'shallow', pollMs: 50, maxPollMs: 200 });
     watcher.add(repo);
     await expect.poll(() => last()?.status).toBe('ok');
     // watched by events, and polled for the folders below the root
     expect(watcher.counts()).toEqual({ watched: 1, polled: 0 });
     expect(watcher.pollInterval(repo)).toBeUndefined();
+    expect(watcher.workerTraffic()).toBeNull();
     const tipRev = () => (last() as { summary?: { tip: { rev: number } | null } }).summary?.tip?.rev;
     expect(tipRev()).toBe(1);
     writeFileSync(join(repo, 'a.txt'), 'three\n');
