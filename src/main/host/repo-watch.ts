@@ -202,6 +202,11 @@ export class RepoWatcher {
     return w ? { batches: w.batches, events: w.events, alive: w.alive } : null;
   }
 
+  /** Ends the watch worker as a crash would (tests: the fallback to shallow watches). */
+  killWatchWorker(): void {
+    this.worker?.kill();
+  }
+
   dispose(): void {
     if (this.pollTimer) clearTimeout(this.pollTimer);
     this.worker?.stop();

@@ -1,6 +1,7 @@
 // RepoWatcher on real repositories and real file-system events: a working-copy edit is one status
 // read, writes inside .hg that the summary does not depend on are no read at all, a watched
-// library has no poll, and a repository without events is polled with a back-off.
+// library has no poll, a repository without events is polled with a back-off, a deep edit is seen
+// at once through the watch worker, and the shallow watch it falls back to polls deep edits.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,20 @@ function repoWithCommit(label: string): string {
   expect(hgSync(['commit', '-q', '-A', '-m', 'one'], repo).status).toBe(0);
   return repo;
 }
+
+/** A repository whose committed file sits below the root's folder (its edits are no root event). */
+function repoWithDeepFile(label: string): string {
+  const repo = repoWithCommit(label);
+  mkdirSync(join(repo, 'deep', 'er'), { recursive: true });
+  writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'c\n');
+  expect(hgSync(['commit', '-q', '-A', '-m', 'two'], repo).status).toBe(0);
+  return repo;
+}
+
+const modified = (s: RepoState | undefined) =>
+  (s as { workingCopy?: { modified: number } }).workingCopy?.modified;
+const tipRev = (s: RepoState | undefined) =>
+  (s as { summary?: { tip: { rev: number } | null } }).summary?.tip?.rev;
 
 /**
  * No check pending, after letting late events in: the first status may write fixed-up entries
@@ -107,10 +122,7 @@ describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
   });
 
   it('a deep working-copy edit is seen at once through the watch worker, with no poll', async () => {
-    const repo = repoWithCommit('worker');
-    mkdirSync(join(repo, 'deep', 'er'), { recursive: true });
-    writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'c\n');
-    expect(hgSync(['commit', '-q', '-A', '-m', 'two'], repo).status).toBe(0);
+    const repo = repoWithDeepFile('worker');
     const { watcher, last } = watcherOf({ watchMode: 'worker' });
     watcher.add(repo);
     await expect.poll(() => last()?.status).toBe('ok');
@@ -120,15 +132,12 @@ describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
     expect(before.alive).toBe(true);
     writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'changed\n');
     // pollMs is 0: only the worker's event can make this read happen
-    await expect.poll(() => (last() as { workingCopy?: { modified: number } }).workingCopy?.modified).toBe(1);
+    await expect.poll(() => modified(last())).toBe(1);
     expect(watcher.workerTraffic()!.batches).toBeGreaterThan(before.batches);
   });
 
   it('the fallback shallow watch sees commits by events and a deep working-copy edit by the poll', async () => {
-    const repo = repoWithCommit('shallow');
-    mkdirSync(join(repo, 'deep', 'er'), { recursive: true });
-    writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'c\n');
-    expect(hgSync(['commit', '-q', '-A', '-m', 'two'], repo).status).toBe(0);
+    const repo = repoWithDeepFile('shallow');
     const { watcher, last } = watcherOf({ watchMode: 'shallow', pollMs: 50, maxPollMs: 200 });
     watcher.add(repo);
     await expect.poll(() => last()?.status).toBe('ok');
@@ -136,12 +145,30 @@ describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
     expect(watcher.counts()).toEqual({ watched: 1, polled: 0 });
     expect(watcher.pollInterval(repo)).toBeUndefined();
     expect(watcher.workerTraffic()).toBeNull();
-    const tipRev = () => (last() as { summary?: { tip: { rev: number } | null } }).summary?.tip?.rev;
-    expect(tipRev()).toBe(1);
-    writeFileSync(join(repo, 'a.txt'), 'three\n');
-    expect(hgSync(['commit', '-q', '-m', 'three'], repo).status).toBe(0);
-    await expect.poll(tipRev).toBe(2);
-    writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'changed\n');
-    await expect.poll(() => (last() as { workingCopy?: { modified: number } }).workingCopy?.modified).toBe(1);
+    expect(tipRev(last())).toBe(1);
+    await commitAndEditDeep(repo, last);
+  });
+
+  it('when the watch worker dies, its repositories fall back to the shallow watch and the poll', async () => {
+    const repo = repoWithDeepFile('worker-dies');
+    const { watcher, last } = watcherOf({ watchMode: 'worker', pollMs: 50, maxPollMs: 200 });
+    watcher.add(repo);
+    await expect.poll(() => last()?.status).toBe('ok');
+    await watcher.settled();
+    watcher.killWatchWorker();
+    await expect.poll(() => watcher.workerTraffic()?.alive).toBe(false);
+    await watcher.settled();
+    expect(watcher.counts()).toEqual({ watched: 1, polled: 0 });
+    await commitAndEditDeep(repo, last);
   });
 });
+
+/** A commit is seen (by the root's or .hg's events), then a deep edit (by an event or the poll). */
+async function commitAndEditDeep(repo: string, last: () => RepoState | undefined): Promise<void> {
+  const tip = tipRev(last())!;
+  writeFileSync(join(repo, 'a.txt'), 'three\n');
+  expect(hgSync(['commit', '-q', '-m', 'three'], repo).status).toBe(0);
+  await expect.poll(() => tipRev(last())).toBe(tip + 1);
+  writeFileSync(join(repo, 'deep', 'er', 'c.txt'), 'changed\n');
+  await expect.poll(() => modified(last())).toBe(1);
+}
