@@ -154,8 +154,9 @@ export class RepoWatcher {
     };
     this.repos.set(root, w);
     this.attachWatcher(w);
-    // a watch the worker sets up checks once it is up: nothing written meanwhile goes unseen
-    if (!w.awaitingWatch) void this.check(w);
+    // read at once, so the row shows without waiting for the worker's walk of the tree; a watch the
+    // worker sets up reads again once it is up, since what changed meanwhile had no event
+    void this.check(w);
   }
 
   remove(root: string): void {
