@@ -119,6 +119,22 @@ export function makeTinyCorpus(dir: string, extra: string[] = []): string {
 
 export { freePort, waitForHttp };
 
+/**
+ * hg serve takes a port number, not 0: a port found free can be taken by another test's server
+ * before hg binds it, so a bind refused as in use is tried again on another port.
+ */
+async function bindHgServe(repo: string, config: string[], pidFile: string): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const args = ['serve', '-R', repo, '-a', '127.0.0.1', '-p', String(port), '-d', '--pid-file', pidFile];
+    for (const c of config) args.push('--config', c);
+    const r = spawnSync('hg', args, { env: HG_ENV, encoding: 'utf8' });
+    if (r.status === 0) return port;
+    if (attempt >= 5 || !r.stderr.includes('Address already in use'))
+      throw new Error(`hg serve failed: ${r.stderr}`);
+  }
+}
+
 export interface HgServer {
   url: string;
   pid: number;
@@ -127,12 +143,8 @@ export interface HgServer {
 
 /** `hg serve -d` on 127.0.0.1 and a free port; stop() kills it by the pid it wrote. */
 export async function startHgServe(repo: string, config: string[] = []): Promise<HgServer> {
-  const port = await freePort();
   const pidFile = join(mkdtempSync(join(tmpdir(), 'sluice-hgserve-')), 'pid');
-  const args = ['serve', '-R', repo, '-a', '127.0.0.1', '-p', String(port), '-d', '--pid-file', pidFile];
-  for (const c of config) args.push('--config', c);
-  const r = spawnSync('hg', args, { env: HG_ENV, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`hg serve failed: ${r.stderr}`);
+  const port = await bindHgServe(repo, config, pidFile);
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
   const url = `http://127.0.0.1:${port}/`;
   await waitForHttp(`${url}?cmd=capabilities`);
