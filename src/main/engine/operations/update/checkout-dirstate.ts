@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ManifestEntry } from '../../revlog/texts';
 import {
   AMBIGUOUS_TIME,
   NONNORMAL,
@@ -22,8 +21,8 @@ export interface CheckedOut {
   fresh: boolean;
   /** the files written (batch order) */
   paths: readonly string[];
-  /** between revisions: the target's manifest entries (fresh: empty) */
-  targetEntries: readonly ManifestEntry[];
+  /** between revisions: every path of the target's manifest (fresh: empty) */
+  targetPaths: readonly string[];
   /** files whose exec bit alone changed */
   execPaths: ReadonlySet<string>;
 }
@@ -82,11 +81,13 @@ export function checkoutDirstate(
     }
     return { v1Clean: packDirstateV1Clean(p1, paths, modes, sizes, mtimes) };
   }
+  const columns = !fresh && !v2 ? keptColumns(done, old, stats, now) : undefined;
+  if (columns) return { v1Clean: packDirstateV1Clean(p1, done.targetPaths, ...columns) };
   const ds: Dirstate = { p1, p2: new Uint8Array(20), entries: new Map() };
   const getIndex = fresh ? undefined : new Map(paths.map((p, i) => [p, i]));
-  const entries = fresh ? count : done.targetEntries.length;
+  const entries = fresh ? count : done.targetPaths.length;
   for (let j = 0; j < entries; j++) {
-    const path = fresh ? paths[j]! : done.targetEntries[j]!.path;
+    const path = fresh ? paths[j]! : done.targetPaths[j]!;
     const w = getIndex ? (getIndex.get(path) ?? -1) : j;
     const was = fresh ? undefined : old.entries.get(path);
     // recordupdates for 'e' (the exec bit alone changed): tracked, no file data
@@ -104,6 +105,46 @@ export function checkoutDirstate(
   }
   for (const e of ds.entries.values()) if (e.copySource === undefined) delete e.copySource;
   return { ds };
+}
+
+/**
+ * Between revisions, a dirstate-v1's rows as columns in the target's (sorted) order: written files
+ * from their stats, exec-bit changes looked up, the rest kept from old. Undefined when an old row
+ * is not plainly tracked ('n'): checkoutDirstate's entries then keep its state as it is.
+ */
+function keptColumns(
+  done: CheckedOut,
+  old: Dirstate,
+  stats: Float64Array,
+  now: number,
+): [Int32Array, Int32Array, Int32Array] | undefined {
+  const { targetPaths, paths } = done;
+  const n = targetPaths.length;
+  const modes = new Int32Array(n);
+  const sizes = new Int32Array(n);
+  const mtimes = new Int32Array(n);
+  // the written files (paths) are a subsequence of the target's paths, in the same order
+  let w = 0;
+  for (let j = 0; j < n; j++) {
+    const path = targetPaths[j]!;
+    const written = w < paths.length && paths[w] === path;
+    const was = written ? undefined : old.entries.get(path);
+    if (was && was.state !== 'n') return undefined;
+    if (done.execPaths.has(path) || (!written && !was)) {
+      sizes[j] = NONNORMAL;
+      mtimes[j] = AMBIGUOUS_TIME;
+    } else if (written) {
+      modes[j] = stats[w * 3]!;
+      sizes[j] = stats[w * 3 + 1]!;
+      mtimes[j] = trustedMtime(stats[w * 3 + 2]!, now);
+    } else {
+      modes[j] = was!.mode;
+      sizes[j] = was!.size;
+      mtimes[j] = was!.mtime;
+    }
+    if (written) w++;
+  }
+  return [modes, sizes, mtimes];
 }
 
 /** Writes the dirstate (atomically: temp + rename). */

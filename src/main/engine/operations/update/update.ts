@@ -25,7 +25,8 @@ import { RevisionResolver, type ResolvedRevision } from '../../repo/revsymbol';
 import { prepareZstd } from '../../codec/zstd';
 import { NULL_REV } from '../../revlog/constants';
 import type { Revlog } from '../../revlog/revlog';
-import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../../revlog/texts';
+import { parseChangelogEntry, type ManifestEntry } from '../../revlog/texts';
+import { diffManifests } from './manifest-diff';
 import { readDirstateV1, type Dirstate } from '../../working-copy/dirstate-v1';
 import { readDirstateV2 } from '../../working-copy/dirstate-v2';
 import { refuseUncommitted } from './uncommitted';
@@ -191,12 +192,6 @@ async function manifestTexts(
  */
 const MANIFEST_LINE_ESTIMATE = 100;
 
-function manifestEntries(text: Uint8Array): ManifestEntry[] {
-  const out: ManifestEntry[] = [];
-  parseManifest(text, (e) => out.push(e));
-  return out;
-}
-
 async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContext): Promise<UpdateStats> {
   const v2 = repo.requirements.has('dirstate-v2');
   const ds = v2 ? readDirstateV2(repo.hgDir) : readDirstateV1(join(repo.hgDir, 'dirstate'));
@@ -220,7 +215,6 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
     if (p1Rev === NULL_REV && ds.entries.size === 0 && mrev !== undefined)
       writers.prestart(Math.floor(mf.index.rawSize(mrev) / MANIFEST_LINE_ESTIMATE));
     const [targetText, sourceText] = await manifestTexts(mf, mrev, await manifestRevOf(cl, mf, p1Rev));
-    const source = manifestEntries(sourceText);
     const target: Target = {
       rev: plan.rev,
       nodeHex: plan.rev === NULL_REV ? NULL_HEX : cl.index.nodeHex(plan.rev),
@@ -232,7 +226,7 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
     // windows would otherwise stay through the whole checkout
     mf.clearCache();
     cl.clearCache();
-    const stats = await checkout(repo, ds, source, target, opts, ctx, writers);
+    const stats = await checkout(repo, ds, sourceText, target, opts, ctx, writers);
     await afterCheckout(
       repo.loc,
       resolver,
@@ -261,12 +255,10 @@ function writePoolOptions(opts: UpdateOptions): WritePoolOptions {
 
 /** What a checkout writes, removes and chmods (merge.calculateupdates for a clean working copy). */
 interface CheckoutChanges extends CheckedOut {
-  /** the target's files by path (between revisions; undefined from null) */
-  targetMap: Map<string, ManifestEntry> | undefined;
-  /** the working copy's files by path */
-  sourceMap: Map<string, ManifestEntry>;
   /** files to write (between revisions) */
   gets: ManifestEntry[];
+  /** the gets the working copy's parent does not have (between revisions) */
+  added: ReadonlySet<string>;
   /** manifestmerge's 'e' action: same file node, only the exec bit changes (chmod, no rewrite) */
   execs: ManifestEntry[];
   /** tracked files the target does not have */
@@ -275,54 +267,46 @@ interface CheckoutChanges extends CheckedOut {
 }
 
 /**
- * What checking out target over the working copy (source: its parent's manifest) changes; between
- * revisions, the working copy must be clean.
+ * What checking out target over the working copy (sourceText: its parent's manifest) changes;
+ * between revisions, the working copy must be clean.
  */
 async function checkoutChanges(
   repo: LocalRepo,
   ds: Dirstate,
-  source: ManifestEntry[],
+  sourceText: Uint8Array,
   target: Target,
   ctx: JobContext,
 ): Promise<CheckoutChanges> {
-  const fresh = source.length === 0 && ds.entries.size === 0;
+  // an empty manifest text has no lines, a non-empty one at least one
+  const fresh = sourceText.length === 0 && ds.entries.size === 0;
   // from null every manifest line is a get: the lines' bytes go straight into the batch's columns
   // (no entry object, hex string or map per line on the serial path before the first file)
   const packed = fresh ? packManifestFiles(target.manifestText) : undefined;
-  const targetEntries = fresh ? [] : manifestEntries(target.manifestText);
+  const diff = fresh ? undefined : diffManifests(sourceText, target.manifestText);
   target.manifestText = NO_TEXT;
   // subrepo.state: hg's update clones and updates the subrepositories `.hgsub` names; Sluice writes
   // `.hgsub` and `.hgsubstate` as plain files and leaves them to hg
-  if (packed ? packed.paths.includes('.hgsub') : targetEntries.some((e) => e.path === '.hgsub'))
+  if ((packed ? packed.paths : diff!.targetPaths).includes('.hgsub'))
     ctx.log(
       'warn',
       'this revision has subrepositories (.hgsub): Sluice does not clone or update them; run hg update to get them',
     );
-  const sourceMap = new Map(source.map((e) => [e.path, e]));
-  const targetMap = fresh ? undefined : new Map(targetEntries.map((e) => [e.path, e]));
   if (!fresh) {
     // merge.update refuses over an uncommitted merge, then over what hg status lists
     if (ds.p2.some((b) => b !== 0)) throw new SluiceError('USAGE', 'outstanding uncommitted merge');
     await refuseUncommitted(repo.root, { warn: (m) => ctx.log('warn', m.trimEnd()), signal: ctx.signal });
   }
 
-  const gets: ManifestEntry[] = [];
-  const execs: ManifestEntry[] = [];
-  for (const e of targetEntries) {
-    const old = sourceMap.get(e.path);
-    if (old && old.nodeHex === e.nodeHex && old.flag !== e.flag && old.flag !== 'l' && e.flag !== 'l')
-      execs.push(e);
-    else if (!old || old.nodeHex !== e.nodeHex || old.flag !== e.flag) gets.push(e);
-  }
+  const gets = diff?.gets ?? [];
+  const execs = diff?.execs ?? [];
   return {
     fresh,
-    targetEntries,
-    targetMap,
-    sourceMap,
+    targetPaths: diff?.targetPaths ?? [],
+    added: diff?.added ?? new Set(),
     gets,
     execs,
     execPaths: new Set(execs.map((e) => e.path)),
-    removes: targetMap ? source.filter((e) => !targetMap.has(e.path)).map((e) => e.path) : [],
+    removes: diff?.removes ?? [],
     files: packed ? packed.files : packBatchFiles(gets),
     // the manifest's order (sorted paths): neighbours share directories and are claimed together
     paths: packed ? packed.paths : gets.map((g) => g.path),
@@ -335,13 +319,13 @@ async function checkoutChanges(
  * and untracked files in the way (a fresh checkout's exclusive creates refuse those).
  */
 function auditCheckout(auditor: PathAuditor, changes: CheckoutChanges): void {
-  auditPathSet(auditor, changes.targetMap ? changes.targetMap.keys() : changes.paths);
+  auditPathSet(auditor, changes.fresh ? changes.paths : changes.targetPaths);
   if (changes.fresh) return;
   const removing = new Set(changes.removes);
   const seen = new Set<string>();
   for (const { path } of changes.gets) {
     auditExistingParents(auditor, path, removing, seen);
-    if (!changes.sourceMap.has(path) && inTheWay(auditor, path, removing))
+    if (changes.added.has(path) && inTheWay(auditor, path, removing))
       throw new SluiceError(
         'DEST_EXISTS',
         `untracked file in working directory differs from file in requested revision: '${displayPath(path)}'`,
@@ -390,14 +374,14 @@ function swapIntoPlace(
 async function checkout(
   repo: LocalRepo,
   ds: Dirstate,
-  source: ManifestEntry[],
+  sourceText: Uint8Array,
   target: Target,
   opts: UpdateOptions,
   ctx: JobContext,
   writers: FileWriters,
 ): Promise<UpdateStats> {
   const auditor = new PathAuditor(repo.root, opts.auditor);
-  const changes = await checkoutChanges(repo, ds, source, target, ctx);
+  const changes = await checkoutChanges(repo, ds, sourceText, target, ctx);
   const { fresh, files, paths, removes } = changes;
   const count = files.count;
   const plan = planCloser(opts.closer, count);
