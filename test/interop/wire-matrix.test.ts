@@ -42,6 +42,18 @@ interface Served {
 describe.skipIf(missing('hg', 'make-corpus'))(`wire interop matrix${skipNote('hg', 'make-corpus')}`, () => {
   let work = '';
   const served = {} as Record<RepoName, Served>;
+  // every server started, kept as it starts: one failing start must not leak the others
+  const stops: (() => void | Promise<void>)[] = [];
+  const hgServe = async (repo: string, config?: string[]) => {
+    const s = await startHgServe(repo, config);
+    stops.push(() => s.stop());
+    return s;
+  };
+  const sluiceServe = async (opts: Parameters<typeof startServer>[0]) => {
+    const s = await startServer(opts);
+    stops.push(() => s.close());
+    return s;
+  };
   let n = 0;
 
   beforeAll(async () => {
@@ -55,10 +67,10 @@ describe.skipIf(missing('hg', 'make-corpus'))(`wire interop matrix${skipNote('hg
       REPOS.map(async (name) => {
         const repo = sources[name];
         const [hgV2, hgV1, sluiceV2, sluiceV1] = await Promise.all([
-          startHgServe(repo),
-          startHgServe(repo, ['server.bundle2.stream=false']),
-          startServer({ repo }),
-          startServer({ repo, streamV2: false }),
+          hgServe(repo),
+          hgServe(repo, ['server.bundle2.stream=false']),
+          sluiceServe({ repo }),
+          sluiceServe({ repo, streamV2: false }),
         ]);
         const reference = join(work, `ref-${name}`);
         const r = await hgAsync(['clone', '-q', '--stream', '-U', hgV2.url, reference]);
@@ -69,12 +81,7 @@ describe.skipIf(missing('hg', 'make-corpus'))(`wire interop matrix${skipNote('hg
   }, 180_000);
 
   afterAll(async () => {
-    for (const s of Object.values(served)) {
-      s.hgV2.stop();
-      s.hgV1.stop();
-      await s.sluiceV2.close();
-      await s.sluiceV1.close();
-    }
+    for (const stop of stops) await stop();
     if (work) removeDir(work);
   });
 
