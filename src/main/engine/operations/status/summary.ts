@@ -4,19 +4,11 @@
 
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { WorkingCopyCounts } from '../../../../shared/library';
 import { workingCopyStatus } from './status';
 
-export interface WorkingCopySummary {
-  modified: number;
-  added: number;
-  removed: number;
-  deleted: number;
-  unknown: number;
-  /** hg branch: .hg/branch, "default" without one */
-  branch: string;
-  /** the active bookmark, absent when none is */
-  bookmark?: string;
-}
+/** What a library row shows of the working copy: the contract's one definition. */
+export type WorkingCopySummary = WorkingCopyCounts;
 
 /** Bookmark and branch names are bounded (hg allows any length; a row shows this much). */
 const MAX_NAME = 256;
