@@ -5,14 +5,19 @@
 // engine/closer/threadpool.ts for why an ES module entry is too late).
 
 import { DEFAULT_CLOSER_OPTIONS } from '../shared/jobs';
+import { enableUserCompileCache } from './compile-cache';
 import { closeThreadsFromArgv, sizeThreadpool } from './engine/closer/threadpool';
 
-/** `sluice ...`: a pool for the command line's --close-threads (default 48), then the CLI. */
+/**
+ * `sluice ...`: a pool for the command line's --close-threads (default 48), V8's compile cache for
+ * the CLI's modules (a command line starts often and briefly), then the CLI.
+ */
 export function startCli(
   entryUrl: string,
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<unknown> {
   sizeThreadpool(closeThreadsFromArgv(argv));
+  enableUserCompileCache();
   return import(entryUrl);
 }
 

@@ -1,8 +1,8 @@
 // Where partial downloads are kept between runs: one folder per user that the CLI and the app
 // share, in the platform's cache location (a partial bundle is re-downloadable, never precious).
 
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { userCacheDir } from '../context/user-cache-dir';
 
 /** The bound on the partials' total size unless SLUICE_DOWNLOADS_MAX_MB says otherwise. */
 export const DEFAULT_DOWNLOADS_MAX_BYTES = 4 * 1024 ** 3;
@@ -14,18 +14,12 @@ export interface DownloadsPolicy {
   maxBytes: number;
 }
 
-/** SLUICE_CACHE_DIR, else XDG_CACHE_HOME / %LOCALAPPDATA% / ~/Library/Caches, + Sluice/downloads. */
+/** `downloads` in the user's Sluice cache folder (SLUICE_CACHE_DIR moves it). */
 export function defaultDownloadsDir(
   env: NodeJS.ProcessEnv = process.env,
   platform: NodeJS.Platform = process.platform,
 ): string {
-  if (env.SLUICE_CACHE_DIR) return join(env.SLUICE_CACHE_DIR, 'downloads');
-  const home = homedir();
-  let base: string;
-  if (platform === 'win32') base = env.LOCALAPPDATA ?? join(home, 'AppData', 'Local');
-  else if (platform === 'darwin') base = join(home, 'Library', 'Caches');
-  else base = env.XDG_CACHE_HOME || join(home, '.cache');
-  return join(base, 'Sluice', 'downloads');
+  return join(userCacheDir(env, platform), 'downloads');
 }
 
 /** The policy the CLI and the app run jobs with. */
