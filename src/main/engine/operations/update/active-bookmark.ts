@@ -3,12 +3,8 @@
 // activates it, any other REV leaves the active one. `.hg/bookmarks.current` names it.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { commitBookmarkChanges, type BookmarkChanges } from '../../repo/write-session';
 import { readSmallFileSync, type RepoLocation } from '../../store/requirements';
-import { ChangelogGraph } from '../../repo/changelog-graph';
-import { bookmarkView } from '../serve/repo-state';
 import { writeAtomic } from '../../repo/vfs';
-import { bookmarkBase } from './destination';
 
 /** bookmarks._readactive: the first line of `.hg/bookmarks.current`, if that bookmark exists. */
 export function readActiveBookmark(hgDir: string, marks: ReadonlyMap<string, string>): string | undefined {
@@ -52,11 +48,13 @@ export async function settleActiveBookmark(u: SettledUpdate): Promise<BookmarkSt
   const { marks, active, log } = u;
   if (u.moveMarkFrom !== undefined && active !== undefined) {
     if (u.moveMarkFrom === u.nodeHex) return { marks, active }; // a no-op update
-    const changes = await followingChanges(u.loc, marks, active, u.nodeHex);
-    if (changes.size > 0) {
-      await commitBookmarkChanges(u.loc.root, changes, { wlockHeld: true, desc: 'bookmark' });
+    // the changelog graph and the bookmark transaction load only here: most updates have no
+    // active bookmark and should not pay for loading the revlog writers at every start
+    const { followActiveBookmark } = await import('./bookmark-follow');
+    const moved = await followActiveBookmark(u.loc, marks, active, u.nodeHex);
+    if (moved) {
       log(`updating bookmark ${active}`);
-      return { marks: applied(marks, changes), active };
+      return { marks: moved, active };
     }
     // a non-linear update (hg's obsolescence step): the bookmark stays behind
     log(`(leaving bookmark ${active})`);
@@ -74,40 +72,4 @@ export async function settleActiveBookmark(u: SettledUpdate): Promise<BookmarkSt
     return { marks, active: undefined };
   }
   return { marks, active };
-}
-
-/** `marks` with `changes` applied (null deletes). */
-function applied(marks: ReadonlyMap<string, string>, changes: BookmarkChanges): Map<string, string> {
-  const out = new Map(marks);
-  for (const [name, hex] of changes) {
-    if (hex === null) out.delete(name);
-    else out.set(name, hex);
-  }
-  return out;
-}
-
-/**
- * bookmarks.update(repo, [from], node): the active bookmark to `nodeHex` when that is a valid
- * destination (a descendant; with markers, obsutil.foreground), and its divergent copies
- * (`NAME@x`) on ancestors of the new parent deleted.
- */
-async function followingChanges(
-  loc: RepoLocation,
-  marks: ReadonlyMap<string, string>,
-  active: string,
-  nodeHex: string,
-): Promise<BookmarkChanges> {
-  const graph = await ChangelogGraph.read(loc.storeDir);
-  const revOf = (hex: string): number => graph.rev(Buffer.from(hex, 'hex').toString('latin1')) ?? -1;
-  const target = revOf(nodeHex);
-  const ancestors = graph.ancestors([target]);
-  const base = bookmarkBase(active);
-  const copies = [...marks].filter(([name]) => bookmarkBase(name) === base);
-  const deleteFrom = new Set(copies.filter(([, hex]) => ancestors[revOf(hex)]).map(([, hex]) => hex));
-  const changes: BookmarkChanges = new Map();
-  const view = await bookmarkView(loc, graph, [...marks]);
-  if (view.validdest(revOf(marks.get(active)!), target)) changes.set(active, nodeHex);
-  for (const [name, hex] of copies)
-    if (name !== '@' && name.includes('@') && name !== active && deleteFrom.has(hex)) changes.set(name, null);
-  return changes;
 }
