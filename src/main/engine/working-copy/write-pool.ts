@@ -40,8 +40,12 @@ const NO_CLOSES: CloseStats = {
 /** a worker's young generation (MB); 2-16 measured: RSS 135-151 MB, CPU within noise */
 const YOUNG_GENERATION_MB = 4;
 
-/** A worker thread costs ~30-50 ms to start (module load): not worth it for fewer files per thread. */
-const MIN_FILES_PER_THREAD = 500;
+/**
+ * A worker thread costs ~150-200 ms of CPU to start (its isolate, Node's bootstrap, the modules),
+ * which a checkout of fewer files per thread does not win back, in CPU or, on a busy machine, in
+ * time (docs/benchmarks/analysis.md, "Small repositories").
+ */
+const MIN_FILES_PER_THREAD = 1500;
 
 /**
  * Worker threads beside the main thread: one per other core, at most 3
@@ -67,9 +71,9 @@ export interface WritePoolOptions {
 
 /**
  * The worker threads of one checkout. prestart() starts them before the batch is known (a fresh
- * checkout, once the manifest's size says it is worth it): a worker's start (~100-150 ms of CPU
- * here: its isolate, Node's bootstrap, the modules) then runs on the other core while the main
- * thread reads the manifest, audits the paths and makes the directories, instead of after them
+ * checkout, once the manifest's size says it is worth it): a worker's start (see
+ * MIN_FILES_PER_THREAD) then runs on the other core while the main thread reads the manifest,
+ * audits the paths and makes the directories, instead of after them
  * (medium corpus: the second thread wrote from the first file on). run() hands them the batch and
  * starts any not started yet. terminate() when the checkout stops before run().
  */
