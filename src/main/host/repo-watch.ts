@@ -1,15 +1,16 @@
 // Live repository state the way hg's filecache keeps a cached property (scmutil.filecache,
 // filecachesubentry): a repository's summary is reused while the stat of each file it depends on
 // (size, inode, mtime and ctime in nanoseconds) is unchanged, and read again the moment one changed.
-// Changes are noticed by one recursive fs.watch per repository: an event inside `.hg` counts only
-// for the files the summary depends on (hg replaces them by rename, so names, not handles, are
-// compared), and any event outside `.hg` means the working copy changed (its status is read again
-// when a working-copy reader is given). On Linux, Node emulates a recursive watch in JavaScript on
-// the calling thread (a walk of the tree, one inotify watch per folder, walked again on folder
-// events; seconds for a large working copy, tens of seconds while one is deleted), so there the
-// watches run on one worker thread (watch-worker.ts) that posts coalesced events; macOS and
-// Windows watch natively on this thread. Only if that worker cannot run are the root, `.hg` and
-// `.hg/store` watched here and the deeper folders polled. A repository whose watch failed is
+// Changes are noticed by file-system events: an event inside `.hg` counts only for the files the
+// summary depends on (hg replaces them by rename, so names, not handles, are compared), and any
+// event outside `.hg` means the working copy changed (its status is read again when a
+// working-copy reader is given). macOS and Windows watch each repository recursively and natively
+// on this thread. Linux has no recursive watch (Node's emulation walks and watches the whole tree,
+// `.hg/store` and its revlogs too), so there one worker thread (watch-worker.ts) watches the root,
+// `.hg` and `.hg/store` and the working copy folder by folder (tree-watch.ts), and posts coalesced
+// events; a working copy with too many folders has only its root watched and is polled. Only if
+// that worker cannot run are the root, `.hg` and `.hg/store` watched here and the deeper folders
+// polled. A repository whose watch failed is
 // polled, with a back-off while nothing changes, all on one timer: an idle library with working
 // events costs no timer at all. While hg holds `.hg/wlock` or `.hg/store/lock` it is mid-write:
 // the read waits for the lock's release (its removal is an event too), so one `hg commit` is one
@@ -19,7 +20,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { lstat, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { lockFiles, repoFiles, type RepoReader, type RepoSummary } from './repo-summary';
-import { WatchWorker, type RepoEvents } from './watch-worker';
+import { WatchWorker, type RepoEvents, type WatchedFolders } from './watch-worker';
 import type { WorkingCopyState } from '../../shared/library';
 
 export type RepoState =
@@ -47,11 +48,13 @@ export interface RepoWatcherOptions {
   /** tests: no fs.watch, poll only */
   useEvents?: boolean;
   /**
-   * where the recursive watches run: 'worker' (default on Linux, see above), 'native' (this
-   * thread: default elsewhere), 'shallow' (the root, `.hg` and `.hg/store` here, the rest polled:
-   * what 'worker' falls back to)
+   * where the watches run: 'worker' (default on Linux: folder by folder, see above), 'native'
+   * (recursive, on this thread: default elsewhere), 'shallow' (the root, `.hg` and `.hg/store`
+   * here, the rest polled: what 'worker' falls back to)
    */
   watchMode?: WatchMode;
+  /** 'worker': working-copy folders watched per repository at most (MAX_FOLDERS_PER_ROOT; tests) */
+  maxWatchedFolders?: number;
 }
 
 export type WatchMode = 'worker' | 'native' | 'shallow';
@@ -96,7 +99,7 @@ interface Watched {
   workingCopyChanged: boolean;
   /** the last working-copy state read, as JSON: a poll that reads the same again is no change */
   workingCopyKey?: string;
-  watcher?: RepoEvents;
+  watcher?: RepoEvents & Partial<WatchedFolders>;
   /** events cover only the repository's top folders: the working copy is polled too */
   shallow: boolean;
   /** the worker has not set the watch up yet */
@@ -186,6 +189,11 @@ export class RepoWatcher {
     return w && !w.watcher ? w.pollEvery : undefined;
   }
 
+  /** Folders the watch worker watches for `root` (diagnostics, tests); undefined without the worker. */
+  watchedFolders(root: string): number | undefined {
+    return this.repos.get(root)?.watcher?.folders?.();
+  }
+
   /** Resolves when no check is pending or running and every watch is set up (tests). */
   async settled(): Promise<void> {
     for (;;) {
@@ -229,9 +237,11 @@ export class RepoWatcher {
     try {
       const worker = this.watchWorker();
       const shallow = !worker && this.watchMode !== 'native';
-      const onReady = (): void => {
+      const onReady = (partial: boolean): void => {
         if (w.watcher !== watcher) return;
         w.awaitingWatch = false;
+        // too many folders to watch: the root's events, and a poll for the rest
+        w.shallow = partial;
         // what changed while the worker set the watch up had no event
         w.workingCopyChanged = true;
         this.schedule(w, 0);
@@ -261,7 +271,7 @@ export class RepoWatcher {
   /** The live watch worker in watchMode 'worker', started on first use; null = watch on this thread. */
   private watchWorker(): WatchWorker | null {
     if (this.watchMode !== 'worker') return null;
-    if (this.worker === undefined) this.worker = WatchWorker.start();
+    if (this.worker === undefined) this.worker = WatchWorker.start(this.options.maxWatchedFolders);
     return this.worker?.alive ? this.worker : null;
   }
 

@@ -1,8 +1,7 @@
-// The library's recursive watches, run on one worker thread (watch-worker-entry.ts) owned by the
-// repository watcher: on Linux Node emulates fs.watch({ recursive: true }) in JavaScript on the
-// calling thread (a walk of the tree, one inotify watch per folder, walked again on folder
-// events), which here costs the worker, not the host's main thread. The worker posts each
-// repository's changed paths coalesced per flush window; a removed watch is torn down there too.
+// The library's watches, run on one worker thread (watch-worker-entry.ts) owned by the repository
+// watcher: on Linux a repository is watched folder by folder (tree-watch.ts), and walking a new
+// working copy to watch its folders costs the worker, not the host's main thread. The worker posts
+// each repository's changed paths coalesced per flush window; a removed watch is torn down there too.
 import { Worker } from 'node:worker_threads';
 import { locateWorkerScript } from '../engine/context/worker-script';
 import {
@@ -19,10 +18,20 @@ export interface RepoEvents {
   close(): void;
 }
 
+/** partial: only the working copy's root has events (too many folders, or out of watches) */
+export type OnWatchReady = (partial: boolean) => void;
+
 interface Subscription {
   onEvent: (rel: string | null) => void;
-  onReady: () => void;
+  onReady: OnWatchReady;
   onError?: (notStarted: boolean) => void;
+  /** folders the worker watches for it, as last reported */
+  folders: number;
+}
+
+/** How many folders the worker watches for one repository (diagnostics, tests). */
+export interface WatchedFolders {
+  folders(): number;
 }
 
 export class WatchWorker {
@@ -42,10 +51,10 @@ export class WatchWorker {
   }
 
   /** The worker, or null when its script is not found or it cannot start (watch on this thread then). */
-  static start(): WatchWorker | null {
+  static start(maxFoldersPerRoot?: number): WatchWorker | null {
     const script = locateWorkerScript(import.meta.url, './watch-worker-entry.ts', 'watch-worker');
     if (!script) return null;
-    const data: WatchWorkerData = { kind: WATCH_WORKER_KIND };
+    const data: WatchWorkerData = { kind: WATCH_WORKER_KIND, maxFoldersPerRoot };
     try {
       const worker = new Worker(script.bootstrap ?? script.script, {
         workerData: script.bootstrap ? { ...data, __entry: script.script.href } : data,
@@ -63,10 +72,14 @@ export class WatchWorker {
     return !this.failed;
   }
 
-  /** One recursive watch of `root` in the worker; onReady once it is set up (events before are not seen). */
-  watch(root: string, onEvent: (rel: string | null) => void, onReady: () => void): RepoEvents {
+  /** One watch of `root` in the worker; onReady once it is set up (events before are not seen). */
+  watch(
+    root: string,
+    onEvent: (rel: string | null) => void,
+    onReady: OnWatchReady,
+  ): RepoEvents & WatchedFolders {
     const id = this.nextId++;
-    const subscription: Subscription = { onEvent, onReady };
+    const subscription: Subscription = { onEvent, onReady, folders: 0 };
     this.subscriptions.set(id, subscription);
     this.send({ type: 'add', id, root });
     return {
@@ -76,6 +89,7 @@ export class WatchWorker {
       close: () => {
         if (this.subscriptions.delete(id)) this.send({ type: 'remove', id });
       },
+      folders: () => subscription.folders,
     };
   }
 
@@ -95,7 +109,11 @@ export class WatchWorker {
   }
 
   private receive(m: WatchWorkerMessage): void {
-    if (m.type === 'watching') return this.subscriptions.get(m.id)?.onReady();
+    if (m.type === 'watching') {
+      const s = this.subscriptions.get(m.id);
+      if (s) s.folders = m.folders;
+      return s?.onReady(m.partial);
+    }
     if (m.type === 'error') {
       const s = this.subscriptions.get(m.id);
       this.subscriptions.delete(m.id);
@@ -104,9 +122,10 @@ export class WatchWorker {
     }
     this.batches++;
     this.events += m.raw;
-    for (const { id, paths } of m.watches) {
+    for (const { id, paths, folders } of m.watches) {
       const s = this.subscriptions.get(id);
       if (!s) continue; // closed while the batch was on its way
+      s.folders = folders;
       if (paths === null) s.onEvent(null);
       else for (const rel of paths) s.onEvent(rel);
     }

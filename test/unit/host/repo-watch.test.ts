@@ -4,12 +4,11 @@
 // at once through the watch worker, and the shallow watch it falls back to polls deep edits.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RepoWatcher, type RepoState, type WatchMode } from '../../../src/main/host/repo-watch';
-import { readRepoSummary } from '../../../src/main/host/repo-summary';
-import { workingCopySummary } from '../../../src/main/engine/operations/status/summary';
+import type { RepoState } from '../../../src/main/host/repo-watch';
 import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../support/env';
+import { quiet, settledRepo, watcherOf } from '../../support/host/watched-repo';
 
 const makeTempDir = tempDirMaker('repo-watch');
 const cleanup: (() => void)[] = [];
@@ -20,17 +19,7 @@ afterEach(() => {
 function repoWithCommit(label: string): string {
   const dir = makeTempDir(label);
   cleanup.push(() => removeDir(dir));
-  const repo = join(dir, 'repo');
-  expect(hgSync(['init', repo]).status).toBe(0);
-  writeFileSync(join(repo, 'a.txt'), 'a\n');
-  expect(hgSync(['commit', '-q', '-A', '-m', 'one'], repo).status).toBe(0);
-  // a.txt was written in the commit's second, so the dirstate holds no mtime for it and the first
-  // status to run in a later second writes one back: an event on .hg/dirstate at a moment the
-  // tests do not control. An older mtime, fixed up by hg's own status now, settles it beforehand.
-  const old = new Date(Date.now() - 60_000);
-  utimesSync(join(repo, 'a.txt'), old, old);
-  expect(hgSync(['status'], repo).status).toBe(0);
-  return repo;
+  return settledRepo(join(dir, 'repo'), { 'a.txt': 'a\n' });
 }
 
 /** A repository whose committed file sits below the root's folder (its edits are no root event). */
@@ -47,37 +36,10 @@ const modified = (s: RepoState | undefined) =>
 const tipRev = (s: RepoState | undefined) =>
   (s as { summary?: { tip: { rev: number } | null } }).summary?.tip?.rev;
 
-/**
- * No check pending, after letting late events in: the first status may write fixed-up entries
- * into the dirstate (as hg status does), and that write is one more summary read.
- */
-async function quiet(watcher: RepoWatcher): Promise<void> {
-  await watcher.settled();
-  await new Promise((r) => setTimeout(r, 300));
-  await watcher.settled();
-}
-
-function watcherOf(
-  options: { useEvents?: boolean; watchMode?: WatchMode; pollMs?: number; maxPollMs?: number } = {},
-) {
-  const states: RepoState[] = [];
-  const watcher = new RepoWatcher({
-    read: readRepoSummary,
-    readWorkingCopy: workingCopySummary,
-    onState: (_root, s) => states.push(s),
-    debounceMs: 30,
-    pollMs: options.pollMs ?? 0,
-    ...options,
-  });
-  cleanup.push(() => watcher.dispose());
-  const last = () => states.at(-1);
-  return { watcher, states, last };
-}
-
 describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
   it('a working-copy edit is seen by its event and read as hg status counts; .hg caches are ignored', async () => {
     const repo = repoWithCommit('events');
-    const { watcher, last } = watcherOf();
+    const { watcher, last } = watcherOf(cleanup);
     watcher.add(repo);
     await expect.poll(() => last()?.status).toBe('ok');
     expect(last()).toMatchObject({ workingCopy: { modified: 0, unknown: 0, branch: 'default' } });
@@ -114,7 +76,7 @@ describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
 
   it('a repository without events is polled, backing off while nothing changes, and sooner after a change', async () => {
     const repo = repoWithCommit('poll');
-    const { watcher, last } = watcherOf({ useEvents: false, pollMs: 20, maxPollMs: 160 });
+    const { watcher, last } = watcherOf(cleanup, { useEvents: false, pollMs: 20, maxPollMs: 160 });
     watcher.add(repo);
     await expect.poll(() => last()?.status).toBe('ok');
     expect(watcher.counts()).toEqual({ watched: 0, polled: 1 });
@@ -129,7 +91,7 @@ describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
 
   it('a deep working-copy edit is seen at once through the watch worker, with no poll', async () => {
     const repo = repoWithDeepFile('worker');
-    const { watcher, last } = watcherOf({ watchMode: 'worker' });
+    const { watcher, last } = watcherOf(cleanup, { watchMode: 'worker' });
     watcher.add(repo);
     await expect.poll(() => last()?.status).toBe('ok');
     expect(watcher.counts()).toEqual({ watched: 1, polled: 0 });
@@ -144,7 +106,7 @@ describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
 
   it('the fallback shallow watch sees commits by events and a deep working-copy edit by the poll', async () => {
     const repo = repoWithDeepFile('shallow');
-    const { watcher, last } = watcherOf({ watchMode: 'shallow', pollMs: 50, maxPollMs: 200 });
+    const { watcher, last } = watcherOf(cleanup, { watchMode: 'shallow', pollMs: 50, maxPollMs: 200 });
     watcher.add(repo);
     await expect.poll(() => last()?.status).toBe('ok');
     // watched by events, and polled for the folders below the root
@@ -157,7 +119,7 @@ describe.skipIf(missing('hg'))(`RepoWatcher${skipNote('hg')}`, () => {
 
   it('when the watch worker dies, its repositories fall back to the shallow watch and the poll', async () => {
     const repo = repoWithDeepFile('worker-dies');
-    const { watcher, last } = watcherOf({ watchMode: 'worker', pollMs: 50, maxPollMs: 200 });
+    const { watcher, last } = watcherOf(cleanup, { watchMode: 'worker', pollMs: 50, maxPollMs: 200 });
     watcher.add(repo);
     await expect.poll(() => last()?.status).toBe('ok');
     await watcher.settled();
