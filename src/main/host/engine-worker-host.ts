@@ -49,13 +49,19 @@ export interface EngineWorkerLike {
 
 /**
  * The engine thread's young generation (MB). The engine's garbage is short-lived (chunks, texts,
- * manifest lines), so a larger one only holds memory: `sluice verify` of the history corpus in a
- * worker thread like this one peaked at 146-152 MB uncapped or at 48, 131-139 at 16, 120-134 at
- * 8 and 117-120 at 4, CPU within noise (4.2-5.5 s); `sluice apply` of the medium corpus took the
- * same CPU with a 1 MiB semi-space as with V8's default (the CLI runs verify and update with
- * the same small young generation, cli/heap-tuning.ts; checkout's writers use 4 too).
+ * manifest lines), so a larger one mostly holds memory; at 4 a stream apply spent measurably more
+ * CPU in scavenges than at 8, which costs verify a few MB of peak RSS and matches V8's default in
+ * CPU (docs/benchmarks/analysis.md, "The app").
  */
-const ENGINE_YOUNG_GENERATION_MB = 4;
+const ENGINE_YOUNG_GENERATION_MB = 8;
+
+/**
+ * The engine thread's heap cap (MB): an engine bug that allocates without bound ends the job, not
+ * the app. Under a cap below 2 GiB (Node without pointer compression; 1 GiB in Electron, which
+ * has it) V8 treats the heap as memory-constrained and grows the old generation in small steps,
+ * each a full mark-compact: at 1024 a stream apply ran several where V8's default ran one.
+ */
+const ENGINE_OLD_GENERATION_MB = 2048;
 
 export class EngineWorkerHost implements EngineWorkerLike {
   private readonly events = new TypedEmitter<EngineWorkerEvents>();
@@ -67,7 +73,7 @@ export class EngineWorkerHost implements EngineWorkerLike {
     this.worker = new Worker(options.bootstrap ?? entry, {
       workerData: options.bootstrap ? { ...start, __entry: entry.href } : start,
       resourceLimits: {
-        maxOldGenerationSizeMb: options.maxOldGenerationSizeMb ?? 1024,
+        maxOldGenerationSizeMb: options.maxOldGenerationSizeMb ?? ENGINE_OLD_GENERATION_MB,
         maxYoungGenerationSizeMb: ENGINE_YOUNG_GENERATION_MB,
       },
       // The engine writes no console output of its own in the app; if it does, keep it visible.
