@@ -159,6 +159,8 @@ export class EngineHost {
       onUpdate: (update) => this.pushes.emit('push', { channel: 'library:update', payload: update }),
       // hg status runs on the engine worker: its reads are synchronous and may be many
       readWorkingCopy: (root) => this.jobs.query({ kind: 'summary', repo: root }),
+      // a store's size is a stat per file: measured when no job would compete with it
+      busy: () => this.jobs.list().some((j) => j.state === 'running' || j.state === 'queued'),
       ...options.library,
     });
     this.fetches = new FetchScheduler({

@@ -9,6 +9,7 @@ import { SluiceError } from '../engine/errors';
 import { JsonFile } from './engine-api';
 import { readRepoSummary, repoName, type RepoReader } from './repo-summary';
 import { RepoWatcher, type RepoState, type RepoWatcherOptions, type WorkingCopyReader } from './repo-watch';
+import { StoreSizer } from './store-sizer';
 import {
   DEFAULT_LIBRARY_SETTINGS,
   FETCH_INTERVALS,
@@ -47,8 +48,10 @@ export interface RepoLibraryOptions {
   /** library.json */
   file: string;
   onUpdate: (update: LibraryUpdate) => void;
-  /** tests count reads through their own reader */
+  /** tests count reads through their own reader; a summary without a size is sized when idle */
   read?: RepoReader;
+  /** true while a job runs or waits: store sizes are measured after (default: never busy) */
+  busy?: () => boolean;
   /** the working copy's status counts (the engine worker's summary query) */
   readWorkingCopy?: WorkingCopyReader;
   watch?: Omit<RepoWatcherOptions, 'read' | 'onState'>;
@@ -62,6 +65,7 @@ export class RepoLibrary {
   private current: LibrarySettings = { ...DEFAULT_LIBRARY_SETTINGS };
   private readonly json: JsonFile<LibraryFile>;
   private readonly watcher: RepoWatcher;
+  private readonly sizer: StoreSizer;
   private readonly now: () => number;
   private loaded: Promise<void> | null = null;
   private changed = new Set<string>();
@@ -73,9 +77,13 @@ export class RepoLibrary {
     this.json = new JsonFile(options.file, parseLibraryFile, 'library');
     this.watcher = new RepoWatcher({
       ...options.watch,
-      read: options.read ?? readRepoSummary,
+      read: options.read ?? ((root) => readRepoSummary(root, { withSize: false })),
       ...(options.readWorkingCopy && { readWorkingCopy: options.readWorkingCopy }),
       onState: (root, state) => this.onState(root, state),
+    });
+    this.sizer = new StoreSizer({
+      busy: options.busy ?? (() => false),
+      onSize: (root, size) => this.onSize(root, size),
     });
   }
 
@@ -141,6 +149,7 @@ export class RepoLibrary {
     const root = resolve(path);
     if (!this.rows.delete(root)) return;
     this.watcher.remove(root);
+    this.sizer.forget(root);
     this.changed.delete(root);
     this.removed.add(root);
     this.scheduleFlush();
@@ -229,6 +238,7 @@ export class RepoLibrary {
 
   async dispose(): Promise<void> {
     this.watcher.dispose();
+    this.sizer.dispose();
     if (this.flushTimer) clearTimeout(this.flushTimer);
     await this.json.flushed();
   }
@@ -249,13 +259,16 @@ export class RepoLibrary {
     if (state.status === 'ok') {
       if (state.workingCopy) next.workingCopy = state.workingCopy;
       const s = state.summary;
-      Object.assign(next, {
-        tip: s.tip,
-        parent: s.parent,
-        storeBytes: s.storeBytes,
-        storeFiles: s.storeFiles,
-      });
+      Object.assign(next, { tip: s.tip, parent: s.parent });
       if (s.source !== undefined) next.source = s.source;
+      if (s.storeBytes !== undefined)
+        Object.assign(next, { storeBytes: s.storeBytes, storeFiles: s.storeFiles });
+      else {
+        // the last size known until the store is measured again, when no job runs
+        for (const k of ['storeBytes', 'storeFiles'] as const)
+          if (row[k] !== undefined) Object.assign(next, { [k]: row[k] });
+        this.sizer.request(root);
+      }
     } else {
       next.problem = state.problem;
       // keep what was last known, so a repository on an unplugged disk still says what it was
@@ -263,6 +276,14 @@ export class RepoLibrary {
         if (row[k] !== undefined) Object.assign(next, { [k]: row[k] });
     }
     this.rows.set(root, next);
+    this.markChanged(root);
+  }
+
+  private onSize(root: string, size: { bytes: number; files: number }): void {
+    const row = this.rows.get(root);
+    if (!row || row.status !== 'ok') return;
+    if (row.storeBytes === size.bytes && row.storeFiles === size.files) return;
+    this.rows.set(root, { ...row, storeBytes: size.bytes, storeFiles: size.files });
     this.markChanged(root);
   }
 

@@ -12,8 +12,9 @@ export interface RepoSummary {
   source?: string;
   tip: RepoTip | null;
   parent: RepoParent | null;
-  storeBytes: number;
-  storeFiles: number;
+  /** absent when read without the store's size (see readRepoSummary) */
+  storeBytes?: number;
+  storeFiles?: number;
 }
 
 /** The files whose stat decides whether a repository must be read again (see repo-watch.ts). */
@@ -55,7 +56,11 @@ export function lockFiles(root: string): string[] {
   return [join(root, '.hg', 'wlock'), join(root, '.hg', 'store', 'lock')];
 }
 
-export async function readRepoSummary(root: string): Promise<RepoSummary> {
+/**
+ * withSize false: no walk of the store (a stat per file, as much CPU as a stream apply of the same
+ * repository); the library measures sizes apart, when no job runs (store-sizer.ts).
+ */
+export async function readRepoSummary(root: string, { withSize = true } = {}): Promise<RepoSummary> {
   const loc = await engine.locateRepository(root);
   const [source, bookmarks] = await Promise.all([readSource(loc.hgDir), readBookmarks(loc)]);
   const tail = await engine.openChangelogTail(loc.storeDir);
@@ -75,8 +80,10 @@ export async function readRepoSummary(root: string): Promise<RepoSummary> {
       };
     }
     const parent = await readParent(loc, tail);
+    const summary: RepoSummary = { ...(source !== undefined && { source }), tip, parent };
+    if (!withSize) return summary;
     const { bytes, files } = await storeSize(loc.storeDir);
-    return { ...(source !== undefined && { source }), tip, parent, storeBytes: bytes, storeFiles: files };
+    return { ...summary, storeBytes: bytes, storeFiles: files };
   } finally {
     await tail.close();
   }
@@ -169,6 +176,8 @@ async function readParent(loc: engine.RepoLocation, tail: engine.ChangelogTail):
 export async function storeSize(
   storeDir: string,
   concurrency = 16,
+  /** awaited before each batch of stats: a walk that gives way (store-sizer.ts) */
+  beforeBatch?: () => Promise<void>,
 ): Promise<{ bytes: number; files: number }> {
   let bytes = 0;
   let files = 0;
@@ -191,6 +200,7 @@ export async function storeSize(
       }
       continue;
     }
+    if (beforeBatch) await beforeBatch();
     const batch = pending.splice(0, concurrency);
     const sizes = await Promise.all(
       batch.map((p) =>
