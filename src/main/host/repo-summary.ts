@@ -1,7 +1,8 @@
 // One repository's row data, read with async file I/O only (the main process never blocks): the
 // changelog's tip through the engine's tail reader (the last entry and its chunks, not the history),
-// the working copy's parents from the start of .hg/dirstate, bookmarks, paths.default, and the
-// store's size and file count from a directory walk.
+// the working copy's parents from the start of .hg/dirstate, bookmarks, paths.default, and (unless
+// read without it: the library measures it apart, store-sizer.ts) the store's size and file count
+// from a directory walk.
 
 import { lstat, open, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
