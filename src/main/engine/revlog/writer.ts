@@ -579,7 +579,13 @@ export class RevlogWriter {
       const delta = await c.delta();
       const chunk = compressChunk(this.format.compression, delta);
       if (this.isGoodDelta(c.base, chunk.length, info, textLen, p1, p2)) {
-        return { chunk, base: this.generalDelta ? c.base : info.chainBase };
+        // a delta stored as it is (NUL-led: small or incompressible, most of a real history's
+        // manifest and file deltas) is copied: the received one is a view of a decoded wire
+        // piece, which the write queue would keep whole until its batch is written
+        return {
+          chunk: chunk === delta ? Buffer.from(delta) : chunk,
+          base: this.generalDelta ? c.base : info.chainBase,
+        };
       }
     }
     return full();
