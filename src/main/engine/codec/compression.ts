@@ -33,10 +33,12 @@ const ZSTD_OUTPUT_CHUNK = 256 << 10;
 export const COMPRESS_INPUT = 2 << 20;
 /**
  * Decompressed pieces: node:zlib's streams cost a threadpool round-trip and a buffer per piece, so
- * larger pieces cost less CPU (measured in docs/benchmarks/analysis.md), while each piece stays
- * allocated as long as one delta viewing it lives, and 1 MiB ones fragmented the malloc heap.
+ * larger pieces cost less CPU, while each piece stays allocated as long as one delta viewing it
+ * lives. A piece the apply takes longer to get through than two scavenges outlives the young
+ * generation and then waits for a full GC: 256 KiB ones held tens of MB of dead pieces at a
+ * pull's peak where 64 KiB ones mostly die young, for no measurable CPU (docs/benchmarks/analysis.md).
  */
-const DECOMPRESSED_CHUNK = 256 << 10;
+const DECOMPRESSED_CHUNK = 64 << 10;
 
 export function decompressStream(
   kind: CompressionKey,
