@@ -7,15 +7,18 @@
 import { DEFAULT_CLOSER_OPTIONS } from '../shared/jobs';
 import { enableUserCompileCache } from './compile-cache';
 import { closeThreadsFromArgv, sizeThreadpool } from './engine/closer/threadpool';
+import { reexecWithMallocTuning } from './malloc-tuning';
 
 /**
- * `sluice ...`: a pool for the command line's --close-threads (default 48), V8's compile cache for
- * the CLI's modules (a command line starts often and briefly), then the CLI.
+ * `sluice ...`: the changegroup commands re-executed under a fixed malloc mmap threshold
+ * (malloc-tuning.ts), a pool for the command line's --close-threads (default 48), V8's compile
+ * cache for the CLI's modules (a command line starts often and briefly), then the CLI.
  */
 export function startCli(
   entryUrl: string,
   argv: readonly string[] = process.argv.slice(2),
 ): Promise<unknown> {
+  reexecWithMallocTuning(argv);
   sizeThreadpool(closeThreadsFromArgv(argv));
   enableUserCompileCache();
   return import(entryUrl);
