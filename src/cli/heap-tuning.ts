@@ -8,7 +8,8 @@
 // the same run from ~140 to ~118 MB (Node 20) and from ~145 to ~132 MB (Node 24) without a
 // measurable CPU cost.
 import { subscribe } from 'node:diagnostics_channel';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Worker } from 'node:worker_threads';
 
 // tuneHeapForMemory({ turbofan: false }) also stops V8 from tiering up to TurboFan where Maglev
@@ -32,7 +33,10 @@ const HAS_MAGLEV = Number.parseInt(process.versions.v8, 10) >= 12;
 // 108.5 -> 109.5, 106.5 -> 108). Node 20 (no Maglev, TurboFan kept):
 // CPU unchanged, RSS +5 MB (3 pairs): it keeps the flag there.
 let heapTuned = false;
-export function tuneHeapForMemory(opts: { turbofan?: boolean; optimizeForSize?: boolean } = {}): void {
+export function tuneHeapForMemory(
+  opts: { turbofan?: boolean; optimizeForSize?: boolean; collectBuffersEvery?: number } = {},
+): void {
+  if (opts.collectBuffersEvery !== undefined) collectDeadBuffers(opts.collectBuffersEvery);
   const flags =
     '--semi-space-growth-factor=1' +
     (opts.optimizeForSize === false && HAS_MAGLEV ? '' : ' --optimize-for-size') +
@@ -53,4 +57,33 @@ export function tuneHeapForMemory(opts: { turbofan?: boolean; optimizeForSize?: 
 // MB, CPU no higher (4.7-6.0 -> 4.2-4.4 s). --optimize-for-size took 4 MB more off for +10-20% CPU.
 // A fixed 2-4 MiB semi-space (only settable on node's command line) halved the scavenges' time
 // but not the process's CPU, and cost RSS: see docs/benchmarks/analysis.md.
-export const PULL_HEAP = { turbofan: false, optimizeForSize: false } as const;
+export const PULL_HEAP = { turbofan: false, optimizeForSize: false, collectBuffersEvery: 16 << 20 } as const;
+
+// collectBuffersEvery: a changegroup apply's dead ArrayBuffers (wire pieces, texts, codec
+// output; malloc'd outside V8's heap) that outlived two scavenges wait for a mark-compact, which
+// V8 starts when its 11-15 MB old space fills, not when they add up: 20-55 MB of them at a
+// realpast pull clone's sampled peaks, varying run to run by ~25 MB. A full GC once the external
+// memory has grown by this much since the last one bounds them. 16 MiB: 5 such GCs per realpast
+// pull clone (~15 ms), peak RSS 126-138 -> 125-129 MB (3 rounds, loaded); 8 MiB took ~30 of them
+// (+0.4 s) for 122-125 MB. Measured in docs/benchmarks/analysis.md.
+let collecting = false;
+function collectDeadBuffers(growth: number): void {
+  if (collecting) return;
+  collecting = true;
+  // V8's gc extension, exposed once V8 runs: a new context gets the `gc` global
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as unknown;
+  if (typeof gc !== 'function') return;
+  let base = getHeapStatistics().external_memory;
+  const timer = setInterval(() => {
+    const external = getHeapStatistics().external_memory;
+    if (external < base) base = external;
+    else if (external > base + growth) {
+      (gc as (o: { type: 'major' }) => void)({ type: 'major' });
+      base = getHeapStatistics().external_memory;
+    }
+  }, COLLECT_CHECK_MS);
+  timer.unref();
+}
+/** How often the external memory is looked at (the apply gives the event loop a turn every 10 ms). */
+const COLLECT_CHECK_MS = 20;
