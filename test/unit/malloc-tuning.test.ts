@@ -4,11 +4,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MMAP_THRESHOLD, MMAP_THRESHOLD_ENV, mallocTunedEnv } from '../../src/main/malloc-tuning';
+import {
+  MMAP_THRESHOLD,
+  MMAP_THRESHOLD_ENV,
+  isStreamBundleFile,
+  mallocTunedEnv,
+} from '../../src/main/malloc-tuning';
 import { ROOT } from '../support/env';
+
+/** A bundle2 file's first bytes: stream parameters, then the first part's header. */
+function bundle2Head(params: string, partType: string): Buffer {
+  const p = Buffer.from(params, 'latin1');
+  const type = Buffer.from(partType, 'latin1');
+  const header = Buffer.concat([Buffer.from([type.length]), type, Buffer.alloc(5)]);
+  const size = (n: number) => Buffer.from([n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]);
+  return Buffer.concat([Buffer.from('HG20'), size(p.length), p, size(header.length), header]);
+}
 
 describe('mallocTunedEnv', () => {
   const env = { PATH: '/usr/bin', HOME: '/home/u' };
+  const bundles = mkdtempSync(join(tmpdir(), 'sluice-malloc-bundles-'));
+  afterAll(() => rmSync(bundles, { recursive: true, force: true }));
+  const bundle = (name: string, bytes: Buffer) => {
+    const path = join(bundles, name);
+    writeFileSync(path, bytes);
+    return path;
+  };
 
   it('fixes the threshold for the changegroup commands on Linux, keeping the environment', () => {
     for (const argv of [
@@ -23,6 +44,28 @@ describe('mallocTunedEnv', () => {
         [MMAP_THRESHOLD_ENV]: String(MMAP_THRESHOLD),
       });
     }
+  });
+
+  it('knows a stream bundle by its first bytes, as hg writes them', () => {
+    expect(isStreamBundleFile(bundle('p1.hg', Buffer.from('HGS1UN\0\0')))).toBe(true);
+    expect(isStreamBundleFile(bundle('s2.hg', bundle2Head('', 'STREAM2')))).toBe(true);
+    expect(isStreamBundleFile(bundle('s2un.hg', bundle2Head('Compression=UN', 'stream2')))).toBe(true);
+    // compressed: the part's header cannot be read without decoding, so not known to be one
+    expect(isStreamBundleFile(bundle('s2zs.hg', bundle2Head('Compression=ZS', 'STREAM2')))).toBe(false);
+    expect(isStreamBundleFile(bundle('cg.hg', bundle2Head('', 'CHANGEGROUP')))).toBe(false);
+    expect(isStreamBundleFile(bundle('hg10.hg', Buffer.from('HG10UN')))).toBe(false);
+    expect(isStreamBundleFile(bundle('short.hg', bundle2Head('', 'STREAM2').subarray(0, 14)))).toBe(false);
+    expect(isStreamBundleFile(join(bundles, 'missing.hg'))).toBe(false);
+  });
+
+  it('applies a stream bundle as it is, a changegroup bundle under the threshold', () => {
+    const stream = bundle('stream.hg', bundle2Head('', 'STREAM2'));
+    const cg = bundle('cg2.hg', bundle2Head('', 'CHANGEGROUP'));
+    expect(mallocTunedEnv(['apply', stream, 'dest'], env, 'linux')).toBeUndefined();
+    expect(mallocTunedEnv(['apply', '--close-threads', '8', stream, 'd'], env, 'linux')).toBeUndefined();
+    expect(mallocTunedEnv(['apply', cg, 'dest'], env, 'linux')?.[MMAP_THRESHOLD_ENV]).toBe(
+      String(MMAP_THRESHOLD),
+    );
   });
 
   it('leaves other commands, other systems and a threshold already chosen alone', () => {
