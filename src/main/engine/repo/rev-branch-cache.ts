@@ -4,9 +4,9 @@
 // hg fills it as it reads branches (log, heads, update, pull). A record hg has not filled (zeros),
 // whose node prefix does not match the changelog, or that names no known branch leaves that
 // revision to its changeset text, as hg's own reader does; so does a missing or oversized file.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RevlogIndex } from '../revlog/index';
+import { readBounded } from './bounded-read';
 
 const RECORD = 8;
 const CLOSE_FLAG = 0x80000000;
@@ -16,32 +16,6 @@ const NAMES_MAX = 4 << 20;
 export interface BranchInfo {
   branch: string;
   closed: boolean;
-}
-
-/** Up to `max` bytes of `path`; undefined when it is missing or unreadable, or longer with `exact`. */
-function readBounded(path: string, max: number, exact: boolean): Buffer | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    if (exact && size > max) return undefined;
-    const buf = Buffer.allocUnsafe(Math.min(size, max));
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 export class RevBranchCache {

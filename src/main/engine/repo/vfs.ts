@@ -73,10 +73,26 @@ export function writeReplacing(path: string, data: string | Uint8Array, encoding
  * or the new one, and a link at the name (hard or symbolic) is replaced, not written through.
  */
 export function writeAtomic(path: string, data: Uint8Array): void {
+  stageAtomic(path, [data]).commit();
+}
+
+/** A temporary written whole, waiting to replace its file (commit) or to be dropped (discard). */
+export interface StagedFile {
+  commit(): void;
+  discard(): void;
+}
+
+/**
+ * writeAtomic in two steps: `parts` go to the temporary now (their buffers may be let go at once)
+ * and the rename waits for commit(), so a file that must appear only once a job has succeeded
+ * needs no copy of its content in memory meanwhile.
+ */
+export function stageAtomic(path: string, parts: readonly Uint8Array[]): StagedFile {
   const tmp = `${path}.sluice-tmp-${process.pid}`;
   const fd = openReplacing(tmp);
   try {
-    for (let off = 0; off < data.length;) off += writeSync(fd, data, off, data.length - off);
+    for (const data of parts)
+      for (let off = 0; off < data.length;) off += writeSync(fd, data, off, data.length - off);
     fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
@@ -84,7 +100,19 @@ export function writeAtomic(path: string, data: Uint8Array): void {
     throw e;
   }
   closeSync(fd);
-  renameSync(tmp, path);
+  let done = false;
+  return {
+    commit() {
+      if (done) return;
+      done = true;
+      renameSync(tmp, path);
+    },
+    discard() {
+      if (done) return;
+      done = true;
+      unlinkQuiet(tmp);
+    },
+  };
 }
 
 /** util.copyfile: the destination is unlinked first (a link there is replaced, not followed). */

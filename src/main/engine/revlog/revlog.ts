@@ -524,6 +524,21 @@ export class Revlog {
     return this.baseRefs[rev]! > next;
   }
 
+  /**
+   * Takes `text`, from outside the revlog (hg's manifest fulltext cache), as rev's raw text when it
+   * hashes to rev's node with rev's parents: later builds of rev, or of revisions whose delta chain
+   * runs through rev, start from it. False (nothing kept) when it does not hash to the node.
+   */
+  adoptText(rev: number, text: Uint8Array): boolean {
+    this.index.checkRev(rev);
+    // a flagged revision's raw text is not its text (censored, ellipsis): never taken from outside
+    if (this.index.revFlags(rev) !== 0) return false;
+    const [lo, hi] = sortedParents(this.name, this.index, rev);
+    if (Buffer.compare(revisionNode(text, lo, hi), this.index.node(rev)) !== 0) return false;
+    this.cache.set(rev, text);
+    return true;
+  }
+
   /** checkNode() for a text built at PARENTS in buf: the parents go in front, one hash call. */
   private checkNodePrefixed(rev: number, buf: Buffer, text: Uint8Array): void {
     checkParentRange(this.name, this.index, rev);

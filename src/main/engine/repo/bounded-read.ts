@@ -1,0 +1,34 @@
+// Reading a repository's cache files whole, within a bound: a cache is hostile input like any
+// other file, and a missing, unreadable or oversized one is simply not used.
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from 'node:fs';
+
+const NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
+
+/**
+ * Up to `max` bytes of `path`; undefined when it is missing, unreadable, a symbolic link, or (with
+ * `exact`) longer than `max`.
+ */
+export function readBounded(path: string, max: number, exact: boolean): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, fsConstants.O_RDONLY | NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (exact && size > max) return undefined;
+    const buf = Buffer.allocUnsafe(Math.min(size, max));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
