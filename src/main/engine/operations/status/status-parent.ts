@@ -26,6 +26,8 @@ export interface ParentCheckOptions {
   /** null: no "now" could be had (a read-only .hg): nothing is fixed up */
   boundary: Timestamp | null;
   v2: boolean;
+  /** the first parent's manifest text, when the caller has it */
+  parentManifestText?: Uint8Array;
   /** the dirstate on disk is still the one status read (dirstate.identity) */
   sameDirstate: () => boolean;
 }
@@ -49,7 +51,9 @@ export async function checkWithParent(
   opts: ParentCheckOptions,
 ): Promise<ParentCheck> {
   const repo = await LocalRepo.open(loc.root);
-  const parent = await parentManifest(repo, ds.p1);
+  const parent = opts.parentManifestText
+    ? manifestByPath(opts.parentManifestText)
+    : await parentManifest(repo, ds.p1);
   const out: ParentCheck = { modified: [], deleted: [], clean: [], copies: new Map(), fixedUp: 0 };
   if (lookup.length > 0) {
     const looked = await checkLookup(lookup, {
@@ -74,6 +78,12 @@ export async function checkWithParent(
   return out;
 }
 
+function manifestByPath(text: Uint8Array): Map<string, ManifestEntry> {
+  const out = new Map<string, ManifestEntry>();
+  parseManifest(text, (e) => out.set(e.path, e));
+  return out;
+}
+
 /** The manifest of the working directory's first parent, by path. */
 async function parentManifest(repo: LocalRepo, p1: Uint8Array): Promise<Map<string, ManifestEntry>> {
   const out = new Map<string, ManifestEntry>();
@@ -91,8 +101,7 @@ async function parentManifest(repo: LocalRepo, p1: Uint8Array): Promise<Map<stri
     if (manifestNode.every((b) => b === 0)) return out;
     const mrev = mf.index.scanRev(manifestNode);
     if (mrev === undefined) throw new SluiceError('REVLOG', `manifest of revision ${rev} is missing`);
-    parseManifest(await mf.revision(mrev), (e) => out.set(e.path, e));
-    return out;
+    return manifestByPath(await mf.revision(mrev));
   } finally {
     await cl.close();
     await mf.close();

@@ -25,6 +25,8 @@ export interface StatusOptions {
   userConfig?: HgConfig;
   /** aborted (SIGINT): status stops with CANCELLED */
   signal?: AbortSignal;
+  /** the first parent's manifest text when the caller has it (an update): not built again */
+  parentManifestText?: Uint8Array;
 }
 
 export interface StatusResult extends StatusLists {
@@ -84,6 +86,7 @@ export async function workingCopyStatus(repoRoot: string, opts: StatusOptions): 
   if (s.lookup.length > 0 || ds.copySources.size > 0) {
     const parent = await import('./status-parent');
     const checked = await parent.checkWithParent(loc, ds, s.lookup, {
+      ...(opts.parentManifestText && { parentManifestText: opts.parentManifestText }),
       caps,
       boundary,
       v2,

@@ -21,9 +21,10 @@ export interface UncommittedFile {
  */
 export async function refuseUncommitted(
   root: string,
-  opts: { warn: Warn; signal?: AbortSignal },
+  opts: { warn: Warn; signal?: AbortSignal; parentManifestText?: Uint8Array },
 ): Promise<void> {
   const s = await workingCopyStatus(root, {
+    ...(opts.parentManifestText && { parentManifestText: opts.parentManifestText }),
     listUnknown: false,
     listIgnored: false,
     listClean: false,

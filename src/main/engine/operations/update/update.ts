@@ -15,7 +15,7 @@ import type { CloseStats } from '../../../../shared/events';
 import type { CloserOptions } from '../../../../shared/jobs';
 import { planCloser, type CloseImpl, type CloserPlan } from '../../closer/background-closer';
 import { SluiceError, toSluiceError } from '../../errors';
-import { writeAtomic } from '../../repo/vfs';
+import { writeAtomic, type StagedFile } from '../../repo/vfs';
 import type { JobContext } from '../../context/job-context';
 import { ProgressTracker } from '../../context/progress';
 import { LocalRepo } from '../../repo/local-repo';
@@ -27,6 +27,7 @@ import { NULL_REV } from '../../revlog/constants';
 import type { Revlog } from '../../revlog/revlog';
 import { parseChangelogEntry, type ManifestEntry } from '../../revlog/texts';
 import { diffManifests } from './manifest-diff';
+import { updateManifests } from './manifest-texts';
 import { readDirstateV1, type Dirstate } from '../../working-copy/dirstate-v1';
 import { readDirstateV2 } from '../../working-copy/dirstate-v2';
 import { refuseUncommitted } from './uncommitted';
@@ -82,6 +83,8 @@ export interface UpdateStats {
   removed: number;
   bytes: number;
   close: CloseStats;
+  /** manifests (target, working parent) whose text came from hg's manifest fulltext cache */
+  manifestsFromCache: number;
 }
 
 const NULL_HEX = '0'.repeat(40);
@@ -162,30 +165,6 @@ async function manifestRevOf(cl: Revlog, mf: Revlog, rev: number): Promise<numbe
   return mrev;
 }
 
-/** The manifest text of manifest revision `mrev` (empty for none). */
-async function manifestText(mf: Revlog, mrev: number | undefined): Promise<Uint8Array> {
-  return mrev === undefined ? NO_TEXT : mf.revision(mrev);
-}
-
-/**
- * The target's and the working parent's manifest texts. The one whose delta chain runs through the
- * other's revision is built second: the revlog then applies its last deltas to the text it has
- * just built instead of folding the whole chain again (update to a child or back to a parent: one
- * chain of up to ~1,000 deltas instead of two).
- */
-async function manifestTexts(
-  mf: Revlog,
-  target: number | undefined,
-  source: number | undefined,
-): Promise<[Uint8Array, Uint8Array]> {
-  if (target !== undefined && source !== undefined && mf.deltaChain(target).chain.includes(source)) {
-    const sourceText = await manifestText(mf, source);
-    return [await manifestText(mf, target), sourceText];
-  }
-  const targetText = await manifestText(mf, target);
-  return [targetText, await manifestText(mf, source)];
-}
-
 /**
  * Manifest bytes a line takes, generously (a 40-hex node, a path, a flag: 83 on the medium
  * corpus): the files a fresh checkout writes, estimated from the manifest's size before it is read.
@@ -199,6 +178,7 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
   const mf = await repo.manifestlog();
   const writers = fileWriters(writePoolOptions(opts));
   let cl: Revlog | undefined;
+  let cacheWrite: StagedFile | undefined;
   try {
     cl = await repo.changelog();
     const resolver = new RevisionResolver(repo, cl);
@@ -214,7 +194,9 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
     // from null every file is written: the writer threads start now, beside the manifest's read
     if (p1Rev === NULL_REV && ds.entries.size === 0 && mrev !== undefined)
       writers.prestart(Math.floor(mf.index.rawSize(mrev) / MANIFEST_LINE_ESTIMATE));
-    const [targetText, sourceText] = await manifestTexts(mf, mrev, await manifestRevOf(cl, mf, p1Rev));
+    const manifests = await updateManifests(repo.hgDir, mf, mrev, await manifestRevOf(cl, mf, p1Rev));
+    cacheWrite = manifests.cacheWrite;
+    const { targetText, sourceText } = manifests;
     const target: Target = {
       rev: plan.rev,
       nodeHex: plan.rev === NULL_REV ? NULL_HEX : cl.index.nodeHex(plan.rev),
@@ -235,8 +217,11 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
       { rev: target.rev, nodeHex: target.nodeHex, branch },
       ctx,
     );
-    return stats;
+    // hg writes its manifest cache when the wlock is released after a success, as here
+    cacheWrite?.commit();
+    return { ...stats, manifestsFromCache: manifests.fromCache };
   } finally {
+    cacheWrite?.discard();
     // checkout() ends the threads itself once they have run (before its undo, after its dirstate);
     // any other way out (a refused plan or audit, a cancel, a failed read) ends them here
     await writers.terminate();
@@ -294,7 +279,11 @@ async function checkoutChanges(
   if (!fresh) {
     // merge.update refuses over an uncommitted merge, then over what hg status lists
     if (ds.p2.some((b) => b !== 0)) throw new SluiceError('USAGE', 'outstanding uncommitted merge');
-    await refuseUncommitted(repo.root, { warn: (m) => ctx.log('warn', m.trimEnd()), signal: ctx.signal });
+    await refuseUncommitted(repo.root, {
+      warn: (m) => ctx.log('warn', m.trimEnd()),
+      signal: ctx.signal,
+      parentManifestText: sourceText,
+    });
   }
 
   const gets = diff?.gets ?? [];
@@ -379,7 +368,7 @@ async function checkout(
   opts: UpdateOptions,
   ctx: JobContext,
   writers: FileWriters,
-): Promise<UpdateStats> {
+): Promise<Omit<UpdateStats, 'manifestsFromCache'>> {
   const auditor = new PathAuditor(repo.root, opts.auditor);
   const changes = await checkoutChanges(repo, ds, sourceText, target, ctx);
   const { fresh, files, paths, removes } = changes;
