@@ -116,7 +116,7 @@ export class ManifestFulltextCache {
         if (lstatSync(dir, { throwIfNoEntry: false }) !== undefined) return undefined;
         mkdirSync(dir);
       }
-      return stageAtomic(join(dir, MANIFEST_CACHE_FILE), this.serialize());
+      return stageAtomic(join(dir, MANIFEST_CACHE_FILE), this.serialize(), false);
     } catch {
       return undefined;
     }

@@ -85,15 +85,16 @@ export interface StagedFile {
 /**
  * writeAtomic in two steps: `parts` go to the temporary now (their buffers may be let go at once)
  * and the rename waits for commit(), so a file that must appear only once a job has succeeded
- * needs no copy of its content in memory meanwhile.
+ * needs no copy of its content in memory meanwhile. `sync: false` for a cache whose reader checks
+ * what it reads (hg's atomictemp does not sync either): a crash may leave it short, never wrong.
  */
-export function stageAtomic(path: string, parts: readonly Uint8Array[]): StagedFile {
+export function stageAtomic(path: string, parts: readonly Uint8Array[], sync = true): StagedFile {
   const tmp = `${path}.sluice-tmp-${process.pid}`;
   const fd = openReplacing(tmp);
   try {
     for (const data of parts)
       for (let off = 0; off < data.length;) off += writeSync(fd, data, off, data.length - off);
-    fsyncSync(fd);
+    if (sync) fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
     unlinkQuiet(tmp);
