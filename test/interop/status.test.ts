@@ -260,6 +260,27 @@ describe.skipIf(noHg)(`sluice status against hg status${skipNote('hg')}`, () => 
       await expectSameStatus(repo, ['-A']);
     });
 
+  it('lookups by hash: data starting with \\1\\n, a copy with metadata, a symlink, a same-size change', async () => {
+    const repo = newRepo();
+    write(repo, 'meta', '\x01\nlooks like metadata\n');
+    write(repo, 'orig', 'original\n');
+    symlinkSync('orig', join(repo, 'link'));
+    hgOk(['commit', '-Am', 'r0'], repo);
+    hgOk(['copy', 'orig', 'copy'], repo);
+    hgOk(['commit', '-m', 'r1'], repo);
+    hgOk(['debugrebuilddirstate'], repo);
+    const past = new Date('2020-01-01T00:00:00Z');
+    for (const f of ['meta', 'orig', 'copy']) utimesSync(join(repo, f), past, past);
+    write(repo, 'orig', 'ORIGINAL\n'); // same size, in doubt
+    const theirs = join(work, `repo-${n++}`);
+    cpSync(repo, theirs, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+    const ours = (await sluice(['status', repo, '-A'])).out;
+    expect(ours).toBe(hgOk(['status', '-A'], theirs));
+    expect(ours).toContain('C meta\n');
+    expect(ours).toContain('C copy\n');
+    expect(ours).toContain('M orig\n');
+  });
+
   it.skipIf(process.getuid?.() === 0)(
     `unreadable files and directories${process.getuid?.() === 0 ? ' (skipped: root reads files whatever their mode)' : ''}`,
     async () => {

@@ -5,6 +5,7 @@
 import { closeSync, fstatSync, openSync, readlinkSync, readSync, lstatSync, unlinkSync } from 'node:fs';
 import type { ManifestEntry } from '../revlog/texts';
 import { RANGE_MASK } from './dirstate-v1';
+import { hashesToNode } from './file-hash-cmp';
 import type { FileTextReader } from './file-texts';
 import { probeName } from './fs-caps';
 import { workingPath } from './path-auditor';
@@ -117,8 +118,10 @@ async function sameContents(
   m: ManifestEntry,
   opts: LookupOptions,
 ): Promise<boolean> {
+  const isLink = (mode & 0o170000) === 0o120000;
+  if (await hashesToNode(opts.reader, path, m.nodeHex, fsPath, isLink)) return true;
   const expected = await opts.reader.read(path, m.nodeHex); // copy metadata already stripped
-  if ((mode & 0o170000) === 0o120000) {
+  if (isLink) {
     const target = readlinkSync(fsPath, { encoding: 'buffer' });
     return Buffer.compare(target, expected) === 0;
   }
