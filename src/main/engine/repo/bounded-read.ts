@@ -32,3 +32,30 @@ export function readBounded(path: string, max: number, exact: boolean): Buffer |
     closeSync(fd);
   }
 }
+
+/**
+ * `length` bytes of `path` from offset `at` (never through a symbolic link at the file); fewer
+ * when the file is shorter now, undefined when it cannot be read.
+ */
+export function readAt(path: string, at: number, length: number): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, fsConstants.O_RDONLY | NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(fd, buf, got, length - got, at + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}

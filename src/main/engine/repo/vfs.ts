@@ -83,12 +83,12 @@ export interface StagedFile {
 }
 
 /**
- * writeAtomic in two steps: `parts` go to the temporary now (their buffers may be let go at once)
- * and the rename waits for commit(), so a file that must appear only once a job has succeeded
- * needs no copy of its content in memory meanwhile. `sync: false` for a cache whose reader checks
+ * writeAtomic in two steps: `parts` go to the temporary now, one at a time (an iterator may make
+ * each as it is written), and the rename waits for commit(), so a file that must appear only once
+ * a job has succeeded needs no copy of its content in memory meanwhile. `sync: false` for a cache whose reader checks
  * what it reads (hg's atomictemp does not sync either): a crash may leave it short, never wrong.
  */
-export function stageAtomic(path: string, parts: readonly Uint8Array[], sync = true): StagedFile {
+export function stageAtomic(path: string, parts: Iterable<Uint8Array>, sync = true): StagedFile {
   const tmp = `${path}.sluice-tmp-${process.pid}`;
   const fd = openReplacing(tmp);
   try {

@@ -1,7 +1,16 @@
 // hg's manifest fulltext cache format on bytes hg 6.3.2 wrote (test/fixtures/hg/wcache: a repository
 // of six linear commits, updated to revisions 2, 5, 5, null and 4; `hg debugmanifestfulltextcache`
 // listed the nodes below, most recent first), and the LRU changes hg's reads make.
-import { mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,11 +38,11 @@ describe('ManifestFulltextCache', () => {
   it("reads hg's entries oldest first, and writes back the same bytes", () => {
     const c = ManifestFulltextCache.parse(HG_BYTES);
     expect(listed(c)).toEqual(HG_LIST.map(([n]) => n).reverse());
-    expect(c.list().map((e) => e.text.length)).toEqual(HG_LIST.map(([, s]) => s).reverse());
+    expect(c.list().map((e) => e.load()!.length)).toEqual(HG_LIST.map(([, s]) => s).reverse());
     // a manifest text: `path\0hex-node[flag]\n` lines
     expect(Buffer.from(c.peek(node(HG_LIST[0]![0]))!).toString('latin1')).toMatch(/^common\0[0-9a-f]{40}\n/);
     expect(c.dirty).toBe(false);
-    expect(Buffer.concat(c.serialize())).toEqual(HG_BYTES);
+    expect(Buffer.concat([...c.serialize()])).toEqual(HG_BYTES);
   });
 
   it('keeps the entries before a damaged one, as hg does, and reads garbage as empty', () => {
@@ -62,6 +71,28 @@ describe('ManifestFulltextCache', () => {
     c.insert(fresh, Buffer.from('a\0' + '22'.repeat(20) + '\n'));
     // the capacity (format.manifestcachesize: 4) pushes the oldest out
     expect(listed(c)).toEqual([HG_LIST[1]![0], HG_LIST[0]![0], HG_LIST[2]![0], '11'.repeat(20)]);
+  });
+
+  it('reads a text from the file when asked for it; a text gone meanwhile ends the new file', () => {
+    const hgDir = mkdtempSync(join(tmpdir(), 'mfcache-'));
+    dirs.push(hgDir);
+    mkdirSync(join(hgDir, 'wcache'));
+    const file = join(hgDir, 'wcache', 'manifestfulltextcache');
+    writeFileSync(file, HG_BYTES);
+    const c = ManifestFulltextCache.read(hgDir);
+    expect(listed(c)).toEqual(HG_LIST.map(([n]) => n).reverse());
+    // the newest entry's text cut off after the headers were read
+    truncateSync(file, HG_BYTES.length - 10);
+    expect(c.peek(node(HG_LIST[0]![0]))).toBeUndefined();
+    expect(Buffer.from(c.peek(node(HG_LIST[3]![0]))!)).toEqual(
+      Buffer.from(ManifestFulltextCache.parse(HG_BYTES).peek(node(HG_LIST[3]![0]))!),
+    );
+    expect(Buffer.concat([...c.serialize()])).toEqual(HG_BYTES.subarray(0, HG_BYTES.length - 268 - 24));
+    // thousands of empty entries (node i): scanning stops after 1,024, the newest 4 of them kept
+    const many = Buffer.alloc(24 * 5000);
+    for (let i = 0; i < 5000; i++) many.writeUInt32BE(i, 24 * i);
+    const kept = ManifestFulltextCache.parse(many).list();
+    expect(kept.map((e) => Buffer.from(e.node).readUInt32BE(0))).toEqual([1020, 1021, 1022, 1023]);
   });
 
   it('stages its file only when dirty, renamed into place by commit, never through a link', () => {

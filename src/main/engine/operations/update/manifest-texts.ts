@@ -32,9 +32,11 @@ function adoptCachedTexts(
   if (cache.list().length === 0) return adopted;
   const onChains = new Set<number>();
   for (const rev of revs) for (const r of mf.deltaChain(rev).chain) onChains.add(r);
-  for (const { node, text } of cache.list()) {
-    const rev = mf.index.rev(node);
-    if (rev !== undefined && onChains.has(rev) && mf.adoptText(rev, text)) adopted.set(rev, text);
+  for (const entry of cache.list()) {
+    const rev = mf.index.rev(entry.node);
+    if (rev === undefined || !onChains.has(rev)) continue;
+    const text = entry.load();
+    if (text && mf.adoptText(rev, text)) adopted.set(rev, text);
   }
   return adopted;
 }
