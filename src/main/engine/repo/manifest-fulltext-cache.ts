@@ -157,7 +157,8 @@ export class ManifestFulltextCache {
   /**
    * The file written to a temporary when hg would write it (dirty), renamed over the cache by
    * commit() once the update has succeeded; undefined when there is nothing to write or no place
-   * to write it (`.hg/wcache` a symbolic link or not a directory; hg also lets a failed write go).
+   * to write it (`.hg/wcache` a symbolic link or not a directory). A failed rename is let go, as hg
+   * lets a failed write go: the update it follows has succeeded.
    */
   stage(hgDir: string): StagedFile | undefined {
     if (!this.dirty) return undefined;
@@ -167,7 +168,17 @@ export class ManifestFulltextCache {
         if (lstatSync(dir, { throwIfNoEntry: false }) !== undefined) return undefined;
         mkdirSync(dir);
       }
-      return stageAtomic(join(dir, MANIFEST_CACHE_FILE), this.serialize(), false);
+      const staged = stageAtomic(join(dir, MANIFEST_CACHE_FILE), this.serialize(), false);
+      return {
+        commit: () => {
+          try {
+            staged.commit();
+          } catch {
+            staged.discard();
+          }
+        },
+        discard: () => staged.discard(),
+      };
     } catch {
       return undefined;
     }

@@ -85,8 +85,9 @@ export interface StagedFile {
 /**
  * writeAtomic in two steps: `parts` go to the temporary now, one at a time (an iterator may make
  * each as it is written), and the rename waits for commit(), so a file that must appear only once
- * a job has succeeded needs no copy of its content in memory meanwhile. `sync: false` for a cache whose reader checks
- * what it reads (hg's atomictemp does not sync either): a crash may leave it short, never wrong.
+ * a job has succeeded needs no copy of its content in memory meanwhile. `sync: false` for a cache
+ * whose reader checks what it reads (hg's atomictemp does not sync either): a crash may leave it
+ * short, never wrong. A commit that throws leaves the temporary for discard().
  */
 export function stageAtomic(path: string, parts: Iterable<Uint8Array>, sync = true): StagedFile {
   const tmp = `${path}.sluice-tmp-${process.pid}`;
@@ -105,8 +106,8 @@ export function stageAtomic(path: string, parts: Iterable<Uint8Array>, sync = tr
   return {
     commit() {
       if (done) return;
-      done = true;
       renameSync(tmp, path);
+      done = true;
     },
     discard() {
       if (done) return;

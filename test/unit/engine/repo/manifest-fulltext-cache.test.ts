@@ -110,6 +110,11 @@ describe('ManifestFulltextCache', () => {
     c.touch(node(HG_LIST[2]![0]));
     c.stage(hgDir)!.discard();
     expect(readdirSync(join(hgDir, 'wcache'))).toEqual(['manifestfulltextcache']);
+    // a rename that fails (a directory holds the name) is let go, its temporary removed
+    rmSync(join(hgDir, 'wcache', 'manifestfulltextcache'));
+    mkdirSync(join(hgDir, 'wcache', 'manifestfulltextcache', 'x'), { recursive: true });
+    c.stage(hgDir)!.commit();
+    expect(readdirSync(join(hgDir, 'wcache'))).toEqual(['manifestfulltextcache']);
     // wcache a symbolic link: not read, not written
     const other = mkdtempSync(join(tmpdir(), 'mfcache-'));
     dirs.push(other);
