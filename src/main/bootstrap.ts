@@ -28,8 +28,10 @@ export function startCli(
  * The Electron main and the web host: the pool the CLI has by default (48 close threads + the
  * reserve), so an app job closes exactly like `sluice apply`; a job asking for more gets 48 (its
  * done event says so), one asking for fewer is held to its count by the closer (CloserPlan.gated).
+ * The compile cache as the CLI has it; the host passes it on to its workers (compile-cache.ts).
  */
 export function startApp(entryUrl: string): Promise<unknown> {
   sizeThreadpool(DEFAULT_CLOSER_OPTIONS.closeThreads);
+  enableUserCompileCache();
   return import(entryUrl);
 }

@@ -1,4 +1,4 @@
-// V8's code cache for the CLI's modules (node:module enableCompileCache, Node >= 22.1): a later
+// V8's code cache for Sluice's modules (the CLI's, the app's and its workers') (node:module enableCompileCache, Node >= 22.1): a later
 // start reads the compiled bytecode of the modules an earlier one compiled. That bytecode is code
 // the process runs, so the cache lives only in a folder this user alone can write: the user's
 // Sluice cache folder, created 0700, refused (and the CLI runs without a cache) when it or any
@@ -12,6 +12,7 @@ import { userCacheDir } from './engine/context/user-cache-dir';
 /** node:module's compile cache API (Node >= 22.1; the types installed may predate it). */
 interface CompileCacheApi {
   enableCompileCache?: (dir: string) => { status: number; directory?: string };
+  getCompileCacheDir?: () => string | undefined;
   constants?: { compileCacheStatus?: { ENABLED: number; ALREADY_ENABLED: number } };
 }
 
@@ -38,6 +39,19 @@ export function enableUserCompileCache(env: NodeJS.ProcessEnv = process.env): st
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The environment for a worker this thread starts: a worker has a module loader of its own that
+ * enableCompileCache does not reach, but it reads NODE_COMPILE_CACHE from the environment it is
+ * given. Set to the folder above this thread's per-Node-version cache folder, so both share one
+ * cache; undefined (the worker gets process.env, unchanged) when this thread has no cache.
+ */
+export function workerEnvWithCompileCache(
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv | undefined {
+  const dir = (nodeModule as unknown as CompileCacheApi).getCompileCacheDir?.();
+  return dir ? { ...env, NODE_COMPILE_CACHE: dirname(dir) } : undefined;
 }
 
 function isSet(v: string | undefined): boolean {

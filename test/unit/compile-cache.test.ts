@@ -1,5 +1,6 @@
-// The CLI's compile cache: a folder only this user can change or none at all, and through the real
-// bootstrap (built as bin/sluice.cjs loads it) a cache that is written once and then reused.
+// The compile cache: a folder only this user can change or none at all; through the real bootstrap
+// (built as bin/sluice.cjs loads it) a cache that is written once and then reused; and in the app,
+// the same cache for the workers its host starts.
 
 import { execFileSync } from 'node:child_process';
 import {
@@ -7,6 +8,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   readdirSync,
   rmSync,
   statSync,
@@ -140,6 +142,51 @@ describe.skipIf(!HAS_COMPILE_CACHE)('the CLI bootstrap with the compile cache (N
     expect(start(cacheDir)).toBe('entry ran 42');
     // a cache that was not read would be written again (a new file renamed into place)
     expect(cacheFiles(cacheDir)).toEqual(first);
+  });
+
+  it('the app: a worker the host starts (EngineWorkerHost) compiles its modules into the same cache', async () => {
+    // the worker's module, recognizable in the cache by a string only it holds (V8 keeps a
+    // module's literals in its code cache)
+    const marker = 'sluice-engine-worker-cache-marker';
+    const worker = join(tmp, 'app-worker.mjs');
+    writeFileSync(worker, `const marker = '${marker}';\nexport const length = marker.length;\n`);
+    const appSource = join(tmp, 'app-entry.ts');
+    writeFileSync(
+      appSource,
+      [
+        `import { EngineWorkerHost } from ${JSON.stringify(join(ROOT, 'src/main/host/engine-worker-host.ts'))};`,
+        `const host = new EngineWorkerHost({ batchIntervalMs: 50 }, { script: ${JSON.stringify(worker)} });`,
+        `host.on('exit', (code) => process.stdout.write('worker exited ' + code));`,
+      ].join('\n'),
+    );
+    const appEntry = join(tmp, 'out', 'app-entry.mjs');
+    await build({
+      entryPoints: [appSource],
+      outfile: appEntry,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      logLevel: 'warning',
+    });
+    const startApp = (cacheDir: string, extra: Record<string, string> = {}): string =>
+      execFileSync(
+        process.execPath,
+        ['-e', `require(${JSON.stringify(boot)}).startApp(${JSON.stringify(pathToFileURL(appEntry).href)})`],
+        { env: { ...cacheEnv, SLUICE_CACHE_DIR: cacheDir, ...extra }, encoding: 'utf8' },
+      );
+    const holdsMarker = (cacheDir: string): boolean =>
+      existsSync(join(cacheDir, 'compile-cache')) &&
+      readdirSync(join(cacheDir, 'compile-cache'), { recursive: true, withFileTypes: true }).some(
+        (d) => d.isFile() && readFileSync(join(d.parentPath, d.name)).includes(marker),
+      );
+
+    const on = join(tmp, 'app-cache');
+    expect(startApp(on)).toBe('worker exited 0');
+    expect(holdsMarker(on)).toBe(true);
+    // with the cache off for the app, its workers have none either
+    const off = join(tmp, 'app-cache-off');
+    expect(startApp(off, { SLUICE_NO_COMPILE_CACHE: '1' })).toBe('worker exited 0');
+    expect(holdsMarker(off)).toBe(false);
   });
 
   it.skipIf(!POSIX)('an unsafe folder: no cache is written and the CLI still runs', () => {

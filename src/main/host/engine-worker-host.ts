@@ -13,6 +13,7 @@
 
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerEnvWithCompileCache } from '../compile-cache';
 import { TypedEmitter } from './typed-emitter';
 import type { HostToWorker, WorkerStartData, WorkerToHost } from './worker-protocol';
 
@@ -72,6 +73,7 @@ export class EngineWorkerHost implements EngineWorkerLike {
     const entry = options.script instanceof URL ? options.script : pathToFileURL(options.script);
     this.worker = new Worker(options.bootstrap ?? entry, {
       workerData: options.bootstrap ? { ...start, __entry: entry.href } : start,
+      env: workerEnvWithCompileCache(),
       resourceLimits: {
         maxOldGenerationSizeMb: options.maxOldGenerationSizeMb ?? ENGINE_OLD_GENERATION_MB,
         maxYoungGenerationSizeMb: ENGINE_YOUNG_GENERATION_MB,

@@ -3,6 +3,7 @@
 // working copy to watch its folders costs the worker, not the host's main thread. The worker posts
 // each repository's changed paths coalesced per flush window; a removed watch is torn down there too.
 import { Worker } from 'node:worker_threads';
+import { workerEnvWithCompileCache } from '../compile-cache';
 import { locateWorkerScript } from '../engine/context/worker-script';
 import {
   WATCH_WORKER_KIND,
@@ -58,6 +59,7 @@ export class WatchWorker {
     try {
       const worker = new Worker(script.bootstrap ?? script.script, {
         workerData: script.bootstrap ? { ...data, __entry: script.script.href } : data,
+        env: workerEnvWithCompileCache(),
         stdout: false,
         stderr: false,
       });
