@@ -9,28 +9,10 @@ const NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
  * `exact`) longer than `max`.
  */
 export function readBounded(path: string, max: number, exact: boolean): Buffer | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, fsConstants.O_RDONLY | NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
+  return withFile(path, (fd) => {
     const size = fstatSync(fd).size;
-    if (exact && size > max) return undefined;
-    const buf = Buffer.allocUnsafe(Math.min(size, max));
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
+    return exact && size > max ? undefined : readFully(fd, Math.min(size, max), 0);
+  });
 }
 
 /**
@@ -38,6 +20,11 @@ export function readBounded(path: string, max: number, exact: boolean): Buffer |
  * when the file is shorter now, undefined when it cannot be read.
  */
 export function readAt(path: string, at: number, length: number): Buffer | undefined {
+  return withFile(path, (fd) => readFully(fd, length, at));
+}
+
+/** `use` on the file opened to read (not through a link); undefined when anything fails. */
+function withFile(path: string, use: (fd: number) => Buffer | undefined): Buffer | undefined {
   let fd: number;
   try {
     fd = openSync(path, fsConstants.O_RDONLY | NOFOLLOW);
@@ -45,17 +32,22 @@ export function readAt(path: string, at: number, length: number): Buffer | undef
     return undefined;
   }
   try {
-    const buf = Buffer.allocUnsafe(length);
-    let got = 0;
-    while (got < length) {
-      const n = readSync(fd, buf, got, length - got, at + got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
+    return use(fd);
   } catch {
     return undefined;
   } finally {
     closeSync(fd);
   }
+}
+
+/** `length` bytes from `at`, fewer at the end of the file. */
+function readFully(fd: number, length: number, at: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, at + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
 }
