@@ -5,7 +5,6 @@
 import { closeSync, fstatSync, openSync, readlinkSync, readSync, lstatSync, unlinkSync } from 'node:fs';
 import type { ManifestEntry } from '../revlog/texts';
 import { RANGE_MASK } from './dirstate-v1';
-import { hashesToNode } from './file-hash-cmp';
 import type { FileTextReader } from './file-texts';
 import { probeName } from './fs-caps';
 import { workingPath } from './path-auditor';
@@ -119,6 +118,8 @@ async function sameContents(
   opts: LookupOptions,
 ): Promise<boolean> {
   const isLink = (mode & 0o170000) === 0o120000;
+  // loaded here: a status the dirstate alone answers never needs node:crypto
+  const { hashesToNode } = await import('./file-hash-cmp');
   if (await hashesToNode(opts.reader, path, m.nodeHex, fsPath, isLink)) return true;
   const expected = await opts.reader.read(path, m.nodeHex); // copy metadata already stripped
   if (isLink) {
