@@ -145,23 +145,27 @@ export function debugLine(entry: FileEntry): string {
   return `adding [${entry.vfs}] ${entry.name} (${formatHgBytes(entry.size)})`;
 }
 
-/** Mercurial's util.bytecount: `66 bytes`, `1.21 KB`, `12.3 MB`. */
+/** util.bytecount's table: at or above `mult` times `div`, show n/div with `digits` decimals. */
+const HG_BYTE_UNITS: readonly (readonly [mult: number, div: number, unit: string, digits: number])[] = [
+  [100, 1 << 30, 'GB', 0],
+  [10, 1 << 30, 'GB', 1],
+  [1, 1 << 30, 'GB', 2],
+  [100, 1 << 20, 'MB', 0],
+  [10, 1 << 20, 'MB', 1],
+  [1, 1 << 20, 'MB', 2],
+  [100, 1 << 10, 'KB', 0],
+  [10, 1 << 10, 'KB', 1],
+  [1, 1 << 10, 'KB', 2],
+];
+
+/**
+ * Mercurial's util.bytecount: `66 bytes`, `1.21 KB`, `12.3 MB`. Called once per file for the debug
+ * log, so its table is made once, not per call.
+ */
 export function formatHgBytes(n: number): string {
-  const units: [number, number, string][] = [
-    [100, 1 << 30, 'GB'],
-    [10, 1 << 30, 'GB'],
-    [1, 1 << 30, 'GB'],
-    [100, 1 << 20, 'MB'],
-    [10, 1 << 20, 'MB'],
-    [1, 1 << 20, 'MB'],
-    [100, 1 << 10, 'KB'],
-    [10, 1 << 10, 'KB'],
-    [1, 1 << 10, 'KB'],
-  ];
-  const digits = [0, 1, 2, 0, 1, 2, 0, 1, 2];
-  for (let i = 0; i < units.length; i++) {
-    const [mult, div, unit] = units[i]!;
-    if (Math.abs(n) >= div * mult) return `${(n / div).toFixed(digits[i]!)} ${unit}`;
+  const abs = Math.abs(n);
+  for (const [mult, div, unit, digits] of HG_BYTE_UNITS) {
+    if (abs >= div * mult) return `${(n / div).toFixed(digits)} ${unit}`;
   }
   return `${n.toFixed(0)} bytes`;
 }
