@@ -32,6 +32,7 @@ import { NodeMap } from './node-map';
 import { applyDeltaInto, applyDeltas, onLineBoundaries, patchedSize, trivialDeltaText } from './mpatch';
 import { checkNow, checkParts, type NodeChecks } from './node-checks';
 import { DelayedIndex } from './delayed-index';
+import { packIndexEntry, splitInlineBytes, type PendingEntry } from './index-entry';
 import { isGoodDelta, LIMIT_DELTA2TEXT, SPARSE_MAX_CHAIN_LENGTH, type ChainInfo } from './delta-choice';
 import { namedRevlogError, shortNode } from './revlog-error';
 import { simpleDelta } from './simple-delta';
@@ -52,18 +53,6 @@ const SPAN_READ_MAX = 8 << 20;
  * (snapshots, p2). Larger budgets raised peak memory for no CPU gain (docs/benchmarks/analysis.md).
  */
 const CACHE_BYTES = 4 << 20;
-
-interface PendingEntry {
-  offset: number;
-  flags: number;
-  clen: number;
-  rawSize: number;
-  base: number;
-  link: number;
-  p1: number;
-  p2: number;
-  node: Buffer;
-}
 
 export class RevlogWriter {
   readonly radix: string;
@@ -613,22 +602,6 @@ export class RevlogWriter {
     });
   }
 
-  private packEntry(rev: number, e: PendingEntry): Buffer {
-    // from Buffer's pool (Buffer.alloc makes one ArrayBuffer per entry); bytes 52-63 are padding
-    const b = Buffer.allocUnsafe(ENTRY_SIZE).fill(0, 32 + NODE_SIZE);
-    b.writeUIntBE(e.offset, 0, 6);
-    b.writeUInt16BE(e.flags, 6);
-    b.writeInt32BE(e.clen, 8);
-    b.writeInt32BE(e.rawSize, 12);
-    b.writeInt32BE(e.base, 16);
-    b.writeInt32BE(e.link, 20);
-    b.writeInt32BE(e.p1, 24);
-    b.writeInt32BE(e.p2, 28);
-    e.node.copy(b, 32);
-    if (rev === 0) b.writeUInt32BE(this.header >>> 0, 0);
-    return b;
-  }
-
   private journal(): void {
     if (this.journaled) return;
     this.journaled = true;
@@ -646,7 +619,7 @@ export class RevlogWriter {
     this.journal();
     const rev = this.length;
     this.pending.push(e);
-    const entry = this.packEntry(rev, e);
+    const entry = packIndexEntry(rev, e, this.header);
     this.dataEnd += chunk.length;
     if (this.inline) {
       if (this.delayed) {
@@ -707,21 +680,16 @@ export class RevlogWriter {
     this.tx.add(dname, 0);
     this.onNewFile?.(dname);
     this.flush();
-    const whole = readFileSync(this.indexPath);
-    const n = this.length;
-    const data = Buffer.allocUnsafe(this.dataEnd);
-    const index = Buffer.allocUnsafe(n * ENTRY_SIZE);
-    let trindex: number | undefined;
-    for (let r = 0; r < n; r++) {
-      const e = this.entry(r);
-      const at = e.offset + r * ENTRY_SIZE;
-      whole.copy(index, r * ENTRY_SIZE, at, at + ENTRY_SIZE);
-      whole.copy(data, e.offset, at + ENTRY_SIZE, at + ENTRY_SIZE + e.clen);
-      if (trindex === undefined && troffset <= at) trindex = r;
-    }
-    trindex ??= 0;
     this.header &= ~FLAG_INLINE_DATA;
-    index.writeUInt32BE(this.header >>> 0, 0);
+    const n = this.length;
+    const { index, data, trindex } = splitInlineBytes(
+      readFileSync(this.indexPath),
+      n,
+      this.dataEnd,
+      (r) => this.entry(r),
+      this.header,
+      troffset,
+    );
     this.closeIndexFd();
     this.closeDataFd();
     // vfs 'w' modes: a stale NAME.d (or a link planted there) is replaced, never written through
