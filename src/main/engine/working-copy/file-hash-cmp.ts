@@ -9,6 +9,8 @@ import { sortedParents } from '../revlog/revision-checks';
 import type { FileTextReader } from './file-texts';
 
 const READ = 1 << 20;
+/** One read buffer for every file hashed (the reads are synchronous): a status after a checkout may hash thousands. */
+let scratch: Buffer | undefined;
 const META = Buffer.from('\x01\n');
 const EMPTY_META = Buffer.from('\x01\n\x01\n');
 
@@ -22,7 +24,7 @@ function hashData(hash: ReturnType<typeof createHash>, fsPath: string | Buffer, 
   }
   const fd = openSync(fsPath, 'r');
   try {
-    const buf = Buffer.allocUnsafe(READ);
+    const buf = (scratch ??= Buffer.allocUnsafe(READ));
     for (let first = true; ; first = false) {
       const n = readSync(fd, buf, 0, READ, null);
       if (n === 0) return;
