@@ -4,6 +4,7 @@
 // differently), writes its share of the batch, and reports once, with its closer's stats and the
 // first error. Built as out/cli/checkout-worker.mjs and out/main/checkout-worker.js.
 import { parentPort, workerData } from 'node:worker_threads';
+import { prepareZstd } from '../codec/zstd';
 import {
   CHECKOUT_WORKER_KIND,
   CTL_GO,
@@ -29,5 +30,7 @@ async function run(port: NonNullable<typeof parentPort>, task: CheckoutTask): Pr
 const data = workerData as CheckoutWorkerData | undefined;
 if (parentPort && data?.kind === CHECKOUT_WORKER_KIND) {
   const port = parentPort;
+  // its first file would wait for the decoder otherwise; the main thread's GO comes later
+  if (data.zstd) void prepareZstd();
   port.once('message', (task: CheckoutTask) => void run(port, task));
 }

@@ -415,6 +415,8 @@ export function fromPosted(p: PostedError): SluiceError {
 /** A checkout worker's workerData (its batch comes as its one message). */
 export interface CheckoutWorkerData {
   kind: typeof CHECKOUT_WORKER_KIND;
+  /** the store's revlogs are zstd: the worker loads its decoder while it waits for its batch */
+  zstd?: boolean;
 }
 
 /** The one message a checkout worker receives: its batch (the SharedArrayBuffers are shared, not copied). */

@@ -67,6 +67,8 @@ export interface WritePoolOptions {
   closeImpl?: CloseImpl;
   /** tests: false leaves every file to the workers (when there are any) */
   mainShare?: boolean;
+  /** the revlogs are zstd (each worker loads its decoder as it starts) */
+  zstd?: boolean;
 }
 
 /**
@@ -112,7 +114,7 @@ export class FileWriters {
   private spawn(count: number): void {
     const script = this.script!;
     while (this.workers.length < count) {
-      const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND };
+      const data: CheckoutWorkerData = { kind: CHECKOUT_WORKER_KIND, zstd: this.opts.zstd === true };
       const worker = new Worker(script.bootstrap ?? script.script, {
         workerData: script.bootstrap ? { ...data, __entry: script.script.href } : data,
         // a file's garbage is short-lived: a small young generation keeps RSS (and page faults) down

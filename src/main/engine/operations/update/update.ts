@@ -176,10 +176,18 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
   const ds = v2 ? readDirstateV2(repo.hgDir) : readDirstateV1(join(repo.hgDir, 'dirstate'));
   const p1Hex = Buffer.from(ds.p1).toString('hex');
   const mf = await repo.manifestlog();
-  const writers = fileWriters(writePoolOptions(opts));
+  const writers = fileWriters({
+    ...writePoolOptions(opts),
+    zstd: repo.requirements.has('revlog-compression-zstd'),
+  });
   let cl: Revlog | undefined;
   let cacheWrite: StagedFile | undefined;
   try {
+    // from null every file is written: the writer threads start now, sized by the newest
+    // manifest (a fresh checkout's usual target), so their start runs beside the changelog's and
+    // the manifest's reads; run() ends any the real target does not need
+    if (p1Hex === NULL_HEX && ds.entries.size === 0 && mf.index.length > 0)
+      writers.prestart(Math.floor(mf.index.rawSize(mf.index.length - 1) / MANIFEST_LINE_ESTIMATE));
     cl = await repo.changelog();
     const resolver = new RevisionResolver(repo, cl);
     const p1Rev = p1Hex === NULL_HEX ? NULL_REV : cl.index.rev(ds.p1);
@@ -191,9 +199,6 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
       : await updatePlan(resolver, cl, repo.hgDir, wc, opts.rev, ctx);
     const branch = plan.rev === NULL_REV ? 'default' : (await resolver.branchOf(plan.rev)).branch;
     const mrev = await manifestRevOf(cl, mf, plan.rev);
-    // from null every file is written: the writer threads start now, beside the manifest's read
-    if (p1Rev === NULL_REV && ds.entries.size === 0 && mrev !== undefined)
-      writers.prestart(Math.floor(mf.index.rawSize(mrev) / MANIFEST_LINE_ESTIMATE));
     const manifests = await updateManifests(repo.hgDir, mf, mrev, await manifestRevOf(cl, mf, p1Rev));
     cacheWrite = manifests.cacheWrite;
     const { targetText, sourceText } = manifests;
