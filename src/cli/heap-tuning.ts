@@ -41,6 +41,7 @@ export function tuneHeapForMemory(
     '--semi-space-growth-factor=1' +
     (opts.optimizeForSize === false && HAS_MAGLEV ? '' : ' --optimize-for-size') +
     (opts.turbofan === false && HAS_MAGLEV ? ' --no-turbofan' : '');
+  for (const id of JOB_BUILTINS) process.getBuiltinModule(id);
   setFlagsFromString(flags);
   if (heapTuned) return;
   heapTuned = true;
@@ -48,6 +49,13 @@ export function tuneHeapForMemory(
     (m as { worker: Worker }).worker.once('online', () => setFlagsFromString(flags));
   });
 }
+
+/**
+ * Builtins the engine's jobs load after the flags change, loaded before it: V8 checks its flags'
+ * hash before it uses the code cache of Node's builtins, and compiles a builtin loaded later from
+ * source. (Worker threads pay this for every builtin: docs/benchmarks/analysis.md, issue 28.)
+ */
+const JOB_BUILTINS = ['node:zlib', 'node:fs/promises'];
 
 // A changegroup apply (pull, clone --pull) without TurboFan and with the young generation kept at
 // its first size: its garbage (decompressed wire pieces, texts, deltas) dies young, and each
