@@ -103,6 +103,49 @@ export function unsupportedRequirements(requirements: Iterable<string>): string[
 }
 
 /**
+ * Requirements a stream's list may not carry: they describe a share (whose store is elsewhere,
+ * named by a `.hg/sharedpath` no stream holds) or a sparse working copy, never the streamed store.
+ * No hg server sends them (streamclone.streamed_requirements; older servers' supportedformats);
+ * from a hostile one they would make a clone neither hg nor Sluice can open.
+ */
+const NEVER_STREAMED: ReadonlySet<string> = new Set(['shared', 'relshared', 'exp-sparse']);
+
+/** At most this many requirement names go into a message or an error's details. */
+const MAX_NAMES_SHOWN = 10;
+
+/** A list of names from a server, bounded for a message: the first few, each cut, and a count. */
+function boundedNames(names: readonly string[]): string {
+  const shown = names.slice(0, MAX_NAMES_SHOWN).map((n) => (n.length > 100 ? `${n.slice(0, 100)}…` : n));
+  const more = names.length - shown.length;
+  return shown.join(', ') + (more > 0 ? ` and ${more} more` : '');
+}
+
+/**
+ * Why a stream (v1 `streamreqs`, a v2 part or a packed1 header) cannot be applied, or null: what
+ * Sluice cannot honour, or what no store stream may carry (NEVER_STREAMED). Bounded in length
+ * whatever the server listed.
+ */
+export function streamRequirementsProblem(streamed: readonly string[]): string | null {
+  const unsupported = unsupportedRequirements(streamed);
+  if (unsupported.length) return `unsupported format: ${boundedNames(unsupported)}`;
+  const notStore = sorted(new Set(streamed.filter((r) => NEVER_STREAMED.has(r))));
+  if (notStore.length)
+    return `the stream requires ${notStore.join(', ')}, which describes a share or a working copy, not a store (no hg server sends it)`;
+  return null;
+}
+
+/** streamRequirementsProblem as the refusal of a stream clone (UNSUPPORTED_REQUIREMENTS), or null. */
+export function streamRequirementsError(streamed: readonly string[]): SluiceError | null {
+  const problem = streamRequirementsProblem(streamed);
+  if (problem === null) return null;
+  const refused = [...unsupportedRequirements(streamed), ...streamed.filter((r) => NEVER_STREAMED.has(r))];
+  return new SluiceError('UNSUPPORTED_REQUIREMENTS', `unable to apply stream clone: ${problem}`, {
+    unsupported: refused.slice(0, MAX_NAMES_SHOWN),
+    count: refused.length,
+  });
+}
+
+/**
  * Requirements hg 6.3.2 honours (itself, or through largefiles, lfs and narrow, which it bundles)
  * that Sluice does not support yet, with the feature each one means.
  */

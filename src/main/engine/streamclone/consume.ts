@@ -26,7 +26,7 @@ import {
   DEFAULT_NEW_REPO_REQUIREMENTS,
   encodeDir,
   storePathEncoder,
-  unsupportedRequirements,
+  streamRequirementsError,
 } from './store-adapter';
 
 export interface ApplyStreamOptions {
@@ -102,14 +102,8 @@ async function applyOpened(
   const header = reader.header;
   const streamed = opts.requirements ?? header.requirements;
   // applybundlev1/v2: refuse before anything is written.
-  const unsupported = unsupportedRequirements(streamed);
-  if (unsupported.length > 0) {
-    throw new SluiceError(
-      'UNSUPPORTED_REQUIREMENTS',
-      `unable to apply stream clone: unsupported format: ${unsupported.join(', ')}`,
-      { unsupported },
-    );
-  }
+  const refused = streamRequirementsError(streamed);
+  if (refused) throw refused;
   checkFreeSpace(dest, header.bytes, 'the stream announces', ctx.freeSpace);
   const requirements =
     opts.writeRequirements === false ? [...DEFAULT_NEW_REPO_REQUIREMENTS] : cloneRequirements(streamed);

@@ -5,7 +5,7 @@ export { storePathEncoder, encodeDir, type StorePathEncoder } from '../store/enc
 export { serializeFncache } from '../store/fncache';
 export {
   cloneRequirements,
-  unsupportedRequirements,
+  streamRequirementsError,
   writeRequirements,
   DEFAULT_NEW_REPO_REQUIREMENTS,
 } from '../store/requirements';

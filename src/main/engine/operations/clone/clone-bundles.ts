@@ -8,7 +8,7 @@
 
 import { totalmem } from 'node:os';
 import { SluiceError } from '../../errors';
-import { unsupportedRequirements } from '../../store/requirements';
+import { streamRequirementsProblem } from '../../store/requirements';
 import { parseDigests, type Digest } from '../../downloads/digest';
 import { unquote } from '../../protocol/wire-encoding';
 
@@ -142,9 +142,9 @@ export function chooseCloneBundle(
     if (want === 'v2' && spec.version !== 'v2') continue;
     const reqs = spec.params.get('requirements');
     if (reqs) {
-      const missing = unsupportedRequirements(reqs.split(',').filter(Boolean));
-      if (missing.length) {
-        filter(url, `because of unsupported requirements: ${missing.join(', ')}`);
+      const problem = streamRequirementsProblem(reqs.split(',').filter(Boolean));
+      if (problem) {
+        filter(url, `because of its requirements (${problem})`);
         continue;
       }
     }

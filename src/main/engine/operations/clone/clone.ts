@@ -35,7 +35,7 @@ import type { JobContext } from '../../context/job-context';
 import {
   DEFAULT_NEW_REPO_REQUIREMENTS,
   locateRepository,
-  unsupportedRequirements,
+  streamRequirementsError,
   UNREADABLE_REQUIREMENTS,
 } from '../../store/requirements';
 import {
@@ -229,16 +229,8 @@ export function planStream(caps: Capabilities, want: 'auto' | 'v1' | 'v2'): Stre
       'the server allows no stream clone (it advertises neither stream nor streamreqs: server.uncompressed is off or the repository has secret changesets)',
     );
   }
-  const missing = unsupportedRequirements(requirements);
-  if (missing.length) {
-    throw new SluiceError(
-      'UNSUPPORTED_REQUIREMENTS',
-      `unable to apply stream clone: unsupported format: ${missing.join(', ')}`,
-      {
-        unsupported: missing,
-      },
-    );
-  }
+  const refused = streamRequirementsError(requirements);
+  if (refused) throw refused;
   const v2 = caps.has('getbundle') && (caps.bundle2().get('stream') ?? []).includes('v2');
   if (want === 'v2' && !v2)
     throw new SluiceError('NO_STREAM', 'the server does not offer stream clone v2 (bundle2 stream=v2)');
