@@ -113,6 +113,7 @@ function response(
     url,
     body: asyncPieces(pieces),
     readAll: async (limit = 64 << 20) => Buffer.from(body.subarray(0, limit)),
+    readHead: async (limit) => Buffer.from(body.subarray(0, limit)),
     discard: () => undefined,
   };
 }

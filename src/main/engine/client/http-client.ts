@@ -72,6 +72,11 @@ export interface HttpResponse {
   body: AsyncIterable<Uint8Array>;
   /** reads the whole body (at most `limit` bytes, else LIMIT) */
   readAll(limit?: number): Promise<Buffer>;
+  /**
+   * The body's first `limit` bytes, or fewer when it ends (or fails) sooner; the rest is never read
+   * (the connection is closed). For messages: a long error body keeps its start.
+   */
+  readHead(limit: number): Promise<Buffer>;
   /** drops the body (the socket is closed unless already consumed) */
   discard(): void;
 }
@@ -709,6 +714,21 @@ export class HttpSession {
           parts.push(Buffer.from(c.buffer, c.byteOffset, c.byteLength));
         }
         return Buffer.concat(parts, n);
+      },
+      async readHead(limit: number): Promise<Buffer> {
+        const parts: Buffer[] = [];
+        let n = 0;
+        try {
+          for await (const c of iterable) {
+            parts.push(Buffer.from(c.buffer, c.byteOffset, c.byteLength));
+            n += c.length;
+            if (n >= limit) break;
+          }
+        } catch {
+          // only a message is made of it: what arrived before the failure is kept
+        }
+        if (!res.complete) res.destroy();
+        return Buffer.concat(parts, n).subarray(0, limit);
       },
       discard(): void {
         cleanup();

@@ -137,12 +137,7 @@ export class HttpPeer extends WirePeer {
   ): Promise<PeerResponse> {
     const safe = redactUrl(base);
     if (res.status < 200 || res.status > 299) {
-      let text = '';
-      try {
-        text = latin1(await res.readAll(4096));
-      } catch {
-        /* the status is what matters */
-      }
+      const text = latin1(await res.readHead(4096));
       res.discard();
       throw new SluiceError(
         'HTTP',
@@ -155,21 +150,12 @@ export class HttpPeer extends WirePeer {
     }
     const proto = String(res.headers['content-type'] ?? '');
     if (proto.startsWith('application/hg-error')) {
-      let text = '';
-      try {
-        text = latin1(await res.readAll(64 * 1024));
-      } catch {
-        /* keep what we have */
-      }
+      const text = latin1(await res.readHead(64 * 1024));
+      res.discard();
       throw new SluiceError('REMOTE_ABORT', `remote error: ${text.trim()}`);
     }
     if (!proto.startsWith('application/mercurial-')) {
-      let head = '';
-      try {
-        head = latin1(await res.readAll(64 * 1024)).slice(0, 200);
-      } catch {
-        /* only for the message */
-      }
+      const head = latin1(await res.readHead(200));
       res.discard();
       throw new SluiceError(
         'PROTOCOL',
