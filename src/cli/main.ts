@@ -115,22 +115,42 @@ export async function main(argv: string[], io: CliIO): Promise<number> {
   }
 }
 
-/** Process entry: SIGINT cancels the job (temporary removed, exit 130); a second SIGINT exits at once. */
+/** Exit status after SIGTERM or SIGHUP (128 + the signal's number, as a shell reports it). */
+const TERMINATING_SIGNALS = { SIGTERM: 143, SIGHUP: 129 } as const;
+/** How long a job cancelled by SIGTERM or SIGHUP has to roll back before the process exits anyway. */
+const TERMINATE_GRACE_MS = 20_000;
+
+/**
+ * Process entry: SIGINT cancels the job (temporary removed, exit 130); a second SIGINT exits at
+ * once. SIGTERM and SIGHUP (a closed terminal, sshd ending `serve --stdio`) cancel it the same
+ * way, as hg's catchterm does, so a service manager's stop leaves no temporary, lock or journal.
+ */
 async function run(): Promise<void> {
   const controller = new AbortController();
   // `sluice apply --debug | head`: a closed stdout must not crash the job half-way (hg would die on
-  // the broken pipe and leave its partial clone); the rest of the output is dropped instead.
+  // the broken pipe and leave its partial clone); the rest of the output is dropped instead. A
+  // terminal that hung up (EIO) is the same.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EPIPE') throw e;
+      if (e.code !== 'EPIPE' && e.code !== 'EIO') throw e;
       stream.write = (() => true) as typeof stream.write;
     });
   }
   let interrupts = 0;
+  let terminatedWith: number | null = null;
   process.on('SIGINT', () => {
-    if (++interrupts > 1) process.exit(EXIT_INTERRUPTED);
+    if (++interrupts > 1) process.exit(terminatedWith ?? EXIT_INTERRUPTED);
     controller.abort();
   });
+  for (const [signal, status] of Object.entries(TERMINATING_SIGNALS)) {
+    process.on(signal, () => {
+      if (++interrupts > 1) process.exit(terminatedWith ?? status);
+      terminatedWith = status;
+      controller.abort();
+      // a command that does not watch the signal (bundle, inspect) still ends
+      setTimeout(() => process.exit(status), TERMINATE_GRACE_MS).unref();
+    });
+  }
   let code: number;
   try {
     code = await main(process.argv.slice(2), {
@@ -143,6 +163,7 @@ async function run(): Promise<void> {
     code = 1;
   }
   if (controller.signal.aborted && code === 0) code = EXIT_INTERRUPTED;
+  if (terminatedWith !== null && code === EXIT_INTERRUPTED) code = terminatedWith;
   process.exitCode = code;
 }
 

@@ -128,6 +128,7 @@ apply over ssh (the ssh login is the access control, as in hg); the others do.
         process.stdin.destroy(); // an open stdin (a silent client) would keep the process alive
         return writeAbort(io, e);
       }
+      process.stdin.destroy(); // stopped by a signal, the client may still hold stdin open
       return EXIT_OK;
     }
     let manifest: string | undefined;

@@ -14,7 +14,7 @@
 // waits forever).
 
 import type { Readable, Writable } from 'node:stream';
-import { SluiceError, toSluiceError } from '../../errors';
+import { SluiceError, cancelled, toSluiceError } from '../../errors';
 import { commandArgs } from '../../protocol/command-args';
 import { BadRequest, dispatchCommand, wireCommand, type CommandEnv } from './commands';
 import { PipeReader } from '../../protocol/pipe-reader';
@@ -123,7 +123,12 @@ export async function serveStdio(opts: StdioServerOptions): Promise<void> {
     onEnd: () => new SluiceError('TRUNCATED', 'the client closed the session mid-request'),
   });
   const gone = new AbortController();
-  const stop = (): void => gone.abort();
+  // a session waiting for the client's next command ends too, not when the client next writes
+  const stop = (): void => {
+    gone.abort();
+    reader.fail(cancelled());
+  };
+  if (opts.signal?.aborted) stop();
   opts.signal?.addEventListener('abort', stop, { once: true });
   output.once('close', stop);
   const idleMs = opts.idleTimeoutMs ?? SERVER_IDLE_TIMEOUT_MS;
