@@ -12,7 +12,8 @@
 //   topfiles: the revlog files directly in the store directory, sorted as (type, name, size)
 //     tuples and reversed, so data files precede their index and 00changelog.i comes last.
 
-import { lstat, lstatSync, readdir, readFile, stat, statSync, type Stats } from 'node:fs';
+import { constants, lstat, lstatSync, readdir, readFile, stat, statSync, type Stats } from 'node:fs';
+import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { cancelled, SluiceError, toSluiceError } from '../errors.js';
 import { decodeDir, decodeFilename, encodeFilename, storePathEncoder } from './encoding.js';
@@ -107,6 +108,32 @@ function readFileOrNull(path: string): Promise<Buffer | null> {
       else reject(toSluiceError(err));
     });
   });
+}
+
+/** O_NOFOLLOW where the platform has it (not Windows: there the lstat before the open decides). */
+export const OPEN_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+
+/**
+ * A file of the repository sent whole (phaseroots, obsstore, a cache): its content if it is a
+ * regular file, null if it is absent, a symbolic link or anything else. A link is never followed:
+ * one planted in a served repository would send a file from elsewhere on the server.
+ */
+export async function readRegularFileOrNull(path: string): Promise<Buffer | null> {
+  const st = await statOrNull(path, false);
+  if (st === null || !st.isFile()) return null;
+  let fh: FileHandle;
+  try {
+    fh = await openFile(path, OPEN_NO_FOLLOW);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return null;
+    throw toSluiceError(e);
+  }
+  try {
+    return (await fh.stat()).isFile() ? await fh.readFile() : null;
+  } finally {
+    await fh.close();
+  }
 }
 
 interface DirEntry {
@@ -323,21 +350,55 @@ async function walkDirectory(
   return found.sort(compareWalked);
 }
 
-/** fncachestore.datafiles: sorted fncache entries that exist, through the store encoding. */
+/**
+ * The store vfs's pathauditor: no directory between the store and a listed file may be a symbolic
+ * link (hg: "path … traverses symbolic link"), so a link planted in the store cannot stream files
+ * from elsewhere on the server. Each directory is checked once.
+ */
+class StoreDirAuditor {
+  private readonly checked = new Set<string>();
+  constructor(private readonly storeDir: string) {}
+
+  check(encoded: string, name: string): void {
+    for (let slash = encoded.indexOf('/'); slash >= 0; slash = encoded.indexOf('/', slash + 1)) {
+      const dir = encoded.slice(0, slash);
+      if (this.checked.has(dir)) continue;
+      if (lstatSync(fsPath(this.storeDir, dir), { throwIfNoEntry: false })?.isSymbolicLink())
+        throw new SluiceError(
+          'UNSAFE_PATH',
+          `store file ${displayName(name)} traverses symbolic link ${displayName(dir)}`,
+          { name, through: dir },
+        );
+      this.checked.add(dir);
+    }
+  }
+}
+
+/**
+ * fncachestore.datafiles: sorted fncache entries that exist, through the store encoding. Unlike hg,
+ * which follows a link in place of a revlog file, only regular files are streamed (lstat).
+ */
 async function fncacheDataFiles(loc: RepoLocation, io: StatOptions): Promise<WalkedFile[]> {
   const raw = await readFileOrNull(join(loc.storeDir, 'fncache'));
   const names = raw === null ? [] : parseFncache(raw);
   names.sort(); // bytewise: one UTF-16 code unit per byte
   const encode = storePathEncoder(loc.requirements);
   // Encoding keeps even a hostile entry (`data/../x.i` -> `data/~2e~2e/x.i`) inside the store.
-  const paths = names.map((name) => fsPath(loc.storeDir, encode(name)));
-  const stats = await statMany(paths, true, io);
+  const encoded = names.map(encode);
+  const paths = encoded.map((e) => fsPath(loc.storeDir, e));
+  const stats = await statMany(paths, false, io);
+  const auditor = new StoreDirAuditor(loc.storeDir);
   const files: WalkedFile[] = [];
   names.forEach((name, i) => {
+    auditor.check(encoded[i]!, name);
     const size = stats.sizes[i]!;
     if (size < 0) return; // FileNotFoundError: listed but gone (hg skips it too)
     if (stats.regular[i] !== 1)
-      throw new SluiceError('IO', `store file ${displayName(name)} is not a regular file`);
+      throw new SluiceError(
+        'UNSAFE_PATH',
+        `store file ${displayName(name)} is not a regular file (a symbolic link or a directory)`,
+        { name },
+      );
     files.push({ type: revlogType(name)!, name, size, path: paths[i]! });
   });
   return files;
@@ -426,12 +487,13 @@ export async function listStreamFiles(
   const obsstoreSize = (await statOrNull(join(loc.storeDir, 'obsstore'), false))?.size ?? 0;
 
   if (options.version === 'v2') {
-    // svfs.exists (follows links) then svfs.lstat for the size; no size filter for these.
+    // svfs.exists then svfs.lstat for the size; no size filter for these. hg follows a link
+    // here (and reads as many bytes of its target as the link's own length): only a regular file
+    // is sent, a link or anything else is left out as if absent.
     const addFull = async (vfs: 's' | 'c', dir: string, name: string): Promise<void> => {
       const path = join(dir, name);
-      if ((await statOrNull(path, true)) === null) return;
       const st = await statOrNull(path, false);
-      if (st === null) return;
+      if (st === null || !st.isFile()) return;
       files.push({ vfs, name, size: st.size, path, full: true });
       bytes += st.size;
     };
@@ -439,7 +501,9 @@ export async function listStreamFiles(
       options.publishing ?? (await readRepoConfig(repoRoot)).getBool('phases', 'publish', true);
     if (!publishing) await addFull('s', loc.storeDir, 'phaseroots');
     if (options.includeObsmarkers) await addFull('s', loc.storeDir, 'obsstore');
-    for (const name of CACHE_FILES_TO_COPY) await addFull('c', loc.cacheDir, name);
+    // a cache folder that is a link to elsewhere sends nothing (the caches are optional)
+    if (!(await statOrNull(loc.cacheDir, false))?.isSymbolicLink())
+      for (const name of CACHE_FILES_TO_COPY) await addFull('c', loc.cacheDir, name);
   }
   if (signal?.aborted) throw cancelled();
   return { files, bytes, requirements: streamRequirements(loc.requirements), obsstoreSize };

@@ -17,6 +17,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { cancelled, SluiceError, toSluiceError } from '../errors';
 import { v1EntryHeader } from '../format/stream-v1';
 import { stream2EntryHeader } from '../format/stream2';
+import { OPEN_NO_FOLLOW } from '../store/walk';
 
 /** What a stream needs of a listed file (store/walk.ts StoreFile has these and more). */
 export interface StreamSourceFile {
@@ -86,7 +87,8 @@ async function* emitEntries(
     if (f.size > 0) {
       let fd: number;
       try {
-        fd = openSync(f.path, 'r');
+        // the listing took regular files only: a link swapped in since is not followed
+        fd = openSync(f.path, OPEN_NO_FOLLOW);
       } catch (e) {
         throw toSluiceError(e);
       }

@@ -16,11 +16,10 @@
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError, cancelled } from '../../errors';
-import { readFile } from 'node:fs/promises';
 import { streamOutPreamble, v1EntryHeader } from '../../format/stream-v1';
 import { stream2EntryHeader } from '../../format/stream2';
 import { v1Entries, v2Entries, type StreamSourceFile } from '../../streamclone/entries';
-import { CACHE_FILES_TO_COPY, listStreamFiles } from '../../store/walk';
+import { CACHE_FILES_TO_COPY, listStreamFiles, readRegularFileOrNull } from '../../store/walk';
 import type { RepoSnapshot } from './repo-state';
 
 export interface ServerStream {
@@ -118,13 +117,15 @@ interface FullFile {
 async function fullFiles(snap: RepoSnapshot, includeObsmarkers: boolean): Promise<FullFile[]> {
   const out: FullFile[] = [];
   const add = async (vfs: 's' | 'c', dir: string, name: string): Promise<void> => {
-    const content = await readFile(join(dir, name)).catch(() => null);
+    const content = await readRegularFileOrNull(join(dir, name)).catch(() => null);
     if (content) out.push({ vfs, name, content });
   };
   if (!snap.settings.publishing) await add('s', snap.storeDir, 'phaseroots');
   if (includeObsmarkers) await add('s', snap.storeDir, 'obsstore');
   const cacheDir = join(snap.root, '.hg', 'cache');
-  for (const name of CACHE_FILES_TO_COPY) await add('c', cacheDir, name);
+  // a cache folder that is a link to elsewhere sends nothing (the caches are optional)
+  if (!(await lstat(cacheDir).catch(() => null))?.isSymbolicLink())
+    for (const name of CACHE_FILES_TO_COPY) await add('c', cacheDir, name);
   return out;
 }
 
