@@ -1,5 +1,5 @@
 // A served repository with symbolic links planted in it (its owner is not the server's user):
-// a stream clone must never send a file from elsewhere on the server. hg's store vfs refuses a
+// neither a stream clone nor a pull may send a file from elsewhere on the server. hg's store vfs refuses a
 // path through a linked folder ("traverses symbolic link"); Sluice also refuses a linked revlog
 // file (hg follows it) and leaves out a linked cache, phaseroots or cache folder (hg reads as
 // many bytes of the target as the link's own length).
@@ -149,4 +149,46 @@ describe('links where a stream sends whole files (v2)', () => {
       expect(readFileSync(out, 'utf8')).not.toContain(SECRET);
     }
   });
+});
+
+describe('links in the store of a served repository, pulled (changegroup)', () => {
+  /** another repository on the server (the same fixture: what is linked would pass every check) */
+  let victim = '';
+  beforeAll(() => {
+    const parent = join(work, 'victim');
+    mkdirSync(parent);
+    victim = extractFixture('default', parent);
+  });
+
+  it.each([
+    ['a store folder', 'data/~2econfig', /traverses symbolic link "data\/~2econfig"/],
+    ['a revlog index', 'data/co~6e.txt.i', /"data\/con\.txt" is a symbolic link/],
+    ['a revlog data file', 'data/big.bin.d', /"data\/big\.bin" is a symbolic link/],
+  ] as const)(
+    '%s linked to another repository’s: REMOTE_ABORT, nothing at DEST',
+    async (_what, rel, message) => {
+      const repo = plantedRepo((r) => {
+        rmSync(join(store(r), rel), { recursive: true });
+        symlinkSync(join(store(victim), rel), join(store(r), rel));
+      });
+      const server = await startServer({ repo });
+      try {
+        const parent = join(work, `c${n++}`);
+        const err = await cloneFromUrl(
+          { kind: 'clone', url: server.url, dest: join(parent, 'clone'), pull: true },
+          new JobContext({ fileEvents: false }),
+          { idleTimeoutMs: 5000 },
+        ).then(
+          () => null,
+          (e: unknown) => e as SluiceError,
+        );
+        expect(err).toBeInstanceOf(SluiceError);
+        expect(err!.code, err!.message).toBe('REMOTE_ABORT');
+        expect(err!.message).toMatch(message);
+        expect(existsSync(parent) ? readdirSync(parent) : []).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });

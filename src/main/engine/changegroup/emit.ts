@@ -18,6 +18,7 @@ import { patchText } from '../revlog/mpatch';
 import { parseChangelogEntry, parseManifest, type ManifestEntry } from '../revlog/texts';
 import type { RevlogIoMode } from '../revlog/file-io';
 import { storeFilePath, storePathEncoder } from '../store/encoding';
+import { StorePathAuditor } from '../store/store-auditor';
 import { OutWriter } from './out-writer';
 
 export type ChangegroupVersion = '02' | '03';
@@ -302,13 +303,23 @@ export async function* emitChangegroup(
   const io = opts.io ?? 'async';
   const encode = storePathEncoder(src.requirements);
   const storePath = (name: string): string => storeFilePath(src.storeDir, encode, name);
+  const auditor = new StorePathAuditor(src.storeDir);
   const out = new OutWriter(opts.frame ?? 0);
   const run: EmitRun = {
     outgoing,
     opts,
     out,
-    open: (radix) =>
-      Revlog.open(storePath(radix + '.i'), { name: radix, dataPath: storePath(radix + '.d'), io, signal }),
+    open: async (radix) => {
+      auditor.checkFile(encode(radix + '.i'), radix);
+      const rl = await Revlog.open(storePath(radix + '.i'), {
+        name: radix,
+        dataPath: storePath(radix + '.d'),
+        io,
+        signal,
+      });
+      if (!rl.index.inline) auditor.checkFile(encode(radix + '.d'), radix);
+      return rl;
+    },
     progress: (p) => opts.onProgress?.({ ...p, bytes: out.total }),
     manifests: new Map(),
     changedFiles: new Set(),

@@ -27,6 +27,7 @@ import {
   revlogType,
 } from './paths.js';
 import { locateRepository, streamRequirements, type RepoLocation } from './requirements.js';
+import { StorePathAuditor } from './store-auditor.js';
 
 export interface StoreFile {
   /** 's': relative to .hg/store, written through the store encoding; 'c': relative to .hg/cache. */
@@ -351,30 +352,6 @@ async function walkDirectory(
 }
 
 /**
- * The store vfs's pathauditor: no directory between the store and a listed file may be a symbolic
- * link (hg: "path … traverses symbolic link"), so a link planted in the store cannot stream files
- * from elsewhere on the server. Each directory is checked once.
- */
-class StoreDirAuditor {
-  private readonly checked = new Set<string>();
-  constructor(private readonly storeDir: string) {}
-
-  check(encoded: string, name: string): void {
-    for (let slash = encoded.indexOf('/'); slash >= 0; slash = encoded.indexOf('/', slash + 1)) {
-      const dir = encoded.slice(0, slash);
-      if (this.checked.has(dir)) continue;
-      if (lstatSync(fsPath(this.storeDir, dir), { throwIfNoEntry: false })?.isSymbolicLink())
-        throw new SluiceError(
-          'UNSAFE_PATH',
-          `store file ${displayName(name)} traverses symbolic link ${displayName(dir)}`,
-          { name, through: dir },
-        );
-      this.checked.add(dir);
-    }
-  }
-}
-
-/**
  * fncachestore.datafiles: sorted fncache entries that exist, through the store encoding. Unlike hg,
  * which follows a link in place of a revlog file, only regular files are streamed (lstat).
  */
@@ -387,10 +364,11 @@ async function fncacheDataFiles(loc: RepoLocation, io: StatOptions): Promise<Wal
   const encoded = names.map(encode);
   const paths = encoded.map((e) => fsPath(loc.storeDir, e));
   const stats = await statMany(paths, false, io);
-  const auditor = new StoreDirAuditor(loc.storeDir);
+  // hg's store vfs audits the folders on the way (pathauditor)
+  const auditor = new StorePathAuditor(loc.storeDir);
   const files: WalkedFile[] = [];
   names.forEach((name, i) => {
-    auditor.check(encoded[i]!, name);
+    auditor.checkFolders(encoded[i]!, name);
     const size = stats.sizes[i]!;
     if (size < 0) return; // FileNotFoundError: listed but gone (hg skips it too)
     if (stats.regular[i] !== 1)
