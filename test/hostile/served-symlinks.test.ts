@@ -151,6 +151,20 @@ describe('links where a stream sends whole files (v2)', () => {
   });
 });
 
+describe('a clone bundles manifest that is a link', () => {
+  it('is not read: the clonebundles command answers nothing and is not advertised', async () => {
+    const repo = plantedRepo((r) => symlinkSync(secretFile, join(r, '.hg', 'clonebundles.manifest')));
+    const server = await startServer({ repo });
+    try {
+      const manifest = await (await fetch(`${server.url}?cmd=clonebundles`)).text();
+      expect(manifest).toBe('');
+      expect(await (await fetch(`${server.url}?cmd=capabilities`)).text()).not.toMatch(/clonebundles/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('links in the store of a served repository, pulled (changegroup)', () => {
   /** another repository on the server (the same fixture: what is linked would pass every check) */
   let victim = '';

@@ -3,10 +3,11 @@
 // server serves itself under /.sluice/bundles/<n>/<name> (their manifest lines need the URL the
 // client reached the server by, so they exist only over HTTP).
 
-import { readFile, stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { inspectBundle } from '../apply/inspect';
 import { quote } from '../../protocol/wire-encoding';
+import { readRegularFileOrNull } from '../../store/walk';
 
 export interface CloneBundleFile {
   path: string;
@@ -69,8 +70,10 @@ export class ServedCloneBundles {
   async manifestText(baseUrl?: string): Promise<string> {
     let text = this.manifest ?? '';
     if (this.manifest === undefined) {
+      // a link is not followed: the repository's owner could have any file the server reads sent
       text = (
-        await readFile(join(this.repo, '.hg', 'clonebundles.manifest')).catch(() => Buffer.alloc(0))
+        (await readRegularFileOrNull(join(this.repo, '.hg', 'clonebundles.manifest')).catch(() => null)) ??
+        Buffer.alloc(0)
       ).toString('latin1');
     }
     const own =
@@ -84,6 +87,6 @@ export class ServedCloneBundles {
   async advertised(withFiles: boolean): Promise<boolean> {
     if ((withFiles && this.files.length) || this.manifest) return true;
     if (this.manifest !== undefined) return false;
-    return !!(await stat(join(this.repo, '.hg', 'clonebundles.manifest')).catch(() => null));
+    return !!(await lstat(join(this.repo, '.hg', 'clonebundles.manifest')).catch(() => null))?.isFile();
   }
 }
