@@ -142,6 +142,8 @@ async function run(): Promise<void> {
     if (++interrupts > 1) process.exit(terminatedWith ?? EXIT_INTERRUPTED);
     controller.abort();
   });
+  // (Node resets inherited dispositions at start-up, nohup's ignored SIGHUP included: a handler
+  // here takes nothing away from `nohup sluice pull`, which a hang-up always killed.)
   for (const [signal, status] of Object.entries(TERMINATING_SIGNALS)) {
     process.on(signal, () => {
       if (++interrupts > 1) process.exit(terminatedWith ?? status);
