@@ -632,6 +632,18 @@ describe('wire client against a scripted server', () => {
     } finally {
       await proxy.close();
     }
+    // credentials with a malformed escape are sent as typed (they were a URIError)
+    const typed = await forwardProxy({ auth: 'p%zz:q%' });
+    try {
+      const s = await serve(() => false);
+      await cloneWorks(
+        s.url,
+        {},
+        { proxy: { url: typed.url.replace('http://', 'http://p%zz:q%@'), noProxy: [] } },
+      );
+    } finally {
+      await typed.close();
+    }
     const authed = await forwardProxy({ auth: 'p:q' });
     try {
       const s = await serve(() => false);

@@ -116,6 +116,11 @@ function unquoteLoose(s: string): string {
   }
 }
 
+/** Basic credentials from a proxy URL's user and password (a malformed escape kept as typed). */
+function proxyAuthorization(proxy: URL): string {
+  return basicAuthorization({ user: unquoteLoose(proxy.username), password: unquoteLoose(proxy.password) });
+}
+
 export function redactUrl(raw: string): string {
   try {
     const u = new URL(raw);
@@ -537,11 +542,7 @@ export class HttpSession {
       common.port = proxy.port || 80;
       common.path = url.toString();
       common.agent = this.agentFor(new URL('http://proxy'));
-      if (proxy.username)
-        headers['Proxy-Authorization'] = basicAuthorization({
-          user: decodeURIComponent(proxy.username),
-          password: decodeURIComponent(proxy.password),
-        });
+      if (proxy.username) headers['Proxy-Authorization'] = proxyAuthorization(proxy);
     } else {
       common.agent = this.agentFor(url);
     }
@@ -602,11 +603,7 @@ export class HttpSession {
   /** An https request through an http proxy: a CONNECT tunnel, then `send` over its socket. */
   private tunnel(a: Attempt, url: URL, proxy: URL, send: (socket: net.Socket) => void): void {
     const connectHeaders: Record<string, string> = { Host: `${url.hostname}:${url.port || 443}` };
-    if (proxy.username)
-      connectHeaders['Proxy-Authorization'] = basicAuthorization({
-        user: decodeURIComponent(proxy.username),
-        password: decodeURIComponent(proxy.password),
-      });
+    if (proxy.username) connectHeaders['Proxy-Authorization'] = proxyAuthorization(proxy);
     const creq = http.request({
       host: proxy.hostname,
       port: proxy.port || 80,
