@@ -352,10 +352,11 @@ async function walkDirectory(
 }
 
 /**
- * fncachestore.datafiles: sorted fncache entries that exist, through the store encoding. Unlike hg,
- * which follows a link in place of a revlog file, only regular files are streamed (lstat).
+ * fncachestore.datafiles: sorted fncache entries that exist, through the store encoding. With
+ * `noLinks` (what a stream sends): the store vfs's audit of the folders on the way, as hg's, and
+ * only regular files (lstat), where hg follows a link in place of a revlog file.
  */
-async function fncacheDataFiles(loc: RepoLocation, io: StatOptions): Promise<WalkedFile[]> {
+async function fncacheDataFiles(loc: RepoLocation, io: StatOptions, noLinks: boolean): Promise<WalkedFile[]> {
   const raw = await readFileOrNull(join(loc.storeDir, 'fncache'));
   const names = raw === null ? [] : parseFncache(raw);
   names.sort(); // bytewise: one UTF-16 code unit per byte
@@ -363,20 +364,21 @@ async function fncacheDataFiles(loc: RepoLocation, io: StatOptions): Promise<Wal
   // Encoding keeps even a hostile entry (`data/../x.i` -> `data/~2e~2e/x.i`) inside the store.
   const encoded = names.map(encode);
   const paths = encoded.map((e) => fsPath(loc.storeDir, e));
-  const stats = await statMany(paths, false, io);
-  // hg's store vfs audits the folders on the way (pathauditor)
-  const auditor = new StorePathAuditor(loc.storeDir);
+  const stats = await statMany(paths, !noLinks, io);
+  const auditor = noLinks ? new StorePathAuditor(loc.storeDir) : null;
   const files: WalkedFile[] = [];
   names.forEach((name, i) => {
-    auditor.checkFolders(encoded[i]!, name);
+    auditor?.checkFolders(encoded[i]!, name);
     const size = stats.sizes[i]!;
     if (size < 0) return; // FileNotFoundError: listed but gone (hg skips it too)
     if (stats.regular[i] !== 1)
-      throw new SluiceError(
-        'UNSAFE_PATH',
-        `store file ${displayName(name)} is not a regular file (a symbolic link or a directory)`,
-        { name },
-      );
+      throw noLinks
+        ? new SluiceError(
+            'UNSAFE_PATH',
+            `store file ${displayName(name)} is not a regular file (a symbolic link or a directory)`,
+            { name },
+          )
+        : new SluiceError('IO', `store file ${displayName(name)} is not a regular file`);
     files.push({ type: revlogType(name)!, name, size, path: paths[i]! });
   });
   return files;
@@ -408,7 +410,7 @@ async function walkedDataFiles(loc: RepoLocation, io: StatOptions): Promise<Walk
 /** store.walk(): the revlog files of the store in hg's order, size-0 files included. */
 export async function walkStore(
   loc: RepoLocation,
-  options: Partial<StatOptions> = {},
+  options: Partial<StatOptions> & { noLinks?: boolean } = {},
 ): Promise<WalkedFile[]> {
   const io: StatOptions = {
     concurrency: options.concurrency ?? DEFAULT_STAT_CONCURRENCY,
@@ -417,7 +419,7 @@ export async function walkStore(
   };
   const data =
     loc.requirements.has('store') && loc.requirements.has('fncache')
-      ? await fncacheDataFiles(loc, io)
+      ? await fncacheDataFiles(loc, io, options.noLinks ?? false)
       : await walkedDataFiles(loc, io);
   // basicstore.topfiles: reversed((type, name, size)-sorted listing of the store directory).
   const top = (await walkDirectory(loc.storeDir, '', false, io)).reverse();
@@ -440,6 +442,8 @@ export async function listStreamFiles(
     concurrency: options.concurrency,
     strategy: options.statStrategy,
     signal,
+    // a link planted in a served repository must not send a file from elsewhere
+    noLinks: true,
   });
   for (const f of walked) {
     if (f.size === 0) continue; // generatev1 / _v2_walk: `if size:`
