@@ -1,7 +1,7 @@
 // Entry point of the engine worker thread. The host keeps one warm and sends it every job
 // (`start`), so a job pays neither for a thread nor for loading the engine; several jobs run at
 // once on its event loop, as they would in one CLI process each. Per job it runs the engine's
-// runJob, turns per-file events into debug-log text (JobLogLines) and posts the rest coalesced
+// runJob, keeps per-file events as compact debug-log chunks (JobLogLines) and posts the rest coalesced
 // with the rules the host applies for the renderer. The host cancels with a message
 // (-> AbortSignal) and terminates the thread only when an engine does not stop (see JobRegistry).
 
@@ -18,7 +18,8 @@ const port = parentPort;
 if (!port) throw new Error('engine-worker must run as a worker thread');
 
 const { batchIntervalMs } = workerData as WorkerStartData;
-const post = (message: WorkerToHost): void => port.postMessage(message);
+const post = (message: WorkerToHost, transfer: ArrayBuffer[] = []): void =>
+  port.postMessage(message, transfer);
 
 interface RunningJob {
   controller: AbortController;
@@ -44,7 +45,7 @@ async function run(jobId: string, request: JobRequest): Promise<void> {
   const job: RunningJob = { controller, credentialAnswers: new Map() };
   jobs.set(jobId, job);
   const log = new JobLogLines();
-  const batcher = new EventBatcher((events) => post({ type: 'events', jobId, events, ...withLog(log) }), {
+  const batcher = new EventBatcher((events) => postEvents(jobId, events, log), {
     intervalMs: batchIntervalMs,
   });
   let ended = false;
@@ -124,7 +125,13 @@ async function answer(queryId: string, query: EngineQuery): Promise<void> {
   }
 }
 
-function withLog(log: JobLogLines): { log?: { text: string; lines: number } } {
+/** A batch of a job's events with its new log lines; the chunk's arrays move to the host uncopied. */
+function postEvents(jobId: string, events: SluiceEvent[], log: JobLogLines): void {
   const chunk = log.take();
-  return chunk ? { log: chunk } : {};
+  if (!chunk) return post({ type: 'events', jobId, events });
+  post({ type: 'events', jobId, events, log: chunk }, [
+    chunk.kinds.buffer,
+    chunk.sizes.buffer,
+    chunk.ends.buffer,
+  ]);
 }

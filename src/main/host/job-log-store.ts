@@ -1,15 +1,19 @@
 // The debug logs of the host's jobs (hg --debug style lines: `adding [s] data/foo.i (66 bytes)`),
-// kept where they are made instead of in the renderer. The engine worker formats a job's lines and
-// sends them as one text chunk per batch, so the main thread only appends strings (nothing per
-// file); a running job's chunks form a bounded ring in memory, a finished job's log is written to
-// the data dir (`logs/<jobId>.log` plus a small chunk index) and read back page by page when the
-// log dialog shows or exports it, after a reload or a restart too. The renderer receives only line
-// counts and the pages on screen.
+// kept where they are made instead of in the renderer. The engine worker sends a job's lines as
+// one compact chunk per batch (a file's line is its vfs, name and size: job-log-lines.ts), so the
+// main thread only keeps chunks (nothing per file); a running job's chunks form a bounded ring in
+// memory, a finished job's are written to the data dir (job-log-file.ts) and read back page by page
+// when the log dialog shows or exports them, after a reload or a restart too. Lines are formatted
+// only then. The renderer receives only line counts and the pages on screen.
 
 import type { JobLogPage } from '../../shared/ipc';
-import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './engine-api';
+import { textChunk, type LogChunk } from '../../shared/job-log-lines';
+import { diskSource, encodeLog, liveSource, type LogCounts, type LogSource } from './job-log-file';
+
+export type { LogCounts } from './job-log-file';
 
 /** Lines a job's log keeps; older ones are dropped a chunk at a time (the count says how many). */
 export const LOG_LINE_CAP = 300_000;
@@ -18,36 +22,13 @@ export const MAX_LOGS_ON_DISK = 200;
 /** Largest page a caller gets at once. */
 export const MAX_PAGE_LINES = 2000;
 
-const INDEX_VERSION = 1;
-
-export interface LogCounts {
-  /** retained lines */
-  total: number;
-  /** lines dropped from the head once the cap was reached */
-  dropped: number;
-}
-
 /** A page as job:log returns it (the IPC contract's one definition). */
 export type LogPage = JobLogPage;
 
-interface Chunk {
-  /** '\n'-terminated lines */
-  text: string;
-  lines: number;
-}
-
 interface LiveLog {
-  chunks: Chunk[];
+  chunks: LogChunk[];
   lines: number;
   dropped: number;
-}
-
-interface LogIndex {
-  version: number;
-  dropped: number;
-  lines: number;
-  /** per chunk: [first line, byte offset] into the .log file */
-  chunks: [number, number][];
 }
 
 /** A filter's matches, extended as the log grows (the log dialog types a query once, lines keep coming). */
@@ -72,11 +53,16 @@ export class JobLogStore {
 
   /** Appends a chunk of `lines` '\n'-terminated lines to a running job's log. */
   append(jobId: string, text: string, lines: number): void {
-    if (lines <= 0) return;
+    if (lines > 0) this.appendChunk(jobId, textChunk(text.split('\n').slice(0, lines)));
+  }
+
+  /** Appends a chunk of lines to a running job's log. */
+  appendChunk(jobId: string, chunk: LogChunk): void {
+    if (chunk.lines <= 0) return;
     let log = this.live.get(jobId);
     if (!log) this.live.set(jobId, (log = { chunks: [], lines: 0, dropped: 0 }));
-    log.chunks.push({ text, lines });
-    log.lines += lines;
+    log.chunks.push(chunk);
+    log.lines += chunk.lines;
     // Whole chunks leave the head, so appending stays O(1) and nothing is split.
     while (log.lines > this.cap && log.chunks.length > 1) {
       const head = log.chunks.shift()!;
@@ -87,7 +73,7 @@ export class JobLogStore {
 
   /** Appends lines the host itself writes (a crash, a terminated engine). */
   appendLines(jobId: string, lines: readonly string[]): void {
-    if (lines.length > 0) this.append(jobId, lines.map((l) => `${l}\n`).join(''), lines.length);
+    this.appendChunk(jobId, textChunk(lines));
   }
 
   counts(jobId: string): LogCounts {
@@ -103,17 +89,10 @@ export class JobLogStore {
     const log = this.live.get(jobId) ?? { chunks: [], lines: 0, dropped: 0 };
     const write = (async () => {
       await mkdir(this.dir, { recursive: true });
-      const index: LogIndex = { version: INDEX_VERSION, dropped: log.dropped, lines: log.lines, chunks: [] };
-      let line = 0;
-      let offset = 0;
-      for (const c of log.chunks) {
-        index.chunks.push([line, offset]);
-        line += c.lines;
-        offset += Buffer.byteLength(c.text);
-      }
+      const { data, index } = encodeLog(log.chunks, log.dropped);
       const base = join(this.dir, jobId);
       // The log first, its index last: an index on disk always describes a complete log.
-      await writeFileAtomic(`${base}.log`, log.chunks.map((c) => c.text).join(''));
+      await writeFileAtomic(`${base}.log`, data);
       await writeFileAtomic(`${base}.json`, JSON.stringify(index));
       await this.prune();
     })()
@@ -202,7 +181,7 @@ export class JobLogStore {
 
   private async source(jobId: string): Promise<LogSource | null> {
     const live = this.live.get(jobId);
-    if (live) return liveSource(live);
+    if (live) return liveSource(live.chunks, { total: live.lines, dropped: live.dropped });
     await this.writes.get(jobId);
     return diskSource(join(this.dir, jobId));
   }
@@ -220,92 +199,4 @@ export class JobLogStore {
       await rm(`${base}.log`, { force: true });
     }
   }
-}
-
-interface LogSource extends LogCounts {
-  read(from: number, count: number): Promise<string[]>;
-  all(): Promise<string>;
-}
-
-/** Chunk k covers lines [starts[k], starts[k] + lines of k). */
-function chunkAt(starts: readonly number[], line: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (starts[mid]! <= line) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
-function splitLines(text: string): string[] {
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
-}
-
-function liveSource(log: LiveLog): LogSource {
-  const starts: number[] = [];
-  let n = 0;
-  for (const c of log.chunks) {
-    starts.push(n);
-    n += c.lines;
-  }
-  return {
-    total: log.lines,
-    dropped: log.dropped,
-    async read(from, count) {
-      const end = Math.min(log.lines, from + count);
-      if (from >= end) return [];
-      const out: string[] = [];
-      for (let k = chunkAt(starts, from); k < log.chunks.length && starts[k]! < end; k++) {
-        const lines = splitLines(log.chunks[k]!.text);
-        const a = Math.max(0, from - starts[k]!);
-        const b = Math.min(lines.length, end - starts[k]!);
-        for (let i = a; i < b; i++) out.push(lines[i]!);
-      }
-      return out;
-    },
-    async all() {
-      return log.chunks.map((c) => c.text).join('');
-    },
-  };
-}
-
-async function diskSource(base: string): Promise<LogSource | null> {
-  let index: LogIndex;
-  try {
-    index = JSON.parse(await readFile(`${base}.json`, 'utf8')) as LogIndex;
-    if (index.version !== INDEX_VERSION || !Array.isArray(index.chunks)) return null;
-  } catch {
-    return null;
-  }
-  const starts = index.chunks.map((c) => c[0]);
-  return {
-    total: index.lines,
-    dropped: index.dropped,
-    async read(from, count) {
-      const end = Math.min(index.lines, from + count);
-      if (from >= end || index.chunks.length === 0) return [];
-      const k0 = chunkAt(starts, from);
-      let k1 = chunkAt(starts, end - 1);
-      const byteStart = index.chunks[k0]![1];
-      const byteEnd = k1 + 1 < index.chunks.length ? index.chunks[++k1]![1] : undefined;
-      const fh = await open(`${base}.log`, 'r');
-      try {
-        const size = byteEnd ?? (await fh.stat()).size;
-        const buf = Buffer.alloc(size - byteStart);
-        await fh.read(buf, 0, buf.length, byteStart);
-        const lines = splitLines(buf.toString('utf8'));
-        const skip = from - starts[k0]!;
-        return lines.slice(skip, skip + (end - from));
-      } finally {
-        await fh.close();
-      }
-    },
-    async all() {
-      return readFile(`${base}.log`, 'utf8').catch(() => '');
-    },
-  };
 }

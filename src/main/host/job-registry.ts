@@ -505,7 +505,7 @@ export class JobRegistry {
       case 'events':
         for (const event of message.events) this.observe(entry, event);
         if (message.log) {
-          this.options.logs.append(message.jobId, message.log.text, message.log.lines);
+          this.options.logs.appendChunk(message.jobId, message.log);
           entry.batcher.touch();
         }
         entry.batcher.pushAll(message.events);
@@ -538,7 +538,7 @@ export class JobRegistry {
   private hostEvent(entry: JobEntry, event: SluiceEvent): void {
     entry.hostLines.add(event);
     const chunk = entry.hostLines.take();
-    if (chunk) this.options.logs.append(entry.summary.jobId, chunk.text, chunk.lines);
+    if (chunk) this.options.logs.appendChunk(entry.summary.jobId, chunk);
     entry.batcher.push(event);
   }
 

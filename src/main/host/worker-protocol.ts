@@ -1,9 +1,10 @@
 // Messages between the host (EngineWorkerHost) and the engine worker (engine-worker.ts). One warm
 // worker runs every job of the host, several at once: each message names its job. The per-file
-// lines of a job's debug log travel as one text chunk per batch (`log`), never one message or
-// object per file; the events that go on to the renderer carry no file entries.
+// lines of a job's debug log travel as one compact chunk per batch (`log`, its arrays transferred),
+// never one message or object per file; the events that go on to the renderer carry no file entries.
 
 import type { SluiceEvent } from '../../shared/events';
+import type { LogChunk } from '../../shared/job-log-lines';
 import type { JobRequest } from '../../shared/jobs';
 import type { Credentials, FetchCounts, FetchRequest, WorkingCopySummary } from './engine-api';
 
@@ -25,12 +26,6 @@ export type HostToWorker =
   /** the answer to a job's (or a query's: jobId = queryId) credentials request */
   | { type: 'credentials'; jobId: string; requestId: string; answer: Credentials | null }
   | { type: 'query'; queryId: string; query: EngineQuery };
-
-/** New lines of a job's debug log: `lines` '\n'-terminated lines. */
-export interface LogChunk {
-  text: string;
-  lines: number;
-}
 
 /** A query's answer (EngineQueryResult[kind]) or its failure. */
 export type QueryAnswer =

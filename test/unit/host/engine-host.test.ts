@@ -18,6 +18,7 @@ import { validateInvoke } from '../../../src/main/host/validate';
 import { missing, skipNote } from '../../support/env';
 import type { EngineWorkerEvents, EngineWorkerLike } from '../../../src/main/host/engine-worker-host';
 import type { HostToWorker, WorkerStartData } from '../../../src/main/host/worker-protocol';
+import { textChunk } from '../../../src/shared/job-log-lines';
 
 const fixtures = new URL('../../fixtures/hg/', import.meta.url).pathname;
 const sampleBundle = new URL('../../../build/sample/sample.hg', import.meta.url).pathname;
@@ -72,7 +73,7 @@ class UnpackingWorker implements EngineWorkerLike {
         });
         return;
       }
-      const log = { text: 'transferred 1 bytes in 0.0 seconds (1 bytes/sec)\n', lines: 1 };
+      const log = textChunk(['transferred 1 bytes in 0.0 seconds (1 bytes/sec)']);
       this.events.emit('message', {
         type: 'events',
         jobId,

@@ -7,6 +7,7 @@ import { EngineWorkerHost } from '../../../src/main/host/engine-worker-host';
 import { SOURCE_WORKER } from '../../../src/main/host/source-worker';
 import type { WorkerToHost } from '../../../src/main/host/worker-protocol';
 import type { JobRequest } from '../../../src/shared/jobs';
+import { chunkLines } from '../../../src/shared/job-log-lines';
 
 const script = new URL('../../support/host/scripted-worker.mjs', import.meta.url);
 const sampleBundle = new URL('../../../build/sample/sample.hg', import.meta.url).pathname;
@@ -96,20 +97,20 @@ describe('engine-worker.ts (the real worker entry, run from source)', () => {
     return {
       finished: result,
       events: messages.flatMap((m) => (m.type === 'events' ? m.events : [])),
-      log: messages.map((m) => (m.type === 'events' && m.log ? m.log.text : '')).join(''),
+      log: messages.flatMap((m) => (m.type === 'events' && m.log ? chunkLines(m.log) : [])),
       lines: messages.reduce((n, m) => n + (m.type === 'events' && m.log ? m.log.lines : 0), 0),
     };
   }
 
-  it('applies a bundle through the engine and posts its events, its log as text, then finished', async () => {
+  it('applies a bundle through the engine and posts its events, its log as compact chunks, then finished', async () => {
     const dest = join(dir, 'repo');
     const { finished, events, log, lines } = await runReal({ kind: 'apply', bundlePath: sampleBundle, dest });
     expect(finished).toEqual({ type: 'finished', jobId: 'real', ok: true });
     expect(events[0]).toMatchObject({ type: 'start', jobId: 'real', kind: 'apply', files: 28 });
     expect(events.at(-1)).toMatchObject({ type: 'done', jobId: 'real', files: 28, result: dest });
-    // per-file entries travel as log text only
+    // per-file entries travel as log chunks only
     expect(events.some((e) => e.type === 'files')).toBe(false);
-    const text = log.split('\n').slice(0, -1);
+    const text = log;
     expect(text).toHaveLength(lines);
     expect(text[0]).toBe('28 files to transfer, ' + text[0]!.split(', ')[1]);
     expect(text.filter((l) => /^adding \[[sc]\] /.test(l))).toHaveLength(28);

@@ -8,7 +8,8 @@ import { JobLogStore } from '../../../src/main/host/job-log-store';
 import { TypedEmitter } from '../../../src/main/host/typed-emitter';
 import type { EngineWorkerEvents, EngineWorkerLike } from '../../../src/main/host/engine-worker-host';
 import type { HostToWorker, WorkerStartData, WorkerToHost } from '../../../src/main/host/worker-protocol';
-import type { SluiceEvent } from '../../../src/shared/events';
+import type { FileEntry, SluiceEvent } from '../../../src/shared/events';
+import { JobLogLines, type LogChunk } from '../../../src/shared/job-log-lines';
 
 /** An in-process stand-in for an engine worker: the test drives what the "engine" says. */
 class FakeWorker implements EngineWorkerLike {
@@ -43,6 +44,12 @@ class FakeWorker implements EngineWorkerLike {
 }
 
 const t = () => Date.now();
+/** the log chunk an engine worker posts for these files */
+function fileChunk(entries: FileEntry[]): LogChunk {
+  const lines = new JobLogLines();
+  lines.add({ type: 'files', jobId: 'j', time: t(), entries });
+  return lines.take()!;
+}
 /** One turn of the event loop: lets a message that should be ignored be (not) handled. */
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
@@ -132,7 +139,10 @@ describe('JobRegistry', () => {
       type: 'events',
       jobId,
       events: [],
-      log: { text: 'adding [s] data/a.i (10 bytes)\nadding [s] data/b.i (20 bytes)\n', lines: 2 },
+      log: fileChunk([
+        { vfs: 's', name: 'data/a.i', size: 10 },
+        { vfs: 's', name: 'data/b.i', size: 20 },
+      ]),
     });
     w.emit({
       type: 'done',
@@ -342,7 +352,7 @@ describe('JobRegistry', () => {
       type: 'events',
       jobId: a.jobId,
       events: [],
-      log: { text: 'adding [s] data/a.i (1 bytes)\n', lines: 1 },
+      log: fileChunk([{ vfs: 's', name: 'data/a.i', size: 1 }]),
     });
     workers[0]!.events.emit('crash', new Error('heap limit'));
     workers[0]!.events.emit('exit', 1);
