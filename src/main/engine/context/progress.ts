@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import type { FileEntry, VfsKey } from '../../../shared/events';
 import type { JobContext } from './job-context';
+import { displayPath } from '../working-copy/path-auditor';
 
 /** Rate window: long enough to smooth per-file jitter, short enough to follow a stall. */
 const RATE_WINDOW_MS = 2000;
@@ -59,7 +60,7 @@ export class ProgressTracker {
   fileDone(vfs: VfsKey, name: string, size: number): void {
     this.files++;
     if (this.ctx.fileEvents) {
-      this.pendingFiles.push({ vfs, name: Buffer.from(name, 'latin1').toString('utf8'), size });
+      this.pendingFiles.push({ vfs, name: displayPath(name), size });
       if (this.pendingFiles.length >= MAX_FILES_PER_EVENT) this.flushFiles();
     }
     const now = this.now();

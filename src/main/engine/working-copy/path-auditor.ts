@@ -20,8 +20,12 @@ export interface PathAuditorOptions {
 
 /** Display form of a latin1 byte-string path (as UTF-8 when it decodes). */
 export function displayPath(path: string): string {
-  return Buffer.from(path, 'latin1').toString('utf8');
+  // ASCII reads the same in both, and nearly every path is ASCII: no Buffer per path (an app job
+  // names each of its files this way for its log)
+  return NON_ASCII.test(path) ? Buffer.from(path, 'latin1').toString('utf8') : path;
 }
+
+const NON_ASCII = /[\u0080-\uffff]/;
 
 function unsafe(path: string, message: string, extra: Record<string, unknown> = {}): SluiceError {
   return new SluiceError('UNSAFE_PATH', message, { path: displayPath(path), ...extra });

@@ -6,6 +6,7 @@ import { removeDir, tempDirMaker } from '../../../support/env';
 import {
   auditPathSet,
   checkWinFilename,
+  displayPath,
   PathAuditor,
 } from '../../../../src/main/engine/working-copy/path-auditor';
 
@@ -136,5 +137,15 @@ describe('on-disk checks (pathauditor._checkfs)', () => {
     expect(new PathAuditor(repoDir()).caseInsensitive).toBe(
       process.platform === 'darwin' || process.platform === 'win32',
     );
+  });
+});
+
+describe('displayPath', () => {
+  it("shows a path's bytes as UTF-8, ASCII as it is, and bytes that are not UTF-8 as U+FFFD", () => {
+    const latin1 = (s: string) => Buffer.from(s, 'utf8').toString('latin1');
+    expect(displayPath('data/src/main.c.i')).toBe('data/src/main.c.i');
+    expect(displayPath(latin1('data/größe-文件-😀.i'))).toBe('data/größe-文件-😀.i');
+    expect(displayPath('data/\xff.i')).toBe('data/\ufffd.i');
+    expect(displayPath('data/\x7f\x80.i')).toBe('data/\x7f\ufffd.i');
   });
 });
