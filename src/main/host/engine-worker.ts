@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { toSluiceError } from '../engine/errors';
 import { fetchCounts, runJob, workingCopySummary, type Credentials } from './engine-api';
 import { EventBatcher } from './event-batcher';
+import { jobSink, warmUpEngine } from './engine-warm-up';
 import { JobLogLines } from '../../shared/job-log-lines';
 import type { EngineQuery, HostToWorker, WorkerStartData, WorkerToHost } from './worker-protocol';
 import type { SluiceEvent } from '../../shared/events';
@@ -29,7 +30,11 @@ const jobs = new Map<string, RunningJob>();
 /** queries waiting for a credentials answer, by queryId */
 const queryAnswers = new Map<string, Map<string, (answer: Credentials | null) => void>>();
 
+/** the idle warm-up while it runs: the first message that asks for work cancels it */
+let warmUp: AbortController | null = null;
+
 port.on('message', (message: HostToWorker) => {
+  if (message.type === 'start' || message.type === 'query') warmUp?.abort();
   if (message.type === 'start') void run(message.jobId, message.request);
   else if (message.type === 'query') void answer(message.queryId, message.query);
   else if (message.type === 'cancel') jobs.get(message.jobId)?.controller.abort();
@@ -50,12 +55,11 @@ async function run(jobId: string, request: JobRequest): Promise<void> {
   });
   let ended = false;
   let nextRequest = 0;
+  const sink = jobSink(log, batcher);
   const emit = (event: SluiceEvent): void => {
     if (event.type === 'done' || event.type === 'error') ended = true;
-    log.add(event);
     // File entries live on as log lines only: nothing per file leaves this thread.
-    if (event.type === 'files') batcher.touch();
-    else batcher.push(event);
+    sink(event);
   };
   const askCredentials = ({ url, realm }: { url: string; realm: string }): Promise<Credentials | null> => {
     const requestId = `${jobId}-c${++nextRequest}`;
@@ -85,7 +89,9 @@ async function run(jobId: string, request: JobRequest): Promise<void> {
 
 /**
  * The operations a first job of the app runs are loaded (run-job imports them on use) while the
- * thread is idle after its start, so the first job after the window opens does not load them.
+ * thread is idle after its start, then the engine warms up on a tiny bundle (engine-warm-up.ts),
+ * so the first job after the window opens neither loads them nor runs their code cold. Neither
+ * starts once a job has.
  */
 function preloadOperations(): void {
   setTimeout(() => {
@@ -93,7 +99,14 @@ function preloadOperations(): void {
       import('../engine/operations/apply/apply-stream-bundle'),
       import('../engine/operations/apply/apply-changegroup-bundle'),
       import('../engine/operations/clone/clone'),
-    ]).catch(() => {});
+    ])
+      .then(async () => {
+        if (jobs.size > 0 || queryAnswers.size > 0) return;
+        const controller = (warmUp = new AbortController());
+        await warmUpEngine(controller.signal, batchIntervalMs);
+        if (warmUp === controller) warmUp = null;
+      })
+      .catch(() => {});
   }, 0);
 }
 preloadOperations();
