@@ -327,10 +327,14 @@ export async function* emitChangegroup(
     fnodes: new Map(),
     clNode: () => NULL_NODE,
   };
-  yield* emitChangelog(run);
-  yield* emitManifests(run);
-  yield* emitFiles(run);
-  yield* out.end();
+  try {
+    yield* emitChangelog(run);
+    yield* emitManifests(run);
+    yield* emitFiles(run);
+    yield* out.end();
+  } finally {
+    out.stopLending();
+  }
 }
 
 /** The changelog group: full texts; notes each manifest's first changeset and the changed files. */

@@ -2,6 +2,9 @@
 // output pieces (no Buffer per revision header, no concatenation of small pieces), optionally
 // already cut into bundle2 payload frames (an i32 size before every `frame` bytes) so that a
 // server's framing and its wire compressor take the pieces as they are, without another copy.
+// A framed piece the wire compressor is done with comes back (recyclePiece) for the next one:
+// without it, every reply allocated its whole size in fresh 2 MiB pieces, and that churn of
+// external memory drove most of a served clone's full garbage collections.
 
 import { COMPRESS_INPUT } from '../codec/compression';
 
@@ -19,6 +22,8 @@ export class OutWriter {
   private ready: Uint8Array[] = [];
   /** a reused buffer for the i32 headers callers write through int32() */
   private readonly word = Buffer.allocUnsafe(4);
+  /** end() or stopLending() ran: this writer is no longer counted in writersLending */
+  private lendingDone = false;
 
   /** frame: bundle2 payload frame size, 0 for plain changegroup bytes. */
   constructor(private readonly frame = 0) {
@@ -26,7 +31,8 @@ export class OutWriter {
     // already handed out (only the last frame can be short, and it is in the last piece); at
     // least a compressor's write, so the wire compressor takes them without coalescing
     this.pieceSize = frame ? Math.ceil(COMPRESS_INPUT / (frame + 4)) * (frame + 4) : OUT_PIECE;
-    this.buf = Buffer.allocUnsafeSlow(this.pieceSize);
+    if (frame) writersLending++;
+    this.buf = this.newPiece();
   }
 
   /** Copies b in (across pieces and frames as needed). */
@@ -66,14 +72,31 @@ export class OutWriter {
     }
     if (this.pos) this.ready.push(this.buf.subarray(0, this.pos));
     this.pos = 0;
+    this.stopLending();
     return this.take();
+  }
+
+  /** Ends lending pieces (end() does; a writer dropped before it, as a cancelled reply's, must). */
+  stopLending(): void {
+    if (!this.frame || this.lendingDone) return;
+    this.lendingDone = true;
+    if (--writersLending === 0) freePieces.length = 0;
+  }
+
+  /** Framed pieces are lent from the pool (and may come back), plain ones are the caller's. */
+  private newPiece(): Buffer {
+    if (!this.frame) return Buffer.allocUnsafeSlow(this.pieceSize);
+    const free = freePieces.pop();
+    const piece = free?.length === this.pieceSize ? free : Buffer.allocUnsafeSlow(this.pieceSize);
+    lent.add(piece.buffer);
+    return piece;
   }
 
   /** Contiguous bytes writable at pos, starting a new piece or frame when the current one is full. */
   private room(): number {
     if (this.pos === this.buf.length) {
       this.ready.push(this.buf);
-      this.buf = Buffer.allocUnsafeSlow(this.pieceSize);
+      this.buf = this.newPiece();
       this.pos = 0;
       this.frameEnd = 0;
     }
@@ -85,4 +108,24 @@ export class OutWriter {
     }
     return this.frameEnd - this.pos;
   }
+}
+
+/** Framed pieces handed out and not back yet, by their memory. */
+const lent = new WeakSet<ArrayBufferLike>();
+/** Pieces back from the compressor, ready for the next writer's next piece. */
+const freePieces: Buffer[] = [];
+/** At most this many free pieces are kept: about what one reply has in flight. */
+const FREE_MAX = 4;
+/** Framed writers not ended: with none, no free piece is kept (an idle server holds none). */
+let writersLending = 0;
+
+/**
+ * Gives a framed piece (or a view of one) back once nothing reads it any more (the wire
+ * compressor's write of it completed). Anything else, or a piece given twice, is ignored.
+ */
+export function recyclePiece(piece: Uint8Array): void {
+  const memory = piece.buffer;
+  if (!lent.delete(memory)) return;
+  if (writersLending === 0 || freePieces.length >= FREE_MAX) return;
+  freePieces.push(Buffer.from(memory, 0, memory.byteLength));
 }

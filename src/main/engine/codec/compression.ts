@@ -58,9 +58,15 @@ export function decompressStream(
   }
 }
 
+/**
+ * `consumed`, when given, is called with each input piece (or a view of the same bytes) once the
+ * compressor is done with it, so its producer may reuse the memory; not called for 'UN' (the
+ * pieces are the output) nor for pieces coalesced into a copy.
+ */
 export function compressStream(
   kind: CompressionKey,
   src: AsyncIterable<Uint8Array>,
+  consumed?: (piece: Uint8Array) => void,
 ): AsyncIterable<Uint8Array> {
   switch (kind) {
     case 'UN':
@@ -70,6 +76,7 @@ export function compressStream(
         () => zlib.createDeflate({ level: zlib.constants.Z_DEFAULT_COMPRESSION, chunkSize: OUTPUT_CHUNK }),
         coalesce(src),
         'zlib',
+        consumed,
       );
     case 'ZS':
       return withoutTrailingEmptyFrame(
@@ -81,6 +88,7 @@ export function compressStream(
             }),
           coalesce(src),
           'zstd',
+          consumed,
         ),
       );
     default:
@@ -142,12 +150,13 @@ async function* withoutTrailingEmptyFrame(src: AsyncIterable<Uint8Array>): Async
 /**
  * Pumps `src` through a Node transform. Errors of `src` are rethrown as they are; anything the
  * transform raises is COMPRESSION. Ending the iteration early destroys the transform and
- * closes `src`.
+ * closes `src`. `consumed` gets each input piece once the transform's write of it completed.
  */
 async function* viaTransform(
   make: () => Transform,
   src: AsyncIterable<Uint8Array>,
   codec: string,
+  consumed?: (piece: Uint8Array) => void,
 ): AsyncGenerator<Uint8Array> {
   let sourceError: unknown;
   async function* tagged(): AsyncGenerator<Uint8Array> {
@@ -161,7 +170,8 @@ async function* viaTransform(
   const input = Readable.from(tagged(), { objectMode: false, highWaterMark: 4 });
   const transform = make();
   input.on('error', (e) => transform.destroy(e));
-  input.pipe(transform);
+  if (consumed) feedTracked(input, transform, consumed);
+  else input.pipe(transform);
   try {
     for await (const out of transform as AsyncIterable<Buffer>) {
       if (out.length) yield out;
@@ -176,4 +186,20 @@ async function* viaTransform(
     input.destroy();
     transform.destroy();
   }
+}
+
+/**
+ * input.pipe(transform), with a write callback per piece: pipe() writes without one, so nothing
+ * would say when the transform no longer needs a piece. Backpressure as pipe's: pause on a full
+ * buffer, resume on drain; the caller destroys both streams when it stops.
+ */
+function feedTracked(input: Readable, transform: Transform, consumed: (piece: Uint8Array) => void): void {
+  const resume = (): void => void input.resume();
+  input.on('data', (piece: Buffer) => {
+    if (!transform.write(piece, (e) => e || consumed(piece))) {
+      input.pause();
+      transform.once('drain', resume);
+    }
+  });
+  input.on('end', () => transform.end());
 }

@@ -25,6 +25,11 @@ export function decompressWire(engine: string, src: AsyncIterable<Uint8Array>): 
   return decompressStream(KEY[engine], src);
 }
 
-export function compressWire(engine: WireEngine, src: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  return compressStream(KEY[engine], src);
+/** `consumed`: see compressStream (input pieces the compressor is done with). */
+export function compressWire(
+  engine: WireEngine,
+  src: AsyncIterable<Uint8Array>,
+  consumed?: (piece: Uint8Array) => void,
+): AsyncIterable<Uint8Array> {
+  return compressStream(KEY[engine], src, consumed);
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { OUT_PIECE, OutWriter } from '../../../../src/main/engine/changegroup/out-writer';
+import { OUT_PIECE, OutWriter, recyclePiece } from '../../../../src/main/engine/changegroup/out-writer';
 
 /** bundle2 payload frames of data, the way FORMAT's framer cuts them: i32 size, bytes; the last shorter. */
 function framed(data: Buffer, frame: number): Buffer {
@@ -59,5 +59,43 @@ describe('OutWriter', () => {
     const { produced } = run(16, [12]); // 12 bytes + the i32: exactly one full frame
     expect(Buffer.concat(produced).equals(framed(Buffer.concat(produced).subarray(4), 16))).toBe(true);
     expect(Buffer.concat(produced).length).toBe(20);
+  });
+
+  it('framed: a piece given back is the memory of a later piece; others are ignored', () => {
+    const w = new OutWriter(32768);
+    const fill = (n: number): Uint8Array[] => {
+      w.write(randomBytes(n));
+      return w.take();
+    };
+    const [first] = fill(2_200_000);
+    expect(first).toBeDefined();
+    recyclePiece(first!.subarray(100)); // a view of it, as the compressor's stream hands it back
+    recyclePiece(first!); // twice: ignored
+    recyclePiece(Buffer.alloc(first!.length)); // never lent: ignored
+    // the piece being written when it came back is handed out next, then the reused one
+    expect(fill(2_100_000).length).toBe(1);
+    const later = fill(2_100_000);
+    expect(later.length).toBe(1);
+    expect(later[0]!.buffer).toBe(first!.buffer);
+    w.end();
+    // an unframed writer's pieces are the caller's: never lent, never reused
+    const plain = new OutWriter(0);
+    plain.write(randomBytes(OUT_PIECE + 1));
+    const [own] = plain.take();
+    recyclePiece(own!);
+    plain.write(randomBytes(OUT_PIECE));
+    expect(plain.take()[0]!.buffer).not.toBe(own!.buffer);
+  });
+
+  it('framed: no free piece outlives the writers (an idle server keeps none)', () => {
+    const w = new OutWriter(32768);
+    w.write(randomBytes(2_200_000));
+    const [first] = w.take();
+    w.end();
+    recyclePiece(first!); // back after the last writer ended: dropped
+    const next = new OutWriter(32768);
+    next.write(randomBytes(2_200_000));
+    expect(next.take()[0]!.buffer).not.toBe(first!.buffer);
+    next.end();
   });
 });

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../../../src/main/engine/errors';
 import {
+  COMPRESS_INPUT,
   compressStream,
   decompressStream,
   type CompressionKey,
@@ -43,6 +44,30 @@ describe('compressStream / decompressStream', () => {
       { numRuns: 15 },
     );
   });
+
+  it.each(['GZ', 'ZS'] as CompressionKey[])(
+    '%s: consumed() gets each input piece once the compressor no longer reads it',
+    async (kind) => {
+      // three pieces of a compressor's write each, passed on as they are (no coalescing copy)
+      const data = sample(3 * COMPRESS_INPUT);
+      const pieces = [0, 1, 2].map((k) =>
+        Buffer.from(data.subarray(k * COMPRESS_INPUT, (k + 1) * COMPRESS_INPUT)),
+      );
+      const given: Uint8Array[] = [];
+      async function* src(): AsyncGenerator<Uint8Array> {
+        yield* pieces;
+      }
+      // a consumer that reuses what it gets back at once: any byte read after consumed() differs
+      const packed = await collect(
+        compressStream(kind, src(), (piece) => {
+          given.push(piece);
+          piece.fill(0x55);
+        }),
+      );
+      expect((await collect(decompressStream(kind, chunked([packed])))).equals(data)).toBe(true);
+      expect(given.map((g) => pieces.findIndex((p) => p.buffer === g.buffer))).toEqual([0, 1, 2]);
+    },
+  );
 
   it('GZ is a zlib stream (78 9c) that Node and Python-style inflate read', async () => {
     const data = sample(50_000);

@@ -11,6 +11,7 @@ import http from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { SluiceError } from '../../errors';
 import { SERVER_WIRE_ENGINES, compressWire, type WireEngine } from '../../protocol/compression-engines';
+import { recyclePiece } from '../../changegroup/out-writer';
 import {
   BadRequest,
   dispatchCommand,
@@ -187,7 +188,8 @@ async function* framed(
 ): AsyncGenerator<Uint8Array> {
   if (mediaType === HGTYPE2)
     yield Buffer.concat([Buffer.from([engine.length]), Buffer.from(engine, 'latin1')]);
-  yield* compressWire(engine, src);
+  // the changegroup's framed output pieces go back to its writer once compressed
+  yield* compressWire(engine, src, recyclePiece);
 }
 
 /** `--public-url`: an http(s) URL without credentials, query or fragment, ending in `/`. */
