@@ -205,26 +205,19 @@ async function* emitGroup(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Uint8Array> {
   const index = rl.index;
-  const n = index.length;
-  const available = receiverHas(rl, revs);
-  const emitted = new Uint8Array(n);
-  const usable = (r: number): boolean => r !== NULL_REV && (emitted[r] === 1 || available[r] === 1);
+  const bases = chooseBases(rl, revs, full);
+  const held = full ? undefined : chunksToHold(rl, revs, bases);
+  rl.holdChunks(held);
   const headerLen = version === '03' ? 102 : 100;
   // one header buffer for the group: written whole into out, never handed out
   const head = Buffer.allocUnsafe(4 + headerLen + 12);
-  let prevrev = revs.length ? index.p1(revs[0]!) : NULL_REV;
-  for (const rev of revs) {
+  for (let i = 0; i < revs.length; i++) {
+    const rev = revs[i]!;
     if (signal?.aborted) throw cancelled();
-    checkParents(rl, rev);
     const p1 = index.p1(rev);
     const p2 = index.p2(rev);
     const deltaParent = index.deltaParent(rev);
-    let base: number;
-    if (full) base = NULL_REV;
-    else if (usable(deltaParent)) base = deltaParent;
-    else if (usable(p1)) base = p1;
-    else if (usable(p2)) base = p2;
-    else base = prevrev;
+    const base = bases[i]!;
     let payload: Uint8Array;
     let hunk = false; // a full text: a trivial hunk header goes before it
     // a large snapshot is checked against its node in pieces (memory: a few MiB) before it is
@@ -239,6 +232,7 @@ async function* emitGroup(
       hunk = text.length > 0;
     } else if (base === deltaParent) {
       payload = await rl.chunk(rev);
+      held?.offer(rev, payload);
     } else {
       const parts = prefixSuffixDelta(
         await rl.revision(base),
@@ -247,8 +241,6 @@ async function* emitGroup(
       );
       payload = parts.length ? Buffer.concat(parts) : new Uint8Array(0);
     }
-    emitted[rev] = 1;
-    prevrev = rev;
     const hunkLen = hunk ? 12 : 0;
     head.writeInt32BE(4 + headerLen + hunkLen + payload.length, 0);
     index.copyNode(rev, head, 4);
@@ -268,6 +260,76 @@ async function* emitGroup(
     out.write(payload);
     stats.revisions++;
     if (out.full) yield* out.take();
+  }
+  rl.holdChunks(undefined);
+}
+
+/**
+ * The delta base of each of `revs` (emitrevisions): the stored delta's when the receiver has it
+ * or it is sent before, else p1, p2, the previous revision sent; NULL_REV for a full text.
+ */
+function chooseBases(rl: Revlog, revs: readonly number[], full: boolean): Int32Array {
+  const index = rl.index;
+  const available = receiverHas(rl, revs);
+  const emitted = new Uint8Array(index.length);
+  const usable = (r: number): boolean => r !== NULL_REV && (emitted[r] === 1 || available[r] === 1);
+  const bases = new Int32Array(revs.length);
+  let prevrev = revs.length ? index.p1(revs[0]!) : NULL_REV;
+  for (let i = 0; i < revs.length; i++) {
+    const rev = revs[i]!;
+    checkParents(rl, rev);
+    const deltaParent = index.deltaParent(rev);
+    if (full) bases[i] = NULL_REV;
+    else if (usable(deltaParent)) bases[i] = deltaParent;
+    else if (usable(index.p1(rev))) bases[i] = index.p1(rev);
+    else if (usable(index.p2(rev))) bases[i] = index.p2(rev);
+    else bases[i] = prevrev;
+    emitted[rev] = 1;
+    prevrev = rev;
+  }
+  return bases;
+}
+
+/** At most this much of a group's decoded chunks is held for the texts it rebuilds. */
+const HELD_MAX = 32 << 20;
+
+/**
+ * The revisions whose decoded chunk the group both sends as it is stored and needs again later
+ * to rebuild a text it sends another way (a delta against p1): held once sent (HeldChunks)
+ * instead of decoded twice. undefined when no text is rebuilt from such chunks.
+ */
+function chunksToHold(rl: Revlog, revs: readonly number[], bases: Int32Array): HeldChunks | undefined {
+  const index = rl.index;
+  const sentStored = new Set<number>();
+  let wanted: Set<number> | undefined;
+  const want = (text: number): void => {
+    for (const r of rl.deltaChain(text).chain) if (sentStored.has(r)) (wanted ??= new Set()).add(r);
+  };
+  for (let i = 0; i < revs.length; i++) {
+    const rev = revs[i]!;
+    const base = bases[i]!;
+    if (base === index.deltaParent(rev)) sentStored.add(rev);
+    else if (base !== NULL_REV) {
+      want(base);
+      want(rev);
+    }
+  }
+  return wanted && new HeldChunks(wanted);
+}
+
+/** Decoded chunks kept as they are sent, for the revlog's later builds (Revlog.holdChunks). */
+class HeldChunks extends Map<number, Uint8Array> {
+  private bytes = 0;
+
+  constructor(private readonly wanted: Set<number>) {
+    super();
+  }
+
+  /** Keeps rev's decoded chunk when a later build wants it and the budget allows. */
+  offer(rev: number, chunk: Uint8Array): void {
+    if (!this.wanted.has(rev) || this.bytes + chunk.length > HELD_MAX) return;
+    this.bytes += chunk.length;
+    this.set(rev, chunk);
   }
 }
 

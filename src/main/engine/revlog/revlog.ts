@@ -93,6 +93,8 @@ export class Revlog {
   private buf1: Buffer | undefined;
   /** per rev, how many revisions delta against it (computed on first use) */
   private baseRefs: Uint32Array | undefined;
+  /** decoded chunks a reader lent (holdChunks), taken by builds instead of decoding them again */
+  private held: ReadonlyMap<number, Uint8Array> | undefined;
 
   private constructor(
     readonly name: string,
@@ -185,6 +187,15 @@ export class Revlog {
     return this.data.read(this.index.chunkStart(rev), len);
   }
 
+  /**
+   * Lends decoded chunks (rev -> chunk(rev)'s result, never written to) for later builds to take
+   * instead of decoding them again: a changegroup sends most deltas as they are stored, then
+   * rebuilds a few texts whose chains run through those same deltas. undefined ends the loan.
+   */
+  holdChunks(chunks: ReadonlyMap<number, Uint8Array> | undefined): void {
+    this.held = chunks;
+  }
+
   /** rev's chunk decompressed (a full text, or a delta against deltaParent(rev)), at most decodedBound. */
   async chunk(rev: number): Promise<Uint8Array> {
     return this.decodeChunk(rev, await this.rawChunk(rev));
@@ -239,6 +250,11 @@ export class Revlog {
         await this.data.prefetch(spanStart, spanEnd - spanStart);
       for (let k = i; k < j; k++) {
         const rev = chain[k]!;
+        const held = this.held?.get(rev);
+        if (held) {
+          out[k] = held;
+          continue;
+        }
         const len = index.compressedLength(rev);
         const raw =
           (len >= 0 ? this.data.readNow(index.chunkStart(rev), len) : undefined) ??
@@ -385,15 +401,19 @@ export class Revlog {
   private chainChunksNow(chain: readonly number[], out: Uint8Array[]): boolean {
     const index = this.index;
     out.length = chain.length;
+    const held = this.held;
     for (let k = 0; k < chain.length; k++) {
       const rev = chain[k]!;
+      if (held?.has(rev)) continue;
       const len = index.compressedLength(rev);
       const raw = len >= 0 ? this.data.readNow(index.chunkStart(rev), len) : undefined;
       if (raw === undefined || chunkNeedsPreparation(raw)) return false;
       out[k] = raw;
     }
-    for (let k = 0; k < chain.length; k++)
-      out[k] = this.decodeNow(chain[k]!, out[k]!, decodedBound(this.index, chain[k]!));
+    for (let k = 0; k < chain.length; k++) {
+      const rev = chain[k]!;
+      out[k] = held?.get(rev) ?? this.decodeNow(rev, out[k]!, decodedBound(this.index, rev));
+    }
     return true;
   }
 
@@ -567,6 +587,7 @@ export class Revlog {
   clearCache(): void {
     this.data.release();
     this.cache.clear();
+    this.held = undefined;
     this.lastRev = NULL_REV;
     this.lastText = undefined;
     this.lastIn = -1;
