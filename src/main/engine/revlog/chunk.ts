@@ -40,12 +40,17 @@ export function chunkNeedsPreparation(chunk: Uint8Array): Promise<void> | undefi
   return zstdDecoderLoading();
 }
 
+/** zlib's smallest output piece (Z_MIN_CHUNK): node:zlib refuses a smaller chunkSize. */
+const ZLIB_MIN_OUT = 64;
+
 /**
  * Decodes one chunk into at most maxOutput bytes (the caller knows the bound: the revision's text
  * size for a full text, a bound derived from base and result sizes for a delta). Raw chunks are
- * returned as views, not copies.
+ * returned as views, not copies. `expected`: the likely decoded size, when the caller has one:
+ * a zlib chunk is inflated into an output buffer of that size (node:zlib's default is 16 KiB,
+ * kept whole behind the result; a delta's is mostly a few hundred bytes), more pieces if short.
  */
-export function decompressChunk(chunk: Uint8Array, maxOutput: number): Uint8Array {
+export function decompressChunk(chunk: Uint8Array, maxOutput: number, expected?: number): Uint8Array {
   const kind = chunkKind(chunk);
   switch (kind) {
     case 'empty':
@@ -56,7 +61,12 @@ export function decompressChunk(chunk: Uint8Array, maxOutput: number): Uint8Arra
       return chunk.subarray(1);
     case 'zlib':
       try {
-        return zlib.inflateSync(chunk, { maxOutputLength: Math.max(1, maxOutput) });
+        return zlib.inflateSync(chunk, {
+          maxOutputLength: Math.max(1, maxOutput),
+          ...(expected !== undefined
+            ? { chunkSize: Math.max(ZLIB_MIN_OUT, Math.min(expected, maxOutput)) }
+            : {}),
+        });
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
         // Python's zlib words it "Error -3 while decompressing data: incorrect header check"

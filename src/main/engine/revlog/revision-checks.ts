@@ -30,6 +30,17 @@ export function decodedBound(index: RevlogIndex, rev: number): number {
   return Math.min(MAX_TEXT_SIZE, Math.max(sizeBound, CHUNK_SLACK));
 }
 
+/**
+ * What rev's chunk of `stored` bytes likely decodes to: a full text's recorded size, else a
+ * guess for a delta (compressed deltas of real histories decode to 1-3x their size, rarely 4x).
+ * Sizes decode buffers only; decodedBound is the limit.
+ */
+export function likelyDecodedSize(index: RevlogIndex, rev: number, stored: number): number {
+  const rawSize = index.rawSize(rev);
+  if (index.deltaParent(rev) === NULL_REV && rawSize >= 0) return rawSize;
+  return 4 * stored + 64;
+}
+
 /** The index entry's own checks and its flags, before any of rev's data is read. */
 export function checkReadable(name: string, index: RevlogIndex, rev: number): void {
   const problem = index.checkEntry(rev);

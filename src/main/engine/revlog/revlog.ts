@@ -25,6 +25,7 @@ import {
   decodedBound,
   isCensoredText,
   nodeMismatch,
+  likelyDecodedSize,
   sortedParents,
 } from './revision-checks';
 import { STREAM_PIECE, streamChains, type StreamSource } from './revision-stream';
@@ -220,7 +221,7 @@ export class Revlog {
 
   private decodeNow(rev: number, raw: Uint8Array, bound: number): Uint8Array {
     try {
-      return decompressChunk(raw, bound);
+      return decompressChunk(raw, bound, likelyDecodedSize(this.index, rev, raw.length));
     } catch (e) {
       throw atRevision(this.name, e, rev);
     }

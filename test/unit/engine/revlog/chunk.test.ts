@@ -61,6 +61,23 @@ describe('revlog chunks', () => {
     expect(problemOf(() => decompressChunk(flipped, 1 << 20))).toBe('REVLOG:decompress');
   });
 
+  it('a zlib chunk inflates into a buffer of the expected size; a wrong guess gives the same bytes', () => {
+    const text = Buffer.from('a line of a file that changes\n'.repeat(200)); // 6,000 bytes
+    const z = deflateSync(text);
+    expect(Buffer.from(decompressChunk(z, 1 << 20, text.length)).equals(text)).toBe(true);
+    // small texts: node:zlib's 16 KiB default output buffer would stay behind each of them
+    const small = deflateSync(text.subarray(0, 200));
+    const memoryHeld = (expected?: number): number =>
+      new Set(Array.from({ length: 12 }, () => decompressChunk(small, 1 << 20, expected).buffer)).size;
+    expect(memoryHeld(200)).toBeLessThan(memoryHeld(undefined));
+    for (const guess of [1, 64, 100, 5999, 6001, 1 << 20, 1 << 30]) {
+      expect(Buffer.from(decompressChunk(z, 1 << 20, guess)).equals(text)).toBe(true);
+    }
+    // the bound still holds whatever the guess
+    for (const guess of [64, 1 << 20])
+      expect(() => decompressChunk(z, 5000, guess)).toThrow(/more than 5000 bytes/);
+  });
+
   it('zstd frames are walked before anything is allocated: a declared 2^40 bytes is refused', async () => {
     await prepareZstd();
     expect(problemOf(() => scanZstdFrame(declaredFrame(2 ** 40)))).toBe('REVLOG:decompress');
