@@ -27,6 +27,15 @@ function absolutePath(p: string, platform: NodeJS.Platform): boolean {
   return platform === 'win32' ? win32.isAbsolute(p) && /^([A-Za-z]:\\|\\\\)/.test(p) : posix.isAbsolute(p);
 }
 
+/**
+ * A link's dest on Windows is a drive path only: a UNC or device path (`\\host\share`, `\\?\`,
+ * `\\.\`) would have the dialog's destination check reach that host over SMB before anyone clicks,
+ * and Windows answers an SMB server with the user's NTLM credentials.
+ */
+function linkDestination(p: string, platform: NodeJS.Platform): boolean {
+  return platform === 'win32' ? /^[A-Za-z]:\\/.test(p) : posix.isAbsolute(p);
+}
+
 function checkSourceUrl(raw: string): string | null {
   if (raw.length > MAX_URL) return `the url is longer than ${MAX_URL} characters`;
   let u: URL;
@@ -72,7 +81,10 @@ export function parseCloneQuery(
   const dest = seen.get('dest');
   if (dest !== undefined && dest !== '') {
     if (dest.length > MAX_PATH) return refuse(`dest is longer than ${MAX_PATH} characters`);
-    if (!absolutePath(dest, platform)) return refuse('dest must be an absolute path');
+    if (!linkDestination(dest, platform))
+      return refuse(
+        platform === 'win32' ? 'dest must be a path on a drive (C:\\…)' : 'dest must be an absolute path',
+      );
     if (dest.split(/[\\/]/).includes('..')) return refuse('dest may not contain ..');
     link.dest = dest;
   }

@@ -52,6 +52,23 @@ describe('sluice:// clone links', () => {
     expect(ok(r)).toMatch(reason);
   });
 
+  // The dialog checks its destination as soon as it opens (dest:check stats the path): on Windows a
+  // UNC or device path would reach an SMB server, which gets the user's NTLM hash, before any click.
+  it.each([
+    '\\\\evil.example\\share\\repo',
+    '\\\\?\\UNC\\evil.example\\share\\repo',
+    '\\\\?\\C:\\repo',
+    '\\\\.\\pipe\\x',
+    '//evil.example/share/repo',
+    '\\repo',
+  ])('on Windows refuses the dest %s (only drive paths)', (dest) => {
+    const r = parseDeepLink(`sluice://clone?url=https://h/r&dest=${encodeURIComponent(dest)}`, 'win32');
+    expect(ok(r)).toMatch(/dest must be a path on a drive/);
+    expect(ok(parseCloneQuery(`url=https://h/r&dest=${encodeURIComponent(dest)}`, 'win32'))).toMatch(
+      /dest must be a path on a drive/,
+    );
+  });
+
   it('the web host /open query goes through the same checks', () => {
     expect(ok(parseCloneQuery('?url=https://h/r&rev=default', 'linux'))).toEqual({
       kind: 'clone',
