@@ -19,11 +19,14 @@ async function openWithDemoHost(page: Page, origin: string, url: string, speed: 
       write: false,
     })
   ).outputFiles[0]!.text;
-  await page.route(`${origin}/bridge.js`, (route) =>
-    route.fulfill({
-      body: `self.__sluiceDemoSpeed = ${speed};\n${demoBridge}`,
-      contentType: 'text/javascript',
-    }),
+  // the page asks for ./bridge.js?token=…: match the path, whatever the query
+  await page.route(
+    (u) => u.origin === origin && u.pathname === '/bridge.js',
+    (route) =>
+      route.fulfill({
+        body: `self.__sluiceDemoSpeed = ${speed};\n${demoBridge}`,
+        contentType: 'text/javascript',
+      }),
   );
   await page.goto(url);
   await expect(page.getByRole('heading', { name: 'Transfers' })).toBeVisible();

@@ -148,7 +148,13 @@ function installSluiceBridge(config: BridgeConfig): void {
 
   function downloadLog(jobId: string, suggestedName: string, header: string): void {
     const url = new URL('./download/log', location.href);
-    url.search = new URLSearchParams({ job: jobId, name: suggestedName, header }).toString();
+    // the token in the query: the page's cookie admits only the renderer's files
+    url.search = new URLSearchParams({
+      token: config.token,
+      job: jobId,
+      name: suggestedName,
+      header,
+    }).toString();
     const a = document.createElement('a');
     a.href = url.href;
     a.download = suggestedName;

@@ -2,10 +2,13 @@
 // http://127.0.0.1:PORT and window.sluice is bridged over a loopback WebSocket to the same
 // EngineHost Electron main uses. Only this machine's user should reach it, so:
 //  - it listens on 127.0.0.1 only;
-//  - every HTTP request and the WebSocket upgrade need the random token printed at start
-//    (in the URL's ?token=, then an HttpOnly SameSite=Strict cookie for the assets the page loads;
-//    uploads also need it in a header, which a cross-site page cannot send without a preflight
-//    this server never grants);
+//  - every HTTP request and the WebSocket upgrade need the random token printed at start, in the
+//    URL's ?token= (the page, the bridge script, /open, /download/log, the socket) or, for uploads,
+//    a header a cross-site page cannot send without a preflight this server never grants. The
+//    module scripts, styles and fonts the page loads cannot carry a query, so an HttpOnly
+//    SameSite=Strict cookie admits those files of the built renderer, and nothing else: cookies
+//    ignore ports, so the browser also sends it to any other server on 127.0.0.1 it visits, and it
+//    must not be worth anything there;
 //  - the Host header must name the loopback address (DNS rebinding), a WebSocket Origin must be
 //    this server's own;
 //  - responses carry the renderer's CSP, no-referrer (keeps the token out of Referer) and nosniff.
@@ -68,6 +71,14 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 4 * 1024 ** 3;
 const MAX_OPEN_LINKS = 16;
 const OPEN_ID_RE = /^[A-Za-z0-9_-]{22}$/;
 
+/** A constant-time comparison (timingSafeEqual) of a request's secret with ours. */
+function secretMatches(candidate: string | undefined | null, secret: string): boolean {
+  if (!candidate) return false;
+  const a = Buffer.from(candidate);
+  const b = Buffer.from(secret);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 export class WebHost {
   readonly token: string;
   private readonly server: Server;
@@ -77,6 +88,8 @@ export class WebHost {
   private port = 0;
   private uploads = 0;
   private readonly openLinks = new Map<string, DeepLinkResult>();
+  /** the cookie's value: admits the built renderer's files only (see the header), never the token */
+  private readonly assetKey = randomBytes(32).toString('base64url');
 
   constructor(private readonly options: WebHostOptions) {
     this.token = options.token ?? randomBytes(32).toString('base64url');
@@ -135,15 +148,12 @@ export class WebHost {
   }
 
   private get cookieName(): string {
-    // Cookies ignore ports: two hosts on one machine must not overwrite each other's token.
-    return `sluice-token-${this.port}`;
+    // Cookies ignore ports: two hosts on one machine must not overwrite each other's key.
+    return `sluice-assets-${this.port}`;
   }
 
   private tokenMatches(candidate: string | undefined | null): boolean {
-    if (!candidate) return false;
-    const a = Buffer.from(candidate);
-    const b = Buffer.from(this.token);
-    return a.length === b.length && timingSafeEqual(a, b);
+    return secretMatches(candidate, this.token);
   }
 
   private hostAllowed(req: IncomingMessage): boolean {
@@ -151,7 +161,7 @@ export class WebHost {
     return host === `127.0.0.1:${this.port}` || host === `localhost:${this.port}`;
   }
 
-  private cookieToken(req: IncomingMessage): string | undefined {
+  private cookieValue(req: IncomingMessage): string | undefined {
     const header = req.headers.cookie;
     if (!header) return undefined;
     for (const part of header.split(';')) {
@@ -172,7 +182,7 @@ export class WebHost {
       origin !== `http://localhost:${this.port}`
     )
       return false;
-    return this.tokenMatches(url.searchParams.get('token')) || this.tokenMatches(this.cookieToken(req));
+    return this.tokenMatches(url.searchParams.get('token'));
   }
 
   private securityHeaders(res: ServerResponse): void {
@@ -202,22 +212,21 @@ export class WebHost {
   private async handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!this.hostAllowed(req)) return this.send(res, 403, 'forbidden: unexpected Host header');
     const url = new URL(req.url ?? '/', this.origin);
-    const queryToken = url.searchParams.get('token');
-    const byQuery = this.tokenMatches(queryToken);
-    if (!byQuery && !this.tokenMatches(this.cookieToken(req))) {
-      return this.send(
-        res,
-        403,
-        'forbidden: open the URL printed by `npm start` (it carries the access token)',
-      );
-    }
-    if (byQuery)
-      res.setHeader('Set-Cookie', `${this.cookieName}=${this.token}; HttpOnly; SameSite=Strict; Path=/`);
-
+    // an upload proves the token in its header (handleUpload)
     if (req.method === 'PUT' && url.pathname === '/upload') return this.handleUpload(req, res, url);
+    const needsToken = 'forbidden: open the URL printed by `npm start` (it carries the access token)';
+    if (!this.tokenMatches(url.searchParams.get('token'))) {
+      // the cookie reaches the renderer's files and nothing else (the page itself names the bridge)
+      const byCookie = secretMatches(this.cookieValue(req), this.assetKey);
+      if (!byCookie || req.method !== 'GET' || url.pathname === '/' || url.pathname === '/index.html')
+        return this.send(res, 403, needsToken);
+      return this.serveStatic(res, url.pathname);
+    }
+    res.setHeader('Set-Cookie', `${this.cookieName}=${this.assetKey}; HttpOnly; SameSite=Strict; Path=/`);
+
     if (req.method !== 'GET' && req.method !== 'HEAD') return this.send(res, 405, 'method not allowed');
     if (url.pathname === '/' || url.pathname === '/index.html') return this.serveIndex(res);
-    if (url.pathname === '/open') return this.openLink(res, url, byQuery);
+    if (url.pathname === '/open') return this.openLink(res, url);
     if (url.pathname === '/download/log') return this.serveLog(res, url);
     if (url.pathname === '/bridge.js') {
       const config = `self.__sluiceBridgeConfig = ${JSON.stringify({ token: this.token })};\n`;
@@ -258,15 +267,14 @@ export class WebHost {
   }
 
   /** `/open?…`: checks the link, keeps the result for the page it redirects to (see the header). */
-  private openLink(res: ServerResponse, url: URL, tokenInQuery: boolean): void {
+  private openLink(res: ServerResponse, url: URL): void {
     const query = new URLSearchParams(url.search);
     query.delete('token');
     const result = parseCloneQuery(query.toString());
     const id = randomBytes(16).toString('base64url');
     if (this.openLinks.size >= MAX_OPEN_LINKS) this.openLinks.delete(this.openLinks.keys().next().value!);
     this.openLinks.set(id, result);
-    // the cookie may not come along on a redirect a cross-site page started (SameSite=Strict)
-    const app = tokenInQuery ? `/?token=${encodeURIComponent(this.token)}` : '/';
+    const app = `/?token=${encodeURIComponent(this.token)}`;
     this.securityHeaders(res);
     res.writeHead(303, { Location: `${app}#open=${id}`, 'Content-Length': 0, 'Cache-Control': 'no-store' });
     res.end();
@@ -275,7 +283,8 @@ export class WebHost {
   private async serveIndex(res: ServerResponse): Promise<void> {
     const html = await readFile(join(this.options.rendererDir, 'index.html'), 'utf8');
     // A classic script at the top of <head> runs before the renderer's module scripts (deferred).
-    const tag = '<script src="./bridge.js"></script>';
+    // the bridge holds the token, so it is fetched with it (the cookie does not admit it)
+    const tag = `<script src="./bridge.js?token=${encodeURIComponent(this.token)}"></script>`;
     const injected = /<head[^>]*>/i.test(html)
       ? html.replace(/<head[^>]*>/i, (m) => `${m}\n    ${tag}`)
       : tag + html;

@@ -38,6 +38,19 @@ function http(
   });
 }
 
+/** The status a WebSocket upgrade gets: 101 when it opens. */
+function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on('unexpected-response', (_req, res) => resolve(res.statusCode!));
+    ws.on('open', () => {
+      ws.close();
+      resolve(101);
+    });
+    ws.on('error', () => {});
+  });
+}
+
 describe('WebHost', () => {
   let dir: string;
   let host: WebHost;
@@ -103,11 +116,13 @@ describe('WebHost', () => {
   it('serves the page with the bridge injected first, then assets by cookie', async () => {
     const page = await http(port, `/?token=${TOKEN}`);
     expect(page.status).toBe(200);
-    expect(page.body).toMatch(/<head>\s*<script src="\.\/bridge\.js"><\/script>/);
+    expect(page.body).toMatch(
+      new RegExp(`<head>\\s*<script src="\\./bridge\\.js\\?token=${TOKEN}"></script>`),
+    );
     expect(page.headers['content-security-policy']).toMatch(/script-src 'self';/);
     expect(page.headers['referrer-policy']).toBe('no-referrer');
     const cookie = String(page.headers['set-cookie']).split(';')[0]!;
-    expect(cookie).toBe(`sluice-token-${port}=${TOKEN}`);
+    expect(cookie).toMatch(new RegExp(`^sluice-assets-${port}=[A-Za-z0-9_-]{43}$`));
     expect(String(page.headers['set-cookie'])).toMatch(/HttpOnly; SameSite=Strict/);
 
     const asset = await http(port, '/assets/app-abcdef12.js', { headers: { cookie } });
@@ -115,22 +130,46 @@ describe('WebHost', () => {
     expect(asset.body).toBe('console.log("app")');
     expect(asset.headers['content-type']).toMatch(/text\/javascript/);
 
-    const bridge = await http(port, '/bridge.js', { headers: { cookie } });
+    const bridge = await http(port, `/bridge.js?token=${TOKEN}`);
     expect(bridge.body).toBe(
       `self.__sluiceBridgeConfig = {"token":"${TOKEN}"};\nwindow.bridgeLoaded = true;`,
     );
 
     expect(
-      (await http(port, '/assets/app-abcdef12.js', { headers: { cookie: `sluice-token-${port}=nope` } }))
+      (await http(port, '/assets/app-abcdef12.js', { headers: { cookie: `sluice-assets-${port}=nope` } }))
         .status,
     ).toBe(403);
     expect((await http(port, '/missing.js', { headers: { cookie } })).status).toBe(404);
   });
 
-  it('does not serve files outside the renderer', async () => {
-    const cookie = `sluice-token-${port}=${TOKEN}`;
-    for (const path of ['/../secret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/%00']) {
+  // Cookies ignore ports: the browser hands the cookie to every server on 127.0.0.1 it visits (and a
+  // page of another local port makes same-site requests with it), so it must not be the token.
+  it("the page's cookie admits the renderer's files only: not the token, the bridge, the socket", async () => {
+    const page = await http(port, `/?token=${TOKEN}`);
+    const cookie = String(page.headers['set-cookie']).split(';')[0]!;
+    expect(cookie).not.toContain(TOKEN);
+    expect((await http(port, '/assets/app-abcdef12.js', { headers: { cookie } })).status).toBe(200);
+    for (const path of [
+      '/',
+      '/index.html',
+      '/bridge.js',
+      `/open?url=${encodeURIComponent('https://h/r')}`,
+      '/download/log?job=j1&name=x.log',
+    ]) {
       const r = await http(port, path, { headers: { cookie } });
+      // the page: 403 with how to get in; the rest is no file of the renderer's
+      expect(r.status, path).toBe(path.startsWith('/index') || path === '/' ? 403 : 404);
+      expect(r.body, path).not.toContain(TOKEN);
+      expect(r.body, path).not.toContain('bridgeLoaded');
+    }
+    const origin = `http://127.0.0.1:${port}`;
+    expect(await upgradeStatus(`ws://127.0.0.1:${port}/ws`, { cookie, origin })).toBe(403);
+    expect(await upgradeStatus(`ws://127.0.0.1:${port}/ws?token=${TOKEN}`, { origin })).toBe(101);
+  });
+
+  it('does not serve files outside the renderer', async () => {
+    for (const path of ['/../secret.txt', '/%2e%2e/secret.txt', '/assets/..%2f..%2fsecret.txt', '/%00']) {
+      const r = await http(port, `${path}?token=${TOKEN}`);
       expect([400, 403, 404], path).toContain(r.status);
       expect(r.body).not.toContain('secret');
     }
@@ -142,13 +181,7 @@ describe('WebHost', () => {
   });
 
   it('bridges invokes and pushes over the WebSocket, and refuses sockets without the token or from another origin', async () => {
-    const refused = async (url: string, headers: Record<string, string> = {}) =>
-      new Promise<number>((resolve) => {
-        const ws = new WebSocket(url, { headers });
-        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode!));
-        ws.on('open', () => resolve(101));
-        ws.on('error', () => {});
-      });
+    const refused = upgradeStatus;
     expect(await refused(`ws://127.0.0.1:${port}/ws`)).toBe(403);
     expect(await refused(`ws://127.0.0.1:${port}/ws?token=wrong`)).toBe(403);
     expect(
@@ -224,16 +257,15 @@ describe('WebHost', () => {
       value: [],
     });
 
-    // a hostile link opens the app with the reason, never the link; by cookie, no token in Location
-    const cookie = { cookie: `sluice-token-${port}=${TOKEN}` };
-    const hostile = await open(`url=${encodeURIComponent('javascript:alert(1)')}`, cookie);
-    expect(hostile.headers.location).toMatch(/^\/#open=/);
+    // a hostile link opens the app with the reason, never the link
+    const hostile = await open(`token=${TOKEN}&url=${encodeURIComponent('javascript:alert(1)')}`);
+    expect(hostile.headers.location).toMatch(/^\/\?token=[^#]+#open=/);
     expect(await linkOf(hostile.headers.location as string)).toEqual({
       t: 'push',
       channel: 'link:opened',
       payload: { ok: false, reason: 'a link may not name a javascript: source' },
     });
-    const control = await open(`url=${encodeURIComponent('https://h/r\u0007')}`, cookie);
+    const control = await open(`token=${TOKEN}&url=${encodeURIComponent('https://h/r\u0007')}`);
     expect(await linkOf(control.headers.location as string)).toMatchObject({
       payload: { ok: false, reason: 'url holds control characters' },
     });
@@ -241,16 +273,15 @@ describe('WebHost', () => {
 
   it('uploads dropped files to a temporary file, with the token header and a size limit', async () => {
     const body = Buffer.from('HG20 bundle bytes');
-    const noHeader = await http(port, '/upload?name=x.hg', {
+    const noHeader = await http(port, `/upload?name=x.hg&token=${TOKEN}`, {
       method: 'PUT',
-      headers: { cookie: `sluice-token-${port}=${TOKEN}` },
       body,
     });
     expect(noHeader.status).toBe(403);
 
     const ok = await http(port, `/upload?name=${encodeURIComponent('../../my bundle.hg')}`, {
       method: 'PUT',
-      headers: { 'x-sluice-token': TOKEN, cookie: `sluice-token-${port}=${TOKEN}` },
+      headers: { 'x-sluice-token': TOKEN },
       body,
     });
     expect(ok.status).toBe(200);
@@ -262,7 +293,7 @@ describe('WebHost', () => {
 
     const big = await http(port, '/upload?name=big.hg', {
       method: 'PUT',
-      headers: { 'x-sluice-token': TOKEN, cookie: `sluice-token-${port}=${TOKEN}` },
+      headers: { 'x-sluice-token': TOKEN },
       body: Buffer.alloc(2000),
     });
     expect(big.status).toBe(413);
