@@ -74,10 +74,12 @@ export async function readRepoSummary(root: string, { withSize = true } = {}): P
         node: tail.tip.node.slice(0, 12),
         date: entry.time * 1000,
         tz: entry.tz,
-        user: utf8(entry.user),
-        summary: utf8(entry.description.split('\n', 1)[0] ?? ''),
-        branch: branchOf(tail.tip.text),
-        bookmarks: bookmarks.get(tail.tip.node) ?? [],
+        user: shownText(utf8(entry.user), SHOWN.chars),
+        summary: shownText(utf8(entry.description.split('\n', 1)[0] ?? ''), SHOWN.summaryChars),
+        branch: shownText(branchOf(tail.tip.text), SHOWN.chars),
+        bookmarks: (bookmarks.get(tail.tip.node) ?? [])
+          .slice(0, SHOWN.bookmarks)
+          .map((b) => shownText(b, SHOWN.chars)),
       };
     }
     const parent = await readParent(loc, tail);
@@ -88,6 +90,25 @@ export async function readRepoSummary(root: string, { withSize = true } = {}): P
   } finally {
     await tail.close();
   }
+}
+
+/** How much of a changeset's text a row shows: a server chose it, and every row update carries it. */
+export const SHOWN = { summaryChars: 300, chars: 200, bookmarks: 32 };
+
+// eslint-disable-next-line no-control-regex -- control characters are what is replaced
+const UNSHOWABLE = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text a server chose (a commit summary, its author, branch and bookmark names) as a row shows it:
+ * control characters and bidi embeddings, overrides and isolates as U+FFFD (an override in a summary
+ * would reorder the author and date shown after it), tabs as spaces, at most `max` characters.
+ */
+export function shownText(text: string, max: number): string {
+  const clean = text.replace(UNSHOWABLE, (c) => (c === '\t' ? ' ' : '\ufffd'));
+  if (clean.length <= max) return clean;
+  const cut = clean.slice(0, max - 1);
+  // never half a surrogate pair
+  return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
 }
 
 /** The `branch` extra of a changelog text (changelog.changelogrevision.branchinfo), "default" without one. */

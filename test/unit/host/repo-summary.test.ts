@@ -1,0 +1,53 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readRepoSummary, SHOWN, shownText } from '../../../src/main/host/repo-summary';
+import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../support/env';
+
+const makeTempDir = tempDirMaker('repo-summary');
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach(removeDir));
+
+function hg(cwd: string, ...args: string[]): void {
+  const r = hgSync(args, cwd);
+  if (r.status !== 0) throw new Error(`hg ${args.join(' ')}: ${r.stderr}`);
+}
+
+const RLO = '\u202e';
+
+describe('shownText', () => {
+  it('replaces controls and bidi overrides, keeps tabs as spaces and right-to-left letters', () => {
+    expect(shownText(`a\tb\u0007c${RLO}d\u2066e\u009bf`, 100)).toBe('a b\ufffdc\ufffdd\ufffde\ufffdf');
+    expect(shownText('שלום עולם', 100)).toBe('שלום עולם');
+  });
+
+  it('cuts at max characters, never inside a surrogate pair', () => {
+    expect(shownText('abcdef', 4)).toBe('abc…');
+    expect(shownText('ab\u{1f600}cd', 4)).toBe('ab…');
+    expect(shownText('abcd', 4)).toBe('abcd');
+  });
+});
+
+// A hostile server chooses the tip's summary, author, branch and bookmarks; the row shows them.
+describe.skipIf(missing('hg'))(`a row's text from a hostile repository${skipNote('hg')}`, () => {
+  it('comes bounded, without controls or bidi overrides', async () => {
+    const repo = makeTempDir('hostile');
+    dirs.push(repo);
+    hg(repo, 'init');
+    writeFileSync(join(repo, 'f'), 'x');
+    hg(repo, 'branch', `rel${RLO}esae`);
+    const message = `fix${RLO}gpj.exe ${'y'.repeat(100_000)}\nsecond line`;
+    hg(repo, 'commit', '-A', '-m', message, '-u', `Mallory${RLO}\u0007 <m@example.com>`);
+    const bookmarks = Array.from({ length: 40 }, (_, i) => `bm${i}${RLO}`);
+    hg(repo, 'bookmark', ...bookmarks);
+
+    const { tip } = await readRepoSummary(repo, { withSize: false });
+    expect(tip!.summary.length).toBe(SHOWN.summaryChars);
+    expect(tip!.summary.startsWith('fix\ufffdgpj.exe yyy')).toBe(true);
+    expect(tip!.summary.endsWith('y…')).toBe(true);
+    expect(tip!.user).toBe('Mallory\ufffd\ufffd <m@example.com>');
+    expect(tip!.branch).toBe('rel\ufffdesae');
+    expect(tip!.bookmarks).toHaveLength(SHOWN.bookmarks);
+    for (const b of tip!.bookmarks) expect(b).toMatch(/^bm\d+\ufffd$/);
+  });
+});
