@@ -1,7 +1,7 @@
 // Smoke test of the web host: the built renderer loads with the bridge, window.sluice speaks the
 // SluiceApi (invoke, on, pathForFile), the host validates what it receives, and nothing is served
 // without the token.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test, expect, SAMPLE_BUNDLE } from './fixtures';
@@ -84,6 +84,12 @@ test('pathForFile uploads a dropped file and returns its path on the host', asyn
   expect(path.startsWith(webHost.dataDir)).toBe(true);
   expect(path.endsWith('dropped bundle.hg')).toBe(true);
   expect([...(await readFile(path))]).toEqual([0x48, 0x47, 0x32, 0x30, 1, 2, 3]);
+});
+
+test("the host's data folder is the user's alone", async ({ webHost }) => {
+  test.skip(process.platform === 'win32', 'Windows: per-user ACLs of %APPDATA%, no mode bits');
+  // job logs, history and uploaded bundles: no other local user may read them
+  expect((await stat(webHost.dataDir)).mode & 0o777).toBe(0o700);
 });
 
 test('a bad or missing token is refused, for the page, its assets and the WebSocket', async ({

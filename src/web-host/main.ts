@@ -2,7 +2,7 @@
 // sizes libuv's threadpool, then imports this module, bundled to out/main/web-host.js). Serves the
 // built renderer and the bridged API on 127.0.0.1 and prints the URL (with its access token).
 // scripts/start.mjs runs this when the Electron binary is missing; the e2e fixtures run it too.
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -26,6 +26,9 @@ const { values: args, positionals } = parseArgs({
 const here = dirname(fileURLToPath(import.meta.url));
 const appRoot = resolve(here, '..', '..');
 const dataDir = resolve(args['data-dir'] ?? defaultDataDir());
+// The user's alone, as Electron's userData (Chromium makes it 0700): job logs, history and uploaded
+// bundles are no other local user's business. A folder that exists keeps its mode.
+await mkdir(dataDir, { recursive: true, mode: 0o700 });
 const pkg = JSON.parse(await readFile(join(appRoot, 'package.json'), 'utf8')) as { version: string };
 
 // a sluice:// link or a bundle named on the command line, checked as Electron's argv is
