@@ -7,7 +7,7 @@
 import { lstat, open, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import * as engine from './engine-api';
-import type { RepoParent, RepoTip } from '../../shared/library';
+import type { RepoParent, RepoTip, WorkingCopyState } from '../../shared/library';
 
 export interface RepoSummary {
   source?: string;
@@ -109,6 +109,16 @@ export function shownText(text: string, max: number): string {
   const cut = clean.slice(0, max - 1);
   // never half a surrogate pair
   return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+}
+
+/** A working copy's branch (hg update writes the changeset's) and active bookmark, as shownText. */
+export function shownWorkingCopy(state: WorkingCopyState): WorkingCopyState {
+  if ('problem' in state) return state;
+  return {
+    ...state,
+    branch: shownText(state.branch, SHOWN.chars),
+    ...(state.bookmark !== undefined && { bookmark: shownText(state.bookmark, SHOWN.chars) }),
+  };
 }
 
 /** The `branch` extra of a changelog text (changelog.changelogrevision.branchinfo), "default" without one. */

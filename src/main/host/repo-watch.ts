@@ -19,7 +19,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { lstat, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { lockFiles, repoFiles, type RepoReader, type RepoSummary } from './repo-summary';
+import { lockFiles, repoFiles, shownWorkingCopy, type RepoReader, type RepoSummary } from './repo-summary';
 import { WatchWorker, type RepoEvents, type WatchedFolders } from './watch-worker';
 import type { WorkingCopyState } from '../../shared/library';
 
@@ -394,7 +394,7 @@ export class RepoWatcher {
       state = { status: 'ok', summary: w.summary };
       if (wcChanged) {
         this.workingCopyReads++;
-        state.workingCopy = await readWorkingCopy(w.root).catch((e: unknown): WorkingCopyState => ({
+        state.workingCopy = await readWorkingCopy(w.root).then(shownWorkingCopy, (e: unknown) => ({
           problem: (e as Error).message,
         }));
         const key = JSON.stringify(state.workingCopy);

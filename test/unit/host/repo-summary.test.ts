@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { workingCopySummary } from '../../../src/main/host/engine-api';
+import { RepoLibrary } from '../../../src/main/host/repo-library';
 import { readRepoSummary, SHOWN, shownText } from '../../../src/main/host/repo-summary';
 import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../support/env';
 
@@ -49,5 +51,35 @@ describe.skipIf(missing('hg'))(`a row's text from a hostile repository${skipNote
     expect(tip!.branch).toBe('rel\ufffdesae');
     expect(tip!.bookmarks).toHaveLength(SHOWN.bookmarks);
     for (const b of tip!.bookmarks) expect(b).toMatch(/^bm\d+\ufffd$/);
+  });
+
+  it("and so does its working copy's branch and active bookmark (hg status's)", async () => {
+    const dir = makeTempDir('wc');
+    dirs.push(dir);
+    const repo = join(dir, 'repo');
+    hg(dir, 'init', 'repo');
+    writeFileSync(join(repo, 'f'), 'x');
+    hg(repo, 'branch', `b${RLO}${'n'.repeat(300)}`);
+    hg(repo, 'commit', '-A', '-m', 'c');
+    hg(repo, 'bookmark', `m${RLO}\u2067k`);
+    const library = new RepoLibrary({
+      file: join(dir, 'library.json'),
+      onUpdate: () => {},
+      read: (root) => readRepoSummary(root, { withSize: false }),
+      readWorkingCopy: workingCopySummary,
+      watch: { debounceMs: 20, pollMs: 100, useEvents: false },
+      batchMs: 10,
+    });
+    try {
+      await library.add(repo, 'user');
+      const end = Date.now() + 10_000;
+      while (!library.get(repo)?.workingCopy && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      expect(library.get(repo)?.workingCopy).toMatchObject({
+        branch: `b\ufffd${'n'.repeat(SHOWN.chars - 3)}…`,
+        bookmark: 'm\ufffd\ufffdk',
+      });
+    } finally {
+      await library.dispose();
+    }
   });
 });
