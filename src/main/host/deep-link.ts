@@ -6,6 +6,7 @@
 
 import { posix, win32 } from 'node:path';
 import type { DeepLink, DeepLinkResult } from '../../shared/ipc';
+import { CONTROL_OR_BIDI } from '../../shared/shown-text';
 
 export type { DeepLink, DeepLinkResult };
 
@@ -18,8 +19,6 @@ const REV_RE = /^[A-Za-z0-9._@+\-/]{1,128}$/;
 /** a link may name only network sources: file:// or a bare path would point the app at this machine */
 const LINK_URL_SCHEMES = ['http:', 'https:', 'ssh:'];
 const BUNDLE_EXTENSIONS = ['.hg', '.bundle'];
-// eslint-disable-next-line no-control-regex -- control characters are what is refused
-const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 const refuse = (reason: string): DeepLinkResult => ({ ok: false, reason });
 
@@ -70,7 +69,7 @@ export function parseCloneQuery(
     if (!['url', 'dest', 'rev'].includes(k))
       return refuse(`unknown parameter ${JSON.stringify(k.slice(0, 40))}`);
     if (seen.has(k)) return refuse(`${k} given twice`);
-    if (CONTROL.test(v)) return refuse(`${k} holds control characters`);
+    if (CONTROL_OR_BIDI.test(v)) return refuse(`${k} holds control characters`);
     seen.set(k, v);
   }
   const url = seen.get('url');
@@ -99,7 +98,7 @@ export function parseCloneQuery(
 /** A `sluice://clone?…` (or `sluice:clone?…`) link. */
 export function parseDeepLink(raw: string, platform: NodeJS.Platform = process.platform): DeepLinkResult {
   if (raw.length > MAX_LINK) return refuse(`the link is longer than ${MAX_LINK} characters`);
-  if (CONTROL.test(raw)) return refuse('the link holds control characters');
+  if (CONTROL_OR_BIDI.test(raw)) return refuse('the link holds control characters');
   const m = /^sluice:(?:\/\/)?([A-Za-z]+)\/?(?:\?(.*))?$/s.exec(raw);
   if (!m) return refuse('not a sluice:// link');
   if (m[1]!.toLowerCase() !== 'clone') return refuse(`unknown action ${JSON.stringify(m[1]!.slice(0, 40))}`);
@@ -108,7 +107,7 @@ export function parseDeepLink(raw: string, platform: NodeJS.Platform = process.p
 
 /** A bundle file the app was asked to open (file association): an absolute path ending .hg or .bundle. */
 export function parseBundleFile(path: string, platform: NodeJS.Platform = process.platform): DeepLinkResult {
-  if (path.length > MAX_PATH || CONTROL.test(path)) return refuse('not a usable file path');
+  if (path.length > MAX_PATH || CONTROL_OR_BIDI.test(path)) return refuse('not a usable file path');
   if (!absolutePath(path, platform)) return refuse('not an absolute path');
   const lower = path.toLowerCase();
   if (!BUNDLE_EXTENSIONS.some((e) => lower.endsWith(e))) return refuse('not a bundle file (.hg, .bundle)');

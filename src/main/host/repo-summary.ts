@@ -8,6 +8,7 @@ import { lstat, open, readdir, readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import * as engine from './engine-api';
 import type { RepoParent, RepoTip, WorkingCopyState } from '../../shared/library';
+import { shownText } from '../../shared/shown-text';
 
 export interface RepoSummary {
   source?: string;
@@ -92,24 +93,12 @@ export async function readRepoSummary(root: string, { withSize = true } = {}): P
   }
 }
 
-/** How much of a changeset's text a row shows: a server chose it, and every row update carries it. */
-export const SHOWN = { summaryChars: 300, chars: 200, bookmarks: 32 };
-
-// eslint-disable-next-line no-control-regex -- control characters are what is replaced
-const UNSHOWABLE = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
 /**
- * Text a server chose (a commit summary, its author, branch and bookmark names) as a row shows it:
- * control characters and bidi embeddings, overrides and isolates as U+FFFD (an override in a summary
- * would reorder the author and date shown after it), tabs as spaces, at most `max` characters.
+ * How much of a changeset's text a row shows: a server chose it, and every row update carries it.
+ * Controls and bidi overrides are replaced (shownText): an override in a summary would reorder the
+ * author and date shown after it.
  */
-export function shownText(text: string, max: number): string {
-  const clean = text.replace(UNSHOWABLE, (c) => (c === '\t' ? ' ' : '\ufffd'));
-  if (clean.length <= max) return clean;
-  const cut = clean.slice(0, max - 1);
-  // never half a surrogate pair
-  return `${/[\ud800-\udbff]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
-}
+export const SHOWN = { summaryChars: 300, chars: 200, bookmarks: 32 };
 
 /** A working copy's branch (hg update writes the changeset's) and active bookmark, as shownText. */
 export function shownWorkingCopy(state: WorkingCopyState): WorkingCopyState {

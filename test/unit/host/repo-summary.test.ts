@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { workingCopySummary } from '../../../src/main/host/engine-api';
 import { RepoLibrary } from '../../../src/main/host/repo-library';
-import { readRepoSummary, SHOWN, shownText } from '../../../src/main/host/repo-summary';
+import { readRepoSummary, SHOWN } from '../../../src/main/host/repo-summary';
 import { hgSync, missing, removeDir, skipNote, tempDirMaker } from '../../support/env';
 
 const makeTempDir = tempDirMaker('repo-summary');
@@ -16,19 +16,6 @@ function hg(cwd: string, ...args: string[]): void {
 }
 
 const RLO = '\u202e';
-
-describe('shownText', () => {
-  it('replaces controls and bidi overrides, keeps tabs as spaces and right-to-left letters', () => {
-    expect(shownText(`a\tb\u0007c${RLO}d\u2066e\u009bf`, 100)).toBe('a b\ufffdc\ufffdd\ufffde\ufffdf');
-    expect(shownText('שלום עולם', 100)).toBe('שלום עולם');
-  });
-
-  it('cuts at max characters, never inside a surrogate pair', () => {
-    expect(shownText('abcdef', 4)).toBe('abc…');
-    expect(shownText('ab\u{1f600}cd', 4)).toBe('ab…');
-    expect(shownText('abcd', 4)).toBe('abcd');
-  });
-});
 
 // A hostile server chooses the tip's summary, author, branch and bookmarks; the row shows them.
 describe.skipIf(missing('hg'))(`a row's text from a hostile repository${skipNote('hg')}`, () => {
