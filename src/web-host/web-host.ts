@@ -122,7 +122,8 @@ export class WebHost {
   /** Listens on 127.0.0.1 (port 0 = a free one); resolves with the URL to open, token included. */
   async listen(port = 0): Promise<{ url: string; port: number }> {
     await rm(this.options.uploadDir, { recursive: true, force: true });
-    await mkdir(this.options.uploadDir, { recursive: true });
+    // made anew at each start, so 0700 even inside a data folder an older host made 0755
+    await mkdir(this.options.uploadDir, { recursive: true, mode: 0o700 });
     await new Promise<void>((resolvePromise, reject) => {
       this.server.once('error', reject);
       this.server.listen(port, '127.0.0.1', () => {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -299,6 +299,8 @@ describe('WebHost', () => {
     expect(big.status).toBe(413);
     // Only the first upload's directory is left.
     expect(await readdir(join(dir, 'uploads'))).toHaveLength(1);
+    // the user's bundles are no other local user's business
+    if (process.platform !== 'win32') expect((await stat(join(dir, 'uploads'))).mode & 0o777).toBe(0o700);
   });
 });
 
