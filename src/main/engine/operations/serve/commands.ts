@@ -182,8 +182,19 @@ function listkeys(snap: RepoSnapshot, namespace: string, sorted = true): string 
   return encodeKeys(sorted ? keys.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) : keys);
 }
 
+/**
+ * repo.heads(): an empty served view has the null node as its one head (hg's changelog.headrevs),
+ * which hg's discovery reads as "nothing to pull"; an empty answer made it ask for a changegroup.
+ */
+function servedHeadHexes(snap: RepoSnapshot): string[] {
+  const heads = snap.headRevs();
+  return heads.length ? heads.map((r) => snap.hex(r)) : [NULL_HEX];
+}
+
+/** The visible rev `key` names; -1 for the null revision (`tip` of an empty view, the null node). */
 function lookup(snap: RepoSnapshot, key: string): number | undefined {
-  if (key === 'tip') return snap.headRevs()[0]; // rev descending: the highest visible rev
+  if (key === 'tip') return snap.headRevs()[0] ?? -1; // rev descending: the highest visible rev
+  if (key === NULL_HEX) return -1;
   if (isHexNode(key)) return snap.revOfHex(key);
   for (const [name, hex] of snap.servedBookmarks()) if (name === key) return snap.revOfHex(hex);
   if (/^\d+$/.test(key)) {
@@ -409,13 +420,7 @@ export const WIRE_COMMANDS: Readonly<Record<WireCommandName, WireCommand>> = {
   },
   heads: {
     batchable: true,
-    run: async (_env, call) =>
-      bytes(
-        call.snap
-          .headRevs()
-          .map((r) => call.snap.hex(r))
-          .join(' ') + '\n',
-      ),
+    run: async (_env, call) => bytes(servedHeadHexes(call.snap).join(' ') + '\n'),
   },
   known: {
     batchable: true,
@@ -451,7 +456,7 @@ export const WIRE_COMMANDS: Readonly<Record<WireCommandName, WireCommand>> = {
     run: async (_env, call) => {
       const key = need(call, 'lookup', 'key');
       const rev = lookup(call.snap, key);
-      if (rev !== undefined) return bytes(`1 ${call.snap.hex(rev)}\n`);
+      if (rev !== undefined) return bytes(`1 ${rev < 0 ? NULL_HEX : call.snap.hex(rev)}\n`);
       const named = await lookupByName(call.snap, key);
       return bytes(named !== undefined ? `1 ${named}\n` : `0 unknown revision '${key}'\n`);
     },
