@@ -11,7 +11,7 @@
 // whatever the repository's size.
 
 import { SluiceError, cancelled } from '../errors';
-import { NULL_REV, STREAM_ABOVE } from '../revlog/constants';
+import { NULL_REV, REVIDX_ISCENSORED, STREAM_ABOVE } from '../revlog/constants';
 import { Revlog } from '../revlog/revlog';
 import { revlogError } from '../revlog/revlog-error';
 import { patchText } from '../revlog/mpatch';
@@ -218,16 +218,20 @@ async function* emitGroup(
     const p2 = index.p2(rev);
     const deltaParent = index.deltaParent(rev);
     const base = bases[i]!;
+    const censored = (index.revFlags(rev) & REVIDX_ISCENSORED) !== 0;
     let payload: Uint8Array;
     let hunk = false; // a full text: a trivial hunk header goes before it
     // a large snapshot is checked against its node in pieces (memory: a few MiB) before it is
     // decoded whole to be sent: a size that lies over a decompression bomb (a hostile stream
     // clone served on) fails here, typed, instead of costing the server what it announces
-    if (deltaParent === NULL_REV && index.rawSize(rev) > STREAM_ABOVE)
+    if (deltaParent === NULL_REV && index.rawSize(rev) > STREAM_ABOVE && !censored)
       await rl.streamRevision(rev, () => undefined);
     if (base === NULL_REV) {
       // a full text: the stored chunk itself when it is a snapshot, else rebuilt
-      const text = deltaParent === NULL_REV && !full ? await rl.chunk(rev) : await rl.revision(rev);
+      const text =
+        deltaParent === NULL_REV && !full
+          ? await rl.chunk(rev)
+          : await rl.revision(rev, { check: !censored });
       payload = text;
       hunk = text.length > 0;
     } else if (base === deltaParent) {
@@ -284,6 +288,10 @@ function chooseBases(rl: Revlog, revs: readonly number[], full: boolean): Int32A
     else if (usable(index.p1(rev))) bases[i] = index.p1(rev);
     else if (usable(index.p2(rev))) bases[i] = index.p2(rev);
     else bases[i] = prevrev;
+    // revlog.candelta: no delta from or to a censored revision (a tombstone): a full text, which
+    // hg's receiver recognizes a tombstone by (it cannot rebuild a delta against one)
+    const censored = (r: number): boolean => (index.revFlags(r) & REVIDX_ISCENSORED) !== 0;
+    if (bases[i] !== NULL_REV && (censored(rev) || censored(bases[i]!))) bases[i] = NULL_REV;
     emitted[rev] = 1;
     prevrev = rev;
   }

@@ -578,8 +578,10 @@ export class Revlog {
     const computed = revisionNode(text, lo, hi);
     if (Buffer.compare(computed, index.node(rev)) === 0) return;
     if (index.revFlags(rev) & REVIDX_ISCENSORED && isCensoredText(text)) {
-      // revlog.checkhash raises CensoredNodeError here; verify reports "censored file data"
-      throw revlogError(this.name, 'censored', `${this.name}:${index.nodeHex(rev).slice(0, 12)}`, { rev });
+      // revlog.checkhash raises CensoredNodeError here; verify reports "censored file data".
+      // hg checks such a revision out empty only under censor.policy=ignore, which Sluice does not read.
+      const short = index.nodeHex(rev).slice(0, 12);
+      throw revlogError(this.name, 'censored', `censored node: ${short} (${this.name}, hg censor)`, { rev });
     }
     throw nodeMismatch(this.name, this.index, rev, computed);
   }

@@ -25,6 +25,7 @@ import {
   MAX_TEXT_SIZE,
   NODE_SIZE,
   NULL_REV,
+  REVIDX_ISCENSORED,
   REVLOGV1,
 } from './constants';
 import { isNullNode, parseRevlogIndex, type RevlogIndex } from './index';
@@ -36,6 +37,7 @@ import { packIndexEntry, splitInlineBytes, type PendingEntry } from './index-ent
 import { isGoodDelta, LIMIT_DELTA2TEXT, SPARSE_MAX_CHAIN_LENGTH, type ChainInfo } from './delta-choice';
 import { namedRevlogError, shortNode } from './revlog-error';
 import { simpleDelta } from './simple-delta';
+import { isCensorable, receivedCensored } from './censored';
 import { readAt, WriteQueue, type NewFile } from './write-io';
 import type { IncomingRevision, RevlogFormat, RevlogWriterOptions } from './writer-options';
 
@@ -432,7 +434,8 @@ export class RevlogWriter {
         'unknown-delta-base',
         `unknown delta base ${shortNode(r.deltaBase)} of ${shortNode(r.node)}`,
       );
-    if (r.flags !== 0)
+    // a censored file revision may come flagged (cg3); any other flag needs an extension
+    if (r.flags !== 0 && !(r.flags === REVIDX_ISCENSORED && isCensorable(this.radix)))
       throw namedRevlogError(
         this.radix,
         'revision-flags',
@@ -440,6 +443,8 @@ export class RevlogWriter {
       );
     if (!Number.isInteger(r.linkRev) || r.linkRev < 0)
       throw namedRevlogError(this.radix, 'link-out-of-range', `bad linkrev ${r.linkRev}`);
+    const baseSize = baseRev === NULL_REV ? 0 : this.entry(baseRev).rawSize;
+    const censored = receivedCensored(this.radix, r, this.censoredRev(baseRev), baseSize);
     const mismatch = (computed: Uint8Array): SluiceError =>
       namedRevlogError(
         this.radix,
@@ -457,7 +462,7 @@ export class RevlogWriter {
     if (trivial) {
       if (trivial.length > this.maxText)
         throw limitError(`${this.radix}: revision ${shortNode(r.node)} of`, trivial.length, this.maxText);
-      const bad = checkParts(lo, hi, trivial, r.node, mismatch);
+      const bad = censored ? undefined : checkParts(lo, hi, trivial, r.node, mismatch);
       if (bad) throw bad;
       text = trivial;
     } else {
@@ -488,18 +493,23 @@ export class RevlogWriter {
       whole.set(lo, 0);
       whole.set(hi, NODE_SIZE);
       text = whole.subarray(PARENTS);
-      const checked = this.checks
-        ? this.checks.check(whole, r.node, mismatch)
-        : checkNow(whole, r.node, mismatch);
+      // a tombstone does not hash to its node (hg checks no node on addgroup at all)
+      const checked = censored
+        ? undefined
+        : this.checks
+          ? this.checks.check(whole, r.node, mismatch)
+          : checkNow(whole, r.node, mismatch);
       if (checked instanceof SluiceError) throw checked;
       if (checked) await checked; // room in the checks' ring; whole is copied there before this resolves
     }
     const rev = this.length;
-    const stored = await this.chooseStorage(rev, text, p1, p2, baseRev, r.delta);
+    const stored = censored
+      ? this.fullSnapshot(rev, text)
+      : await this.chooseStorage(rev, text, p1, p2, baseRev, r.delta);
     this.append(
       {
         offset: this.dataEnd,
-        flags: 0,
+        flags: censored ? REVIDX_ISCENSORED : 0,
         clen: stored.chunk.length,
         rawSize: text.length,
         base: stored.base,
@@ -532,10 +542,7 @@ export class RevlogWriter {
   ): Promise<{ chunk: Uint8Array; base: number }> {
     // a text stored as it is (NUL-led, incompressible) is copied: its buffer goes back to a pool
     // while the chunk may still wait to be written (a new filelog's bytes wait for their batch)
-    const full = async () => {
-      const chunk = compressChunk(this.format.compression, text);
-      return { chunk: chunk === text ? Buffer.from(text) : chunk, base: rev };
-    };
+    const full = async () => this.fullSnapshot(rev, text);
     if (this.delayed || rev === 0) return full(); // changelog: _storedeltachains = False
     const textLen = text.length;
     const candidates: { base: number; delta: () => Promise<Uint8Array> }[] = [];
@@ -562,6 +569,7 @@ export class RevlogWriter {
     for (const c of candidates) {
       if (this.generalDelta && this.entry(c.base).clen === 0 && this.deltaParent(c.base) !== NULL_REV)
         continue;
+      if (this.censoredRev(c.base)) continue; // a tombstone is no delta base (deltas.candelta)
       const info = this.chainInfo(c.base);
       if (this.format.sparse && info.chainLen + 1 > SPARSE_MAX_CHAIN_LENGTH) continue;
       if (textLen * LIMIT_DELTA2TEXT < info.chainSize) continue;
@@ -578,6 +586,19 @@ export class RevlogWriter {
       }
     }
     return full();
+  }
+
+  /** rev's text stored whole, compressed when that is smaller. */
+  private fullSnapshot(rev: number, text: Uint8Array): { chunk: Uint8Array; base: number } {
+    const chunk = compressChunk(this.format.compression, text);
+    return { chunk: chunk === text ? Buffer.from(text) : chunk, base: rev };
+  }
+
+  /** revlog.iscensored */
+  private censoredRev(rev: number): boolean {
+    if (rev === NULL_REV) return false;
+    const flags = rev < this.origLength ? this.old.revFlags(rev) : this.pending[rev - this.origLength]!.flags;
+    return (flags & REVIDX_ISCENSORED) !== 0;
   }
 
   /** deltas.isgooddeltainfo for a delta against `base` (hg's snapshot rules under sparse-revlog). */

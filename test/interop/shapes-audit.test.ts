@@ -1,0 +1,168 @@
+// Repository shapes the format and sweep tests do not make, through Sluice's user-facing paths
+// against real hg 6.3.2: an empty repository served by sluice serve (hg's discovery reads its
+// heads), and a repository with a censored file revision (hgext/censor: a tombstone stored in place
+// of the text, flagged, whose node no longer matches) pulled, applied, served, checked out and
+// verified.
+
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyChangegroupBundleFile } from '../../src/main/engine/operations/apply/apply-changegroup-bundle';
+import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
+import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
+import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
+import { updateWorkingCopy } from '../../src/main/engine/operations/update/update';
+import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
+import { JobContext } from '../../src/main/engine/context/job-context';
+import { SluiceError } from '../../src/main/engine/errors';
+import { hg, treeHash } from './changegroup-support';
+import { hgAsync, missing, removeDir, skipNote, startHgServe, tempDir, type HgServer } from './wire-support';
+
+const LOG = '{node} {phase} {branch} {bookmarks} {tags}\n';
+// hg verify and log read a censored revision only with this (verify reports it otherwise)
+const IGNORE = ['--config', 'censor.policy=ignore'];
+
+describe.skipIf(missing('hg'))(`an empty repository served by sluice serve${skipNote('hg')}`, () => {
+  let work = '';
+  let src = '';
+  let sluice: RunningServer | undefined;
+  beforeAll(async () => {
+    work = tempDir('shapes-empty');
+    src = join(work, 'src');
+    hg(['init', src]);
+    sluice = await startServer({ repo: src });
+  }, 60_000);
+  afterAll(async () => {
+    await sluice?.close();
+    if (work) removeDir(work);
+  });
+
+  it('answers heads and lookup with the null node, as hg serve: hg incoming, clone --pull and pull find nothing', async () => {
+    const null40 = '0'.repeat(40);
+    const heads = await fetch(`${sluice!.url}?cmd=heads`);
+    expect(await heads.text()).toBe(`${null40}\n`);
+    const tip = await fetch(`${sluice!.url}?cmd=lookup`, { headers: { 'X-HgArg-1': 'key=tip' } });
+    expect(await tip.text()).toBe(`1 ${null40}\n`);
+    const dest = join(work, 'hg-pull');
+    const c = await hgAsync(['clone', '-U', '--pull', sluice!.url, dest]);
+    expect(c.status, c.stderr).toBe(0);
+    expect(c.stdout).toContain('no changes found');
+    // an empty answer made hg ask for a changegroup, then abort on the empty reply
+    const inc = await hgAsync(['-R', dest, 'incoming', sluice!.url]);
+    expect(inc.stderr).toBe('');
+    expect(inc.status).toBe(1);
+    expect(inc.stdout).toContain('no changes found');
+    expect(hg(['log', '-T', LOG], dest)).toBe('');
+  }, 60_000);
+});
+
+/** The typed error of a refused operation (fails the test if it went through). */
+async function refusal(p: Promise<unknown>): Promise<SluiceError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(SluiceError);
+  return e as SluiceError;
+}
+
+/** Nodes, phases, branches, bookmarks, tags; f's revisions and flags (the censored one's 0x8000). */
+function shapeOf(repo: string): string {
+  return hg(['log', '-T', LOG], repo) + hg(['debugindex', '-v', 'f'], repo).replace(/ +/g, ' ');
+}
+
+/** hg verify passes (under censor.policy=ignore: a stored text that is no tombstone still fails it). */
+function expectLike(repo: string, ref: string): void {
+  const v = hg(['verify', '-q', ...IGNORE], repo);
+  expect(v).toBe('');
+  expect(shapeOf(repo)).toBe(shapeOf(ref));
+}
+
+describe.skipIf(missing('hg'))(`a censored file revision (hg censor)${skipNote('hg')}`, () => {
+  let work = '';
+  let src = '';
+  let hgServe: HgServer | undefined;
+  let sluice: RunningServer | undefined;
+  let ref = '';
+  let before = '';
+  beforeAll(async () => {
+    work = tempDir('shapes-censor');
+    src = join(work, 'src');
+    hg(['init', src]);
+    const commit = (f: string, text: string, date: number): void => {
+      writeFileSync(join(src, f), text);
+      hg(['commit', '-q', '-A', '-m', `c${date}`, '-d', `${date} 0`], src);
+    };
+    commit('f', 'secret one\n', 0);
+    commit('g', 'g\n', 1);
+    commit('f', 'secret two\n', 2); // censored below
+    commit('f', 'clean\n', 3); // its parent a tombstone
+    commit('g', 'g2\n', 4);
+    hg(['--config', 'extensions.censor=', 'censor', '-q', '-r', '2', '-t', 'leaked', 'f'], src);
+    hg(['update', '-q', 'null'], src);
+    before = treeHash(join(src, '.hg'), /^cache$/);
+    hgServe = await startHgServe(src);
+    sluice = await startServer({ repo: src });
+    ref = join(work, 'ref');
+    hg(['clone', '-q', '-U', '--pull', hgServe.url, ref]);
+  }, 60_000);
+  afterAll(async () => {
+    hgServe?.stop();
+    await sluice?.close();
+    if (work) removeDir(work);
+  });
+
+  it('sluice clone --pull and an incremental pull from hg serve keep the tombstone, flagged', async () => {
+    const dest = join(work, 'pull-clone');
+    await cloneFromUrl({ kind: 'clone', url: hgServe!.url, dest, pull: true }, new JobContext());
+    expectLike(dest, ref);
+    const partial = join(work, 'partial');
+    hg(['clone', '-q', '-U', '-r', '1', hgServe!.url, partial]);
+    await pullFromUrl({ kind: 'pull', repo: partial }, new JobContext());
+    expectLike(partial, ref);
+  }, 60_000);
+
+  it('sluice apply of hg bundle --all into a new and an existing repository', async () => {
+    const type = 'gzip-v2';
+    const bundle = join(work, `all-${type}.hg`);
+    hg(['bundle', '-q', '--all', '-t', type, bundle], src);
+    // hg unbundle's repositories are the references (a bundle's changesets arrive draft)
+    const [fresh, freshRef, old, oldRef] = ['new', 'new-hg', 'old', 'old-hg'].map((n) =>
+      join(work, `apply-${type}-${n}`),
+    );
+    hg(['init', freshRef]);
+    for (const d of [old, oldRef]) hg(['clone', '-q', '-U', '-r', '1', src, d]);
+    for (const d of [freshRef, oldRef]) hg(['unbundle', '-q', bundle], d);
+    await applyChangegroupBundleFile(bundle, fresh, new JobContext());
+    expectLike(fresh, freshRef);
+    await applyChangegroupBundleFile(bundle, old, new JobContext());
+    expectLike(old, oldRef);
+  }, 60_000);
+
+  it('hg clone --pull and an incremental hg pull from sluice serve', async () => {
+    const dest = join(work, 'hg-from-sluice');
+    const c = await hgAsync(['clone', '-q', '-U', '--pull', sluice!.url, dest]);
+    expect(c.status, c.stderr).toBe(0);
+    expectLike(dest, ref);
+    const partial = join(work, 'hg-partial');
+    hg(['clone', '-q', '-U', '-r', '1', src, partial]);
+    const p = await hgAsync(['-R', partial, 'pull', '-q', sluice!.url]);
+    expect(p.status, p.stderr).toBe(0);
+    expectLike(partial, ref);
+    expect(treeHash(join(src, '.hg'), /^cache$/)).toBe(before);
+  }, 60_000);
+
+  it('update to the censored revision is refused, naming it; verify reports it as hg verify does', async () => {
+    const wc = join(work, 'wc');
+    hg(['clone', '-q', '-U', src, wc]);
+    const e = await refusal(updateWorkingCopy(wc, { rev: '2' }, new JobContext()));
+    const censoredNode = /^ +1 +\d+ ([0-9a-f]{12}) /m.exec(hg(['debugindex', 'f'], src))![1]!;
+    expect(e.message).toContain(`censored node: ${censoredNode}`);
+    expect(existsSync(join(wc, 'g'))).toBe(false);
+    // the revisions after it check out
+    await updateWorkingCopy(wc, { rev: 'tip' }, new JobContext());
+    expect(hg(['status', ...IGNORE], wc)).toBe('');
+    const report = await verifyRepository(wc, new JobContext(), { throwOnErrors: false });
+    expect(report.problems.map((p) => p.text)).toEqual([' f@2: censored file data']);
+  }, 60_000);
+});
