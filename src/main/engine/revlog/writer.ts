@@ -628,7 +628,9 @@ export class RevlogWriter {
     this.journaled = true;
     // written by flush(), before this writer's first byte
     this.tx.addDeferred(this.radix + '.i', this.iSize);
-    if (!this.existedIndex) this.onNewFile?.(this.radix + '.i');
+    // an empty NAME.i counts as new (fncachevfs): hg's rollback and strip truncate revlogs to
+    // nothing and drop their fncache entries, and a store file missing there is never streamed
+    if (!this.existedIndex || this.origIndexSize === 0) this.onNewFile?.(this.radix + '.i');
     if (!this.inline) {
       this.tx.addDeferred(this.radix + '.d', this.dSize);
       this.onNewFile?.(this.radix + '.d'); // fncache: a set, an entry already there changes nothing
