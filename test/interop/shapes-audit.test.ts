@@ -15,7 +15,7 @@ import { updateWorkingCopy } from '../../src/main/engine/operations/update/updat
 import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
 import { JobContext } from '../../src/main/engine/context/job-context';
 import { SluiceError } from '../../src/main/engine/errors';
-import { hg, treeHash } from './changegroup-support';
+import { hg, treeHash, verifyOk } from './changegroup-support';
 import { hgAsync, missing, removeDir, skipNote, startHgServe, tempDir, type HgServer } from './wire-support';
 
 const LOG = '{node} {phase} {branch} {bookmarks} {tags}\n';
@@ -166,3 +166,46 @@ describe.skipIf(missing('hg'))(`a censored file revision (hg censor)${skipNote('
     expect(report.problems.map((p) => p.text)).toEqual([' f@2: censored file data']);
   }, 60_000);
 });
+
+describe.skipIf(missing('hg'))(
+  `a stripped repository without revlog compression (format.revlog-compression=none)${skipNote('hg')}`,
+  () => {
+    let work = '';
+    let src = '';
+    beforeAll(() => {
+      work = tempDir('shapes-strip');
+      src = join(work, 'src');
+      hg(['init', '--config', 'format.revlog-compression=none', src]);
+      writeFileSync(join(src, 'a'), 'a\n'.repeat(100));
+      hg(['commit', '-q', '-A', '-m', 'c0', '-d', '0 0'], src);
+      writeFileSync(join(src, 'new.txt'), 'new\n'.repeat(100));
+      hg(['commit', '-q', '-A', '-m', 'c1', '-d', '1 0'], src);
+      expect(hg(['debugrequirements'], src)).toContain('exp-compression-none\n');
+    }, 60_000);
+    afterAll(() => work && removeDir(work));
+
+    it('pull into it after hg strip left an empty revlog: stored uncompressed, listed in the fncache', async () => {
+      const dest = join(work, 'stripped');
+      hg(['clone', '-q', '-U', src, dest]);
+      // strip truncates new.txt's revlog to nothing and drops it from the fncache (as a rolled
+      // back transaction does): the file is there, empty, but hg no longer lists it
+      hg(['--config', 'extensions.strip=', 'strip', '-q', '--no-backup', '-r', '1'], dest);
+      expect(hg(['debugrequirements'], dest)).toContain('exp-compression-none\n');
+      await pullFromUrl({ kind: 'pull', repo: dest, source: src }, new JobContext());
+      const v = verifyOk(dest);
+      expect(v.ok, v.out).toBe(true);
+      expect(v.out).not.toContain('warning'); // revlog 'data/new.txt.i' not in fncache!
+      expect(hg(['log', '-T', '{node}\n'], dest)).toBe(hg(['log', '-T', '{node}\n'], src));
+      // hg's debugrevlog counts chunks by their first byte: no zlib (x) or zstd (() one
+      for (const revlog of [['-c'], ['-m'], ['new.txt']]) {
+        const chunks = hg(['debugrevlog', ...revlog], dest);
+        expect(chunks, revlog[0]).toMatch(/^ +0x75 \(u\) +:/m);
+        expect(chunks, revlog[0]).not.toMatch(/^ +0x(78|28) /m);
+      }
+      await updateWorkingCopy(dest, { rev: 'tip' }, new JobContext());
+      expect(hg(['status', '--all'], dest)).toBe('C a\nC new.txt\n');
+      const report = await verifyRepository(dest);
+      expect(report.errors + report.warnings).toBe(0);
+    }, 60_000);
+  },
+);

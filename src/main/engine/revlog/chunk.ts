@@ -83,17 +83,20 @@ export function decompressChunk(chunk: Uint8Array, maxOutput: number, expected?:
   }
 }
 
+/** A revlog's compression engine for new chunks ('none': hg's no-op engine, exp-compression-none). */
+export type ChunkEngine = 'zlib' | 'zstd' | 'none';
+
 /**
  * revlog.compress: the engine's output when it is smaller, else the data raw (`u`-marked unless it
  * starts with NUL, which marks raw data itself).
  */
-export function compressChunk(engine: 'zlib' | 'zstd', data: Uint8Array): Uint8Array {
+export function compressChunk(engine: ChunkEngine, data: Uint8Array): Uint8Array {
   if (data.length === 0) return data;
   let compressed: Uint8Array | null = null;
   if (engine === 'zstd') {
     // level 3: hg's revlog.zstd.level default
     if (data.length >= 50) compressed = zstdCompressChunk(data, 3);
-  } else if (data.length >= 44) {
+  } else if (engine === 'zlib' && data.length >= 44) {
     compressed = zlib.deflateSync(data);
   }
   if (compressed && compressed.length < data.length) return compressed;

@@ -1,6 +1,7 @@
 // What a revlog writer is asked to store and how: the repository's revlog format, one revision
 // as a changegroup carries it, and the writer's options.
 import type { Transaction } from '../repo/transaction';
+import type { ChunkEngine } from './chunk';
 import type { NodeChecks } from './node-checks';
 import type { TextBufferPool } from './text-cache';
 import type { RevlogWriter } from './writer';
@@ -8,7 +9,7 @@ import type { RevlogWriter } from './writer';
 export interface RevlogFormat {
   generalDelta: boolean;
   sparse: boolean;
-  compression: 'zlib' | 'zstd';
+  compression: ChunkEngine;
 }
 
 /** The format new revisions get in a repository with these requirements (localrepo.resolverevlogstorevfsoptions). */
@@ -17,7 +18,12 @@ export function revlogFormatFor(requirements: ReadonlySet<string>): RevlogFormat
   return {
     generalDelta: sparse || requirements.has('generaldelta'),
     sparse,
-    compression: requirements.has('revlog-compression-zstd') ? 'zstd' : 'zlib',
+    // format.revlog-compression=none writes exp-compression-none: chunks stored as they are
+    compression: requirements.has('revlog-compression-zstd')
+      ? 'zstd'
+      : requirements.has('exp-compression-none')
+        ? 'none'
+        : 'zlib',
   };
 }
 

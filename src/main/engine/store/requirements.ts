@@ -39,6 +39,8 @@ export const WORKING_DIR_REQUIREMENTS: ReadonlySet<string> = new Set([
  * - revlogv1: the revlog format Sluice reads and writes.
  * - generaldelta, sparserevlog: only change which base a delta uses; revlog readers follow `base`.
  * - revlog-compression-zstd: chunks are self-describing (`(` = zstd frame); Sluice decompresses them.
+ * - exp-compression-none (format.revlog-compression=none): chunks stored uncompressed (`u` or NUL-led),
+ *   which every revlog reader reads; new chunks are written so too.
  * - store, fncache, dotencode: the store layout Sluice encodes (encoding.ts) and walks (walk.ts).
  * - share-safe: only moves the store requirements into .hg/store/requires (writeRequirements).
  * - persistent-nodemap: `.n`/`.nd` files are streamed (as volatile files) and are a cache hg
@@ -54,13 +56,14 @@ export const WORKING_DIR_REQUIREMENTS: ReadonlySet<string> = new Set([
  * exp-changelog-v2 / exp-revlogv2.2 / exp-copies-sidedata-changeset (other revlog formats with
  * docket and sidedata files), exp-archived-phase (experimental, unstable), narrowhg-experimental
  * (partial store plus narrowspec), lfs / largefiles (content outside the revlogs),
- * exp-compression-* (engines Sluice cannot decompress).
+ * other exp-compression-* engines (none that hg 6.3.2 ships).
  */
 export const SUPPORTED_REQUIREMENTS: ReadonlySet<string> = new Set([
   'revlogv1',
   'generaldelta',
   'sparserevlog',
   'revlog-compression-zstd',
+  'exp-compression-none',
   'store',
   'fncache',
   'dotencode',
