@@ -2,7 +2,8 @@
 // against real hg 6.3.2: an empty repository served by sluice serve (hg's discovery reads its
 // heads), and a repository with a censored file revision (hgext/censor: a tombstone stored in place
 // of the text, flagged, whose node no longer matches) pulled, applied, served, checked out and
-// verified.
+// verified, and an uncompressed repository (format.revlog-compression=none) that hg strip left
+// empty revlogs in, pulled into.
 
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
