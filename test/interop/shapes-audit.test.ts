@@ -2,10 +2,10 @@
 // against real hg 6.3.2: an empty repository served by sluice serve (hg's discovery reads its
 // heads), and a repository with a censored file revision (hgext/censor: a tombstone stored in place
 // of the text, flagged, whose node no longer matches) pulled, applied, served, checked out and
-// verified, and an uncompressed repository (format.revlog-compression=none) that hg strip left
-// empty revlogs in, pulled into.
+// verified, an uncompressed repository (format.revlog-compression=none) that hg strip left
+// empty revlogs in, pulled into, and update among changesets obsolescence markers hide.
 
-import { existsSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyChangegroupBundleFile } from '../../src/main/engine/operations/apply/apply-changegroup-bundle';
@@ -210,3 +210,48 @@ describe.skipIf(missing('hg'))(
     }, 60_000);
   },
 );
+
+describe.skipIf(missing('hg'))(`update among obsolete changesets (evolution)${skipNote('hg')}`, () => {
+  let work = '';
+  let src = '';
+  beforeAll(() => {
+    work = tempDir('shapes-obsolete');
+    src = join(work, 'src');
+    const evo = ['--config', 'experimental.evolution=all'];
+    hg(['init', src]);
+    const commit = (f: string, date: number, ...extra: string[]): void => {
+      writeFileSync(join(src, f), `${f} ${date}\n`);
+      hg([...evo, 'commit', '-q', '-A', '-m', `c${date}`, '-d', `${date} 0`, ...extra], src);
+    };
+    commit('a', 0);
+    commit('b', 1);
+    commit('b', 2, '--amend'); // 1 rewritten as 2
+    commit('c', 3);
+    hg(['update', '-q', '0'], src);
+    commit('d', 4); // the tip, pruned next
+    hg([...evo, 'debugobsolete', '-q', '-d', '5 0', hg(['log', '-r', '.', '-T', '{node}'], src)], src);
+    hg(['update', '-q', 'null'], src);
+    expect(hg(['log', '--hidden', '-T', '{rev}{if(obsolete, "x")} '], src)).toBe('4x 3 2 1x 0 ');
+  }, 60_000);
+  afterAll(() => work && removeDir(work));
+
+  it('the default destination and tip skip hidden changesets; a hidden one named is refused, as by hg', async () => {
+    const [ours, theirs] = ['ours', 'theirs'].map((n) => join(work, n));
+    // copies with the hidden changesets and the obsstore (hg clone would leave the hidden out);
+    // hg hides what the markers hide without evolution turned on
+    for (const d of [ours, theirs]) cpSync(src, d, { recursive: true });
+    const id = (repo: string): string => hg(['id', '-n'], repo);
+    for (const rev of [undefined, 'tip', '0', 'tip']) {
+      await updateWorkingCopy(ours, rev === undefined ? {} : { rev }, new JobContext());
+      hg(['update', '-q', ...(rev === undefined ? [] : [rev])], theirs);
+      expect(id(ours), rev).toBe(id(theirs));
+      expect(hg(['status'], ours)).toBe('');
+    }
+    expect(id(ours)).toBe('3\n');
+    for (const rev of ['1', '4']) {
+      const e = await refusal(updateWorkingCopy(ours, { rev }, new JobContext()));
+      expect(e.message).toBe(`hidden revision '${rev}'`);
+      expect(id(ours)).toBe('3\n');
+    }
+  }, 60_000);
+});

@@ -2,7 +2,8 @@
 // number (negative counts from the end), a full node id, then the names namespaces in hg's order
 // (bookmarks, tags, branches: a branch name means its tip, localrepo.branchtip), then a unique
 // hex prefix. With no symbol: what hg.clone checks out (the `@` bookmark, else the tip of
-// `default`, else tip). Hidden (obsolete) changesets are not filtered: Sluice reads no obsstore.
+// `default`, else tip). On hg's `visible` view when given the hidden revs (hideRevs): hidden
+// changesets are no tip, head or tag, and naming one is refused, as hg without --hidden does.
 import { join } from 'node:path';
 import { SluiceError } from '../errors';
 import { NULL_REV } from '../revlog/constants';
@@ -65,6 +66,36 @@ export class RevisionResolver {
     return this.changelog.length;
   }
 
+  /** repoview.computehidden's revs (obsolescence markers), or null: nothing is hidden */
+  private hidden: Uint8Array | null = null;
+
+  /** Resolves on hg's `visible` view: `hidden[rev]` set for each changeset the markers hide. */
+  hideRevs(hidden: Uint8Array | null): void {
+    this.hidden = hidden;
+    this.tags = undefined;
+  }
+
+  private isHidden(rev: number): boolean {
+    return rev >= 0 && this.hidden?.[rev] === 1;
+  }
+
+  /** The highest visible rev (hg's `tip` on the visible view), -1 when none. */
+  private visibleTip(): number {
+    let r = this.changelog.length - 1;
+    while (r >= 0 && this.isHidden(r)) r--;
+    return r;
+  }
+
+  /** A visible rev as it is; a hidden one is refused (hg's FilteredRepoLookupError). */
+  private visibleAt(rev: number, symbol: string): ResolvedRevision {
+    if (this.isHidden(rev))
+      throw new SluiceError('USAGE', `hidden revision '${symbol}'`, {
+        symbol,
+        hint: 'hg update --hidden reaches hidden revisions',
+      });
+    return this.at(rev);
+  }
+
   private at(rev: number, bookmark?: string): ResolvedRevision {
     const nodeHex = rev === NULL_REV ? NULL_HEX : this.changelog.index.nodeHex(rev);
     return bookmark === undefined ? { rev, nodeHex } : { rev, nodeHex, bookmark };
@@ -125,6 +156,7 @@ export class RevisionResolver {
     /** per rev, the branches of its children read so far */
     const childBranches = new Map<number, Set<string>>();
     for (let r = this.changelog.length - 1; r >= floor; r--) {
+      if (this.isHidden(r)) continue; // neither a head nor a child on the visible view
       const info = await this.branchOf(r);
       for (const p of [index.p1(r), index.p2(r)]) {
         if (p < 0 || p >= r) continue;
@@ -145,13 +177,14 @@ export class RevisionResolver {
     const n = this.changelog.length;
     const hasChild = new Uint8Array(n);
     for (let r = 0; r < n; r++) {
+      if (this.isHidden(r)) continue;
       const p1 = index.p1(r);
       const p2 = index.p2(r);
       if (p1 >= 0) hasChild[p1] = 1;
       if (p2 >= 0) hasChild[p2] = 1;
     }
     const out: number[] = [];
-    for (let r = 0; r < n; r++) if (!hasChild[r]) out.push(r);
+    for (let r = 0; r < n; r++) if (!hasChild[r] && !this.isHidden(r)) out.push(r);
     return out;
   }
 
@@ -184,8 +217,10 @@ export class RevisionResolver {
       await filelog?.close();
     }
     parseNodeNameLines(readSmallFileSync(join(this.repo.hgDir, 'localtags')) ?? '', tags);
-    for (const [name, hex] of tags)
-      if (hex === NULL_HEX || this.revOfHex(hex) === undefined) tags.delete(name);
+    for (const [name, hex] of tags) {
+      const rev = hex === NULL_HEX ? undefined : this.revOfHex(hex);
+      if (rev === undefined || this.isHidden(rev)) tags.delete(name);
+    }
     this.tags = tags;
     return tags;
   }
@@ -194,15 +229,15 @@ export class RevisionResolver {
   async resolve(symbol: string): Promise<ResolvedRevision> {
     const n = this.changelog.length;
     if (symbol === 'null') return this.at(NULL_REV);
-    if (symbol === 'tip') return this.at(n - 1);
+    if (symbol === 'tip') return this.at(this.visibleTip());
     if (/^-?[0-9]+$/.test(symbol) && String(Number(symbol)) === symbol) {
       let r = Number(symbol);
       if (r < 0) r += n;
-      if (r >= 0 && r < n) return this.at(r);
+      if (r >= 0 && r < n) return this.visibleAt(r, symbol);
     }
     if (/^[0-9a-fA-F]{40}$/.test(symbol)) {
       const r = this.revOfHex(symbol.toLowerCase());
-      if (r !== undefined) return this.at(r);
+      if (r !== undefined) return this.visibleAt(r, symbol);
     }
     const bookmark = (await this.readBookmarks()).get(symbol);
     if (bookmark !== undefined) return this.at(this.revOfHex(bookmark)!, symbol);
@@ -213,12 +248,18 @@ export class RevisionResolver {
     if (/^[0-9a-fA-F]+$/.test(symbol)) {
       const prefix = symbol.toLowerCase();
       let found = -1;
+      let hiddenMatch = -1;
       for (let r = 0; r < n; r++) {
         if (!this.changelog.index.nodeHex(r).startsWith(prefix)) continue;
+        if (this.isHidden(r)) {
+          hiddenMatch = r;
+          continue;
+        }
         if (found >= 0) throw new SluiceError('USAGE', `ambiguous identifier '${symbol}'`, { symbol });
         found = r;
       }
       if (found >= 0) return this.at(found);
+      if (hiddenMatch >= 0) return this.visibleAt(hiddenMatch, symbol);
     }
     throw new SluiceError('USAGE', `unknown revision '${symbol}'`, { symbol });
   }
@@ -229,6 +270,6 @@ export class RevisionResolver {
     if (at !== undefined) return this.at(this.revOfHex(at)!, '@');
     const tip = await this.branchTip('default');
     if (tip !== undefined) return this.at(tip);
-    return this.at(this.changelog.length - 1);
+    return this.at(this.visibleTip());
   }
 }

@@ -9,7 +9,16 @@
 //   into place, so a failure while reading or writing leaves the working copy untouched.
 // The dirstate and `.hg/branch` are written last, each atomically (temp + rename).
 import { randomBytes } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, readdirSync, rmSync, rmdirSync, unlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CloseStats } from '../../../../shared/events';
 import type { CloserOptions } from '../../../../shared/jobs';
@@ -22,6 +31,8 @@ import { LocalRepo } from '../../repo/local-repo';
 import { locateRepository, unknownFeaturesError, unsupportedRequirements } from '../../store/requirements';
 import { acquireLock, readLockTimeouts } from '../../repo/lock';
 import { RevisionResolver, type ResolvedRevision } from '../../repo/revsymbol';
+import { ChangelogGraph } from '../../repo/changelog-graph';
+import { hiddenRevs } from '../serve/repo-state';
 import { prepareZstd } from '../../codec/zstd';
 import { NULL_REV } from '../../revlog/constants';
 import type { Revlog } from '../../revlog/revlog';
@@ -171,6 +182,13 @@ async function manifestRevOf(cl: Revlog, mf: Revlog, rev: number): Promise<numbe
  */
 const MANIFEST_LINE_ESTIMATE = 100;
 
+/** The revs hg's `visible` view hides (repoview.computehidden); null without obsolescence markers. */
+async function hiddenOf(repo: LocalRepo): Promise<Uint8Array | null> {
+  const obsstore = statSync(join(repo.loc.storeDir, 'obsstore'), { throwIfNoEntry: false });
+  if (!obsstore?.size) return null;
+  return hiddenRevs(repo.loc, await ChangelogGraph.read(repo.loc.storeDir));
+}
+
 async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContext): Promise<UpdateStats> {
   const v2 = repo.requirements.has('dirstate-v2');
   const ds = v2 ? readDirstateV2(repo.hgDir) : readDirstateV1(join(repo.hgDir, 'dirstate'));
@@ -190,6 +208,7 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
       writers.prestart(Math.floor(mf.index.rawSize(mf.index.length - 1) / MANIFEST_LINE_ESTIMATE));
     cl = await repo.changelog();
     const resolver = new RevisionResolver(repo, cl);
+    resolver.hideRevs(await hiddenOf(repo));
     const p1Rev = p1Hex === NULL_HEX ? NULL_REV : cl.index.rev(ds.p1);
     if (p1Rev === undefined)
       throw new SluiceError('REVLOG', `working directory has unknown parent '${p1Hex.slice(0, 12)}'`);
