@@ -3,7 +3,8 @@
 // heads), and a repository with a censored file revision (hgext/censor: a tombstone stored in place
 // of the text, flagged, whose node no longer matches) pulled, applied, served, checked out and
 // verified, an uncompressed repository (format.revlog-compression=none) that hg strip left
-// empty revlogs in, pulled into, and update among changesets obsolescence markers hide.
+// empty revlogs in, pulled into, update among changesets obsolescence markers hide, and a tag
+// the heads' .hgtags disagree on.
 
 import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -255,3 +256,57 @@ describe.skipIf(missing('hg'))(`update among obsolete changesets (evolution)${sk
     }
   }, 60_000);
 });
+
+describe.skipIf(missing('hg'))(
+  `a tag moved differently on two heads (.hgtags conflict)${skipNote('hg')}`,
+  () => {
+    let work = '';
+    let src = '';
+    beforeAll(() => {
+      work = tempDir('shapes-tags');
+      src = join(work, 'src');
+      hg(['init', src]);
+      let date = 0;
+      const tag = (...args: string[]): void =>
+        void hg(['tag', '-q', '-f', '-d', `${date++} 0`, ...args], src);
+      for (const f of ['a', 'b']) {
+        writeFileSync(join(src, f), `${f}\n`);
+        hg(['commit', '-q', '-A', '-m', f, '-d', `${date++} 0`], src);
+      }
+      // one head moves v from 0 to 1 and sets w on 1; the other, from 1, moves both back to 0 and w
+      // on to its own changeset: hg keeps v on 1 (0 is in that head's v history, which is longer)
+      tag('-r', '0', 'v');
+      tag('-r', '1', 'v');
+      tag('-r', '1', 'w');
+      hg(['update', '-q', '1'], src);
+      writeFileSync(join(src, 'c'), 'c\n');
+      hg(['commit', '-q', '-A', '-m', 'c', '-d', `${date++} 0`], src);
+      tag('-r', '0', 'v');
+      tag('-r', '0', 'w');
+      tag('-r', '4', 'w');
+      hg(['update', '-q', 'null'], src);
+      expect(hg(['heads', '-T', '{rev} '], src)).toBe('8 4 ');
+    }, 60_000);
+    afterAll(() => work && removeDir(work));
+
+    it('update to each tag and sluice serve lookup agree with hg', async () => {
+      const tags = hg(['tags', '-T', '{tag} {node}\n'], src);
+      expect(tags).toContain(`v ${hg(['log', '-r', '1', '-T', '{node}'], src)}`);
+      const sluice = await startServer({ repo: src });
+      try {
+        for (const line of tags.trim().split('\n')) {
+          const [name, node] = line.split(' ') as [string, string];
+          if (name === 'tip') continue;
+          const wc = join(work, `wc-${name}`);
+          cpSync(src, wc, { recursive: true });
+          await updateWorkingCopy(wc, { rev: name }, new JobContext());
+          expect(hg(['log', '-r', '.', '-T', '{node}'], wc), name).toBe(node);
+          const r = await fetch(`${sluice.url}?cmd=lookup`, { headers: { 'X-HgArg-1': `key=${name}` } });
+          expect(await r.text(), name).toBe(`1 ${node}\n`);
+        }
+      } finally {
+        await sluice.close();
+      }
+    }, 60_000);
+  },
+);

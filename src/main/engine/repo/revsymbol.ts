@@ -12,6 +12,7 @@ import { bookmarksPath, readSmallFileSync } from '../store/requirements';
 import { decodeExtra, parseChangelogEntry, parseManifest } from '../revlog/texts';
 import type { LocalRepo } from './local-repo';
 import { RevBranchCache } from './rev-branch-cache';
+import { mergeTagLines, readTagLines, type TagHistory } from './tag-history';
 
 export interface ResolvedRevision {
   /** -1 for null */
@@ -189,12 +190,13 @@ export class RevisionResolver {
   }
 
   /**
-   * tags._readtagcache, simplified: `.hgtags` of every head, oldest head first so the newest
-   * head's entries win, then `.hg/localtags`; a tag pointing at the null node is deleted.
+   * tags.findglobaltags without its cache: `.hgtags` of every head, oldest head first, then
+   * `.hg/localtags`, merged as hg merges them (tag-history.ts: the newest wins unless an older
+   * entry supersedes it); a tag pointing at the null node is deleted.
    */
   async readTags(): Promise<Map<string, string>> {
     if (this.tags) return this.tags;
-    const tags = new Map<string, string>();
+    const all = new Map<string, TagHistory>();
     const manifest = await this.repo.manifestlog();
     let filelog: Revlog | undefined;
     try {
@@ -210,13 +212,14 @@ export class RevisionResolver {
         filelog ??= await this.repo.filelog('.hgtags');
         const frev = filelog.index.rev(Buffer.from(tagsNode, 'hex'));
         if (frev === undefined) continue;
-        parseNodeNameLines(Buffer.from(await filelog.revision(frev)).toString('latin1'), tags);
+        mergeTagLines(readTagLines(Buffer.from(await filelog.revision(frev)).toString('latin1')), all);
       }
     } finally {
       await manifest.close();
       await filelog?.close();
     }
-    parseNodeNameLines(readSmallFileSync(join(this.repo.hgDir, 'localtags')) ?? '', tags);
+    mergeTagLines(readTagLines(readSmallFileSync(join(this.repo.hgDir, 'localtags')) ?? ''), all);
+    const tags = new Map([...all].map(([name, t]) => [name, t.node]));
     for (const [name, hex] of tags) {
       const rev = hex === NULL_HEX ? undefined : this.revOfHex(hex);
       if (rev === undefined || this.isHidden(rev)) tags.delete(name);
