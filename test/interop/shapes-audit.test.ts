@@ -3,8 +3,8 @@
 // heads), and a repository with a censored file revision (hgext/censor: a tombstone stored in place
 // of the text, flagged, whose node no longer matches) pulled, applied, served, checked out and
 // verified, an uncompressed repository (format.revlog-compression=none) that hg strip left
-// empty revlogs in, pulled into, update among changesets obsolescence markers hide, and a tag
-// the heads' .hgtags disagree on.
+// empty revlogs in, pulled into, update among changesets obsolescence markers hide, a tag the
+// heads' .hgtags disagree on, and non-ASCII branch, bookmark and tag names.
 
 import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -310,3 +310,36 @@ describe.skipIf(missing('hg'))(
     }, 60_000);
   },
 );
+
+describe.skipIf(missing('hg'))(`non-ASCII branch, bookmark and tag names${skipNote('hg')}`, () => {
+  let work = '';
+  let src = '';
+  beforeAll(() => {
+    work = tempDir('shapes-names');
+    src = join(work, 'src');
+    hg(['init', src]);
+    writeFileSync(join(src, 'a'), 'a\n');
+    hg(['commit', '-q', '-A', '-m', 'a', '-d', '0 0'], src);
+    hg(['branch', '-q', 'fé x'], src);
+    writeFileSync(join(src, 'b'), 'b\n');
+    hg(['commit', '-q', '-A', '-m', 'b', '-d', '1 0'], src);
+    hg(['bookmark', '-q', '-r', '0', 'bé'], src);
+    hg(['tag', '-q', '-d', '2 0', '-r', '1', 'tä'], src);
+    hg(['update', '-q', 'null'], src);
+  }, 60_000);
+  afterAll(() => work && removeDir(work));
+
+  it('update to each (typed as UTF-8, as hg reads them) lands where hg update does', async () => {
+    for (const name of ['fé x', 'bé', 'tä']) {
+      const [ours, theirs] = ['ours', 'theirs'].map((n) => join(work, `${n}-${name}`));
+      for (const d of [ours, theirs]) cpSync(src, d, { recursive: true });
+      await updateWorkingCopy(ours, { rev: name }, new JobContext());
+      hg(['update', '-q', name], theirs);
+      expect(hg(['id', '-i', '-b', '-B'], ours), name).toBe(hg(['id', '-i', '-b', '-B'], theirs));
+      const active = (repo: string): string => hg(['log', '-r', '.', '-T', '{activebookmark}'], repo);
+      expect(active(ours), name).toBe(active(theirs));
+    }
+    const e = await refusal(updateWorkingCopy(join(work, 'ours-bé'), { rev: 'nö' }, new JobContext()));
+    expect(e.message).toBe("unknown revision 'nö'");
+  }, 60_000);
+});

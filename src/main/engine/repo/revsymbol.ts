@@ -51,6 +51,11 @@ function parseNodeNameLines(text: string, into: Map<string, string>): void {
   }
 }
 
+/** A typed name (a JS string) as the byte string names are read in: its UTF-8 bytes, one char each. */
+export function symbolBytes(typed: string): string {
+  return Buffer.from(typed, 'utf8').toString('latin1');
+}
+
 export class RevisionResolver {
   private readonly branches = new Map<number, { branch: string; closed: boolean }>();
   private tags: Map<string, string> | undefined;
@@ -228,19 +233,23 @@ export class RevisionResolver {
     return tags;
   }
 
-  /** scmutil.revsymbol. */
-  async resolve(symbol: string): Promise<ResolvedRevision> {
+  /**
+   * scmutil.revsymbol of a symbol as typed: names are read as byte strings (latin1), so a typed
+   * one is taken as its UTF-8 bytes (hg's local encoding); messages show it as typed.
+   */
+  async resolve(typed: string): Promise<ResolvedRevision> {
+    const symbol = symbolBytes(typed);
     const n = this.changelog.length;
     if (symbol === 'null') return this.at(NULL_REV);
     if (symbol === 'tip') return this.at(this.visibleTip());
     if (/^-?[0-9]+$/.test(symbol) && String(Number(symbol)) === symbol) {
       let r = Number(symbol);
       if (r < 0) r += n;
-      if (r >= 0 && r < n) return this.visibleAt(r, symbol);
+      if (r >= 0 && r < n) return this.visibleAt(r, typed);
     }
     if (/^[0-9a-fA-F]{40}$/.test(symbol)) {
       const r = this.revOfHex(symbol.toLowerCase());
-      if (r !== undefined) return this.visibleAt(r, symbol);
+      if (r !== undefined) return this.visibleAt(r, typed);
     }
     const bookmark = (await this.readBookmarks()).get(symbol);
     if (bookmark !== undefined) return this.at(this.revOfHex(bookmark)!, symbol);
@@ -258,13 +267,13 @@ export class RevisionResolver {
           hiddenMatch = r;
           continue;
         }
-        if (found >= 0) throw new SluiceError('USAGE', `ambiguous identifier '${symbol}'`, { symbol });
+        if (found >= 0) throw new SluiceError('USAGE', `ambiguous identifier '${typed}'`, { symbol: typed });
         found = r;
       }
       if (found >= 0) return this.at(found);
-      if (hiddenMatch >= 0) return this.visibleAt(hiddenMatch, symbol);
+      if (hiddenMatch >= 0) return this.visibleAt(hiddenMatch, typed);
     }
-    throw new SluiceError('USAGE', `unknown revision '${symbol}'`, { symbol });
+    throw new SluiceError('USAGE', `unknown revision '${typed}'`, { symbol: typed });
   }
 
   /** What hg.clone checks out without -u: `@`, else the tip of default, else tip. */

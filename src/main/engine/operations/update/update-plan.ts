@@ -3,7 +3,7 @@
 // destutil.destupdate) or hg.clone's (the clone's checkout, `apply --update`).
 import { join } from 'node:path';
 import type { JobContext } from '../../context/job-context';
-import type { RevisionResolver } from '../../repo/revsymbol';
+import { symbolBytes, type RevisionResolver } from '../../repo/revsymbol';
 import type { Revlog } from '../../revlog/revlog';
 import { readSmallFileSync, type RepoLocation } from '../../store/requirements';
 import { readActiveBookmark, settleActiveBookmark, writeActiveBookmark } from './active-bookmark';
@@ -56,7 +56,10 @@ export async function updatePlan(
   const active = readActiveBookmark(hgDir, marks);
   const known = { marks, ...(active !== undefined ? { active } : {}) };
   if (rev !== undefined)
-    return { rev: (await resolver.resolve(rev)).rev, update: { ...known, name: rev, bare: false } };
+    return {
+      rev: (await resolver.resolve(rev)).rev,
+      update: { ...known, name: symbolBytes(rev), bare: false },
+    };
   const dest = await bareDestination(
     new HeadFinder(cl, resolver),
     wc,
