@@ -15,6 +15,8 @@ import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
 import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import { updateWorkingCopy } from '../../src/main/engine/operations/update/update';
 import { verifyRepository } from '../../src/main/engine/operations/verify/verify';
+import { workingCopyStatus } from '../../src/main/engine/operations/status/status';
+import { HgConfig } from '../../src/main/engine/store/hgrc';
 import { JobContext } from '../../src/main/engine/context/job-context';
 import { SluiceError } from '../../src/main/engine/errors';
 import { hg, treeHash, verifyOk } from './changegroup-support';
@@ -152,6 +154,26 @@ describe.skipIf(missing('hg'))(`a censored file revision (hg censor)${skipNote('
     expect(p.status, p.stderr).toBe(0);
     expectLike(partial, ref);
     expect(treeHash(join(src, '.hg'), /^cache$/)).toBe(before);
+  }, 60_000);
+
+  it("status of hg's checkout of the censored revision (censor.policy=ignore: an empty file) is clean, as hg's", async () => {
+    const wc = join(work, 'wc-ignore');
+    hg(['clone', '-q', '-U', src, wc]);
+    hg(['update', '-q', ...IGNORE, '2'], wc);
+    const status = async (): Promise<string[]> => {
+      const r = await workingCopyStatus(wc, {
+        listUnknown: false,
+        listIgnored: false,
+        listClean: false,
+        warn: () => undefined,
+        userConfig: new HgConfig(),
+      });
+      return [...r.modified.map((f) => `M ${f}`), ...r.deleted.map((f) => `! ${f}`)];
+    };
+    expect(await status()).toEqual([]); // a revlog error was taken for a vanished file: "! f"
+    expect(hg(['status', ...IGNORE], wc)).toBe('');
+    writeFileSync(join(wc, 'f'), 'x\n');
+    expect(await status()).toEqual(['M f']);
   }, 60_000);
 
   it('update to the censored revision is refused, naming it; verify reports it as hg verify does', async () => {

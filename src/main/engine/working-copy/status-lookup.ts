@@ -3,6 +3,7 @@
 // with a reliable mtime become "fixups" that hg writes back into the dirstate so the next status
 // need not read them again.
 import { closeSync, fstatSync, openSync, readlinkSync, readSync, lstatSync, unlinkSync } from 'node:fs';
+import { isSluiceError } from '../errors';
 import type { ManifestEntry } from '../revlog/texts';
 import { RANGE_MASK } from './dirstate-v1';
 import type { FileTextReader } from './file-texts';
@@ -101,8 +102,9 @@ export async function checkLookup(files: readonly string[], opts: LookupOptions)
       if (mtime) out.fixup.push({ path: f, mode: Number(after.mode), size: Number(after.size), mtime });
       else out.clean.push(f);
     } catch (e) {
-      // issue5584: a file that became unreadable or vanished meanwhile is deleted
-      if (!(e as NodeJS.ErrnoException).code) throw e;
+      // issue5584: a file that became unreadable or vanished meanwhile is deleted (a file system
+      // error; a revlog's is no answer about the file and goes to the caller)
+      if (isSluiceError(e) || !(e as NodeJS.ErrnoException).code) throw e;
       out.deleted.push(f);
     }
   }
@@ -121,7 +123,15 @@ async function sameContents(
   // loaded here: a status the dirstate alone answers never needs node:crypto
   const { hashesToNode } = await import('./file-hash-cmp');
   if (await hashesToNode(opts.reader, path, m.nodeHex, fsPath, isLink)) return true;
-  const expected = await opts.reader.read(path, m.nodeHex); // copy metadata already stripped
+  let expected: Uint8Array; // copy metadata already stripped
+  try {
+    expected = await opts.reader.read(path, m.nodeHex);
+  } catch (e) {
+    // filelog.cmp: a censored revision compares against the empty file (what hg checks out for it
+    // under censor.policy=ignore)
+    if (!isSluiceError(e) || (e.details as { problem?: string } | undefined)?.problem !== 'censored') throw e;
+    expected = new Uint8Array(0);
+  }
   if (isLink) {
     const target = readlinkSync(fsPath, { encoding: 'buffer' });
     return Buffer.compare(target, expected) === 0;
