@@ -63,7 +63,7 @@ console.log(`data: ${dataDir}`);
 console.log(`SLUICE_WEB_URL=${url}`);
 // Without the sample (benchmarks, some specs) the engine worker still starts now: the first job
 // after the window opens must not wait for it.
-if (args['no-sample']) engineHost.jobs.warmUp();
+if (args['no-sample']) engineHost.prepareFirstJob();
 else engineHost.warmUp();
 
 let stopping = false;

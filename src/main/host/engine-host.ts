@@ -13,7 +13,7 @@ import { HistoryStore } from './history-store';
 import { JobLogStore } from './job-log-store';
 import { destinationOf, JobRegistry, type PushMessage } from './job-registry';
 import { SampleRepository } from './sample-repository';
-import { validateInvoke } from './validate';
+import { validateInvoke, warmUpValidation } from './validate';
 import { checkDestination } from './destination-check';
 import { RepoLibrary, type RepoLibraryOptions } from './repo-library';
 import {
@@ -299,12 +299,22 @@ export class EngineHost {
   }
 
   /**
+   * What the user's first job would otherwise pay for: the engine worker starts (and warms up on
+   * its own), and job:start's validation runs once on a request of no consequence, after the
+   * current turn so that nothing at start waits for it.
+   */
+  prepareFirstJob(): void {
+    this.jobs.warmUp();
+    setImmediate(() => warmUpValidation(this.isAbsolutePath));
+  }
+
+  /**
    * Background work at start: starts the engine worker and prepares the sample repository (so the
    * first click is quick), and sweeps temporaries that jobs of a previous run (killed, crashed)
    * left beside their destinations.
    */
   warmUp(): void {
-    this.jobs.warmUp();
+    this.prepareFirstJob();
     this.sample.get().catch((e: unknown) => console.warn((e as Error).message));
     this.library
       .load()

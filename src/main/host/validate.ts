@@ -78,6 +78,34 @@ export function isInvokeChannel(channel: unknown): channel is InvokeChannel {
   return typeof channel === 'string' && (INVOKE_CHANNELS as readonly string[]).includes(channel);
 }
 
+/**
+ * Runs job:start's validation once on an apply and a clone request of no consequence, so the
+ * schemas' code is compiled while the host is idle rather than on the user's first job. Returns
+ * whether both passed, i.e. whether the accepting path ran (false when `pathIsAbsolute` takes
+ * neither root below); it never throws.
+ */
+export function warmUpValidation(pathIsAbsolute: (p: string) => boolean = isAbsolute): boolean {
+  const root = ['/', 'C:\\'].find((r) => pathIsAbsolute(r));
+  if (root === undefined) return false;
+  const dest = `${root}sluice-warm-up`;
+  const closer = { backgroundClose: 'auto', closeThreads: 48 };
+  try {
+    validateInvoke(
+      'job:start',
+      [{ kind: 'apply', bundlePath: `${dest}.hg`, dest, closer, verify: false }],
+      pathIsAbsolute,
+    );
+    validateInvoke(
+      'job:start',
+      [{ kind: 'clone', url: 'https://example.invalid/repo', dest, closer, verify: false }],
+      pathIsAbsolute,
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** An argument's name (the title its schema carries), for messages. */
 function argName(item: v.GenericSchema): string {
   const pipe = (item as { pipe?: readonly { type: string; title?: string }[] }).pipe ?? [];

@@ -6,6 +6,7 @@ import {
   validateInvoke,
   validateJobRequest,
   ValidationError,
+  warmUpValidation,
 } from '../../../src/main/host/validate';
 import { INVOKE_CHANNELS } from '../../../src/shared/ipc';
 
@@ -255,6 +256,19 @@ describe('validateJobRequest', () => {
       repo = '/r';
     }
     rejects(() => validateJobRequest(new Sneaky(), abs), /expected an object/);
+  });
+});
+
+describe('warmUpValidation', () => {
+  it("runs the accepting path of job:start under both platforms' rules", () => {
+    expect(warmUpValidation(posix.isAbsolute)).toBe(true);
+    expect(warmUpValidation(win32.isAbsolute)).toBe(true);
+  });
+
+  it('returns false instead of throwing when no sample path is absolute', () => {
+    expect(warmUpValidation(() => false)).toBe(false);
+    // a rule that takes the root but not the paths under it: the requests are refused
+    expect(warmUpValidation((p) => p === '/')).toBe(false);
   });
 });
 
