@@ -228,7 +228,11 @@ export class EngineHost {
             : Number(await api.removePartialDownload(key)),
       }),
       'library:list': () => this.library.list(),
-      'comparison:removeFolders': async (run) => ({ removed: await this.comparisonFolders.remove(run) }),
+      'comparison:removeFolders': async (run) => {
+        // a job's end is noted after the page hears of it: its folder must be recorded first
+        await this.noting;
+        return { removed: await this.comparisonFolders.remove(run) };
+      },
       'library:add': (path) => this.library.add(path, 'user'),
       'library:remove': (path) => this.library.remove(path),
       'library:trash': async (path) => {

@@ -277,6 +277,25 @@ describe('EngineHost', () => {
     await expect(stat(existing)).resolves.toBeTruthy();
   }, 30_000);
 
+  it('a comparison cleanup asked for as its job ends (the library still adding an earlier repository) removes it', async () => {
+    // the earlier job's library add is still being noted when the comparison job ends
+    const kept = join(dir, 'kept');
+    const first = (await host.invoke('job:start', [
+      { kind: 'apply', bundlePath: '/b/sample.hg', dest: kept },
+    ])) as {
+      jobId: string;
+    };
+    const dest = join(dir, 'cmp-race', '01');
+    const second = (await host.invoke('job:start', [
+      { kind: 'apply', bundlePath: '/b/sample.hg', dest, comparison: 'cmp-race', library: false },
+    ])) as { jobId: string };
+    await host.jobs.whenEnded(first.jobId);
+    await host.jobs.whenEnded(second.jobId);
+    // asked at once, as the page does when its run ends: no waiting for the host to note the job
+    expect(await host.invoke('comparison:removeFolders', ['cmp-race'])).toEqual({ removed: 1 });
+    await expect(stat(dest)).rejects.toMatchObject({ code: 'ENOENT' });
+  }, 30_000);
+
   it('without a trash: says so in app:info, and deletes a library folder only with its name typed', async () => {
     expect(await host.invoke('app:info', [])).toMatchObject({ deleteRepository: 'permanent' });
     const dest = join(dir, 'to-delete');
