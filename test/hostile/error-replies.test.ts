@@ -4,28 +4,14 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/context/job-context';
 import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
-import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
-import { extractFixture, removeDir, tempDir } from '../interop/wire-support';
 import { scriptedServer, type ScriptedServer } from '../wire-faults/harness';
+import { backend, open, useHostileBackend, work } from './server-support';
 
-let work = '';
-let backend: RunningServer;
-const open: ScriptedServer[] = [];
-
-beforeAll(async () => {
-  work = tempDir('error-replies');
-  backend = await startServer({ repo: extractFixture('default', work) });
-});
-
-afterAll(async () => {
-  for (const s of open) await s.close();
-  await backend.close();
-  removeDir(work);
-});
+useHostileBackend('error-replies');
 
 /** Writes `first`, then filler as fast as the client reads, until the client goes away. */
 function endless(res: ServerResponse, first: string): void {

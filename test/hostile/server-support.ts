@@ -1,4 +1,4 @@
-// Shared by the hostile server tests (server.test.ts, server-clonebundles.test.ts): a `sluice
+// Shared by the hostile server tests (server.test.ts, server-clonebundles.test.ts and others): a `sluice
 // serve` backend of the default fixture per test file, scripted servers in front of it (see
 // ../wire-faults/harness.ts), and a clone that reports what it left behind.
 import { readdirSync } from 'node:fs';
@@ -19,9 +19,9 @@ export let backend: RunningServer;
 export const open: ScriptedServer[] = [];
 
 /** Registers the calling test file's hooks: a temp folder and the backend before, both gone after. */
-export function useHostileBackend(): void {
+export function useHostileBackend(label = 'hostile'): void {
   beforeAll(async () => {
-    work = tempDir('hostile');
+    work = tempDir(label);
     backend = await startServer({ repo: extractFixture('default', work) });
   });
 

@@ -4,32 +4,19 @@
 // can open), and a list of any length makes a message of bounded length.
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/context/job-context';
 import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
 import { applyBundleFile } from '../../src/main/engine/operations/apply/apply-stream-bundle';
 import { packed1Header } from '../../src/main/engine/format/packed1';
-import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import type { CloneRequest } from '../../src/shared/jobs';
-import { FIXTURES, extractFixture, removeDir, tempDir } from '../interop/wire-support';
+import { FIXTURES } from '../interop/wire-support';
 import { i32 } from './craft';
 import { scriptedServer, type Script, type ScriptedServer } from '../wire-faults/harness';
+import { backend, open, useHostileBackend, work } from './server-support';
 
-let work = '';
-let backend: RunningServer;
-const open: ScriptedServer[] = [];
-
-beforeAll(async () => {
-  work = tempDir('stream-reqs');
-  backend = await startServer({ repo: extractFixture('default', work) });
-});
-
-afterAll(async () => {
-  for (const s of open) await s.close();
-  await backend.close();
-  removeDir(work);
-});
+useHostileBackend('stream-reqs');
 
 async function serve(script: Script): Promise<ScriptedServer> {
   const s = await scriptedServer(backend.url, script);

@@ -4,16 +4,15 @@
 // at the reader's pace and never held: memory stays bounded, the pull ends, nothing added.
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/context/job-context';
 import { createEmptyRepository } from '../../src/main/engine/changegroup';
 import { pullFromUrl } from '../../src/main/engine/operations/pull/pull';
-import { startServer, type RunningServer } from '../../src/main/engine/operations/serve/http-server';
 import { treeHash } from '../interop/changegroup-support';
-import { extractFixture, removeDir, tempDir } from '../interop/wire-support';
-import { scriptedServer, type ScriptedServer } from '../wire-faults/harness';
+import { scriptedServer } from '../wire-faults/harness';
 import { i32, partHead, zstdFrame } from './craft';
+import { backend, open, useHostileBackend, work } from './server-support';
 
 const INFLATED = 512 << 20;
 /** zlib's bomb is made by deflating real zeros (no RLE blocks by hand): smaller, to keep the test quick */
@@ -21,20 +20,7 @@ const INFLATED_ZLIB = 128 << 20;
 /** RSS growth a bomb may cost: far below what it inflates to */
 const MEMORY_BOUND_MIB = 128;
 
-let work = '';
-let backend: RunningServer;
-const open: ScriptedServer[] = [];
-
-beforeAll(async () => {
-  work = tempDir('wire-bombs');
-  backend = await startServer({ repo: extractFixture('default', work) });
-});
-
-afterAll(async () => {
-  for (const s of open) await s.close();
-  await backend.close();
-  removeDir(work);
-});
+useHostileBackend('wire-bombs');
 
 /** HG20 with one advisory part whose payload is `size` zero bytes, in chunks of at most 256 MiB. */
 function bombPieces(size: number): (Buffer | { zeros: number })[] {
