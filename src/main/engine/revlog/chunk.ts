@@ -42,6 +42,16 @@ export function chunkNeedsPreparation(chunk: Uint8Array): Promise<void> | undefi
 
 /** zlib's smallest output piece (Z_MIN_CHUNK): node:zlib refuses a smaller chunkSize. */
 const ZLIB_MIN_OUT = 64;
+/** The largest first output piece: `expected` comes from an index, which may lie. */
+const ZLIB_MAX_FIRST_OUT = 4 << 20;
+/** deflate's largest expansion (a 258-byte match in ~2 bits): no more can come out of an input. */
+const DEFLATE_MAX_RATIO = 1032;
+
+/** The output piece for a zlib chunk: the likely size, but never more than the input can make. */
+function zlibOutputPiece(chunk: Uint8Array, maxOutput: number, expected: number): number {
+  const bound = Math.min(expected, maxOutput, ZLIB_MAX_FIRST_OUT, chunk.length * DEFLATE_MAX_RATIO);
+  return Math.max(ZLIB_MIN_OUT, bound);
+}
 
 /**
  * Decodes one chunk into at most maxOutput bytes (the caller knows the bound: the revision's text
@@ -63,9 +73,7 @@ export function decompressChunk(chunk: Uint8Array, maxOutput: number, expected?:
       try {
         return zlib.inflateSync(chunk, {
           maxOutputLength: Math.max(1, maxOutput),
-          ...(expected !== undefined
-            ? { chunkSize: Math.max(ZLIB_MIN_OUT, Math.min(expected, maxOutput)) }
-            : {}),
+          ...(expected !== undefined ? { chunkSize: zlibOutputPiece(chunk, maxOutput, expected) } : {}),
         });
       } catch (e) {
         const err = e as NodeJS.ErrnoException;

@@ -78,6 +78,15 @@ describe('revlog chunks', () => {
       expect(() => decompressChunk(z, 5000, guess)).toThrow(/more than 5000 bytes/);
   });
 
+  it("a lying index's expected size never allocates more than the chunk can inflate to", () => {
+    const text = Buffer.from('a short delta\n');
+    const z = deflateSync(text);
+    // as the index's rawsize and bound say: 2 GiB for a 22-byte chunk
+    const out = decompressChunk(z, 0x7fffffff, 0x7fffffff);
+    expect(Buffer.from(out).equals(text)).toBe(true);
+    expect(out.buffer.byteLength).toBeLessThan(1 << 20);
+  });
+
   it('zstd frames are walked before anything is allocated: a declared 2^40 bytes is refused', async () => {
     await prepareZstd();
     expect(problemOf(() => scanZstdFrame(declaredFrame(2 ** 40)))).toBe('REVLOG:decompress');
