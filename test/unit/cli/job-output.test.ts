@@ -27,6 +27,12 @@ describe('text a remote chose, on the terminal', () => {
     expect(terminalSafe('adding changesets: é ü 漢')).toBe('adding changesets: é ü 漢');
   });
 
+  it('bidi overrides and isolates are shown as \\uNNNN: none reorders the rest of the line', () => {
+    expect(terminalSafe('abort: \u202egnp.exe\u202c and \u2066x\u2069')).toBe(
+      'abort: \\u202egnp.exe\\u202c and \\u2066x\\u2069',
+    );
+  });
+
   it('remote: lines and warnings from the engine are written through it', async () => {
     const t = io();
     const r = new EventRenderer({}, t.io);

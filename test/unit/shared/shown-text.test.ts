@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONTROL_OR_BIDI, shownText } from '../../../src/shared/shown-text';
+import { CONTROL_OR_BIDI, shownText, withoutBidi } from '../../../src/shared/shown-text';
 
 const RLO = '\u202e';
 
@@ -21,5 +21,13 @@ describe('CONTROL_OR_BIDI', () => {
     for (const c of ['\0', '\n', '\x1b', '\x7f', '\x85', '\u2028', '\u202a', RLO, '\u2066', '\u2069'])
       expect(CONTROL_OR_BIDI.test(`a${c}b`), JSON.stringify(c)).toBe(true);
     for (const s of ['שלום', 'مرحبا', 'a\u200fb', 'plain']) expect(CONTROL_OR_BIDI.test(s), s).toBe(false);
+  });
+});
+
+describe('withoutBidi', () => {
+  it('replaces embeddings, overrides and isolates, keeps newlines, tabs and other text', () => {
+    expect(withoutBidi('a\u202ab\u202ec\u2066d\u2069\n\te é 漢')).toBe(
+      'a\ufffdb\ufffdc\ufffdd\ufffd\n\te é 漢',
+    );
   });
 });

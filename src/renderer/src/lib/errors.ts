@@ -1,3 +1,4 @@
+import { withoutBidi } from '../../../shared/shown-text';
 // Error codes (src/main/engine/errors.ts ErrorCode) turned into text a person can act on. The UI
 // shows the human sentence first and the engine's message as detail, plus what to try next.
 
@@ -240,9 +241,9 @@ function codeInMessage(message: string): string | null {
 }
 
 function cleanMessage(message: string): string {
-  return message
-    .replace(/^Error invoking remote method '[^']*':\s*/, '')
-    .replace(/^(SluiceError|Error):\s*/, '');
+  return withoutBidi(
+    message.replace(/^Error invoking remote method '[^']*':\s*/, '').replace(/^(SluiceError|Error):\s*/, ''),
+  );
 }
 
 function stripCode(message: string, code: string): string {

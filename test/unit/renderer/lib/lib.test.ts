@@ -15,6 +15,12 @@ import {
 import { validateCloneUrl, validateDestination } from '../../../../src/renderer/src/store/requests';
 
 describe('errors', () => {
+  it("a server's bidi overrides in a message become U+FFFD; its lines stay", () => {
+    expect(toUiError({ code: 'REMOTE', message: 'remote: \u202eevil\u202c\nnext' }).message).toBe(
+      'remote: \ufffdevil\ufffd\nnext',
+    );
+  });
+
   it('reads the code from an object, an Electron invoke message, or a bracketed code', () => {
     expect(toUiError({ code: 'BAD_MAGIC', message: 'not a bundle' })).toEqual({
       code: 'BAD_MAGIC',
