@@ -1,15 +1,11 @@
 // Servers that refuse with a reply that never ends (or never comes): an hg-error frame, a 5xx, a
 // page that is not hg's. The clone fails with the server's own words, its first bytes read and
 // the rest never, in bounded time, nothing at DEST.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
-import { JobContext } from '../../src/main/engine/context/job-context';
-import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
-import { scriptedServer, type ScriptedServer } from '../wire-faults/harness';
-import { backend, open, useHostileBackend, work } from './server-support';
+import type { ScriptedServer } from '../wire-faults/harness';
+import { clone, serve, useHostileBackend } from './server-support';
 
 useHostileBackend('error-replies');
 
@@ -31,37 +27,21 @@ async function refusing(
   type: string,
   first: string | null,
 ): Promise<ScriptedServer> {
-  const s = await scriptedServer(backend.url, (_req, res, ctx) => {
+  return serve((_req, res, ctx) => {
     if (ctx.cmd !== cmd) return false;
     res.writeHead(status, { 'Content-Type': type });
     if (first !== null) endless(res, first);
     else res.flushHeaders(); // headers, then nothing: the body stalls
     return true;
   });
-  open.push(s);
-  return s;
 }
 
-let n = 0;
+/** A clone that must fail, leaving nothing where it was to go. */
 async function cloneError(url: string): Promise<SluiceError> {
-  const parent = join(work, `p${n++}`);
-  const err = await cloneFromUrl(
-    { kind: 'clone', url, dest: join(parent, 'clone') },
-    new JobContext({ fileEvents: false }),
-    { idleTimeoutMs: 1000 },
-  ).then(
-    () => null,
-    (e: unknown) => e,
-  );
+  const { err, left } = await clone(url, {}, { idleTimeoutMs: 1000 });
   expect(err).toBeInstanceOf(SluiceError);
-  let left: string[] = [];
-  try {
-    left = readdirSync(parent);
-  } catch {
-    /* never created */
-  }
   expect(left).toEqual([]);
-  return err as SluiceError;
+  return err!;
 }
 
 describe('refusals whose body never ends', () => {

@@ -7,45 +7,23 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
 import { JobContext } from '../../src/main/engine/context/job-context';
-import { cloneFromUrl } from '../../src/main/engine/operations/clone/clone';
 import { applyBundleFile } from '../../src/main/engine/operations/apply/apply-stream-bundle';
 import { packed1Header } from '../../src/main/engine/format/packed1';
 import type { CloneRequest } from '../../src/shared/jobs';
 import { FIXTURES } from '../interop/wire-support';
 import { i32 } from './craft';
-import { scriptedServer, type Script, type ScriptedServer } from '../wire-faults/harness';
-import { backend, open, useHostileBackend, work } from './server-support';
+import type { Script } from '../wire-faults/harness';
+import { clone, serve, useHostileBackend, work } from './server-support';
 
 useHostileBackend('stream-reqs');
 
-async function serve(script: Script): Promise<ScriptedServer> {
-  const s = await scriptedServer(backend.url, script);
-  open.push(s);
-  return s;
-}
-
-let n = 0;
 /** A clone that must fail with `code`, leaving nothing where it was to go. */
 async function cloneRefused(url: string, req: Partial<CloneRequest>, code: string): Promise<SluiceError> {
-  const parent = join(work, `p${n++}`);
-  const err = await cloneFromUrl(
-    { kind: 'clone', url, dest: join(parent, 'clone'), ...req },
-    new JobContext({ fileEvents: false }),
-    { idleTimeoutMs: 5000 },
-  ).then(
-    () => null,
-    (e: unknown) => e,
-  );
+  const { err, left } = await clone(url, req);
   expect(err).toBeInstanceOf(SluiceError);
-  expect((err as SluiceError).code, (err as Error).message).toBe(code);
-  let left: string[] = [];
-  try {
-    left = readdirSync(parent);
-  } catch {
-    /* never created */
-  }
+  expect(err!.code, err!.message).toBe(code);
   expect(left).toEqual([]);
-  return err as SluiceError;
+  return err!;
 }
 
 /** The capabilities reply with `streamreqs=` replaced by `reqs`. */
