@@ -6,11 +6,11 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../support/env';
 
-// A real node process: 40 MiB of ArrayBuffers made while the program allocates enough to run
-// scavenges, then dropped, and the event loop left to turn for up to 6 s (a CI run on 2 busy
-// cores once took more than 3 s to show the memory freed). Only a garbage collection frees them,
-// and nothing but the collector under test starts one while nothing is allocated (V8's memory
-// reducer waits 8 s).
+// A real node process plays a changegroup apply: it makes 1 MiB ArrayBuffers that stay alive for
+// 8 more (long enough to be promoted by the scavenges its young garbage runs) and gives the event
+// loop a turn after each. Its peak external memory shows how many dead ones pile up; V8 alone
+// lets ~70 MiB of them wait for a major GC, on a quiet machine and under load alike. The
+// collector's GCs are told apart from V8's own by their forced flag.
 describe('tuneHeapForMemory collectBuffersEvery', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-heap-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,37 +20,49 @@ describe('tuneHeapForMemory collectBuffersEvery', () => {
     `
 const { tuneHeapForMemory } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'src/cli/heap-tuning.ts')).href)});
 const { getHeapStatistics } = await import('node:v8');
-if (process.argv[2] === 'on') tuneHeapForMemory({ collectBuffersEvery: 4 << 20 });
-let keep = [];
-let sink = 0;
-for (let i = 0; i < 40; i++) {
-  keep.push(new Uint8Array(1 << 20).fill(i));
+const { PerformanceObserver, constants } = await import('node:perf_hooks');
+const [collector, steps] = [process.argv[2], Number(process.argv[3])];
+if (collector === 'on') tuneHeapForMemory({ collectBuffersEvery: 4 << 20 });
+let forced = 0;
+new PerformanceObserver((list) => {
+  for (const { detail } of list.getEntries())
+    if (detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR && detail.flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) forced++;
+}).observe({ entryTypes: ['gc'] });
+const alive = new Array(8).fill(null);
+let [sink, peak] = [0, 0];
+const before = getHeapStatistics().external_memory;
+for (let i = 0; i < steps; i++) {
+  alive[i % alive.length] = new Uint8Array(1 << 20).fill(i);
   for (let j = 0; j < 20000; j++) sink += [j, i].length;
+  peak = Math.max(peak, getHeapStatistics().external_memory - before);
+  await new Promise((r) => setTimeout(r, 5));
 }
-const held = getHeapStatistics().external_memory;
-keep = null;
-const deadline = Date.now() + (process.argv[2] === 'on' ? 6000 : 1000);
-while (Date.now() < deadline && getHeapStatistics().external_memory > held - (30 << 20)) {
-  await new Promise((r) => setTimeout(r, 25));
-}
-console.log(JSON.stringify({ held, after: getHeapStatistics().external_memory, sink: sink > 0 }));
+await new Promise((r) => setTimeout(r, 100)); // the collector looks every 20 ms; GC entries come later
+console.log(JSON.stringify({ peak, forced, sink: sink > 0 }));
 `,
   );
-  const run = (mode: 'on' | 'off') => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', script, mode], { cwd: ROOT, encoding: 'utf8' });
+  const run = (collector: 'on' | 'off', steps: number) => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', script, collector, String(steps)], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(r.status, r.stderr).toBe(0);
-    return JSON.parse(r.stdout) as { held: number; after: number };
+    return JSON.parse(r.stdout) as { peak: number; forced: number };
   };
 
-  it('frees dead ArrayBuffers once the external memory has grown by the given bytes', () => {
-    const on = run('on');
-    expect(on.held).toBeGreaterThan(40 << 20);
-    expect(on.after).toBeLessThan(on.held - (30 << 20));
+  it('forces a major GC each time the external memory has grown by the given bytes: dead buffers stay few', () => {
+    const on = run('on', 100);
+    expect(on.forced).toBeGreaterThanOrEqual(5); // 100 MiB made, 8 alive: ~10-13 measured
+    expect(on.peak).toBeLessThan(32 << 20); // 8 alive + 4 of growth + what a late look lets in: 17-21 measured
   });
 
-  it('leaves them to V8 without it (the control: nothing else collects them here)', () => {
-    const off = run('off');
-    expect(off.held).toBeGreaterThan(40 << 20);
-    expect(off.after).toBeGreaterThan(off.held - (10 << 20));
+  it('forces none while the growth stays below the given bytes', () => {
+    expect(run('on', 3).forced).toBe(0);
+  });
+
+  it('the control: without it nothing forces a GC and dead buffers pile up', () => {
+    const off = run('off', 100);
+    expect(off.forced).toBe(0);
+    expect(off.peak).toBeGreaterThan(48 << 20); // 70-75 MiB measured
   });
 });
