@@ -29,6 +29,11 @@ export class ThroughputFloor {
     this.waitStart ??= Date.now();
   }
 
+  /** `ms` of the current wait were the reader's own stall, not waiting: they do not count. */
+  excuse(ms: number): void {
+    if (this.waitStart !== null) this.waitStart = Math.min(Date.now(), this.waitStart + ms);
+  }
+
   /**
    * `n` bytes arrived. Returns the TIMEOUT to fail with when this window's waits reached its
    * length with fewer than FLOOR_BYTES in it; `idleMs` is the reader's idle timeout (0: no floor).
@@ -63,7 +68,9 @@ export class ThroughputFloor {
  * client's five: a client that just avoids the idle timeout already moves a whole write (16 KiB)
  * per idle timeout, which five of would pass the client's floor; with a socket's kernel
  * buffers, reading a byte now and then moves nothing at all (the idle timeout's case). idleMs 0:
- * wait forever (a local peer).
+ * wait forever (a local peer). A look that comes late (the server's own event loop held up: a
+ * busy machine, a long GC, a laptop asleep) could not have seen the client's reads meanwhile, so
+ * the lateness is not counted as the client's.
  */
 export class ReaderFloor {
   private readonly floor = new ThroughputFloor(
@@ -87,7 +94,9 @@ export class ReaderFloor {
     const out = this.out;
     if (!out.writableNeedDrain || out.destroyed) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
+      const period = Math.max(1, this.idleMs / 4);
       let lastProgress = Date.now();
+      let lastLook = lastProgress;
       const count = (): SluiceError | null => {
         const taken = Math.max(this.taken, written - out.writableLength);
         const n = taken - this.taken;
@@ -106,11 +115,17 @@ export class ReaderFloor {
       };
       const done = (): void => settle(out.destroyed ? null : count());
       const tick = (): void => {
+        const late = Date.now() - lastLook - period;
+        lastLook = Date.now();
+        if (late > period) {
+          lastProgress += late;
+          this.floor.excuse(late);
+        }
         const err = count();
         if (err) settle(err);
         else this.floor.waiting();
       };
-      const timer = this.idleMs > 0 ? setInterval(tick, Math.max(1, this.idleMs / 4)) : undefined;
+      const timer = this.idleMs > 0 ? setInterval(tick, period) : undefined;
       this.floor.waiting();
       out.on('drain', done);
       out.on('close', done);

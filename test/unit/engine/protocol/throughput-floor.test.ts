@@ -98,6 +98,8 @@ describe('PipeReader: the floor on a pipe (ssh)', () => {
 });
 
 describe('ReaderFloor: the server waiting on a client that reads its reply', () => {
+  afterEach(() => void vi.useRealTimers());
+
   /** A client taking `step` bytes every `everyMs` (step 0: takes nothing), behind a 1 KiB buffer. */
   function client(step: number, everyMs: number): { out: Writable; stop: () => void } {
     let credit = 0;
@@ -162,6 +164,30 @@ describe('ReaderFloor: the server waiting on a client that reads its reply', () 
     const c = client(64 << 10, 20); // 3.2 MB/s
     expect(await reply(c.out, 200, 1 << 20)).toBeNull();
     c.stop();
+  });
+
+  it("a late look (the server's own event loop held up) is not counted as the client's idleness", async () => {
+    vi.useFakeTimers();
+    const takes: (() => void)[] = [];
+    const out = new Writable({ highWaterMark: 1024, write: (_c, _e, cb) => void takes.push(cb) });
+    const outcome = (p: Promise<void>) =>
+      p.then(
+        () => 'drained',
+        (e: Error) => e.message,
+      );
+    const floor = new ReaderFloor(out, 200);
+    out.write(Buffer.alloc(2048));
+    const first = outcome(floor.drained(2048));
+    vi.setSystemTime(Date.now() + 1000); // a second passes with no timer run: the server stalled
+    await vi.advanceTimersByTimeAsync(60); // the late look, then one on time
+    takes.shift()!(); // the client takes the write
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await first).toBe('drained');
+    // a client that then really takes nothing is still timed out
+    out.write(Buffer.alloc(2048));
+    const second = outcome(floor.drained(4096));
+    await vi.advanceTimersByTimeAsync(250);
+    expect(await second).toMatch(/^the client read (nothing|only \d+ bytes) of the reply/);
   });
 
   it('an idle timeout of 0 waits for the slowest client', async () => {
