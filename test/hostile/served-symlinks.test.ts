@@ -13,6 +13,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../src/main/engine/errors';
@@ -200,6 +201,37 @@ describe('links in the store of a served repository, pulled (changegroup)', () =
         expect(err!.code, err!.message).toBe('REMOTE_ABORT');
         expect(err!.message).toMatch(message);
         expect(existsSync(parent) ? readdirSync(parent) : []).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+});
+
+describe('state files of a served repository that are not regular files', () => {
+  // A FIFO blocked the server's reads (and a libuv thread) for good; /dev/zero was read until
+  // memory ran out. Each is refused at once: that request fails, the next after the repair works.
+  it.skipIf(process.platform === 'win32')(
+    'a FIFO or a link to /dev/zero as phaseroots, bookmarks, obsstore or hgrc: 500 at once, then served again (skipped on Windows: no FIFO, no /dev/zero)',
+    async () => {
+      const repo = plantedRepo(() => {});
+      const server = await startServer({ repo });
+      try {
+        const heads = async () =>
+          (await fetch(`${server.url}?cmd=heads`, { signal: AbortSignal.timeout(5000) })).status;
+        expect(await heads()).toBe(200);
+        for (const rel of ['store/phaseroots', 'bookmarks', 'store/obsstore', 'hgrc']) {
+          const path = join(repo, '.hg', rel);
+          const saved = existsSync(path) ? readFileSync(path) : null;
+          for (const plant of [() => execFileSync('mkfifo', [path]), () => symlinkSync('/dev/zero', path)]) {
+            rmSync(path, { force: true });
+            plant();
+            expect(await heads(), rel).toBe(500);
+            rmSync(path);
+            if (saved) writeFileSync(path, saved);
+            expect(await heads(), rel).toBe(200);
+          }
+        }
       } finally {
         await server.close();
       }

@@ -5,8 +5,8 @@
 // Validates what it relies on (entry size, parents < rev, unique nodes) and throws
 // SluiceError('REVLOG') otherwise: a corrupt source repo must not make the server lie.
 
-import { readFile } from 'node:fs/promises';
 import { SluiceError } from '../errors';
+import { STATE_FILE_MAX, readStateFile } from './state-file';
 
 const ENTRY = 64;
 const FLAG_INLINE = 1 << 16;
@@ -71,14 +71,8 @@ export class ChangelogGraph {
   }
 
   static async read(storeDir: string): Promise<ChangelogGraph> {
-    let buf: Buffer;
-    try {
-      buf = await readFile(`${storeDir}/00changelog.i`);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') buf = Buffer.alloc(0);
-      else throw new SluiceError('IO', `cannot read the changelog: ${(e as Error).message}`);
-    }
-    return ChangelogGraph.parse(buf);
+    const buf = await readStateFile(`${storeDir}/00changelog.i`, { max: STATE_FILE_MAX.large });
+    return ChangelogGraph.parse(buf ?? Buffer.alloc(0));
   }
 
   rev(node: string): number | undefined {

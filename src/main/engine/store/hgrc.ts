@@ -9,11 +9,12 @@
 // source's hgrc under share-safe): system and user configuration are not, so a caller that must
 // honour `--config`-style settings applies them with `set`.
 
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, normalize } from 'node:path';
 import { SluiceError } from '../errors.js';
 import { locateRepository } from './requirements.js';
+import { STATE_FILE_MAX, readStateFileSync } from '../repo/state-file.js';
 
 // Python bytes-regex classes, spelled out: JS's \s also matches U+00A0 (a latin1 byte here) and
 // JS's `.` also stops at \r.
@@ -29,6 +30,10 @@ const UNSET_RE = new RegExp(`^%unset${WS}+(${NWS}+)`);
 const INCLUDE_RE = new RegExp(`^%include${WS}+(${NWS}|${NWS}${ANY}*${NWS})${WS}*$`);
 
 const MAX_INCLUDE_DEPTH = 10;
+
+/** An hgrc or a file it includes (links followed: dotfiles are commonly linked); null when missing. */
+const readConfigFile = (path: string): Buffer | null =>
+  readStateFileSync(path, { max: STATE_FILE_MAX.config, followLink: true });
 
 /** stringutil._booleans */
 const BOOLEANS: ReadonlyMap<string, boolean> = new Map([
@@ -191,29 +196,28 @@ export class HgConfig implements RepoConfig {
   private include(target: string, source: string, lineNo: number, depth: number): void {
     if (depth >= MAX_INCLUDE_DEPTH)
       throw new SluiceError('MALFORMED', `config error at ${source}:${lineNo}: %include nested too deeply`);
-    let bytes: Buffer;
+    let bytes: Buffer | null;
     try {
-      bytes = readFileSync(target);
+      bytes = readConfigFile(target);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw new SluiceError(
         'MALFORMED',
         `config error at ${source}:${lineNo}: cannot include ${target} (${(e as Error).message})`,
       );
     }
-    this.parse(bytes, target, target, depth + 1);
+    if (bytes) this.parse(bytes, target, target, depth + 1);
   }
 
   /** Reads and parses a file; false when it does not exist (hg ignores a missing hgrc). */
   readFile(path: string): boolean {
-    let bytes: Buffer;
+    let bytes: Buffer | null;
     try {
-      bytes = readFileSync(path);
+      bytes = readConfigFile(path);
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return false;
-      throw new SluiceError('IO', `cannot read ${path}: ${(e as Error).message}`);
+      if ((e as SluiceError).details?.errno === 'EISDIR') return false;
+      throw e;
     }
+    if (!bytes) return false;
     this.parse(bytes, path, path);
     return true;
   }

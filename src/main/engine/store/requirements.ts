@@ -2,10 +2,11 @@
 // them: requirements.py, localrepo.makelocalrepository/_readrequires/newreporequirements,
 // scmutil.writereporequirements/filterrequirements, streamclone.new_stream_clone_requirements.
 
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, normalize } from 'node:path';
 import { SluiceError, toSluiceError } from '../errors.js';
+import { STATE_FILE_MAX, readStateFileSync } from '../repo/state-file.js';
 
 /** requirements.STREAM_FIXED_REQUIREMENTS: formats a stream imposes on the receiving repository. */
 export const STREAM_FIXED_REQUIREMENTS: ReadonlySet<string> = new Set([
@@ -217,25 +218,11 @@ function parseRequiresFile(text: string, what: string): Set<string> {
  * async read would start libuv's threadpool (sized for the background closer: 52 threads, ~15 ms
  * of the main thread's CPU at every `sluice update`'s start, on its serial path), which a checkout
  * closing its files synchronously (Linux, macOS) never needs otherwise (revsymbol's bookmarks and
- * tags files too). Null when it does not exist; other errors as they are.
+ * tags files too). Null when it does not exist; a link is followed as hg does (these files are
+ * the user's own), but only a regular file within the bound is read (repo/state-file.ts).
  */
 export function readSmallFileSync(path: string): string | null {
-  try {
-    return readFileSync(path, 'latin1');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    throw e;
-  }
-}
-
-/** readSmallFileSync with its other errors typed. */
-function readOptional(path: string): string | null {
-  try {
-    return readSmallFileSync(path);
-  } catch (e) {
-    throw toSluiceError(e);
-  }
+  return readStateFileSync(path, { max: STATE_FILE_MAX.lines, followLink: true })?.toString('latin1') ?? null;
 }
 
 /** Requirements whose store layout LocalRepo (repo/local-repo.ts) does not understand (a tree manifest has no flat `00manifest`). */
@@ -272,12 +259,12 @@ export async function locateRepository(repoRoot: string): Promise<RepoLocation> 
   } catch {
     throw new SluiceError('NOT_A_REPO', `repository ${repoRoot} not found`);
   }
-  const requirements = parseRequiresFile(readOptional(join(hgDir, 'requires')) ?? '', '.hg/requires');
+  const requirements = parseRequiresFile(readSmallFileSync(join(hgDir, 'requires')) ?? '', '.hg/requires');
 
   let storeOwnerHgDir = hgDir;
   if (requirements.has('shared') || requirements.has('relshared')) {
     // localrepo._getsharedvfs: absolute for `shared`, relative to .hg for `relshared`.
-    const raw = readOptional(join(hgDir, 'sharedpath'));
+    const raw = readSmallFileSync(join(hgDir, 'sharedpath'));
     if (raw === null)
       throw new SluiceError('NOT_A_REPO', `shared repository ${repoRoot} has no .hg/sharedpath`);
     const shared = raw.replace(/\n+$/, '');
@@ -293,7 +280,7 @@ export async function locateRepository(repoRoot: string): Promise<RepoLocation> 
     }
   }
   if (requirements.has('share-safe')) {
-    const storeRequires = readOptional(join(storeOwnerHgDir, 'store', 'requires'));
+    const storeRequires = readSmallFileSync(join(storeOwnerHgDir, 'store', 'requires'));
     if (storeRequires === null) {
       throw new SluiceError('NOT_A_REPO', `share-safe repository ${repoRoot} has no .hg/store/requires`);
     }
@@ -320,7 +307,7 @@ export async function locateRepository(repoRoot: string): Promise<RepoLocation> 
 export function bookmarksPath(loc: RepoLocation): string {
   if (loc.requirements.has('bookmarksinstore')) return join(loc.storeDir, 'bookmarks');
   if (loc.storeOwnerHgDir !== loc.hgDir) {
-    const shared = readOptional(join(loc.hgDir, 'shared'));
+    const shared = readSmallFileSync(join(loc.hgDir, 'shared'));
     if (shared !== null && shared.split('\n').includes('bookmarks'))
       return join(loc.storeOwnerHgDir, 'bookmarks');
   }

@@ -5,7 +5,7 @@
 // hidden ones (obsolete by a marker and not pinned, repoview.computehidden), as hg serve hides
 // them whenever the obsstore holds markers, evolution enabled or not.
 
-import { open, readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError } from '../../errors';
 import {
@@ -17,6 +17,7 @@ import {
   type RepoLocation,
 } from '../../store/requirements';
 import { readRepoConfig } from '../../store/hgrc';
+import { STATE_FILE_MAX, readStateFile } from '../../repo/state-file';
 import { DIRSTATE_PARENTS_BYTES, parseDirstateParents } from '../../working-copy/dirstate-parents';
 import { obsolescenceEnabled, readObsstoreV1, type ObsMarker } from '../../repo/obsstore';
 import {
@@ -29,15 +30,9 @@ import {
   parsePhaseRoots,
 } from '../../repo/changelog-graph';
 
-async function readOptional(path: string): Promise<Buffer | null> {
-  try {
-    return await readFile(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR')
-      return null;
-    throw new SluiceError('IO', `cannot read ${path}: ${(e as Error).message}`);
-  }
-}
+/** A state file of lines (phaseroots, bookmarks, localtags); null when missing. */
+const readLinesFile = (path: string): Promise<Buffer | null> =>
+  readStateFile(path, { max: STATE_FILE_MAX.lines });
 
 function lines(buf: Buffer | null): string[] {
   return buf
@@ -380,7 +375,7 @@ export class ServedRepo {
     const storeDir = loc.storeDir;
     const graph = await ChangelogGraph.read(storeDir);
     const phaseRoots = parsePhaseRoots(
-      (await readOptional(join(storeDir, 'phaseroots')))?.toString('latin1') ?? '',
+      (await readLinesFile(join(storeDir, 'phaseroots')))?.toString('latin1') ?? '',
     );
     const bookmarks = await readBookmarks(loc);
     const { obsstoreVersion, markers } = await localMarkers(storeDir);
@@ -420,10 +415,9 @@ export function plainBookmarkView(graph: ChangelogGraph): BookmarkView {
 async function localMarkers(
   storeDir: string,
 ): Promise<{ obsstoreVersion: number | null; markers: ObsMarker[] }> {
-  const obs = await stat(join(storeDir, 'obsstore')).catch(() => null);
-  const obsstoreVersion = obs && obs.size > 1 ? await firstByte(join(storeDir, 'obsstore')) : null;
-  const markers =
-    obsstoreVersion === 1 ? readObsstoreV1((await readOptional(join(storeDir, 'obsstore')))!) : [];
+  const obsstore = await readStateFile(join(storeDir, 'obsstore'), { max: STATE_FILE_MAX.large });
+  const obsstoreVersion = obsstore && obsstore.length > 1 ? obsstore[0]! : null;
+  const markers = obsstoreVersion === 1 ? readObsstoreV1(obsstore!) : [];
   return { obsstoreVersion, markers };
 }
 
@@ -442,7 +436,7 @@ export async function bookmarkView(
   if (!markers.length) return plainBookmarkView(graph);
   const phases = computePhases(
     graph,
-    parsePhaseRoots((await readOptional(join(loc.storeDir, 'phaseroots')))?.toString('latin1') ?? ''),
+    parsePhaseRoots((await readLinesFile(join(loc.storeDir, 'phaseroots')))?.toString('latin1') ?? ''),
   );
   const hidden = computeHidden(graph, phases, markers, await pinnedNodes(loc, bookmarks));
   const successors = new Map<string, string[]>();
@@ -497,7 +491,7 @@ export async function hiddenRevs(loc: RepoLocation, graph: ChangelogGraph): Prom
   if (!markers.length) return null;
   const phases = computePhases(
     graph,
-    parsePhaseRoots((await readOptional(join(loc.storeDir, 'phaseroots')))?.toString('latin1') ?? ''),
+    parsePhaseRoots((await readLinesFile(join(loc.storeDir, 'phaseroots')))?.toString('latin1') ?? ''),
   );
   return computeHidden(graph, phases, markers, await pinnedNodes(loc, await readBookmarks(loc)));
 }
@@ -506,7 +500,7 @@ export async function hiddenRevs(loc: RepoLocation, graph: ChangelogGraph): Prom
 export async function readBookmarks(loc: RepoLocation): Promise<[string, string][]> {
   const bmPath = bookmarksPath(loc);
   const bookmarks: [string, string][] = [];
-  for (const line of lines(await readOptional(bmPath))) {
+  for (const line of lines(await readLinesFile(bmPath))) {
     const l = line.replace(/\r$/, '').trim();
     const sp = l.indexOf(' ');
     if (sp !== 40 || !/^[0-9a-f]{40}$/.test(l.slice(0, 40))) continue;
@@ -518,7 +512,7 @@ export async function readBookmarks(loc: RepoLocation): Promise<[string, string]
 /** repoview.pinnedrevs' nodes: the working copy's parents, the bookmarks, the local tags. */
 async function pinnedNodes(loc: RepoLocation, bookmarks: [string, string][]): Promise<string[]> {
   const out = bookmarks.map(([, hex]) => hex);
-  const ds = await readOptional(join(loc.hgDir, 'dirstate'));
+  const ds = await readStateFile(join(loc.hgDir, 'dirstate'), { max: DIRSTATE_PARENTS_BYTES, prefix: true });
   if (ds) {
     const { p1, p2 } = parseDirstateParents(
       ds.subarray(0, DIRSTATE_PARENTS_BYTES),
@@ -526,20 +520,9 @@ async function pinnedNodes(loc: RepoLocation, bookmarks: [string, string][]): Pr
     );
     for (const p of [p1, p2]) if (p.some((b) => b !== 0)) out.push(p.toString('hex'));
   }
-  for (const line of lines(await readOptional(join(loc.hgDir, 'localtags')))) {
+  for (const line of lines(await readLinesFile(join(loc.hgDir, 'localtags')))) {
     const m = /^([0-9a-f]{40}) /.exec(line);
     if (m) out.push(m[1]!);
   }
   return out;
-}
-
-async function firstByte(path: string): Promise<number | null> {
-  const fh = await open(path, 'r').catch(() => null);
-  if (!fh) return null;
-  try {
-    const { bytesRead, buffer } = await fh.read(Buffer.alloc(1), 0, 1, 0);
-    return bytesRead === 1 ? buffer[0]! : null;
-  } finally {
-    await fh.close();
-  }
 }

@@ -1,0 +1,111 @@
+// Reading a repository's state files (requires, phaseroots, bookmarks, obsstore, the changelog's
+// index, hgrc…) whole, within a bound. They are hostile input wherever a repository is served or
+// opened that someone else could write: one that is a FIFO would block the reader (and a libuv
+// thread) forever, a device such as /dev/zero would be read until memory runs out. Only regular
+// files are read; a link is followed only where the caller says links are legitimate (hgrc files
+// are commonly linked to dotfiles), never for what a served repository's view is computed from.
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { SluiceError } from '../errors';
+
+const NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
+// a FIFO's open() waits for a writer without it; regular files read the same with it
+const NONBLOCK = fsConstants.O_NONBLOCK ?? 0;
+
+export interface StateFileOptions {
+  /** the most bytes accepted: a larger file is a LIMIT error, or with `prefix` read up to it */
+  max: number;
+  /** read only the first `max` bytes (a header) */
+  prefix?: boolean;
+  /** follow a symbolic link at the file itself (default: refused as UNSAFE_PATH) */
+  followLink?: boolean;
+}
+
+const MISSING = new Set(['ENOENT', 'ENOTDIR']);
+
+function flags(opts: StateFileOptions): number {
+  return fsConstants.O_RDONLY | NONBLOCK | (opts.followLink ? 0 : NOFOLLOW);
+}
+
+function openError(path: string, e: unknown): SluiceError | null {
+  const code = (e as NodeJS.ErrnoException).code ?? '';
+  if (MISSING.has(code)) return null;
+  // O_NOFOLLOW at a link: ELOOP (Linux), EMLINK (FreeBSD), EFTYPE (NetBSD)
+  if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE')
+    return new SluiceError('UNSAFE_PATH', `${path} is a symbolic link, which Sluice does not follow`, {
+      path,
+    });
+  return new SluiceError('IO', `cannot read ${path}: ${(e as Error).message}`, { path });
+}
+
+/** The number of bytes to read, once `st` shows a regular file within the bound. */
+function lengthToRead(path: string, st: Stats, opts: StateFileOptions): number {
+  if (st.isDirectory()) throw new SluiceError('IO', `${path} is a directory`, { path, errno: 'EISDIR' });
+  if (!st.isFile()) throw new SluiceError('UNSAFE_PATH', `${path} is not a regular file`, { path });
+  if (st.size > opts.max && !opts.prefix)
+    throw new SluiceError('LIMIT', `${path} is ${st.size} bytes, more than the ${opts.max} Sluice reads`, {
+      path,
+      size: st.size,
+    });
+  return Math.min(st.size, opts.max);
+}
+
+/** The file's bytes; null when it does not exist. Typed errors as the header says. */
+export function readStateFileSync(path: string, opts: StateFileOptions): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, flags(opts));
+  } catch (e) {
+    const err = openError(path, e);
+    if (err) throw err;
+    return null;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(lengthToRead(path, fstatSync(fd), opts));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break; // shorter now: what is there
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** readStateFileSync on libuv's threadpool. */
+export async function readStateFile(path: string, opts: StateFileOptions): Promise<Buffer | null> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, flags(opts));
+  } catch (e) {
+    const err = openError(path, e);
+    if (err) throw err;
+    return null;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(lengthToRead(path, await fh.stat(), opts));
+    let got = 0;
+    while (got < buf.length) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return buf.subarray(0, got);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Bounds for the files a repository keeps its state in (hg's own files stay far below them). */
+export const STATE_FILE_MAX = {
+  /** requires, branch, sharedpath, bookmarks.current, undo.desc… */
+  small: 1 << 20,
+  /** phaseroots, bookmarks, localtags, tags caches: lines a changeset each */
+  lines: 256 << 20,
+  /** hgrc and the files it includes */
+  config: 16 << 20,
+  /** obsstore, 00changelog.i: read whole, as hg does */
+  large: 1 << 30,
+} as const;
