@@ -4,7 +4,8 @@
 // index is mapped). A split changelog's index is an array of 64-byte entries, so entry r sits at
 // r * 64; an inline changelog interleaves data and entries, but hg splits it at 128 KiB
 // (revlog._maxinline), so it is read whole.
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { openRevlogFile } from './file-io';
 import { SluiceError } from '../errors';
 import { chunkNeedsPreparation, decompressChunk } from './chunk';
 import {
@@ -90,13 +91,8 @@ async function readExactly(
 /** Opens `storeDir/00changelog.i` for tip reads; a missing file is an empty changelog. */
 export async function openChangelogTail(storeDir: string): Promise<ChangelogTail> {
   const indexPath = `${storeDir}/00changelog.i`;
-  let fh: FileHandle;
-  try {
-    fh = await open(indexPath, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return emptyTail();
-    throw e;
-  }
+  const fh = await openRevlogFile(indexPath);
+  if (!fh) return emptyTail();
   try {
     const { size } = await fh.stat();
     if (size < 4) {
@@ -197,10 +193,8 @@ async function revisionText(
     chain.push([r, e]);
   }
   chain.reverse();
-  const data = await open(dataPath, 'r').catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT') throw malformed('data file 00changelog.d is missing');
-    throw e;
-  });
+  const data = await openRevlogFile(dataPath);
+  if (!data) throw malformed('data file 00changelog.d is missing');
   try {
     const texts: Uint8Array[] = [];
     for (const [cr, ce] of chain) {

@@ -5,8 +5,48 @@
 // through fs/promises for open+fstat+read+close, under 15 µs synchronously). Callers that read
 // thousands of small revlogs pick per file (verify starts sync and falls back to async when reads
 // turn slow).
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { SluiceError } from '../errors';
+
+// A revlog file is read only when it is a regular file: a FIFO in a (served) repository would
+// block the reader and a libuv thread for good (O_NONBLOCK keeps the open itself from waiting for
+// a writer), a link to /dev/zero would be read forever.
+const READ_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0);
+
+const notRegular = (path: string): SluiceError =>
+  new SluiceError('REVLOG', `${path} is not a regular file`, { path });
+
+/** Opens path for reading with fs/promises; null when it does not exist; a REVLOG error when not a regular file. */
+export async function openRevlogFile(path: string): Promise<FileHandle | null> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, READ_FLAGS);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  if (!(await fh.stat()).isFile()) {
+    await fh.close();
+    throw notRegular(path);
+  }
+  return fh;
+}
+
+function openRevlogFileSync(path: string): number | null {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw notRegular(path);
+  }
+  return fd;
+}
 
 export type RevlogIoMode = 'async' | 'sync';
 
@@ -45,13 +85,12 @@ class SyncFile implements OpenedFile {
 
 /** Opens path for reading; null when it does not exist (a missing revlog file is an empty one). */
 export async function openForRead(path: string, mode: RevlogIoMode): Promise<OpenedFile | null> {
-  try {
-    if (mode === 'sync') return new SyncFile(openSync(path, 'r'));
-    return new AsyncFile(await open(path, 'r'));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
+  if (mode === 'sync') {
+    const fd = openRevlogFileSync(path);
+    return fd === null ? null : new SyncFile(fd);
   }
+  const fh = await openRevlogFile(path);
+  return fh && new AsyncFile(fh);
 }
 
 /** Reads up to `size` bytes from the start (fewer if the file is shorter). */

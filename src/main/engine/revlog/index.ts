@@ -5,7 +5,7 @@
 // 1-byte reads; inline entries sit at arbitrary offsets, so an entry straddles any read buffer) and
 // each piece is consumed with carry-over. Entries are kept as their raw 64 bytes in one buffer, fields
 // are decoded on access: an index costs 64 bytes per revision, like hg's C index.
-import { open } from 'node:fs/promises';
+import { openRevlogFile } from './file-io';
 import { createHash } from 'node:crypto';
 import {
   ENTRY_SIZE,
@@ -633,13 +633,8 @@ export async function readRevlogIndex(
   opts: ReadIndexOptions = {},
 ): Promise<RevlogIndex> {
   const readSize = Math.max(1, opts.readSize ?? 65536);
-  let fh;
-  try {
-    fh = await open(path, 'r');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return new RevlogIndexParser(name).finish();
-    throw e;
-  }
+  const fh = await openRevlogFile(path);
+  if (!fh) return new RevlogIndexParser(name).finish();
   try {
     const { size } = await fh.stat();
     const parser = new RevlogIndexParser(name, { sizeHint: size });
