@@ -4,8 +4,16 @@
 // thread) forever, a device such as /dev/zero would be read until memory runs out. Only regular
 // files are read; a link is followed only where the caller says links are legitimate (hgrc files
 // are commonly linked to dotfiles), never for what a served repository's view is computed from.
-import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  type Stats,
+} from 'node:fs';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import { SluiceError } from '../errors';
 
 const NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
@@ -27,15 +35,19 @@ function flags(opts: StateFileOptions): number {
   return fsConstants.O_RDONLY | NONBLOCK | (opts.followLink ? 0 : NOFOLLOW);
 }
 
+const linkRefused = (path: string): SluiceError =>
+  new SluiceError('UNSAFE_PATH', `${path} is a symbolic link, which Sluice does not follow`, { path });
+
+/** Without O_NOFOLLOW (Windows) an lstat before the open decides. */
+const lstatFirst = (opts: StateFileOptions): boolean => NOFOLLOW === 0 && !opts.followLink;
+
 function openError(path: string, e: unknown): SluiceError | null {
+  if (e instanceof SluiceError) return e;
   const code = (e as NodeJS.ErrnoException).code ?? '';
   if (MISSING.has(code)) return null;
   // O_NOFOLLOW at a link: ELOOP (Linux), EMLINK (FreeBSD), EFTYPE (NetBSD)
-  if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE')
-    return new SluiceError('UNSAFE_PATH', `${path} is a symbolic link, which Sluice does not follow`, {
-      path,
-    });
-  return new SluiceError('IO', `cannot read ${path}: ${(e as Error).message}`, { path });
+  if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') return linkRefused(path);
+  return new SluiceError('IO', `cannot read ${path}: ${(e as Error).message}`, { path, errno: code });
 }
 
 /** The number of bytes to read, once `st` shows a regular file within the bound. */
@@ -54,6 +66,7 @@ function lengthToRead(path: string, st: Stats, opts: StateFileOptions): number {
 export function readStateFileSync(path: string, opts: StateFileOptions): Buffer | null {
   let fd: number;
   try {
+    if (lstatFirst(opts) && lstatSync(path).isSymbolicLink()) throw linkRefused(path);
     fd = openSync(path, flags(opts));
   } catch (e) {
     const err = openError(path, e);
@@ -78,6 +91,7 @@ export function readStateFileSync(path: string, opts: StateFileOptions): Buffer 
 export async function readStateFile(path: string, opts: StateFileOptions): Promise<Buffer | null> {
   let fh: FileHandle;
   try {
+    if (lstatFirst(opts) && (await lstat(path)).isSymbolicLink()) throw linkRefused(path);
     fh = await open(path, flags(opts));
   } catch (e) {
     const err = openError(path, e);

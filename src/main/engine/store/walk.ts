@@ -13,7 +13,7 @@
 //     tuples and reversed, so data files precede their index and 00changelog.i comes last.
 
 import { constants, lstat, lstatSync, readdir, readFile, stat, statSync, type Stats } from 'node:fs';
-import { open as openFile, type FileHandle } from 'node:fs/promises';
+import { STATE_FILE_MAX, readStateFile } from '../repo/state-file.js';
 import { join, sep } from 'node:path';
 import { cancelled, SluiceError, toSluiceError } from '../errors.js';
 import { decodeDir, decodeFilename, encodeFilename, storePathEncoder } from './encoding.js';
@@ -111,8 +111,11 @@ function readFileOrNull(path: string): Promise<Buffer | null> {
   });
 }
 
-/** O_NOFOLLOW where the platform has it (not Windows: there the lstat before the open decides). */
-export const OPEN_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+/**
+ * O_NOFOLLOW where the platform has it (not Windows: there the lstat before the open decides), and
+ * O_NONBLOCK: a FIFO swapped in after the listing must not hold the open waiting for a writer.
+ */
+export const OPEN_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /**
  * A file of the repository sent whole (phaseroots, obsstore, a cache): its content if it is a
@@ -120,20 +123,11 @@ export const OPEN_NO_FOLLOW = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
  * one planted in a served repository would send a file from elsewhere on the server.
  */
 export async function readRegularFileOrNull(path: string): Promise<Buffer | null> {
-  const st = await statOrNull(path, false);
-  if (st === null || !st.isFile()) return null;
-  let fh: FileHandle;
   try {
-    fh = await openFile(path, OPEN_NO_FOLLOW);
+    return await readStateFile(path, { max: STATE_FILE_MAX.large });
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return null;
-    throw toSluiceError(e);
-  }
-  try {
-    return (await fh.stat()).isFile() ? await fh.readFile() : null;
-  } finally {
-    await fh.close();
+    if (e instanceof SluiceError && (e.code === 'UNSAFE_PATH' || e.details?.errno === 'EISDIR')) return null;
+    throw e;
   }
 }
 
