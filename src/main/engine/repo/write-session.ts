@@ -30,6 +30,7 @@ import { acquireLock, readLockTimeouts, type HeldLock, type LockOptions } from '
 import { addMarkersV1, mergeObsmarkers, type MarkerBlock } from './obsstore';
 import { Transaction, rollbackJournal, type RepoVfs } from './transaction';
 import { writeAtomic, writeReplacing } from './vfs';
+import { STATE_FILE_MAX, readStateFileSync } from './state-file';
 
 /**
  * New filelogs written together (closeFilelog): at most this many, or this many bytes. Small on
@@ -518,12 +519,8 @@ export class RepoWriteSession {
     const { start, end } = this.addedRange();
     if (end === start && this.phaseHeads.length === 0) return;
     const path = join(this.vfs.storeDir, 'phaseroots');
-    let text = '';
-    try {
-      text = readFileSync(path, 'latin1');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw toSluiceError(e);
-    }
+    const text =
+      readStateFileSync(path, { max: STATE_FILE_MAX.lines, followLink: true })?.toString('latin1') ?? '';
     const g = this.graph();
     const roots = parsePhaseRoots(text);
     const before = computePhases(g, roots);
@@ -638,14 +635,8 @@ export class RepoWriteSession {
  */
 function writeJournal(location: RepoLocation, revs: number, desc: string): void {
   const { hgDir, storeDir, requirements } = location;
-  const read = (path: string): Buffer => {
-    try {
-      return readFileSync(path);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
-      throw toSluiceError(e);
-    }
-  };
+  const read = (path: string): Buffer =>
+    readStateFileSync(path, { max: STATE_FILE_MAX.large, followLink: true }) ?? Buffer.alloc(0);
   if (!requirements.has('dirstate-v2')) {
     const ds = read(join(hgDir, 'dirstate'));
     // dirstate.savebackup writes the (empty) dirstate first when there is none

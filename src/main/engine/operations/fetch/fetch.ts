@@ -9,7 +9,7 @@
 // nothing new is then one request, the batch of `heads` + `known`. A fetch that fails with
 // remembered capabilities forgets them and runs once more from the hello.
 
-import { readFile } from 'node:fs/promises';
+import { STATE_FILE_MAX, readStateFile } from '../../repo/state-file';
 import { join, resolve } from 'node:path';
 import { toSluiceError } from '../../errors';
 import type { JobContext } from '../../context/job-context';
@@ -141,10 +141,7 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 }
 
 async function readText(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'latin1');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    throw e;
-  }
+  return (
+    (await readStateFile(path, { max: STATE_FILE_MAX.lines, followLink: true }))?.toString('latin1') ?? ''
+  );
 }
