@@ -91,10 +91,10 @@ async function readExactly(
 /** Opens `storeDir/00changelog.i` for tip reads; a missing file is an empty changelog. */
 export async function openChangelogTail(storeDir: string): Promise<ChangelogTail> {
   const indexPath = `${storeDir}/00changelog.i`;
-  const fh = await openRevlogFile(indexPath);
-  if (!fh) return emptyTail();
+  const opened = await openRevlogFile(indexPath);
+  if (!opened) return emptyTail();
+  const { fh, size } = opened;
   try {
-    const { size } = await fh.stat();
     if (size < 4) {
       await fh.close();
       return emptyTail();
@@ -193,7 +193,7 @@ async function revisionText(
     chain.push([r, e]);
   }
   chain.reverse();
-  const data = await openRevlogFile(dataPath);
+  const data = (await openRevlogFile(dataPath))?.fh;
   if (!data) throw malformed('data file 00changelog.d is missing');
   try {
     const texts: Uint8Array[] = [];

@@ -17,8 +17,11 @@ const READ_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0);
 const notRegular = (path: string): SluiceError =>
   new SluiceError('REVLOG', `${path} is not a regular file`, { path });
 
-/** Opens path for reading with fs/promises; null when it does not exist; a REVLOG error when not a regular file. */
-export async function openRevlogFile(path: string): Promise<FileHandle | null> {
+/**
+ * Opens path for reading with fs/promises, with its size then; null when it does not exist; a
+ * REVLOG error when not a regular file.
+ */
+export async function openRevlogFile(path: string): Promise<{ fh: FileHandle; size: number } | null> {
   let fh: FileHandle;
   try {
     fh = await open(path, READ_FLAGS);
@@ -26,14 +29,15 @@ export async function openRevlogFile(path: string): Promise<FileHandle | null> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  if (!(await fh.stat()).isFile()) {
+  const st = await fh.stat();
+  if (!st.isFile()) {
     await fh.close();
     throw notRegular(path);
   }
-  return fh;
+  return { fh, size: st.size };
 }
 
-function openRevlogFileSync(path: string): number | null {
+function openRevlogFileSync(path: string): { fd: number; size: number } | null {
   let fd: number;
   try {
     fd = openSync(path, READ_FLAGS);
@@ -41,25 +45,30 @@ function openRevlogFileSync(path: string): number | null {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  if (!fstatSync(fd).isFile()) {
+  const st = fstatSync(fd);
+  if (!st.isFile()) {
     closeSync(fd);
     throw notRegular(path);
   }
-  return fd;
+  return { fd, size: st.size };
 }
 
 export type RevlogIoMode = 'async' | 'sync';
 
 export interface OpenedFile {
+  /** the file's size when it was opened */
   size(): Promise<number>;
   read(buf: Uint8Array, offset: number, length: number, position: number): Promise<number>;
   close(): Promise<void>;
 }
 
 class AsyncFile implements OpenedFile {
-  constructor(private readonly fh: FileHandle) {}
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly openedSize: number,
+  ) {}
   async size(): Promise<number> {
-    return (await this.fh.stat()).size;
+    return this.openedSize;
   }
   async read(buf: Uint8Array, offset: number, length: number, position: number): Promise<number> {
     return (await this.fh.read(buf, offset, length, position)).bytesRead;
@@ -70,9 +79,12 @@ class AsyncFile implements OpenedFile {
 }
 
 class SyncFile implements OpenedFile {
-  constructor(private fd: number) {}
+  constructor(
+    private fd: number,
+    private readonly openedSize: number,
+  ) {}
   async size(): Promise<number> {
-    return fstatSync(this.fd).size;
+    return this.openedSize;
   }
   async read(buf: Uint8Array, offset: number, length: number, position: number): Promise<number> {
     return readSync(this.fd, buf, offset, length, position);
@@ -86,11 +98,11 @@ class SyncFile implements OpenedFile {
 /** Opens path for reading; null when it does not exist (a missing revlog file is an empty one). */
 export async function openForRead(path: string, mode: RevlogIoMode): Promise<OpenedFile | null> {
   if (mode === 'sync') {
-    const fd = openRevlogFileSync(path);
-    return fd === null ? null : new SyncFile(fd);
+    const opened = openRevlogFileSync(path);
+    return opened && new SyncFile(opened.fd, opened.size);
   }
-  const fh = await openRevlogFile(path);
-  return fh && new AsyncFile(fh);
+  const opened = await openRevlogFile(path);
+  return opened && new AsyncFile(opened.fh, opened.size);
 }
 
 /** Reads up to `size` bytes from the start (fewer if the file is shorter). */

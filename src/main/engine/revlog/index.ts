@@ -633,10 +633,10 @@ export async function readRevlogIndex(
   opts: ReadIndexOptions = {},
 ): Promise<RevlogIndex> {
   const readSize = Math.max(1, opts.readSize ?? 65536);
-  const fh = await openRevlogFile(path);
-  if (!fh) return new RevlogIndexParser(name).finish();
+  const opened = await openRevlogFile(path);
+  if (!opened) return new RevlogIndexParser(name).finish();
+  const { fh, size } = opened;
   try {
-    const { size } = await fh.stat();
     const parser = new RevlogIndexParser(name, { sizeHint: size });
     const buf = new Uint8Array(Math.min(readSize, Math.max(size, 1)));
     for (;;) {
