@@ -24,6 +24,7 @@ import {
   type Credentials,
 } from './http-auth';
 import { FLOOR_WINDOW_IDLES, ThroughputFloor } from '../protocol/throughput-floor';
+import { failUnlessProgress } from '../protocol/late-timeout';
 import { checkPeer, hostTrust, type HostTrust, type TlsTrustOptions } from './tls-trust';
 
 export type { Credentials };
@@ -569,7 +570,10 @@ export class HttpSession {
       else this.connected(a);
     });
     r.setTimeout(this.idleTimeoutMs, () =>
-      a.fail(new SluiceError('TIMEOUT', `no response from ${host} for ${this.idleTimeoutMs} ms`)),
+      failUnlessProgress(
+        () => r.socket?.bytesRead ?? 0,
+        () => a.fail(new SluiceError('TIMEOUT', `no response from ${host} for ${this.idleTimeoutMs} ms`)),
+      ),
     );
     r.on('error', (e) => {
       const err = a.failure ?? networkError(e, `request to ${host} failed`);
@@ -642,10 +646,15 @@ export class HttpSession {
     let failure: SluiceError | null = null;
     const socket = res.socket;
     const idleMs = this.idleTimeoutMs;
-    const onTimeout = (): void => {
-      failure = new SluiceError('TIMEOUT', `the server stopped sending data for ${idleMs} ms`);
-      res.destroy(failure);
-    };
+    const onTimeout = (): void =>
+      failUnlessProgress(
+        () => socket?.bytesRead ?? 0,
+        () => {
+          if (res.destroyed) return;
+          failure = new SluiceError('TIMEOUT', `the server stopped sending data for ${idleMs} ms`);
+          res.destroy(failure);
+        },
+      );
     const onAbort = (): void => {
       failure = cancelled();
       res.destroy(failure);

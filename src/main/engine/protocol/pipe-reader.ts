@@ -7,6 +7,7 @@
 
 import type { Readable } from 'node:stream';
 import { SluiceError } from '../errors';
+import { failUnlessProgress } from './late-timeout';
 import { ThroughputFloor } from './throughput-floor';
 
 const HIGH_WATER = 4 << 20;
@@ -33,6 +34,8 @@ export class PipeReader {
   private need = 0;
   /** bytes read so far */
   consumed = 0;
+  /** bytes that came off the pipe so far, plus one once it ended: progress for a late idle timer */
+  private arrived = 0;
   /** no byte for this long while a read waits: TIMEOUT (0: never); may change between reads */
   idleTimeoutMs: number;
   private floor: ThroughputFloor;
@@ -46,6 +49,7 @@ export class PipeReader {
     src.on('data', (b: Buffer) => {
       const slow = this.floor.arrived(b.length, this.idleTimeoutMs);
       if (slow) this.fail(slow);
+      this.arrived += b.length;
       this.chunks.push(b);
       this.have += b.length;
       if (this.have > Math.max(HIGH_WATER, this.need) && !this.paused) {
@@ -56,6 +60,7 @@ export class PipeReader {
     });
     src.on('end', () => {
       this.ended = true;
+      this.arrived++;
       this.wake();
     });
     src.on('error', (e) => this.fail(new SluiceError('IO', `pipe: ${e.message}`)));
@@ -111,7 +116,10 @@ export class PipeReader {
       if (idle > 0)
         timer = setTimeout(() => {
           const words = this.opts.describeStall?.(idle) ?? `the peer sent nothing for ${idle} ms`;
-          this.fail(new SluiceError('TIMEOUT', words));
+          failUnlessProgress(
+            () => this.arrived,
+            () => this.fail(new SluiceError('TIMEOUT', words)),
+          );
         }, idle);
     });
     clearTimeout(timer);
