@@ -29,9 +29,11 @@ export interface StateFileOptions {
   followLink?: boolean;
 }
 
+type LinkOption = Pick<StateFileOptions, 'followLink'>;
+
 const MISSING = new Set(['ENOENT', 'ENOTDIR']);
 
-function flags(opts: StateFileOptions): number {
+function flags(opts: LinkOption): number {
   return fsConstants.O_RDONLY | NONBLOCK | (opts.followLink ? 0 : NOFOLLOW);
 }
 
@@ -39,7 +41,7 @@ const linkRefused = (path: string): SluiceError =>
   new SluiceError('UNSAFE_PATH', `${path} is a symbolic link, which Sluice does not follow`, { path });
 
 /** Without O_NOFOLLOW (Windows) an lstat before the open decides. */
-const lstatFirst = (opts: StateFileOptions): boolean => NOFOLLOW === 0 && !opts.followLink;
+const lstatFirst = (opts: LinkOption): boolean => NOFOLLOW === 0 && !opts.followLink;
 
 function openError(path: string, e: unknown): SluiceError | null {
   if (e instanceof SluiceError) return e;
@@ -50,20 +52,27 @@ function openError(path: string, e: unknown): SluiceError | null {
   return new SluiceError('IO', `cannot read ${path}: ${(e as Error).message}`, { path, errno: code });
 }
 
-/** The number of bytes to read, once `st` shows a regular file within the bound. */
-function lengthToRead(path: string, st: Stats, opts: StateFileOptions): number {
+/** Throws unless `st` is a regular file (a folder: IO with errno EISDIR). */
+function checkRegular(path: string, st: Stats): void {
   if (st.isDirectory()) throw new SluiceError('IO', `${path} is a directory`, { path, errno: 'EISDIR' });
   if (!st.isFile()) throw new SluiceError('UNSAFE_PATH', `${path} is not a regular file`, { path });
-  if (st.size > opts.max && !opts.prefix)
-    throw new SluiceError('LIMIT', `${path} is ${st.size} bytes, more than the ${opts.max} Sluice reads`, {
-      path,
-      size: st.size,
-    });
-  return Math.min(st.size, opts.max);
 }
 
-/** The file's bytes; null when it does not exist. Typed errors as the header says. */
-export function readStateFileSync(path: string, opts: StateFileOptions): Buffer | null {
+/** The number of bytes to read of a file of `size` bytes within the bound. */
+function lengthToRead(path: string, size: number, opts: StateFileOptions): number {
+  if (size > opts.max && !opts.prefix)
+    throw new SluiceError('LIMIT', `${path} is ${size} bytes, more than the ${opts.max} Sluice reads`, {
+      path,
+      size,
+    });
+  return Math.min(size, opts.max);
+}
+
+/**
+ * Opens `path` to read if it is a regular file (O_NONBLOCK: a FIFO's open does not wait), with its
+ * size then; null when it does not exist. Typed errors as the header says.
+ */
+export function openRegularSync(path: string, opts: LinkOption): { fd: number; size: number } | null {
   let fd: number;
   try {
     if (lstatFirst(opts) && lstatSync(path).isSymbolicLink()) throw linkRefused(path);
@@ -74,7 +83,46 @@ export function readStateFileSync(path: string, opts: StateFileOptions): Buffer 
     return null;
   }
   try {
-    const buf = Buffer.allocUnsafe(lengthToRead(path, fstatSync(fd), opts));
+    const st = fstatSync(fd);
+    checkRegular(path, st);
+    return { fd, size: st.size };
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+/** openRegularSync on libuv's threadpool. */
+export async function openRegular(
+  path: string,
+  opts: LinkOption,
+): Promise<{ fh: FileHandle; size: number } | null> {
+  let fh: FileHandle;
+  try {
+    if (lstatFirst(opts) && (await lstat(path)).isSymbolicLink()) throw linkRefused(path);
+    fh = await open(path, flags(opts));
+  } catch (e) {
+    const err = openError(path, e);
+    if (err) throw err;
+    return null;
+  }
+  try {
+    const st = await fh.stat();
+    checkRegular(path, st);
+    return { fh, size: st.size };
+  } catch (e) {
+    await fh.close();
+    throw e;
+  }
+}
+
+/** The file's bytes; null when it does not exist. Typed errors as the header says. */
+export function readStateFileSync(path: string, opts: StateFileOptions): Buffer | null {
+  const opened = openRegularSync(path, opts);
+  if (!opened) return null;
+  const { fd } = opened;
+  try {
+    const buf = Buffer.allocUnsafe(lengthToRead(path, opened.size, opts));
     let got = 0;
     while (got < buf.length) {
       const n = readSync(fd, buf, got, buf.length - got, got);
@@ -89,17 +137,11 @@ export function readStateFileSync(path: string, opts: StateFileOptions): Buffer 
 
 /** readStateFileSync on libuv's threadpool. */
 export async function readStateFile(path: string, opts: StateFileOptions): Promise<Buffer | null> {
-  let fh: FileHandle;
+  const opened = await openRegular(path, opts);
+  if (!opened) return null;
+  const { fh } = opened;
   try {
-    if (lstatFirst(opts) && (await lstat(path)).isSymbolicLink()) throw linkRefused(path);
-    fh = await open(path, flags(opts));
-  } catch (e) {
-    const err = openError(path, e);
-    if (err) throw err;
-    return null;
-  }
-  try {
-    const buf = Buffer.allocUnsafe(lengthToRead(path, await fh.stat(), opts));
+    const buf = Buffer.allocUnsafe(lengthToRead(path, opened.size, opts));
     let got = 0;
     while (got < buf.length) {
       const { bytesRead } = await fh.read(buf, got, buf.length - got, got);

@@ -5,52 +5,18 @@
 // through fs/promises for open+fstat+read+close, under 15 µs synchronously). Callers that read
 // thousands of small revlogs pick per file (verify starts sync and falls back to async when reads
 // turn slow).
-import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
-import { SluiceError } from '../errors';
+import { closeSync, readSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { openRegular, openRegularSync } from '../repo/state-file';
 
-// A revlog file is read only when it is a regular file: a FIFO in a (served) repository would
-// block the reader and a libuv thread for good (O_NONBLOCK keeps the open itself from waiting for
-// a writer), a link to /dev/zero would be read forever.
-const READ_FLAGS = fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0);
+// A revlog file is read only when it is a regular file (repo/state-file.ts): a FIFO in a (served)
+// repository would block the reader and a libuv thread for good, a link to /dev/zero would be
+// read forever. Links are followed, as hg follows them (serving checks them: store-auditor.ts).
+const FOLLOW = { followLink: true } as const;
 
-const notRegular = (path: string): SluiceError =>
-  new SluiceError('REVLOG', `${path} is not a regular file`, { path });
-
-/**
- * Opens path for reading with fs/promises, with its size then; null when it does not exist; a
- * REVLOG error when not a regular file.
- */
-export async function openRevlogFile(path: string): Promise<{ fh: FileHandle; size: number } | null> {
-  let fh: FileHandle;
-  try {
-    fh = await open(path, READ_FLAGS);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
-  const st = await fh.stat();
-  if (!st.isFile()) {
-    await fh.close();
-    throw notRegular(path);
-  }
-  return { fh, size: st.size };
-}
-
-function openRevlogFileSync(path: string): { fd: number; size: number } | null {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_FLAGS);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
-  const st = fstatSync(fd);
-  if (!st.isFile()) {
-    closeSync(fd);
-    throw notRegular(path);
-  }
-  return { fd, size: st.size };
+/** Opens path for reading with fs/promises, with its size then; null when it does not exist. */
+export function openRevlogFile(path: string): Promise<{ fh: FileHandle; size: number } | null> {
+  return openRegular(path, FOLLOW);
 }
 
 export type RevlogIoMode = 'async' | 'sync';
@@ -98,7 +64,7 @@ class SyncFile implements OpenedFile {
 /** Opens path for reading; null when it does not exist (a missing revlog file is an empty one). */
 export async function openForRead(path: string, mode: RevlogIoMode): Promise<OpenedFile | null> {
   if (mode === 'sync') {
-    const opened = openRevlogFileSync(path);
+    const opened = openRegularSync(path, FOLLOW);
     return opened && new SyncFile(opened.fd, opened.size);
   }
   const opened = await openRevlogFile(path);

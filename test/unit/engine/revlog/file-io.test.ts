@@ -9,7 +9,7 @@ import { readRevlogIndex } from '../../../../src/main/engine/revlog/index';
 import { openChangelogTail } from '../../../../src/main/engine/revlog/changelog-tip';
 
 // A revlog file that is a FIFO blocked the reader (and a libuv thread) for good; one linked to
-// /dev/zero was read forever. Each is a REVLOG error at once.
+// /dev/zero was read forever. Each is refused at once (UNSAFE_PATH).
 describe.skipIf(process.platform === 'win32')(
   'revlog files that are not regular files (skipped on Windows: no FIFO, no /dev/zero)',
   () => {
@@ -31,12 +31,12 @@ describe.skipIf(process.platform === 'win32')(
 
     it('the index reader, both open modes and the changelog tail refuse them', async () => {
       for (const path of [fifo, zero]) {
-        expect(await code(readRevlogIndex(path, 'f.i'))).toBe(`REVLOG: ${path} is not a regular file`);
-        expect(await code(openForRead(path, 'sync'))).toBe(`REVLOG: ${path} is not a regular file`);
-        expect(await code(openForRead(path, 'async'))).toBe(`REVLOG: ${path} is not a regular file`);
+        expect(await code(readRevlogIndex(path, 'f.i'))).toBe(`UNSAFE_PATH: ${path} is not a regular file`);
+        expect(await code(openForRead(path, 'sync'))).toBe(`UNSAFE_PATH: ${path} is not a regular file`);
+        expect(await code(openForRead(path, 'async'))).toBe(`UNSAFE_PATH: ${path} is not a regular file`);
       }
       expect(await code(openChangelogTail(store))).toMatch(
-        /^REVLOG: .*00changelog\.i is not a regular file$/,
+        /^UNSAFE_PATH: .*00changelog\.i is not a regular file$/,
       );
     });
 
