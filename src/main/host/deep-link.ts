@@ -35,6 +35,14 @@ function linkDestination(p: string, platform: NodeJS.Platform): boolean {
   return platform === 'win32' ? /^[A-Za-z]:\\/.test(p) : posix.isAbsolute(p);
 }
 
+/**
+ * The same elsewhere: autofs mounts `/net/HOST/…` (macOS by default, Linux's -hosts map) and macOS
+ * `/Network/…` as soon as a path under them is looked at, so the check would reach HOST over NFS.
+ */
+function underAutomount(p: string, platform: NodeJS.Platform): boolean {
+  return platform !== 'win32' && /^\/(net|Network)(\/|$)/.test(posix.normalize(p));
+}
+
 function checkSourceUrl(raw: string): string | null {
   if (raw.length > MAX_URL) return `the url is longer than ${MAX_URL} characters`;
   let u: URL;
@@ -85,6 +93,8 @@ export function parseCloneQuery(
         platform === 'win32' ? 'dest must be a path on a drive (C:\\…)' : 'dest must be an absolute path',
       );
     if (dest.split(/[\\/]/).includes('..')) return refuse('dest may not contain ..');
+    if (underAutomount(dest, platform))
+      return refuse('dest may not be under /net or /Network (network hosts mounted on sight)');
     link.dest = dest;
   }
   const rev = seen.get('rev');

@@ -69,6 +69,27 @@ describe('sluice:// clone links', () => {
     );
   });
 
+  // autofs mounts /net/HOST (and macOS /Network) when the path is looked at: the check would reach HOST.
+  it.each([
+    '/net/evil.example/export/repo',
+    '//net/evil.example/x',
+    '/./net/evil.example/x',
+    '/Network/Servers/evil/repo',
+  ])('on macOS and Linux refuses the dest %s (automounted network hosts)', (dest) => {
+    for (const platform of ['darwin', 'linux'] as const)
+      expect(
+        ok(parseDeepLink(`sluice://clone?url=https://h/r&dest=${encodeURIComponent(dest)}`, platform)),
+      ).toMatch(/dest may not be under \/net or \/Network/);
+  });
+
+  it('a folder merely named net elsewhere is a fine dest', () => {
+    const r = parseDeepLink(
+      `sluice://clone?url=https://h/r&dest=${encodeURIComponent('/home/u/net/repo')}`,
+      'darwin',
+    );
+    expect(r.ok).toBe(true);
+  });
+
   it('the web host /open query goes through the same checks', () => {
     expect(ok(parseCloneQuery('?url=https://h/r&rev=default', 'linux'))).toEqual({
       kind: 'clone',
