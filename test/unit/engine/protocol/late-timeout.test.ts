@@ -2,6 +2,7 @@
 // arrive) must not fail a read: libuv runs the due timer before it polls for those bytes. Each
 // test writes to a real socket (the bytes reach the kernel at once) and then blocks this process
 // for longer than the idle timeout, as a busy machine or a laptop's sleep does.
+import { once } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../../../src/main/engine/errors';
@@ -28,7 +29,7 @@ async function socketPair(): Promise<{ near: net.Socket; far: net.Socket }> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
   const near = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
-  const far = await accepted;
+  const [far] = await Promise.all([accepted, once(near, 'connect')]);
   cleanups.push(() => {
     near.destroy();
     far.destroy();
