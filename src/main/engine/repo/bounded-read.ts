@@ -1,18 +1,16 @@
 // Reading a repository's cache files whole, within a bound: a cache is hostile input like any
 // other file, and a missing, unreadable or oversized one is simply not used.
-import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from 'node:fs';
-
-const NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
+import { closeSync, readSync } from 'node:fs';
+import { openRegularSync } from './state-file';
 
 /**
- * Up to `max` bytes of `path`; undefined when it is missing, unreadable, a symbolic link, or (with
- * `exact`) longer than `max`.
+ * Up to `max` bytes of `path`; undefined when it is missing, unreadable, a symbolic link, not a
+ * regular file, or (with `exact`) longer than `max`.
  */
 export function readBounded(path: string, max: number, exact: boolean): Buffer | undefined {
-  return withFile(path, (fd) => {
-    const size = fstatSync(fd).size;
-    return exact && size > max ? undefined : readFully(fd, Math.min(size, max), 0);
-  });
+  return withFile(path, (fd, size) =>
+    exact && size > max ? undefined : readFully(fd, Math.min(size, max), 0),
+  );
 }
 
 /**
@@ -23,16 +21,22 @@ export function readAt(path: string, at: number, length: number): Buffer | undef
   return withFile(path, (fd) => readFully(fd, length, at));
 }
 
-/** `use` on the file opened to read (not through a link); undefined when anything fails. */
-function withFile(path: string, use: (fd: number) => Buffer | undefined): Buffer | undefined {
+/**
+ * `use` on the file opened to read (a regular file, not through a link: repo/state-file.ts);
+ * undefined when anything fails.
+ */
+function withFile(path: string, use: (fd: number, size: number) => Buffer | undefined): Buffer | undefined {
   let fd: number;
+  let size: number;
   try {
-    fd = openSync(path, fsConstants.O_RDONLY | NOFOLLOW);
+    const opened = openRegularSync(path, {});
+    if (!opened) return undefined;
+    ({ fd, size } = opened);
   } catch {
     return undefined;
   }
   try {
-    return use(fd);
+    return use(fd, size);
   } catch {
     return undefined;
   } finally {

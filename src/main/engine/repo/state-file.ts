@@ -4,6 +4,7 @@
 // thread) forever, a device such as /dev/zero would be read until memory runs out. Only regular
 // files are read; a link is followed only where the caller says links are legitimate (hgrc files
 // are commonly linked to dotfiles), never for what a served repository's view is computed from.
+// Revlogs (revlog/file-io.ts) and caches (bounded-read.ts) open through openRegular(Sync) too.
 import {
   closeSync,
   constants as fsConstants,

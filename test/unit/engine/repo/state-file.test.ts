@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SluiceError } from '../../../../src/main/engine/errors';
+import { readAt, readBounded } from '../../../../src/main/engine/repo/bounded-read';
 import {
   readStateFile,
   readStateFileSync,
@@ -84,4 +85,15 @@ describe('readStateFile(Sync): a state file, read whole within a bound', () => {
       expect(await outcomes(zeroLink, { max: 1 << 30 })).toEqual(['UNSAFE_PATH', 'UNSAFE_PATH']);
     },
   );
+});
+
+describe('readBounded / readAt (caches): what is not a regular file is not used', () => {
+  it.skipIf(!POSIX)('a FIFO or a link to /dev/zero: undefined at once (skipped on Windows: no FIFO)', () => {
+    for (const path of [fifo, zeroLink, link]) {
+      expect(readBounded(path, 1 << 20, false)).toBeUndefined();
+      expect(readAt(path, 0, 16)).toBeUndefined();
+    }
+    expect(readBounded(file, 1 << 20, true)?.toString('latin1')).toBe(text);
+    expect(readAt(file, 2, 4)?.toString('latin1')).toBe('abab');
+  });
 });
