@@ -237,4 +237,17 @@ describe('state files of a served repository that are not regular files', () => 
       }
     },
   );
+
+  it.skipIf(process.platform === 'win32')(
+    'a FIFO as the fncache: a stream of the repository fails at once (skipped on Windows: no FIFO)',
+    async () => {
+      const repo = plantedRepo((r) => {
+        rmSync(join(store(r), 'fncache'));
+        execFileSync('mkfifo', [join(store(r), 'fncache')]);
+      });
+      const err = await bundleError(repo);
+      expect(err.code).toBe('UNSAFE_PATH');
+      expect(err.message).toMatch(/fncache is not a regular file/);
+    },
+  );
 });

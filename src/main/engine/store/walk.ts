@@ -12,7 +12,7 @@
 //   topfiles: the revlog files directly in the store directory, sorted as (type, name, size)
 //     tuples and reversed, so data files precede their index and 00changelog.i comes last.
 
-import { constants, lstat, lstatSync, readdir, readFile, stat, statSync, type Stats } from 'node:fs';
+import { constants, lstat, lstatSync, readdir, stat, statSync, type Stats } from 'node:fs';
 import { STATE_FILE_MAX, readStateFile } from '../repo/state-file.js';
 import { join, sep } from 'node:path';
 import { cancelled, SluiceError, toSluiceError } from '../errors.js';
@@ -95,16 +95,6 @@ function statOrNull(path: string, follow: boolean): Promise<Stats | null> {
   return new Promise((resolve, reject) => {
     (follow ? stat : lstat)(path, (err, st) => {
       if (!err) resolve(st);
-      else if (err.code === 'ENOENT' || err.code === 'ENOTDIR') resolve(null);
-      else reject(toSluiceError(err));
-    });
-  });
-}
-
-function readFileOrNull(path: string): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    readFile(path, (err, data) => {
-      if (!err) resolve(data);
       else if (err.code === 'ENOENT' || err.code === 'ENOTDIR') resolve(null);
       else reject(toSluiceError(err));
     });
@@ -351,7 +341,10 @@ async function walkDirectory(
  * only regular files (lstat), where hg follows a link in place of a revlog file.
  */
 async function fncacheDataFiles(loc: RepoLocation, io: StatOptions, noLinks: boolean): Promise<WalkedFile[]> {
-  const raw = await readFileOrNull(join(loc.storeDir, 'fncache'));
+  const raw = await readStateFile(join(loc.storeDir, 'fncache'), {
+    max: STATE_FILE_MAX.large,
+    followLink: true,
+  });
   const names = raw === null ? [] : parseFncache(raw);
   names.sort(); // bytewise: one UTF-16 code unit per byte
   const encode = storePathEncoder(loc.requirements);

@@ -9,10 +9,11 @@
 // auto-generate.formats rather than hg's alphabetical one, because a client takes the first entry
 // it can use: the operator's first format is the one plain clones get.
 
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SluiceError } from '../../errors';
 import { writeFileAtomic } from '../../json-file';
+import { readStateFile } from '../../repo/state-file';
 
 export const STATE_FILE = 'clonebundles.auto-gen';
 export const MANIFEST_FILE = 'clonebundles.manifest';
@@ -140,16 +141,9 @@ function parseSidecar(text: string): Sidecar {
   return out;
 }
 
+/** A state file of the served repository: regular, not a link, within MAX_STATE_BYTES. */
 async function readBounded(path: string): Promise<string | null> {
-  try {
-    const buf = await readFile(path);
-    if (buf.length > MAX_STATE_BYTES)
-      throw new SluiceError('LIMIT', `${path} is larger than ${MAX_STATE_BYTES} bytes`);
-    return buf.toString('utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
+  return (await readStateFile(path, { max: MAX_STATE_BYTES }))?.toString('utf8') ?? null;
 }
 
 /** hg's read_auto_gen: lines of other kinds are ignored, as hg ignores them. */
