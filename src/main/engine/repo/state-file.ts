@@ -32,6 +32,14 @@ export interface StateFileOptions {
 
 type LinkOption = Pick<StateFileOptions, 'followLink'>;
 
+export interface OpenRegularOptions extends LinkOption {
+  /**
+   * The size a listing that took regular files only already found (verify's walk): no fstat then.
+   * Reads stay within it, and O_NONBLOCK keeps anything swapped in since from blocking them.
+   */
+  knownSize?: number;
+}
+
 const MISSING = new Set(['ENOENT', 'ENOTDIR']);
 
 function flags(opts: LinkOption): number {
@@ -73,7 +81,7 @@ function lengthToRead(path: string, size: number, opts: StateFileOptions): numbe
  * Opens `path` to read if it is a regular file (O_NONBLOCK: a FIFO's open does not wait), with its
  * size then; null when it does not exist. Typed errors as the header says.
  */
-export function openRegularSync(path: string, opts: LinkOption): { fd: number; size: number } | null {
+export function openRegularSync(path: string, opts: OpenRegularOptions): { fd: number; size: number } | null {
   let fd: number;
   try {
     if (lstatFirst(opts) && lstatSync(path).isSymbolicLink()) throw linkRefused(path);
@@ -83,6 +91,7 @@ export function openRegularSync(path: string, opts: LinkOption): { fd: number; s
     if (err) throw err;
     return null;
   }
+  if (opts.knownSize !== undefined) return { fd, size: opts.knownSize };
   try {
     const st = fstatSync(fd);
     checkRegular(path, st);
@@ -96,7 +105,7 @@ export function openRegularSync(path: string, opts: LinkOption): { fd: number; s
 /** openRegularSync on libuv's threadpool. */
 export async function openRegular(
   path: string,
-  opts: LinkOption,
+  opts: OpenRegularOptions,
 ): Promise<{ fh: FileHandle; size: number } | null> {
   let fh: FileHandle;
   try {
@@ -107,6 +116,7 @@ export async function openRegular(
     if (err) throw err;
     return null;
   }
+  if (opts.knownSize !== undefined) return { fh, size: opts.knownSize };
   try {
     const st = await fh.stat();
     checkRegular(path, st);

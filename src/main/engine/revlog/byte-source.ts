@@ -63,9 +63,9 @@ export class FileSource implements ByteSource {
 
   private handle(): Promise<OpenedFile | null> {
     this.opening ??= (async () => {
-      const f = await openForRead(this.path, this.io);
+      const f = await openForRead(this.path, this.io, this.sizeHint);
       this.file = f;
-      if (f) this.fileSize = this.sizeHint ?? (await f.size());
+      if (f) this.fileSize = await f.size();
       return f;
     })();
     return this.opening;

@@ -61,13 +61,21 @@ class SyncFile implements OpenedFile {
   }
 }
 
-/** Opens path for reading; null when it does not exist (a missing revlog file is an empty one). */
-export async function openForRead(path: string, mode: RevlogIoMode): Promise<OpenedFile | null> {
+/**
+ * Opens path for reading; null when it does not exist (a missing revlog file is an empty one).
+ * `knownSize`: the size a listing of regular files found (no fstat then: openRegular).
+ */
+export async function openForRead(
+  path: string,
+  mode: RevlogIoMode,
+  knownSize?: number,
+): Promise<OpenedFile | null> {
+  const opts = { ...FOLLOW, knownSize };
   if (mode === 'sync') {
-    const opened = openRegularSync(path, FOLLOW);
+    const opened = openRegularSync(path, opts);
     return opened && new SyncFile(opened.fd, opened.size);
   }
-  const opened = await openRevlogFile(path);
+  const opened = await openRegular(path, opts);
   return opened && new AsyncFile(opened.fh, opened.size);
 }
 

@@ -45,7 +45,7 @@ export interface RevlogOpenOptions {
   cacheBytes?: number;
   /** 'sync' for page-cache-hot small files (see file-io.ts); default 'async' */
   io?: RevlogIoMode;
-  /** current sizes already known from a store listing (saves an fstat each) */
+  /** current sizes a store listing of regular files found (saves an fstat each: openRegular) */
   indexSize?: number;
   dataSize?: number;
   signal?: AbortSignal;
@@ -130,12 +130,12 @@ export class Revlog {
     const io = opts.io ?? 'async';
     let index: RevlogIndex | undefined;
     let whole: Uint8Array | undefined;
-    const f = await openForRead(indexPath, io);
+    const f = await openForRead(indexPath, io, opts.indexSize);
     if (!f) {
       index = parseRevlogIndex(name, new Uint8Array(0)); // missing NAME.i: an empty revlog
     } else {
       try {
-        const size = opts.indexSize ?? (await f.size());
+        const size = await f.size();
         if (size <= wholeLimit) {
           whole = await readUpTo(f, size);
           index = parseRevlogIndex(name, whole);
