@@ -131,6 +131,8 @@ export interface UpdateRequest {
   repo: string;
   /** hg's REV; default: the `@` bookmark, else the tip of default, else tip (from null) */
   rev?: string;
+  /** hg's --hidden: resolve on every changeset, hidden (obsolete) ones included */
+  hidden?: boolean;
   closer?: Partial<CloserOptions>;
 }
 

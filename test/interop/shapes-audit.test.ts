@@ -6,6 +6,7 @@
 // empty revlogs in, pulled into, update among changesets obsolescence markers hide, a tag the
 // heads' .hgtags disagree on, and non-ASCII branch, bookmark and tag names.
 
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -276,6 +277,27 @@ describe.skipIf(missing('hg'))(`update among obsolete changesets (evolution)${sk
       expect(e.message).toBe(`hidden revision '${rev}'`);
       expect(id(ours)).toBe('3\n');
     }
+  }, 60_000);
+
+  it("with --hidden a hidden changeset is reached, as by hg update --hidden, with hg's note", async () => {
+    const [ours, theirs] = ['ours-hidden', 'theirs-hidden'].map((n) => join(work, n));
+    for (const d of [ours, theirs]) cpSync(src, d, { recursive: true });
+    const id = (repo: string): string => hg(['--hidden', 'id', '-n'], repo);
+    for (const rev of ['1', '4', '0', 'tip']) {
+      const logs: string[] = [];
+      const ctx = new JobContext({ sink: (e) => void (e.type === 'log' && logs.push(e.message)) });
+      await updateWorkingCopy(ours, { rev, hidden: true }, ctx);
+      // hg writes its note to stderr
+      const out = spawnSync('hg', ['update', '--hidden', rev], { cwd: theirs, encoding: 'utf8' }).stderr;
+      expect(id(ours), rev).toBe(id(theirs));
+      expect(hg(['--hidden', 'status'], ours)).toBe('');
+      const note = /updated to hidden changeset [0-9a-f]{12}/.exec(out)?.[0];
+      expect(
+        logs.find((l) => l.startsWith('updated to hidden')),
+        rev,
+      ).toBe(note);
+    }
+    expect(id(ours)).toBe('4\n'); // tip with --hidden is the hidden 4, as hg's
   }, 60_000);
 });
 

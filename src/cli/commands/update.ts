@@ -15,7 +15,7 @@ export const command: CliCommand = {
   name: 'update',
   summary: "check out a revision into a repository's working copy (like hg update)",
   usage:
-    'sluice update REPO [REV] [-r REV] [--background-close on|off|auto] [--close-threads N] [--json] [--debug]',
+    'sluice update REPO [REV] [-r REV] [--hidden] [--background-close on|off|auto] [--close-threads N] [--json] [--debug]',
   help: `Writes the files of REV into REPO's working copy and records them in .hg/dirstate, as
 'hg update REV' does: from an empty working copy (after 'hg clone -U' or 'sluice clone -U'), or
 between revisions when the working copy has no uncommitted changes (refused otherwise). REV is a
@@ -25,12 +25,18 @@ would leave the working copy, enter .hg or go through a symlink are refused befo
 written; an error or Ctrl-C removes the files written so far and leaves the dirstate as it was.
 
   -r, --rev REV                   the revision (same as the REV argument)
+      --hidden                    REV may name a hidden (obsolete) changeset, as with hg --hidden
 ${CLOSER_HELP}
 ${OUTPUT_HELP}`,
   async run(argv, io) {
     const { values, positionals } = parseCommandArgs(
       argv,
-      { ...OUTPUT_OPTIONS, rev: { type: 'string', short: 'r' }, ...CLOSER_OPTIONS },
+      {
+        ...OUTPUT_OPTIONS,
+        rev: { type: 'string', short: 'r' },
+        hidden: { type: 'boolean' },
+        ...CLOSER_OPTIONS,
+      },
       { min: 1, max: 2 },
     );
     const rev = values.rev ?? positionals[1];
@@ -45,6 +51,7 @@ ${OUTPUT_HELP}`,
         kind: 'update',
         repo: positionals[0]!,
         ...(rev !== undefined ? { rev } : {}),
+        ...(values.hidden ? { hidden: true } : {}),
         closer: closerOptions(values),
       },
       values,

@@ -310,6 +310,7 @@ function pathSchemas(pathIsAbsolute: (p: string) => boolean) {
       kind: v.literal('update'),
       repo: path,
       rev: v.optional(rev),
+      hidden: v.optional(flag),
       closer: v.optional(closer),
     }),
   };

@@ -195,6 +195,7 @@ async function runUpdate(request: UpdateRequest, ctx: JobContext): Promise<JobRe
     {
       emitStart: true,
       ...(request.rev !== undefined ? { rev: request.rev } : {}),
+      ...(request.hidden ? { hidden: true } : {}),
       ...(request.closer ? { closer: request.closer } : {}),
     },
     ctx,

@@ -97,7 +97,7 @@ export class RevisionResolver {
     if (this.isHidden(rev))
       throw new SluiceError('USAGE', `hidden revision '${symbol}'`, {
         symbol,
-        hint: 'hg update --hidden reaches hidden revisions',
+        hint: 'use --hidden to access hidden revisions',
       });
     return this.at(rev);
   }

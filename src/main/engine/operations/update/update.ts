@@ -65,6 +65,8 @@ import { fileWriters, type FileWriters, type WritePoolOptions } from '../../work
 export interface UpdateOptions {
   /** hg's REV; default: hg.clone's pick (`@`, tip of default, tip) */
   rev?: string;
+  /** hg's --hidden: REV (and the default's tip) resolved on every changeset, hidden ones too */
+  hidden?: boolean;
   closer?: Partial<CloserOptions>;
   /** tests: a slow or failing close (the main thread then writes every file) */
   closeImpl?: CloseImpl;
@@ -208,7 +210,8 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
       writers.prestart(Math.floor(mf.index.rawSize(mf.index.length - 1) / MANIFEST_LINE_ESTIMATE));
     cl = await repo.changelog();
     const resolver = new RevisionResolver(repo, cl);
-    resolver.hideRevs(await hiddenOf(repo));
+    const hidden = await hiddenOf(repo);
+    if (!opts.hidden) resolver.hideRevs(hidden);
     const p1Rev = p1Hex === NULL_HEX ? NULL_REV : cl.index.rev(ds.p1);
     if (p1Rev === undefined)
       throw new SluiceError('REVLOG', `working directory has unknown parent '${p1Hex.slice(0, 12)}'`);
@@ -233,6 +236,9 @@ async function updateLocked(repo: LocalRepo, opts: UpdateOptions, ctx: JobContex
     mf.clearCache();
     cl.clearCache();
     const stats = await checkout(repo, ds, sourceText, target, opts, ctx, writers);
+    // hg's note after `update --hidden` to an obsolete changeset
+    if (hidden?.[plan.rev] === 1)
+      ctx.log('info', `updated to hidden changeset ${target.nodeHex.slice(0, 12)}`);
     await afterCheckout(
       repo.loc,
       resolver,
