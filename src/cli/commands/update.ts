@@ -25,7 +25,7 @@ would leave the working copy, enter .hg or go through a symlink are refused befo
 written; an error or Ctrl-C removes the files written so far and leaves the dirstate as it was.
 
   -r, --rev REV                   the revision (same as the REV argument)
-      --hidden                    REV may name a hidden (obsolete) changeset, as with hg --hidden
+  --hidden                        REV may name a hidden (obsolete) changeset, as with hg --hidden
 ${CLOSER_HELP}
 ${OUTPUT_HELP}`,
   async run(argv, io) {
