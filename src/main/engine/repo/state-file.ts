@@ -167,9 +167,7 @@ export async function readStateFile(path: string, opts: StateFileOptions): Promi
 
 /** Bounds for the files a repository keeps its state in (hg's own files stay far below them). */
 export const STATE_FILE_MAX = {
-  /** requires, branch, sharedpath, bookmarks.current, undo.desc… */
-  small: 1 << 20,
-  /** phaseroots, bookmarks, localtags, tags caches: lines a changeset each */
+  /** phaseroots, bookmarks, localtags, and the small files beside them (requires, branch…) */
   lines: 256 << 20,
   /** hgrc and the files it includes */
   config: 16 << 20,

@@ -21,6 +21,7 @@ import { entryNameProblem } from '../store/paths';
 import {
   bookmarksPath,
   locateRepository,
+  readSmallFileSync,
   unknownFeaturesError,
   unsupportedRequirements,
   type RepoLocation,
@@ -519,8 +520,7 @@ export class RepoWriteSession {
     const { start, end } = this.addedRange();
     if (end === start && this.phaseHeads.length === 0) return;
     const path = join(this.vfs.storeDir, 'phaseroots');
-    const text =
-      readStateFileSync(path, { max: STATE_FILE_MAX.lines, followLink: true })?.toString('latin1') ?? '';
+    const text = readSmallFileSync(path) ?? '';
     const g = this.graph();
     const roots = parsePhaseRoots(text);
     const before = computePhases(g, roots);

@@ -13,9 +13,9 @@
 //     tuples and reversed, so data files precede their index and 00changelog.i comes last.
 
 import { constants, lstat, lstatSync, readdir, stat, statSync, type Stats } from 'node:fs';
-import { STATE_FILE_MAX, readStateFile } from '../repo/state-file.js';
 import { join, sep } from 'node:path';
 import { cancelled, SluiceError, toSluiceError } from '../errors.js';
+import { STATE_FILE_MAX, readStateFile } from '../repo/state-file.js';
 import { decodeDir, decodeFilename, encodeFilename, storePathEncoder } from './encoding.js';
 import { parseFncache } from './fncache.js';
 import { readRepoConfig } from './hgrc.js';

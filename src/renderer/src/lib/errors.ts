@@ -1,6 +1,7 @@
-import { withoutBidi } from '../../../shared/shown-text';
 // Error codes (src/main/engine/errors.ts ErrorCode) turned into text a person can act on. The UI
 // shows the human sentence first and the engine's message as detail, plus what to try next.
+
+import { withoutBidi } from '../../../shared/shown-text';
 
 export interface UiError {
   code: string;

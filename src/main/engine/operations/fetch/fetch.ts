@@ -9,9 +9,9 @@
 // nothing new is then one request, the batch of `heads` + `known`. A fetch that fails with
 // remembered capabilities forgets them and runs once more from the hello.
 
-import { STATE_FILE_MAX, readStateFile } from '../../repo/state-file';
 import { join, resolve } from 'node:path';
 import { toSluiceError } from '../../errors';
+import { STATE_FILE_MAX, readStateFile } from '../../repo/state-file';
 import type { JobContext } from '../../context/job-context';
 import { locateRepository } from '../../store/requirements';
 import {

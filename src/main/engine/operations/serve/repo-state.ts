@@ -514,10 +514,7 @@ async function pinnedNodes(loc: RepoLocation, bookmarks: [string, string][]): Pr
   const out = bookmarks.map(([, hex]) => hex);
   const ds = await readStateFile(join(loc.hgDir, 'dirstate'), { max: DIRSTATE_PARENTS_BYTES, prefix: true });
   if (ds) {
-    const { p1, p2 } = parseDirstateParents(
-      ds.subarray(0, DIRSTATE_PARENTS_BYTES),
-      loc.requirements.has('dirstate-v2'),
-    );
+    const { p1, p2 } = parseDirstateParents(ds, loc.requirements.has('dirstate-v2'));
     for (const p of [p1, p2]) if (p.some((b) => b !== 0)) out.push(p.toString('hex'));
   }
   for (const line of lines(await readLinesFile(join(loc.hgDir, 'localtags')))) {
